@@ -1,0 +1,150 @@
+"""Sending messages: sequential latency and concurrent throughput of POST /api/v1/messages.
+
+Run: .venv/bin/python bench/send_messages.py [--messages 1000] [--concurrency 32]
+                                             [--concurrent-messages 3000] [--subscribers 50]
+                                             [--database-url URL]
+
+Starts ``palaver serve`` (one worker) on 127.0.0.1 with a temporary data directory, makes
+an organization with the CLI and, through ``palaver seed-messages --messages 0``, a
+channel with ``--subscribers`` subscribers. Then (a) one client sends ``--messages``
+messages one after another and reports p50/p99 latency; (b) ``--concurrency`` clients
+send ``--concurrent-messages`` messages between them and report messages per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from users_me import LOOPBACK, Measurement, clean_environment, create_bench_realm, free_port, palaver, running
+
+CHANNEL = "seed channel 0"
+
+
+def seed_channel(env: dict[str, str], string_id: str, subscribers: int, messages: int = 0) -> None:
+    argv = palaver(
+        "seed-messages",
+        "--realm",
+        string_id,
+        "--messages",
+        str(messages),
+        "--channels",
+        "1" if messages == 0 else "10",
+        "--subscribers",
+        str(subscribers),
+    )
+    # The seed's progress bar goes straight to this terminal.
+    done = subprocess.run(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit("palaver seed-messages failed")
+    print(done.stdout.strip(), file=sys.stderr)
+
+
+def server_env(tmp: Path, database_url: str | None) -> dict[str, str]:
+    env = clean_environment(
+        PALAVER_DATA_DIR=str(tmp / "data"),
+        PALAVER_HOST=LOOPBACK,
+        PALAVER_LOG_LEVEL="warning",
+        PALAVER_CREATE_DEMO_REALM="false",
+        PALAVER_API_RATE_LIMIT="1000000000/60",
+        PALAVER_PASSWORD_TIME_COST="1",
+        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
+    )
+    if database_url:
+        env["PALAVER_DATABASE_URL"] = database_url
+    return env
+
+
+def sequential(url: str, headers: dict[str, str], count: int) -> Measurement:
+    latencies: list[float] = []
+    errors = 0
+    with httpx.Client(headers=headers, timeout=30, trust_env=False) as client:
+        for i in range(20):  # warm-up, not measured
+            client.post(url, data={"type": "stream", "to": CHANNEL, "topic": "warmup", "content": f"w{i}"})
+        started = time.perf_counter()
+        for i in range(count):
+            data = {"type": "stream", "to": CHANNEL, "topic": f"seq {i % 10}", "content": f"sequential {i}"}
+            t0 = time.perf_counter()
+            response = client.post(url, data=data)
+            latencies.append(time.perf_counter() - t0)
+            errors += response.status_code != 200
+        seconds = time.perf_counter() - started
+    return Measurement("sequential", count, errors, seconds, latencies)
+
+
+async def concurrent(url: str, headers: dict[str, str], count: int, concurrency: int) -> Measurement:
+    latencies: list[float] = []
+    errors = 0
+    remaining = iter(range(count))
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(headers=headers, limits=limits, timeout=60, trust_env=False) as client:
+
+        async def sender(n: int) -> None:
+            nonlocal errors
+            for i in remaining:
+                data = {"type": "stream", "to": CHANNEL, "topic": f"client {n}", "content": f"concurrent {i}"}
+                t0 = time.perf_counter()
+                response = await client.post(url, data=data)
+                latencies.append(time.perf_counter() - t0)
+                errors += response.status_code != 200
+
+        started = time.perf_counter()
+        await asyncio.gather(*(sender(n) for n in range(concurrency)))
+        seconds = time.perf_counter() - started
+    return Measurement(f"{concurrency} concurrent", count, errors, seconds, latencies)
+
+
+def report(m: Measurement) -> None:
+    print(
+        f"{m.name:>14}: {m.requests} messages, {m.errors} errors, {m.seconds:.2f}s, "
+        f"{m.rps:,.0f} msg/s, p50 {m.percentile(0.5):.2f} ms, p99 {m.percentile(0.99):.2f} ms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1000, choices=range(1, 100_001), metavar="N")
+    parser.add_argument("--concurrency", type=int, default=32, choices=range(1, 257), metavar="N")
+    parser.add_argument(
+        "--concurrent-messages", type=int, default=3000, choices=range(1, 100_001), metavar="N"
+    )
+    parser.add_argument("--subscribers", type=int, default=50, choices=range(2, 10_001), metavar="N")
+    parser.add_argument(
+        "--database-url", help="a scratch database (default: SQLite in a temporary directory)"
+    )
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-send-"))
+    try:
+        env = server_env(tmp, args.database_url)
+        string_id, email, api_key = create_bench_realm(env)
+        seed_channel(env, string_id, args.subscribers)
+        port = free_port()
+        auth = "Basic " + base64.b64encode(f"{email}:{api_key}".encode()).decode()
+        headers = {"Host": f"{string_id}.{LOOPBACK}:{port}", "Authorization": auth}
+        url = f"http://{LOOPBACK}:{port}/api/v1/messages"
+        ready = f"http://{LOOPBACK}:{port}/api/v1/server_settings"
+        with running(palaver("serve", "--port", str(port)), env, tmp / "palaver.log", ready):
+            seq = sequential(url, headers, args.messages)
+            conc = asyncio.run(concurrent(url, headers, args.concurrent_messages, args.concurrency))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    database = "postgresql" if args.database_url and "postgres" in args.database_url else "sqlite"
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"POST /api/v1/messages to a channel with {args.subscribers} subscribers; {database}; load {load}")
+    report(seq)
+    report(conc)
+
+
+if __name__ == "__main__":
+    main()

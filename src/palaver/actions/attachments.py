@@ -1,0 +1,127 @@
+"""Uploading and deleting files, and linking them to the messages that reference them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import delete, insert
+from sqlalchemy.orm import Session
+
+from palaver.db import Tx, transaction
+from palaver.events import types as ev
+from palaver.lib.attachments import (
+    claimable_attachments,
+    format_attachments,
+    get_owned_attachment,
+    message_attachment_ids,
+    new_path_id,
+    new_url_secret,
+    path_ids_in_links,
+    upload_space_used,
+)
+from palaver.lib.storage import FileStorage
+from palaver.models import UserProfile
+from palaver.models.attachments import Attachment, AttachmentMessage
+from palaver.models.messages import Message
+from palaver.timeutil import utcnow
+
+
+def do_upload_file(
+    session: Session,
+    storage: FileStorage,
+    owner: UserProfile,
+    file_name: str,
+    data: bytes,
+    content_type: str | None,
+) -> Attachment:
+    path_id = new_path_id(owner.realm_id, file_name)
+    # The bytes are stored first: a row must never point at a file that is not there.
+    storage.save(path_id, data, content_type)
+    try:
+        with transaction(session) as tx:
+            attachment = Attachment(
+                realm_id=owner.realm_id,
+                owner_id=owner.id,
+                path_id=path_id,
+                file_name=path_id.rsplit("/", 1)[-1],
+                content_type=(content_type or None) and content_type[:255],
+                size=len(data),
+                create_time=utcnow(),
+                url_secret=new_url_secret(),
+            )
+            session.add(attachment)
+            session.flush()
+            _send_attachment_event(tx, session, attachment, "add")
+    except BaseException:
+        storage.delete(path_id)
+        raise
+    return attachment
+
+
+def do_delete_attachment(
+    session: Session, storage: FileStorage, user: UserProfile, attachment_id: int
+) -> None:
+    with transaction(session) as tx:
+        attachment = get_owned_attachment(session, user, attachment_id)
+        path_id = attachment.path_id
+        session.execute(delete(Attachment).where(Attachment.id == attachment.id))
+        tx.send_event(
+            user.realm_id,
+            ev.AttachmentRemove(
+                attachment=ev.AttachmentRef(id=attachment_id),
+                upload_space_used=upload_space_used(session, user.realm_id),
+            ),
+            [user.id],
+        )
+    # After the commit: a rolled-back delete must leave the file in place.
+    storage.delete(path_id)
+
+
+def _send_attachment_event(tx: Tx, session: Session, attachment: Attachment, op: str) -> None:
+    [payload] = format_attachments(session, [attachment])
+    model = ev.AttachmentAdd if op == "add" else ev.AttachmentUpdate
+    tx.send_event(
+        attachment.realm_id,
+        model(
+            attachment=ev.AttachmentPayload(**payload),
+            upload_space_used=upload_space_used(session, attachment.realm_id),
+        ),
+        [attachment.owner_id],
+    )
+
+
+def update_message_attachments(
+    tx: Tx, session: Session, sender: UserProfile, message: Message, links: Iterable[str]
+) -> list[dict[str, Any]]:
+    """Make the message's attachment links match its (new) content; part of the caller's
+    transaction. Returns the sender's files that no message links any more (detached).
+    """
+    wanted = {
+        a.id: a for a in claimable_attachments(session, sender, path_ids_in_links(links, sender.realm_id))
+    }
+    current = message_attachment_ids(session, message.id)
+    added = set(wanted) - current
+    removed = current - set(wanted)
+    if added:
+        session.execute(
+            insert(AttachmentMessage), [{"attachment_id": i, "message_id": message.id} for i in sorted(added)]
+        )
+    if removed:
+        session.execute(
+            delete(AttachmentMessage).where(
+                AttachmentMessage.message_id == message.id, AttachmentMessage.attachment_id.in_(removed)
+            )
+        )
+    message.has_attachment = bool(wanted)
+    changed = [session.get(Attachment, i) for i in sorted(added | removed)]
+    detached = []
+    for attachment in changed:
+        if attachment is None:
+            continue
+        _send_attachment_event(tx, session, attachment, "update")
+        if attachment.id in removed and attachment.owner_id == sender.id:
+            [formatted] = format_attachments(session, [attachment])
+            if not formatted["message_ids"]:
+                detached.append(formatted)
+    return detached

@@ -1,0 +1,255 @@
+"""Writes to bots: creation, edits by their owner or an administrator, owner changes.
+
+User-level writes (names, keys, deactivation) are the ones of ``actions.users``; this module
+adds what only bots have. ``realm_bot`` events go to the realm's administrators and the
+bot's owner, who are the ones who manage it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from palaver.actions.users import (
+    bot_payload,
+    check_full_name,
+    do_change_full_name,
+    do_change_user_role,
+    do_create_user,
+)
+from palaver.db import Tx, transaction
+from palaver.events import types as ev
+from palaver.lib.bots import (
+    bot_extra_fields,
+    check_interface_type,
+    check_payload_url,
+    check_short_name,
+    get_bot_services,
+)
+from palaver.lib.channels import access_stream_by_name
+from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
+from palaver.lib.passwords import generate_api_key
+from palaver.lib.realm import active_admin_ids, active_user_ids
+from palaver.lib.user_groups import is_user_in_group
+from palaver.lib.users import get_realm_user, get_user_by_delivery_email
+from palaver.models.bots import BotDefaults, BotService, ServiceInterface
+from palaver.models.users import BotType, UserProfile
+
+
+def bot_event_recipients(session: Session, bot: UserProfile) -> list[int]:
+    recipients = set(active_admin_ids(session, bot.realm_id))
+    if bot.bot_owner_id is not None:
+        recipients.add(bot.bot_owner_id)
+    return sorted(recipients)
+
+
+def _send_bot_change(tx: Tx, session: Session, bot: UserProfile, **changes: object) -> None:
+    tx.send_event(
+        bot.realm_id,
+        ev.RealmBotUpdate(bot=ev.BotChange(user_id=bot.id, **changes)),
+        bot_event_recipients(session, bot),
+    )
+
+
+def _check_name_available(session: Session, realm_id: int, full_name: str) -> None:
+    taken = session.scalar(
+        select(UserProfile.id).where(
+            UserProfile.realm_id == realm_id,
+            UserProfile.is_active,
+            func.lower(UserProfile.full_name) == full_name.lower(),
+        )
+    )
+    if taken is not None:
+        raise JsonableError("Name is already in use!")
+
+
+def check_bot_creation_allowed(session: Session, user: UserProfile, bot_type: int) -> None:
+    if user.is_bot:
+        raise JsonableError("This endpoint does not accept bot requests.")
+    if user.is_guest:
+        raise JsonableError("Not allowed for guest users")
+    if bot_type not in set(BotType):
+        raise JsonableError("Invalid bot type")
+    if bot_type == BotType.EMBEDDED:
+        raise JsonableError("Embedded bots are not enabled.")
+    realm = user.realm
+    if is_user_in_group(session, user, realm.can_create_bots_group):
+        return
+    # Incoming webhooks can only post, so a realm may let more people create those.
+    if bot_type == BotType.INCOMING_WEBHOOK and is_user_in_group(
+        session, user, realm.can_create_write_only_bots_group
+    ):
+        return
+    raise JsonableError("Insufficient permission")
+
+
+@dataclass(frozen=True)
+class BotDefaultsChange:
+    """New default channels: None leaves one as it is, "" clears a channel."""
+
+    default_sending_stream: str | None = None
+    default_events_register_stream: str | None = None
+    default_all_public_streams: bool | None = None
+
+
+def _apply_defaults(
+    tx: Tx, session: Session, acting: UserProfile, bot: UserProfile, change: BotDefaultsChange
+) -> None:
+    defaults = session.get(BotDefaults, bot.id)
+    if defaults is None:
+        defaults = BotDefaults(bot_profile_id=bot.id, default_all_public_streams=False)
+        session.add(defaults)
+    for name in ("default_sending_stream", "default_events_register_stream"):
+        stream_name: str | None = getattr(change, name)
+        if stream_name is None:
+            continue
+        stream_id = None
+        if stream_name != "":
+            stream_id = access_stream_by_name(session, acting, stream_name, require_content_access=True).id
+        if getattr(defaults, f"{name}_id") != stream_id:
+            setattr(defaults, f"{name}_id", stream_id)
+            _send_bot_change(tx, session, bot, **{name: stream_name or None})
+    if (
+        change.default_all_public_streams is not None
+        and defaults.default_all_public_streams != change.default_all_public_streams
+    ):
+        defaults.default_all_public_streams = change.default_all_public_streams
+        _send_bot_change(tx, session, bot, default_all_public_streams=change.default_all_public_streams)
+    session.flush()
+
+
+def _send_services(tx: Tx, session: Session, bot: UserProfile) -> None:
+    session.flush()
+    services = bot_extra_fields(session, bot)["services"]
+    _send_bot_change(tx, session, bot, services=services)
+
+
+def do_create_bot(
+    session: Session,
+    user: UserProfile,
+    *,
+    full_name: str,
+    short_name: str,
+    bot_type: int,
+    email_host: str,
+    payload_url: str = "",
+    service_name: str | None = None,
+    interface_type: int = ServiceInterface.GENERIC,
+    defaults: BotDefaultsChange | None = None,
+) -> UserProfile:
+    check_bot_creation_allowed(session, user, bot_type)
+    short_name = check_short_name(short_name)
+    full_name = check_full_name(full_name)
+    check_interface_type(interface_type)
+    if bot_type == BotType.OUTGOING_WEBHOOK:
+        check_payload_url("payload_url", payload_url)
+    email = f"{short_name}-bot@{email_host}"
+    with transaction(session) as tx:
+        if get_user_by_delivery_email(session, user.realm_id, email) is not None:
+            raise JsonableError("Username already in use")
+        _check_name_available(session, user.realm_id, full_name)
+        bot = do_create_user(
+            session,
+            user.realm,
+            email=email,
+            full_name=full_name,
+            password_hash=None,
+            email_host=email_host,
+            bot_type=bot_type,
+            bot_owner=user,
+        )
+        if defaults is not None:
+            _apply_defaults(tx, session, user, bot, defaults)
+        if bot_type == BotType.OUTGOING_WEBHOOK:
+            session.add(
+                BotService(
+                    bot_profile_id=bot.id,
+                    name=(service_name or short_name)[:100],
+                    base_url=payload_url,
+                    token=generate_api_key(),
+                    interface=interface_type,
+                )
+            )
+            _send_services(tx, session, bot)
+    return bot
+
+
+def do_change_bot_owner(session: Session, bot: UserProfile, owner: UserProfile) -> None:
+    """Give the bot to another user; the old owner stops managing it, the new one starts.
+
+    Administrators manage every bot anyway, so they hear an update rather than a
+    delete/add pair.
+    """
+    with transaction(session) as tx:
+        previous = session.get(UserProfile, bot.bot_owner_id) if bot.bot_owner_id is not None else None
+        if previous is not None and previous.id == owner.id:
+            return
+        bot.bot_owner_id = owner.id
+        session.flush()
+        update_recipients = set(bot_event_recipients(session, bot))
+        if previous is not None and previous.is_active and not previous.is_realm_admin:
+            tx.send_event(bot.realm_id, ev.RealmBotDelete(bot=ev.BotRef(user_id=bot.id)), [previous.id])
+        if previous is not None:
+            update_recipients.discard(previous.id)
+        if not owner.is_realm_admin:
+            payload = bot_payload(bot).model_copy(update=bot_extra_fields(session, bot))
+            tx.send_event(bot.realm_id, ev.RealmBotAdd(bot=payload), [owner.id])
+            update_recipients.discard(owner.id)
+        tx.send_event(
+            bot.realm_id,
+            ev.RealmBotUpdate(bot=ev.BotChange(user_id=bot.id, owner_id=owner.id)),
+            update_recipients,
+        )
+        tx.send_event(
+            bot.realm_id,
+            ev.RealmUserUpdate(person=ev.PersonBotOwner(user_id=bot.id, bot_owner_id=owner.id)),
+            active_user_ids(session, bot.realm_id),
+        )
+
+
+def do_update_bot(
+    session: Session,
+    acting: UserProfile,
+    bot: UserProfile,
+    *,
+    full_name: str | None = None,
+    role: int | None = None,
+    bot_owner_id: int | None = None,
+    defaults: BotDefaultsChange | None = None,
+    service_payload_url: str | None = None,
+    service_interface: int = ServiceInterface.GENERIC,
+) -> None:
+    """All the changes apply together or not at all."""
+    with transaction(session) as tx:
+        if full_name is not None:
+            name = check_full_name(full_name)
+            if name != bot.full_name:
+                if name.lower() != bot.full_name.lower():
+                    _check_name_available(session, bot.realm_id, name)
+                do_change_full_name(session, bot, name)
+        if role is not None and role != bot.role:
+            if not acting.is_realm_admin:
+                raise OrganizationAdministratorRequiredError()
+            do_change_user_role(session, bot, role, acting_user=acting)
+        if bot_owner_id is not None:
+            owner = get_realm_user(session, bot.realm_id, bot_owner_id)
+            if owner is None:
+                raise JsonableError("Failed to change owner, no such user")
+            if not owner.is_active:
+                raise JsonableError("Failed to change owner, user is deactivated")
+            if owner.is_bot:
+                raise JsonableError("Failed to change owner, bots can't own other bots")
+            do_change_bot_owner(session, bot, owner)
+        if defaults is not None:
+            _apply_defaults(tx, session, acting, bot, defaults)
+        if service_payload_url is not None:
+            check_interface_type(service_interface)
+            check_payload_url("service_payload_url", service_payload_url)
+            services = get_bot_services(session, bot.id)
+            if not services:
+                raise JsonableError("This bot has no outgoing webhook service")
+            for service in services:
+                service.base_url, service.interface = service_payload_url, service_interface
+            _send_services(tx, session, bot)

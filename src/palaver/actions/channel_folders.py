@@ -1,0 +1,85 @@
+"""Creating and editing channel folders; every user of the realm hears of it."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from palaver.db import transaction
+from palaver.events import types as ev
+from palaver.lib.channel_folders import (
+    channel_folder_name_in_use,
+    check_channel_folder_description,
+    check_channel_folder_name,
+    format_channel_folder,
+    next_channel_folder_order,
+)
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.markdown import render_markdown
+from palaver.lib.realm import active_user_ids
+from palaver.models import UserProfile
+from palaver.models.channels import ChannelFolder, Stream
+
+
+def do_create_channel_folder(
+    session: Session, acting_user: UserProfile, *, name: str, description: str = ""
+) -> ChannelFolder:
+    name = check_channel_folder_name(name)
+    description = check_channel_folder_description(description)
+    realm_id = acting_user.realm_id
+    with transaction(session) as tx:
+        if channel_folder_name_in_use(session, realm_id, name):
+            raise JsonableError("Channel folder name already in use")
+        folder = ChannelFolder(
+            realm_id=realm_id,
+            name=name,
+            description=description,
+            rendered_description=render_markdown(description),
+            creator_id=acting_user.id,
+            order=next_channel_folder_order(session, realm_id),
+        )
+        session.add(folder)
+        session.flush()
+        payload = ev.ChannelFolderPayload(**format_channel_folder(folder))
+        tx.send_event(
+            realm_id, ev.ChannelFolderAdd(channel_folder=payload), active_user_ids(session, realm_id)
+        )
+    return folder
+
+
+def do_update_channel_folder(
+    session: Session,
+    folder: ChannelFolder,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    is_archived: bool | None = None,
+) -> None:
+    """Apply the changes that differ from the folder's state, in one event."""
+    with transaction(session) as tx:
+        change: dict[str, str | bool] = {}
+        if name is not None:
+            name = check_channel_folder_name(name)
+            if name != folder.name:
+                if channel_folder_name_in_use(session, folder.realm_id, name, exclude_id=folder.id):
+                    raise JsonableError("Channel folder name already in use")
+                folder.name = change["name"] = name
+        if description is not None:
+            description = check_channel_folder_description(description)
+            if description != folder.description:
+                folder.description = change["description"] = description
+                folder.rendered_description = change["rendered_description"] = render_markdown(description)
+        if is_archived is not None and is_archived != folder.is_archived:
+            if is_archived and _has_active_channels(session, folder):
+                raise JsonableError("You need to remove all the channels from this folder to archive it.")
+            folder.is_archived = change["is_archived"] = is_archived
+        if change:
+            event = ev.ChannelFolderUpdate(channel_folder_id=folder.id, data=ev.ChannelFolderChange(**change))
+            tx.send_event(folder.realm_id, event, active_user_ids(session, folder.realm_id))
+
+
+def _has_active_channels(session: Session, folder: ChannelFolder) -> bool:
+    found = session.scalar(
+        select(Stream.id).where(Stream.folder_id == folder.id, Stream.deactivated.is_(False)).limit(1)
+    )
+    return found is not None

@@ -1,0 +1,271 @@
+"""Changing a user's own message flags: read, starred, collapsed.
+
+Invariant: every unread message is in a channel the user is subscribed to. Marking channel
+messages unread skips channels the user is not subscribed to, and unsubscribing marks the
+channel's messages read.
+
+A flag on a message the user may read but never received (shared channel history) needs a
+row to live on: one is made, marked "historical", unless the flag's new value equals what
+such messages already show (read, not starred, not collapsed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, insert, literal, select, update
+from sqlalchemy.orm import Session
+
+from palaver.db import Tx, transaction
+from palaver.events import types as ev
+from palaver.lib.channels import access_stream_by_id
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.messages import (
+    DEFAULT_HISTORICAL_FLAGS,
+    EDITABLE_FLAGS,
+    FLAG_BITS,
+    MAX_MESSAGES_PER_FETCH,
+    READ_ONLY_FLAGS,
+    bulk_access_message_ids,
+    fetch_message_rows,
+    invalid_message,
+    streams_by_recipient,
+    topic_for_lookup,
+    unread_message_details,
+)
+from palaver.lib.narrow import build_narrow_filter
+from palaver.models import UserProfile
+from palaver.models.channels import Stream, Subscription
+from palaver.models.messages import Message, MessageFlag, UserMessage
+
+_READ = int(MessageFlag.READ)
+
+
+def check_flag_operation(op: str, flag: str) -> None:
+    if flag not in FLAG_BITS and flag not in READ_ONLY_FLAGS:
+        raise JsonableError(f"Invalid flag: '{flag}'")
+    if flag not in EDITABLE_FLAGS:
+        raise JsonableError(f"Flag not editable: '{flag}'")
+    if op not in ("add", "remove"):
+        raise JsonableError(f"Invalid message flag operation: '{op}'")
+
+
+@dataclass
+class FlagsResult:
+    # Messages whose flag changed, in the order asked for.
+    messages: list[int]
+    # Only when marking unread: channels skipped because the user is not subscribed.
+    ignored_because_not_subscribed_channels: list[int] | None = None
+
+
+def _unsubscribed_channel_messages(
+    session: Session, user: UserProfile, message_ids: Collection[int]
+) -> tuple[set[int], list[int]]:
+    """Of these, the channel messages outside the user's subscriptions, and those channels."""
+    subscribed = select(Subscription.recipient_id).where(
+        Subscription.user_profile_id == user.id, Subscription.active
+    )
+    rows = session.execute(
+        select(Message.id, Message.recipient_id).where(
+            Message.id.in_([i for i in message_ids if 0 < i < 2**31]),
+            Message.realm_id == user.realm_id,
+            Message.is_channel_message,
+            Message.recipient_id.not_in(subscribed),
+        )
+    ).all()
+    streams = streams_by_recipient(session, {recipient_id for _, recipient_id in rows})
+    return {message_id for message_id, _ in rows}, sorted({s.id for s in streams.values()})
+
+
+def _flags_event(
+    session: Session,
+    user: UserProfile,
+    op: str,
+    flag: str,
+    messages: list[int],
+    *,
+    all_messages: bool = False,
+) -> ev.Event:
+    if op == "add":
+        return ev.UpdateMessageFlagsAdd(flag=flag, messages=messages, all=all_messages)
+    details = None
+    if flag == "read":
+        details = {
+            key: ev.UnreadMessageDetails(**value)
+            for key, value in unread_message_details(session, user, messages).items()
+        }
+    return ev.UpdateMessageFlagsRemove(flag=flag, messages=messages, message_details=details)
+
+
+def update_flags(
+    tx: Tx, session: Session, user: UserProfile, op: str, flag: str, message_ids: Sequence[int]
+) -> FlagsResult:
+    """Change one flag on messages, inside the caller's transaction."""
+    check_flag_operation(op, flag)
+    bit = int(FLAG_BITS[flag])
+    adding = op == "add"
+    target = bit if adding else 0
+    ids = list(dict.fromkeys(message_ids))
+    result = FlagsResult([])
+    if flag == "read" and not adding:
+        skipped, channels = _unsubscribed_channel_messages(session, user, ids)
+        ids = [i for i in ids if i not in skipped]
+        result.ignored_because_not_subscribed_channels = channels
+
+    current = {
+        row.message_id: row.flags
+        for row in session.execute(
+            select(UserMessage.message_id, UserMessage.flags)
+            # Larger numbers name no message, and PostgreSQL refuses to compare with them.
+            .where(
+                UserMessage.user_profile_id == user.id,
+                UserMessage.message_id.in_([i for i in ids if 0 < i < 2**31]),
+            )
+            .with_for_update()
+        )
+    }
+    changed = [i for i in ids if (current.get(i, DEFAULT_HISTORICAL_FLAGS) & bit) != target]
+    historical = [i for i in changed if i not in current]
+    if historical:
+        if len(bulk_access_message_ids(session, user, historical)) != len(historical):
+            raise invalid_message()
+        bits = (int(DEFAULT_HISTORICAL_FLAGS) & ~bit) | target
+        session.execute(
+            insert(UserMessage),
+            [{"user_profile_id": user.id, "message_id": i, "flags": bits} for i in historical],
+        )
+    existing = [i for i in changed if i in current]
+    if existing:
+        new_flags = UserMessage.flags.op("|")(bit) if adding else UserMessage.flags.op("&")(~bit)
+        session.execute(
+            update(UserMessage)
+            .where(UserMessage.user_profile_id == user.id, UserMessage.message_id.in_(existing))
+            .values(flags=new_flags)
+        )
+    result.messages = changed
+    tx.send_event(user.realm_id, _flags_event(session, user, op, flag, changed), [user.id])
+    return result
+
+
+def do_update_message_flags(
+    session: Session, user: UserProfile, op: str, flag: str, message_ids: Sequence[int]
+) -> FlagsResult:
+    check_flag_operation(op, flag)
+    with transaction(session) as tx:
+        return update_flags(tx, session, user, op, flag, message_ids)
+
+
+def _clamp_range(num_before: int, num_after: int) -> tuple[int, int]:
+    # Bounds the transaction's size, keeping at least half the budget for each side.
+    limit = MAX_MESSAGES_PER_FETCH
+    num_before = min(num_before, max(limit - num_after, limit // 2))
+    num_after = min(num_after, max(limit - num_before, limit // 2))
+    return num_before, num_after
+
+
+def do_update_message_flags_for_narrow(
+    session: Session,
+    user: UserProfile,
+    *,
+    anchor: int | None,
+    include_anchor: bool,
+    num_before: int,
+    num_after: int,
+    narrow: Sequence[Any] | None,
+    op: str,
+    flag: str,
+) -> dict[str, Any]:
+    """Change a flag on a range of messages in a narrow; the body of the response."""
+    check_flag_operation(op, flag)
+    if num_before > 0 and num_after > 0 and not include_anchor:
+        raise JsonableError("The anchor can only be excluded at an end of the range")
+    num_before, num_after = _clamp_range(num_before, num_after)
+    with transaction(session) as tx:
+        nf = build_narrow_filter(session, user, narrow)
+        fetched = fetch_message_rows(
+            session,
+            user,
+            nf,
+            anchor=anchor,
+            include_anchor=include_anchor,
+            num_before=num_before,
+            num_after=num_after,
+        )
+        ids = [message_id for message_id, _ in fetched.rows]
+        outcome = update_flags(tx, session, user, op, flag, ids)
+    body: dict[str, Any] = {
+        "processed_count": len(ids),
+        "updated_count": len(outcome.messages),
+        "first_processed_id": ids[0] if ids else None,
+        "last_processed_id": ids[-1] if ids else None,
+        "found_oldest": fetched.found_oldest,
+        "found_newest": fetched.found_newest,
+    }
+    if outcome.ignored_because_not_subscribed_channels is not None:
+        body["ignored_because_not_subscribed_channels"] = outcome.ignored_because_not_subscribed_channels
+    return body
+
+
+def _mark_read(tx: Tx, session: Session, user: UserProfile, conditions: Sequence[Any]) -> list[int]:
+    """Mark the user's unread messages meeting the conditions (on Message) read."""
+    unread = (
+        select(UserMessage.message_id)
+        .join(Message, Message.id == UserMessage.message_id)
+        .where(UserMessage.user_profile_id == user.id, UserMessage.flags.op("&")(_READ) == 0, *conditions)
+        .order_by(UserMessage.message_id)
+    )
+    ids = list(session.scalars(unread))
+    if ids:
+        session.execute(
+            update(UserMessage)
+            .where(UserMessage.user_profile_id == user.id, UserMessage.message_id.in_(ids))
+            .values(flags=UserMessage.flags.op("|")(_READ))
+        )
+        tx.send_event(user.realm_id, ev.UpdateMessageFlagsAdd(flag="read", messages=ids), [user.id])
+    return ids
+
+
+def do_mark_all_as_read(session: Session, user: UserProfile) -> None:
+    with transaction(session) as tx:
+        session.execute(
+            update(UserMessage)
+            .where(UserMessage.user_profile_id == user.id, UserMessage.flags.op("&")(_READ) == 0)
+            .values(flags=UserMessage.flags.op("|")(_READ))
+        )
+        # "all" tells clients to clear every unread count, without listing the messages.
+        tx.send_event(user.realm_id, ev.UpdateMessageFlagsAdd(flag="read", messages=[], all=True), [user.id])
+
+
+def do_mark_stream_as_read(session: Session, user: UserProfile, stream_id: int) -> None:
+    with transaction(session) as tx:
+        stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
+        _mark_read(tx, session, user, [Message.recipient_id == stream.recipient_id])
+
+
+def do_mark_topic_as_read(session: Session, user: UserProfile, stream_id: int, topic_name: str) -> None:
+    with transaction(session) as tx:
+        stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
+        topic = topic_for_lookup(topic_name)
+        in_topic = [
+            Message.recipient_id == stream.recipient_id,
+            func.lower(Message.subject) == func.lower(literal(topic)),
+        ]
+        received = session.scalar(
+            select(UserMessage.message_id)
+            .join(Message, Message.id == UserMessage.message_id)
+            .where(UserMessage.user_profile_id == user.id, *in_topic)
+            .limit(1)
+        )
+        if received is None:
+            raise JsonableError(f"No such topic '{topic_name}'")
+        _mark_read(tx, session, user, in_topic)
+
+
+def mark_unsubscribed_channels_read(
+    tx: Tx, session: Session, removed: Sequence[tuple[UserProfile, Stream]]
+) -> None:
+    """Keep the unread invariant when users leave channels (called by the unsubscribe action)."""
+    for user, stream in removed:
+        _mark_read(tx, session, user, [Message.recipient_id == stream.recipient_id])

@@ -1,0 +1,100 @@
+"""The realm's Notification Bot: creating it, and posting its notices to channels.
+
+Notices bypass the posting rules ordinary senders follow (the bot need not be subscribed
+to a private channel it reports a move into); they reuse the message layer's flag and
+event code so they reach clients exactly like other messages.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import insert
+from sqlalchemy.orm import Session
+
+from palaver.actions.messages import (
+    SendContext,
+    _mentioned_user_ids,
+    _note_stream_activity,
+    _recipient_flags,
+    _Recipients,
+    _send_message_events,
+)
+from palaver.actions.users import do_create_user
+from palaver.db import transaction
+from palaver.lib.channels import subscriber_ids
+from palaver.lib.messages import normalize_content, render_content
+from palaver.lib.notification_bot import (
+    NOTIFICATION_BOT_NAME,
+    NOTIFICATION_BOT_TYPE,
+    get_notification_bot,
+    notification_bot_email,
+)
+from palaver.models import Realm, UserProfile
+from palaver.models.channels import Stream
+from palaver.models.messages import Message, MessageFlag, UserMessage
+from palaver.timeutil import utcnow
+
+
+def get_or_create_notification_bot(session: Session, realm: Realm, email_host: str) -> UserProfile:
+    with transaction(session):
+        bot = get_notification_bot(session, realm.id, email_host)
+        if bot is None:
+            bot = do_create_user(
+                session,
+                realm,
+                email=notification_bot_email(email_host),
+                full_name=NOTIFICATION_BOT_NAME,
+                password_hash=None,
+                email_host=email_host,
+                bot_type=NOTIFICATION_BOT_TYPE,
+            )
+        return bot
+
+
+def internal_send_stream_message(
+    session: Session,
+    sender: UserProfile,
+    stream: Stream,
+    topic: str,
+    content: str,
+    context: SendContext,
+    *,
+    read_by_user_id: int | None = None,
+) -> int:
+    """Post a notice; ``read_by_user_id`` (the user whose action it reports) has it read."""
+    content = normalize_content(content)
+    with transaction(session) as tx:
+        assert stream.recipient_id is not None
+        rendered = render_content(session, sender, content, context.realm_url)
+        message = Message(
+            realm_id=sender.realm_id,
+            sender_id=sender.id,
+            recipient_id=stream.recipient_id,
+            subject=topic,
+            content=content,
+            rendered_content=rendered.html,
+            rendered_content_version=1,
+            date_sent=utcnow(),
+            has_attachment=rendered.has_attachment,
+            has_image=rendered.has_image,
+            has_link=rendered.has_link,
+            is_channel_message=True,
+            sending_client=context.client[:30],
+        )
+        session.add(message)
+        session.flush()
+        recipients = _Recipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
+        flags = _recipient_flags(
+            sender, recipients, rendered, _mentioned_user_ids(session, rendered), set(), context
+        )
+        if read_by_user_id in flags:
+            flags[read_by_user_id] |= int(MessageFlag.READ)
+        session.execute(
+            insert(UserMessage),
+            [
+                {"user_profile_id": uid, "message_id": message.id, "flags": bits}
+                for uid, bits in flags.items()
+            ],
+        )
+        _note_stream_activity(tx, session, stream, message.id)
+        _send_message_events(tx, session, sender, message, stream, flags, context)
+    return message.id

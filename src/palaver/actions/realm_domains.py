@@ -1,0 +1,81 @@
+"""Writes to an organization's allowed email domains (owners only).
+
+Every active user hears each change as a realm_domains event.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from palaver.db import transaction
+from palaver.events import types as ev
+from palaver.lib.exceptions import JsonableError, OrganizationOwnerRequiredError
+from palaver.lib.realm import active_user_ids
+from palaver.lib.realm_domains import access_realm_domain, check_domain, get_realm_domain
+from palaver.models.realm_domains import RealmDomain
+from palaver.models.users import UserProfile
+
+
+def _check_owner(user: UserProfile) -> None:
+    if not user.is_realm_owner:
+        raise OrganizationOwnerRequiredError()
+
+
+def _duplicate(domain: str) -> JsonableError:
+    return JsonableError(f"The domain {domain} is already a part of your organization.")
+
+
+def do_add_realm_domain(
+    session: Session, user: UserProfile, domain: str, *, allow_subdomains: bool
+) -> RealmDomain:
+    _check_owner(user)
+    domain = check_domain(domain)
+    try:
+        with transaction(session) as tx:
+            if get_realm_domain(session, user.realm_id, domain) is not None:
+                raise _duplicate(domain)
+            realm_domain = RealmDomain(
+                realm_id=user.realm_id, domain=domain, allow_subdomains=allow_subdomains
+            )
+            session.add(realm_domain)
+            session.flush()
+            payload = ev.RealmDomainPayload(domain=domain, allow_subdomains=allow_subdomains)
+            tx.send_event(
+                user.realm_id,
+                ev.RealmDomainsAdd(realm_domain=payload),
+                active_user_ids(session, user.realm_id),
+            )
+    except IntegrityError:
+        # Lost a race with a concurrent request adding the same domain.
+        raise _duplicate(domain) from None
+    return realm_domain
+
+
+def do_change_realm_domain(
+    session: Session, user: UserProfile, domain: str, *, allow_subdomains: bool
+) -> None:
+    _check_owner(user)
+    with transaction(session) as tx:
+        realm_domain = access_realm_domain(session, user.realm_id, domain)
+        if realm_domain.allow_subdomains == allow_subdomains:
+            return
+        realm_domain.allow_subdomains = allow_subdomains
+        payload = ev.RealmDomainPayload(domain=realm_domain.domain, allow_subdomains=allow_subdomains)
+        tx.send_event(
+            user.realm_id,
+            ev.RealmDomainsChange(realm_domain=payload),
+            active_user_ids(session, user.realm_id),
+        )
+
+
+def do_remove_realm_domain(session: Session, user: UserProfile, domain: str) -> None:
+    _check_owner(user)
+    with transaction(session) as tx:
+        realm_domain = access_realm_domain(session, user.realm_id, domain)
+        session.delete(realm_domain)
+        tx.send_event(
+            user.realm_id,
+            ev.RealmDomainsRemove(domain=realm_domain.domain),
+            active_user_ids(session, user.realm_id),
+        )

@@ -1,0 +1,73 @@
+"""Adding and deactivating custom emoji; every active user hears the realm's whole set."""
+
+from __future__ import annotations
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from palaver.db import Tx, transaction
+from palaver.events import types as ev
+from palaver.lib.emoji import is_valid_emoji_name
+from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
+from palaver.lib.realm import active_user_ids
+from palaver.lib.realm_emoji import (
+    active_realm_emoji_by_name,
+    check_emoji_name,
+    emoji_storage_key,
+    image_kind,
+    normalize_emoji_name,
+    realm_emoji_dict,
+)
+from palaver.lib.storage import FileStorage
+from palaver.lib.user_groups import is_user_in_group
+from palaver.models.realm_emoji import RealmEmoji
+from palaver.models.users import UserProfile
+
+_DUPLICATE = "A custom emoji with this name already exists."
+
+
+def _notify(tx: Tx, session: Session, realm_id: int) -> None:
+    session.flush()
+    emoji = {key: ev.RealmEmojiPayload(**value) for key, value in realm_emoji_dict(session, realm_id).items()}
+    tx.send_event(realm_id, ev.RealmEmojiUpdate(realm_emoji=emoji), active_user_ids(session, realm_id))
+
+
+def do_add_realm_emoji(
+    session: Session, storage: FileStorage, user: UserProfile, name: str, data: bytes
+) -> RealmEmoji:
+    name = normalize_emoji_name(name)
+    check_emoji_name(name)
+    if not is_user_in_group(session, user, user.realm.can_add_custom_emoji_group):
+        raise JsonableError("Insufficient permission")
+    if is_valid_emoji_name(name) and not user.is_realm_admin:
+        raise JsonableError("Only administrators can override default emoji.")
+    kind = image_kind(data)
+    try:
+        with transaction(session) as tx:
+            if active_realm_emoji_by_name(session, user.realm_id, name) is not None:
+                raise JsonableError(_DUPLICATE)
+            emoji = RealmEmoji(realm_id=user.realm_id, author_id=user.id, name=name)
+            session.add(emoji)
+            session.flush()
+            emoji.file_name = f"{emoji.id}.{kind.extension}"
+            # Stored before the commit: if storing fails, no emoji row points at a missing file.
+            storage.save(emoji_storage_key(user.realm_id, emoji.file_name), data, kind.content_type)
+            _notify(tx, session, user.realm_id)
+    except IntegrityError:
+        raise JsonableError(_DUPLICATE) from None
+    return emoji
+
+
+def do_deactivate_realm_emoji(session: Session, user: UserProfile, name: str) -> None:
+    """Deactivate by name: the emoji's author or an administrator may.
+
+    The image stays, as old messages and reactions still show the emoji.
+    """
+    with transaction(session) as tx:
+        emoji = active_realm_emoji_by_name(session, user.realm_id, normalize_emoji_name(name))
+        if emoji is None:
+            raise ResourceNotFoundError(f"Emoji '{name}' does not exist")
+        if not user.is_realm_admin and emoji.author_id != user.id:
+            raise JsonableError("Must be an organization administrator or emoji author")
+        emoji.deactivated = True
+        _notify(tx, session, user.realm_id)

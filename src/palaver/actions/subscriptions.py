@@ -1,0 +1,323 @@
+"""Subscribing and unsubscribing users, and each user's own settings for a channel.
+
+Events follow one pattern: the users whose subscriptions changed get ``subscription`` add or
+remove events carrying their own view of the channels; everyone else who may see the
+subscriber list gets ``peer_add``/``peer_remove``; and users who gain or lose sight of a
+private channel by it get ``stream`` create or delete events first.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from palaver.actions.channels import NewChannel, create_channel, notify_stream_created, notify_stream_deleted
+from palaver.actions.message_flags import mark_unsubscribed_channels_read
+from palaver.db import Tx, transaction
+from palaver.events import types as ev
+from palaver.lib.channels import (
+    can_add_subscribers,
+    can_remove_subscribers,
+    can_subscribe_self,
+    check_stream_name,
+    check_subscription_property,
+    format_subscriptions,
+    get_stream_by_id,
+    get_streams_by_names,
+    has_metadata_access,
+    metadata_access_user_ids,
+    subscriptions_by_user,
+    used_colors,
+    viewer_for,
+)
+from palaver.lib.exceptions import JsonableError
+from palaver.models import UserProfile
+from palaver.models.channels import DefaultStream, Stream, Subscription
+
+
+def _palette(count: int = 24) -> tuple[str, ...]:
+    # Soft hues stepped by the golden ratio, so consecutive picks land far apart on the wheel.
+    colors = []
+    for i in range(count):
+        r, g, b = colorsys.hls_to_rgb((i * 0.618034) % 1, 0.68, 0.55)
+        colors.append(f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}")
+    return tuple(colors)
+
+
+STREAM_COLORS = _palette()
+
+
+def _pick_color(taken: set[str]) -> str:
+    free = [c for c in STREAM_COLORS if c not in taken]
+    return free[0] if free else STREAM_COLORS[len(taken) % len(STREAM_COLORS)]
+
+
+@dataclass
+class SubscribeOutcome:
+    """Per user ID: the channels newly subscribed to, and those they were already in."""
+
+    subscribed: dict[int, list[Stream]] = field(default_factory=dict)
+    already_subscribed: dict[int, list[Stream]] = field(default_factory=dict)
+
+
+def add_subscriptions(
+    tx: Tx,
+    session: Session,
+    streams: Sequence[Stream],
+    users: Sequence[UserProfile],
+    *,
+    colors: dict[int, str] | None = None,
+) -> SubscribeOutcome:
+    """Subscribe every user to every channel, inside the caller's transaction."""
+    outcome = SubscribeOutcome()
+    if not streams or not users:
+        return outcome
+    before = {s.id: metadata_access_user_ids(session, s) for s in streams}
+    existing = subscriptions_by_user(session, [u.id for u in users], [s.id for s in streams])
+    taken = {u.id: used_colors(session, u.id) for u in users}
+    new_by_stream: dict[int, list[int]] = {}
+    added: dict[int, list[tuple[Stream, Subscription]]] = {}
+    for user in users:
+        for stream in streams:
+            sub = existing.get((user.id, stream.id))
+            if sub is not None and sub.active:
+                outcome.already_subscribed.setdefault(user.id, []).append(stream)
+                continue
+            if sub is None:
+                color = (colors or {}).get(stream.id) or _pick_color(taken[user.id])
+                taken[user.id].add(color)
+                assert stream.recipient_id is not None
+                sub = Subscription(user_profile_id=user.id, recipient_id=stream.recipient_id, color=color)
+                session.add(sub)
+            else:
+                # A returning subscriber keeps the settings of their earlier subscription.
+                sub.active = True
+            outcome.subscribed.setdefault(user.id, []).append(stream)
+            new_by_stream.setdefault(stream.id, []).append(user.id)
+            added.setdefault(user.id, []).append((stream, sub))
+    session.flush()
+
+    realm_id = streams[0].realm_id
+    for stream in streams:
+        if stream.id not in new_by_stream:
+            continue
+        after = metadata_access_user_ids(session, stream)
+        gained = after - before[stream.id]
+        if gained:
+            notify_stream_created(tx, session, stream, gained)
+        new_ids = new_by_stream[stream.id]
+        peers = after - set(new_ids)
+        tx.send_event(
+            realm_id, ev.SubscriptionPeerAdd(stream_ids=[stream.id], user_ids=sorted(new_ids)), peers
+        )
+    # Formatted together, so each channel is rendered once however many users joined it.
+    flat = [(user_id, pair) for user_id, pairs in added.items() for pair in pairs]
+    formatted = format_subscriptions(session, [pair for _, pair in flat], include_subscribers=True)
+    payloads: dict[int, list[ev.SubscriptionPayload]] = {}
+    for (user_id, _), item in zip(flat, formatted, strict=True):
+        payloads.setdefault(user_id, []).append(ev.SubscriptionPayload(**item))
+    for user_id, subs in payloads.items():
+        tx.send_event(realm_id, ev.SubscriptionAdd(subscriptions=subs), [user_id])
+    return outcome
+
+
+def do_add_subscriptions(
+    session: Session, streams: Sequence[Stream], users: Sequence[UserProfile]
+) -> SubscribeOutcome:
+    with transaction(session) as tx:
+        return add_subscriptions(tx, session, streams, users)
+
+
+def do_subscribe_to_default_streams(session: Session, user: UserProfile) -> None:
+    """Subscribe a new user to the realm's default channels."""
+    with transaction(session) as tx:
+        streams = session.scalars(
+            select(Stream)
+            .join(DefaultStream, DefaultStream.stream_id == Stream.id)
+            .where(DefaultStream.realm_id == user.realm_id, Stream.deactivated.is_(False))
+            .order_by(Stream.id)
+        ).all()
+        add_subscriptions(tx, session, streams, [user])
+
+
+@dataclass(frozen=True)
+class ChannelRequest:
+    """One entry of the ``subscriptions`` parameter of POST /users/me/subscriptions."""
+
+    name: str
+    description: str = ""
+    color: str | None = None
+
+
+@dataclass
+class SubscribeResult:
+    subscribed: dict[str, list[str]]
+    already_subscribed: dict[str, list[str]]
+    unauthorized: list[str]
+
+
+def do_subscribe_by_name(
+    session: Session,
+    acting_user: UserProfile,
+    requests: Sequence[ChannelRequest],
+    users: Sequence[UserProfile],
+    *,
+    template: NewChannel,
+    authorization_errors_fatal: bool = True,
+) -> SubscribeResult:
+    """Subscribe users to channels named by the acting user, creating the missing ones.
+
+    ``template`` configures channels this creates (its name is ignored). Channels the acting
+    user may not subscribe these users to are an error, or, when errors are not fatal, are
+    reported back and skipped.
+    """
+    names: dict[str, tuple[str, ChannelRequest]] = {}
+    for request in requests:
+        name = check_stream_name(request.name)
+        names.setdefault(name.lower(), (name, request))
+    with transaction(session) as tx:
+        viewer = viewer_for(session, acting_user)
+        existing = get_streams_by_names(session, acting_user.realm_id, names)
+        others = any(u.id != acting_user.id for u in users)
+        streams: list[Stream] = []
+        unauthorized: list[str] = []
+        for key, (name, request) in names.items():
+            stream = existing.get(key)
+            if stream is None:
+                new = dataclasses.replace(template, name=name, description=request.description)
+                stream = create_channel(tx, session, acting_user, new)
+            elif not (can_add_subscribers(viewer, stream) if others else can_subscribe_self(viewer, stream)):
+                if authorization_errors_fatal:
+                    if others and has_metadata_access(viewer, stream):
+                        raise JsonableError("Insufficient permission")
+                    raise JsonableError(f"Unable to access channel ({stream.name}).")
+                unauthorized.append(stream.name)
+                continue
+            streams.append(stream)
+        colors = {}
+        for stream in streams:
+            color = names[stream.name.lower()][1].color
+            if color is not None:
+                colors[stream.id] = check_subscription_property("color", color)
+        outcome = add_subscriptions(tx, session, streams, users, colors=colors)
+    return SubscribeResult(
+        subscribed={str(uid): [s.name for s in ss] for uid, ss in outcome.subscribed.items()},
+        already_subscribed={str(uid): [s.name for s in ss] for uid, ss in outcome.already_subscribed.items()},
+        unauthorized=unauthorized,
+    )
+
+
+def remove_subscriptions(
+    tx: Tx, session: Session, streams: Sequence[Stream], users: Sequence[UserProfile]
+) -> tuple[list[tuple[UserProfile, Stream]], list[tuple[UserProfile, Stream]]]:
+    """Unsubscribe users; returns the (user, channel) pairs removed and those not subscribed."""
+    removed: list[tuple[UserProfile, Stream]] = []
+    not_removed: list[tuple[UserProfile, Stream]] = []
+    if not streams or not users:
+        return removed, not_removed
+    before = {s.id: metadata_access_user_ids(session, s) for s in streams}
+    existing = subscriptions_by_user(session, [u.id for u in users], [s.id for s in streams])
+    for user in users:
+        for stream in streams:
+            sub = existing.get((user.id, stream.id))
+            if sub is None or not sub.active:
+                not_removed.append((user, stream))
+                continue
+            sub.active = False
+            removed.append((user, stream))
+    session.flush()
+    # Message layer: unread messages must be in subscribed channels, so leaving a channel
+    # marks its messages read (with update_message_flags events).
+    mark_unsubscribed_channels_read(tx, session, removed)
+
+    realm_id = streams[0].realm_id
+    for user in users:
+        gone = [ev.SubscriptionRemoved(stream_id=s.id, name=s.name) for u, s in removed if u is user]
+        if gone:
+            tx.send_event(realm_id, ev.SubscriptionRemove(subscriptions=gone), [user.id])
+    for stream in streams:
+        user_ids = sorted(u.id for u, s in removed if s is stream)
+        if not user_ids:
+            continue
+        after = metadata_access_user_ids(session, stream)
+        event = ev.SubscriptionPeerRemove(stream_ids=[stream.id], user_ids=user_ids)
+        tx.send_event(realm_id, event, after - set(user_ids))
+        lost = before[stream.id] - after
+        if lost:
+            notify_stream_deleted(tx, stream, lost)
+    return removed, not_removed
+
+
+def do_unsubscribe_by_name(
+    session: Session, acting_user: UserProfile, names: Sequence[str], users: Sequence[UserProfile]
+) -> tuple[list[str], list[str]]:
+    """Unsubscribe users from channels by name; returns the names removed and not removed."""
+    with transaction(session) as tx:
+        viewer = viewer_for(session, acting_user)
+        found = get_streams_by_names(session, acting_user.realm_id, names)
+        streams: dict[int, Stream] = {}
+        for name in names:
+            stream = found.get(name.strip().lower())
+            # A private channel the user cannot see must not be told apart from a missing one.
+            if stream is None or not has_metadata_access(viewer, stream):
+                raise JsonableError(
+                    f"Channel '{name}' does not exist", code="STREAM_DOES_NOT_EXIST", stream=name
+                )
+            others = [u for u in users if u.id != acting_user.id]
+            if others and not can_remove_subscribers(viewer, stream, others):
+                raise JsonableError("Insufficient permission")
+            streams[stream.id] = stream
+        removed, not_removed = remove_subscriptions(tx, session, list(streams.values()), users)
+    return [s.name for _, s in removed], [s.name for _, s in not_removed]
+
+
+def _subscription_for_update(
+    session: Session, user: UserProfile, stream_id: int
+) -> tuple[Stream, Subscription]:
+    stream = get_stream_by_id(session, user.realm_id, stream_id)
+    if stream is None or not has_metadata_access(viewer_for(session, user), stream):
+        raise JsonableError("Invalid channel ID")
+    sub = subscriptions_by_user(session, [user.id], [stream.id]).get((user.id, stream.id))
+    if sub is None or not sub.active:
+        raise JsonableError(f"Not subscribed to channel ID {stream_id}")
+    return stream, sub
+
+
+@dataclass(frozen=True)
+class PropertyChange:
+    stream_id: int
+    property: str
+    value: Any
+
+
+def do_update_subscription_properties(
+    session: Session, user: UserProfile, changes: Sequence[PropertyChange]
+) -> None:
+    """Change the user's own settings for channels; all changes apply or none.
+
+    ``in_home_view`` is the legacy inverse of ``is_muted``: either one changes the same
+    setting and sends both update events, so old and new clients stay in step.
+    """
+    with transaction(session) as tx:
+        for change in changes:
+            value = check_subscription_property(change.property, change.value)
+            stream, sub = _subscription_for_update(session, user, change.stream_id)
+            if change.property in ("is_muted", "in_home_view"):
+                muted = value if change.property == "is_muted" else not value
+                sub.is_muted = muted
+                pair = {"is_muted": muted, "in_home_view": not muted}
+                first = change.property
+                second = "in_home_view" if first == "is_muted" else "is_muted"
+                for prop in (first, second):
+                    event = ev.SubscriptionUpdate(stream_id=stream.id, property=prop, value=pair[prop])
+                    tx.send_event(user.realm_id, event, [user.id])
+                continue
+            setattr(sub, change.property, value)
+            event = ev.SubscriptionUpdate(stream_id=stream.id, property=change.property, value=value)
+            tx.send_event(user.realm_id, event, [user.id])

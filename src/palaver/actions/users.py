@@ -1,0 +1,582 @@
+"""Writes to users: creation, profile, role, activation, credentials.
+
+Every function runs in one transaction (joining the caller's if there is one) and queues
+its events there, so clients hear of a change only once it is committed.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from palaver.db import Tx, transaction
+from palaver.events import types as ev
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.markdown import render_markdown
+from palaver.lib.passwords import generate_api_key
+from palaver.lib.profile_fields import get_profile_fields, select_choices
+from palaver.lib.realm import active_admin_ids, active_user_ids
+from palaver.lib.user_groups import direct_system_groups_for, get_system_groups
+from palaver.lib.users import (
+    avatar_url,
+    can_view_delivery_email,
+    dummy_email,
+    format_user,
+    get_realm_user,
+    get_user_by_delivery_email,
+    is_last_owner,
+    user_ids_who_can_access,
+)
+from palaver.models import (
+    CustomProfileField,
+    CustomProfileFieldValue,
+    ProfileFieldType,
+    Realm,
+    RealmUserDefault,
+    Role,
+    UserGroup,
+    UserGroupMembership,
+    UserProfile,
+)
+from palaver.models.profile_fields import MARKDOWN_FIELD_TYPES
+from palaver.timeutil import utcnow
+
+MAX_NAME_LENGTH = 100
+
+
+def check_full_name(name: str) -> str:
+    name = name.strip()
+    if len(name) > MAX_NAME_LENGTH:
+        raise JsonableError("Name too long!")
+    if len(name) < 1:
+        raise JsonableError("Name too short!")
+    # Control and format characters (including invisible and bidirectional ones) let a name
+    # impersonate another; the others clash with Markdown and mention syntax.
+    if any(unicodedata.category(c)[0] == "C" or c in '*`\\>"@' for c in name):
+        raise JsonableError("Invalid characters in name!")
+    # Mentions disambiguate a name with a trailing |<user ID>; a name may not look like one.
+    if re.search(r"\|\d+$", name):
+        raise JsonableError("Invalid format!")
+    return name
+
+
+def check_email(email: str) -> str:
+    email = email.strip()
+    local, sep, domain = email.rpartition("@")
+    if not sep or not local or "." not in domain or any(c.isspace() for c in email) or len(email) > 254:
+        raise JsonableError(f"Invalid email '{email}'")
+    return email
+
+
+def api_email_for(settings_host: str, user: UserProfile) -> str:
+    """The API email: the real one when everyone may see it, else a stable fake."""
+    if user.is_bot or user.email_address_visibility == 1:
+        return user.delivery_email
+    return dummy_email(user.id, settings_host)
+
+
+def _user_event_recipients(session: Session, user: UserProfile) -> list[int]:
+    return user_ids_who_can_access(session, user)
+
+
+def _bot_event_recipients(session: Session, bot: UserProfile) -> list[int]:
+    recipients = set(active_admin_ids(session, bot.realm_id))
+    if bot.bot_owner_id is not None:
+        recipients.add(bot.bot_owner_id)
+    return sorted(recipients)
+
+
+def _send_person_update(
+    tx: Tx, session: Session, user: UserProfile, person: ev.RealmUserUpdatePerson
+) -> None:
+    tx.send_event(user.realm_id, ev.RealmUserUpdate(person=person), _user_event_recipients(session, user))
+
+
+def bot_payload(bot: UserProfile) -> ev.BotPayload:
+    return ev.BotPayload(
+        user_id=bot.id,
+        full_name=bot.full_name,
+        email=bot.email,
+        api_key=bot.api_key,
+        bot_type=bot.bot_type or 1,
+        is_active=bot.is_active,
+        avatar_url=avatar_url(bot),
+        owner_id=bot.bot_owner_id,
+        default_sending_stream=None,
+        default_events_register_stream=None,
+        default_all_public_streams=False,
+        services=[],
+    )
+
+
+def _set_system_group_membership(tx: Tx, session: Session, user: UserProfile) -> None:
+    """Make the user's direct system-group memberships match their role."""
+    groups = get_system_groups(session, user.realm_id)
+    realm = user.realm
+    full = user.date_joined <= utcnow() - timedelta(days=realm.waiting_period_threshold)
+    wanted = {groups[name].id for name in direct_system_groups_for(user.role, full)}
+    system_ids = {g.id for g in groups.values()}
+    current = set(
+        session.scalars(
+            select(UserGroupMembership.user_group_id).where(
+                UserGroupMembership.user_profile_id == user.id,
+                UserGroupMembership.user_group_id.in_(system_ids),
+            )
+        )
+    )
+    recipients = active_user_ids(session, user.realm_id)
+    for group_id in sorted(current - wanted):
+        session.execute(
+            delete(UserGroupMembership).where(
+                UserGroupMembership.user_group_id == group_id, UserGroupMembership.user_profile_id == user.id
+            )
+        )
+        tx.send_event(
+            user.realm_id, ev.UserGroupRemoveMembers(group_id=group_id, user_ids=[user.id]), recipients
+        )
+    for group_id in sorted(wanted - current):
+        session.add(UserGroupMembership(user_group_id=group_id, user_profile_id=user.id))
+        tx.send_event(
+            user.realm_id, ev.UserGroupAddMembers(group_id=group_id, user_ids=[user.id]), recipients
+        )
+
+
+def do_create_user(
+    session: Session,
+    realm: Realm,
+    *,
+    email: str,
+    full_name: str,
+    password_hash: str | None,
+    email_host: str,
+    role: int = Role.MEMBER,
+    bot_type: int | None = None,
+    bot_owner: UserProfile | None = None,
+    timezone: str = "",
+) -> UserProfile:
+    """Create a user or bot with the realm's default settings and role groups."""
+    email = check_email(email)
+    full_name = check_full_name(full_name)
+    try:
+        return _create_user(
+            session,
+            realm,
+            email=email,
+            full_name=full_name,
+            password_hash=password_hash,
+            email_host=email_host,
+            role=role,
+            bot_type=bot_type,
+            bot_owner=bot_owner,
+            timezone=timezone,
+        )
+    except IntegrityError as e:
+        # Concurrent requests for one address can both pass the check in _create_user; the
+        # unique index decides, and the loser hears what the check would have told it.
+        if _EMAIL_INDEX in str(e.orig):
+            raise JsonableError("Email is already in use.") from None
+        raise
+
+
+_EMAIL_INDEX = "uq_user_profile_realm_delivery_email"
+
+
+def _create_user(
+    session: Session,
+    realm: Realm,
+    *,
+    email: str,
+    full_name: str,
+    password_hash: str | None,
+    email_host: str,
+    role: int,
+    bot_type: int | None,
+    bot_owner: UserProfile | None,
+    timezone: str,
+) -> UserProfile:
+    with transaction(session) as tx:
+        if get_user_by_delivery_email(session, realm.id, email) is not None:
+            raise JsonableError("Email is already in use.")
+        defaults = session.get(RealmUserDefault, realm.id)
+        user = UserProfile(
+            realm=realm,
+            email=email,
+            delivery_email=email,
+            full_name=full_name,
+            role=role,
+            is_bot=bot_type is not None,
+            bot_type=bot_type,
+            bot_owner_id=bot_owner.id if bot_owner else None,
+            timezone=timezone,
+            api_key=generate_api_key(),
+            password=password_hash,
+            date_joined=utcnow(),
+        )
+        if defaults is not None:
+            for name in _settings_columns():
+                setattr(user, name, getattr(defaults, name))
+        # The organization's language is not among the defaults administrators edit.
+        user.default_language = realm.default_language
+        session.add(user)
+        session.flush()
+        user.email = api_email_for(email_host, user)
+        session.flush()
+        _set_system_group_membership(tx, session, user)
+
+        recipients = _user_event_recipients(session, user)
+        for viewer in session.scalars(select(UserProfile).where(UserProfile.id.in_(recipients))):
+            # Each recipient gets the person as they may see it (delivery_email differs).
+            person = format_user(
+                user, viewer, client_gravatar=False, profile_data=None if user.is_bot else {}
+            )
+            tx.send_event(realm.id, ev.RealmUserAdd(person=ev.RealmUserPerson(**person)), [viewer.id])
+        if user.is_bot:
+            tx.send_event(
+                realm.id, ev.RealmBotAdd(bot=bot_payload(user)), _bot_event_recipients(session, user)
+            )
+        else:
+            # After realm_user add, so peers learn of the person before seeing them subscribe.
+            from palaver.actions.subscriptions import do_subscribe_to_default_streams
+
+            do_subscribe_to_default_streams(session, user)
+    return user
+
+
+def _settings_columns() -> list[str]:
+    from palaver.lib.user_settings import setting_specs
+
+    return list(setting_specs())
+
+
+def do_change_full_name(session: Session, user: UserProfile, full_name: str) -> None:
+    full_name = check_full_name(full_name)
+    with transaction(session) as tx:
+        if user.full_name == full_name:
+            return
+        user.full_name = full_name
+        _send_person_update(tx, session, user, ev.PersonFullName(user_id=user.id, full_name=full_name))
+        if user.is_bot:
+            tx.send_event(
+                user.realm_id,
+                ev.RealmBotUpdate(bot=ev.BotChange(user_id=user.id, full_name=full_name)),
+                _bot_event_recipients(session, user),
+            )
+
+
+def do_change_user_role(session: Session, user: UserProfile, role: int, *, acting_user: UserProfile) -> None:
+    if role not in set(Role):
+        raise JsonableError("Invalid role")
+    with transaction(session) as tx:
+        if user.role == role:
+            return
+        if Role.OWNER in (role, user.role) and not acting_user.is_realm_owner:
+            raise JsonableError("Must be an organization owner")
+        if is_last_owner(session, user):
+            raise JsonableError("The owner permission cannot be removed from the only organization owner.")
+        user.role = role
+        session.flush()
+        _set_system_group_membership(tx, session, user)
+        _send_person_update(tx, session, user, ev.PersonRole(user_id=user.id, role=role))
+
+
+@dataclass(frozen=True)
+class ProfileDataChange:
+    field_id: int
+    value: str | list[int] | None
+
+
+# Free-text values are short, except long text, which holds a paragraph.
+_PROFILE_VALUE_LIMITS = {
+    ProfileFieldType.SHORT_TEXT: 50,
+    ProfileFieldType.PRONOUNS: 50,
+    ProfileFieldType.EXTERNAL_ACCOUNT: 50,
+    ProfileFieldType.LONG_TEXT: 500,
+}
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _is_date(value: str) -> bool:
+    # date.fromisoformat alone also takes forms like 20000101 or 2000-W01-1, which clients
+    # showing the stored text would not understand.
+    if _ISO_DATE.match(value) is None:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_url(value: str) -> bool:
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and not any(c.isspace() for c in value)
+
+
+def _validate_profile_value(session: Session, field: CustomProfileField, value: str | list[int]) -> str:
+    field_type = ProfileFieldType(field.field_type)
+    if field_type == ProfileFieldType.USER:
+        if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
+            raise JsonableError(f"{field.name} is not a list")
+        for user_id in value:
+            if get_realm_user(session, field.realm_id, user_id) is None:
+                raise JsonableError(f"Invalid user ID: {user_id}")
+        return orjson.dumps(value).decode()
+    if not isinstance(value, str):
+        raise JsonableError(f"{field.name} is not a string")
+    if field_type == ProfileFieldType.SELECT and value not in select_choices(field):
+        raise JsonableError(f"'{value}' is not a valid choice for '{field.name}'.")
+    if field_type == ProfileFieldType.DATE and not _is_date(value):
+        raise JsonableError(f"{field.name} is not a date")
+    if field_type == ProfileFieldType.URL and not _is_url(value):
+        raise JsonableError(f"{field.name} is not a URL")
+    limit = _PROFILE_VALUE_LIMITS.get(field_type)
+    if limit is not None and len(value) > limit:
+        raise JsonableError(f"{field.name} is too long (limit: {limit} characters)")
+    return value
+
+
+def do_update_user_custom_profile_data(
+    session: Session, user: UserProfile, changes: Iterable[ProfileDataChange]
+) -> None:
+    with transaction(session) as tx:
+        fields = {f.id: f for f in get_profile_fields(session, user.realm_id)}
+        for change in changes:
+            field = fields.get(change.field_id)
+            if field is None:
+                raise JsonableError(f"Field id {change.field_id} not found.")
+            existing = session.scalars(
+                select(CustomProfileFieldValue).where(
+                    CustomProfileFieldValue.user_profile_id == user.id,
+                    CustomProfileFieldValue.field_id == field.id,
+                )
+            ).one_or_none()
+            if change.value is None or change.value in ("", []):
+                if existing is None:
+                    continue
+                session.delete(existing)
+                payload = ev.CustomProfileFieldChange(id=field.id, value=None)
+            else:
+                value = _validate_profile_value(session, field, change.value)
+                if existing is not None and existing.value == value:
+                    continue
+                rendered = render_markdown(value) if field.field_type in MARKDOWN_FIELD_TYPES else None
+                if existing is None:
+                    session.add(
+                        CustomProfileFieldValue(
+                            user_profile_id=user.id, field_id=field.id, value=value, rendered_value=rendered
+                        )
+                    )
+                else:
+                    existing.value, existing.rendered_value = value, rendered
+                payload = ev.CustomProfileFieldChange(id=field.id, value=value, rendered_value=rendered)
+            _send_person_update(
+                tx, session, user, ev.PersonCustomProfileField(user_id=user.id, custom_profile_field=payload)
+            )
+
+
+def do_update_user(
+    session: Session,
+    user: UserProfile,
+    *,
+    acting_user: UserProfile,
+    full_name: str | None = None,
+    role: int | None = None,
+    profile_data: list[ProfileDataChange] | None = None,
+) -> None:
+    """An administrator's edit of another user; all parts apply together or not at all."""
+    with transaction(session):
+        if full_name is not None:
+            do_change_full_name(session, user, full_name)
+        if role is not None:
+            do_change_user_role(session, user, role, acting_user=acting_user)
+        if profile_data:
+            do_update_user_custom_profile_data(session, user, profile_data)
+
+
+def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: UserProfile | None) -> None:
+    with transaction(session) as tx:
+        if not user.is_active:
+            raise JsonableError("User is already deactivated")
+        if is_last_owner(session, user):
+            raise JsonableError("Cannot deactivate the only organization owner")
+        recipients = _user_event_recipients(session, user)
+        user.is_active = False
+        tx.send_event(
+            user.realm_id,
+            ev.RealmUserUpdate(person=ev.PersonIsActive(user_id=user.id, is_active=False)),
+            recipients,
+        )
+        if user.is_bot:
+            tx.send_event(
+                user.realm_id,
+                ev.RealmBotUpdate(bot=ev.BotChange(user_id=user.id, is_active=False)),
+                _bot_event_recipients(session, user),
+            )
+        else:
+            # A person's bots stop with them, as they would otherwise act unsupervised.
+            bots = session.scalars(
+                select(UserProfile).where(UserProfile.bot_owner_id == user.id, UserProfile.is_active)
+            )
+            for bot in bots:
+                do_deactivate_user(session, bot, acting_user=acting_user)
+
+
+def do_reactivate_user(session: Session, user: UserProfile) -> None:
+    with transaction(session) as tx:
+        if user.is_active:
+            raise JsonableError("User is already active")
+        if user.is_bot and user.bot_owner_id is not None:
+            owner = session.get(UserProfile, user.bot_owner_id)
+            if owner is not None and not owner.is_active:
+                raise JsonableError("Cannot reactivate bot whose owner is deactivated")
+        user.is_active = True
+        session.flush()
+        tx.send_event(
+            user.realm_id,
+            ev.RealmUserUpdate(person=ev.PersonIsActive(user_id=user.id, is_active=True)),
+            _user_event_recipients(session, user),
+        )
+        if user.is_bot:
+            tx.send_event(
+                user.realm_id,
+                ev.RealmBotUpdate(bot=ev.BotChange(user_id=user.id, is_active=True)),
+                _bot_event_recipients(session, user),
+            )
+        # Clients dropped the user from every group on deactivation; put them back.
+        named_group_ids = session.scalars(
+            select(UserGroupMembership.user_group_id)
+            .join(UserGroup, UserGroup.id == UserGroupMembership.user_group_id)
+            .where(UserGroupMembership.user_profile_id == user.id, UserGroup.name.is_not(None))
+            .order_by(UserGroupMembership.user_group_id)
+        ).all()
+        recipients = active_user_ids(session, user.realm_id)
+        for group_id in named_group_ids:
+            tx.send_event(
+                user.realm_id, ev.UserGroupAddMembers(group_id=group_id, user_ids=[user.id]), recipients
+            )
+
+
+def do_change_password(session: Session, user: UserProfile, password_hash: str) -> None:
+    with transaction(session):
+        user.password = password_hash
+
+
+def do_regenerate_api_key(session: Session, user: UserProfile) -> str:
+    with transaction(session) as tx:
+        user.api_key = generate_api_key()
+        if user.is_bot:
+            tx.send_event(
+                user.realm_id,
+                ev.RealmBotUpdate(bot=ev.BotChange(user_id=user.id, api_key=user.api_key)),
+                _bot_event_recipients(session, user),
+            )
+    return user.api_key
+
+
+def do_change_timezone(session: Session, user: UserProfile, timezone: str) -> None:
+    with transaction(session) as tx:
+        if user.timezone == timezone:
+            return
+        user.timezone = timezone
+        # The time zone is one of the user's settings to their own clients, and part of
+        # their profile to everyone else.
+        tx.send_event(user.realm_id, ev.UserSettingsUpdate(property="timezone", value=timezone), [user.id])
+        _send_person_update(
+            tx, session, user, ev.PersonTimezone(user_id=user.id, email=user.email, timezone=timezone)
+        )
+
+
+def do_change_email_visibility(session: Session, user: UserProfile, visibility: int, email_host: str) -> None:
+    """Change who may see the real email; the API email follows and viewers are told."""
+    with transaction(session) as tx:
+        viewers = list(
+            session.scalars(
+                select(UserProfile).where(UserProfile.id.in_(_user_event_recipients(session, user)))
+            )
+        )
+        could_see = {v.id: can_view_delivery_email(v, user) for v in viewers}
+        if user.email_address_visibility == visibility:
+            return
+        user.email_address_visibility = visibility
+        tx.send_event(
+            user.realm_id,
+            ev.UserSettingsUpdate(property="email_address_visibility", value=visibility),
+            [user.id],
+        )
+        new_email = api_email_for(email_host, user)
+        if new_email != user.email:
+            user.email = new_email
+            _send_person_update(tx, session, user, ev.PersonNewEmail(user_id=user.id, new_email=new_email))
+        for viewer in viewers:
+            sees = can_view_delivery_email(viewer, user)
+            if sees != could_see[viewer.id]:
+                person = ev.PersonDeliveryEmail(
+                    user_id=user.id, delivery_email=user.delivery_email if sees else None
+                )
+                tx.send_event(user.realm_id, ev.RealmUserUpdate(person=person), [viewer.id])
+
+
+def do_change_user_setting(session: Session, user: UserProfile, name: str, value: Any) -> None:
+    """Change one personal setting; the user's own clients get a user_settings event."""
+    from palaver.lib.user_settings import LANGUAGES
+
+    with transaction(session) as tx:
+        if getattr(user, name) == value:
+            return
+        setattr(user, name, value)
+        event = ev.UserSettingsUpdate(
+            property=name,
+            value=value,
+            language_name=LANGUAGES.get(value) if name == "default_language" else None,
+        )
+        tx.send_event(user.realm_id, event, [user.id])
+
+
+__all__ = [
+    "ProfileDataChange",
+    "api_email_for",
+    "bot_payload",
+    "check_email",
+    "check_full_name",
+    "do_change_email_visibility",
+    "do_change_full_name",
+    "do_change_password",
+    "do_change_timezone",
+    "do_change_user_role",
+    "do_change_user_setting",
+    "do_create_user",
+    "do_deactivate_user",
+    "do_reactivate_user",
+    "do_record_login",
+    "do_regenerate_api_key",
+    "do_update_user",
+    "do_update_user_custom_profile_data",
+]
+
+
+def do_record_login(session: Session, user: UserProfile) -> None:
+    """Note a password login.
+
+    An account made for someone (through the API, the command line or an import) joined,
+    for clients, when its owner first logs in; until then date_joined is its creation time.
+    """
+    with transaction(session) as tx:
+        first_login = user.last_login is None or user.is_imported_stub
+        user.last_login = utcnow()
+        if first_login:
+            user.date_joined = user.last_login
+        if user.is_imported_stub:
+            user.is_imported_stub = False
+            _send_person_update(
+                tx, session, user, ev.PersonImportedStub(user_id=user.id, is_imported_stub=False)
+            )

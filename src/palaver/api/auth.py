@@ -1,0 +1,71 @@
+"""POST /fetch_api_key: trade a password for the API key."""
+
+from __future__ import annotations
+
+from palaver.actions.users import do_record_login
+from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.lib.exceptions import (
+    AuthenticationFailedError,
+    RateLimitedError,
+    RealmDeactivatedError,
+    UserDeactivatedError,
+)
+from palaver.lib.rate_limit import RateLimitResult
+from palaver.lib.users import get_user_by_delivery_email
+
+router = ApiRouter()
+
+
+def _username_key(ctx: Ctx, username: str) -> str:
+    return f"auth-user:{ctx.realm.id}:{username.strip().lower()}"
+
+
+def hit_username_limit(ctx: Ctx, username: str) -> RateLimitResult:
+    """Count one password attempt on an account, whichever endpoint it comes through."""
+    return ctx.services.rate_limiter.hit(
+        _username_key(ctx, username), ctx.services.settings.auth_rate_limit_per_username
+    )
+
+
+def clear_username_limit(ctx: Ctx, username: str) -> None:
+    """Forget the attempts on an account once its owner has shown they know the password.
+
+    The limit is there to stop guessing; kept after a success, it would lock out a user who
+    logs in from several devices.
+    """
+    ctx.services.rate_limiter.clear(
+        _username_key(ctx, username), ctx.services.settings.auth_rate_limit_per_username
+    )
+
+
+def raise_if_limited(result: RateLimitResult) -> None:
+    if not result.allowed:
+        raise RateLimitedError(result.retry_after, result.limit)
+
+
+def _check_attempt_limits(ctx: Ctx, username: str) -> None:
+    by_ip = ctx.services.settings.auth_rate_limit_per_ip
+    raise_if_limited(ctx.services.rate_limiter.hit(f"auth-ip:{ctx.client_ip}", by_ip))
+    raise_if_limited(hit_username_limit(ctx, username))
+
+
+@router.post("/fetch_api_key", auth="none", rate_limited=False)
+def fetch_api_key(ctx: Ctx, username: str, password: str) -> JsonDict:
+    realm = ctx.realm
+    _check_attempt_limits(ctx, username)
+    user = get_user_by_delivery_email(ctx.session, realm.id, username)
+    stored = user.password if user is not None and not user.is_bot else None
+    if user is None or stored is None:
+        # Verifying returns at once when there is no stored hash; hashing costs what a
+        # verification does, so a missing account takes as long to reject as a wrong password.
+        ctx.services.passwords.hash(password)
+        raise AuthenticationFailedError()
+    if not ctx.services.passwords.verify(stored, password):
+        raise AuthenticationFailedError()
+    clear_username_limit(ctx, username)
+    if realm.deactivated:
+        raise RealmDeactivatedError()
+    if not user.is_active:
+        raise UserDeactivatedError()
+    do_record_login(ctx.session, user)
+    return {"api_key": user.api_key, "email": user.email, "user_id": user.id}

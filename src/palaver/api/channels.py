@@ -1,0 +1,222 @@
+"""Channels: create, list, fetch, edit, archive; subscriber lists; default channels."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from palaver.actions.channels import (
+    ChannelChanges,
+    NewChannel,
+    do_add_default_stream,
+    do_archive_stream,
+    do_create_channel,
+    do_remove_default_stream,
+    do_update_stream,
+)
+from palaver.api.params import ApiParam
+from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.lib.channels import (
+    UNCHANGED,
+    access_stream_by_id,
+    access_stream_by_name,
+    default_stream_ids,
+    format_stream,
+    format_streams,
+    get_streams_for_user,
+    parse_message_retention_days,
+    principals_to_users,
+    subscriber_ids,
+)
+from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
+from palaver.lib.group_settings import GroupSettingUpdate, GroupSettingValue
+from palaver.lib.realm import realm_email_host
+from palaver.models.channels import STREAM_GROUP_SETTINGS
+
+router = ApiRouter()
+
+V = TypeVar("V", bound=Callable[..., Any])
+
+# Default of parameters for which null is a value to set (null folder: no folder).
+_NOT_SENT: Any = UNCHANGED
+
+
+def with_group_setting_params(annotation: Any) -> Callable[[V], V]:
+    """Give a view one optional parameter per channel group setting, collected in ``**settings``.
+
+    The list of settings is declared once, in the model; views taking all of them get their
+    parameters from it rather than repeating eleven of them.
+    """
+
+    def extend(view: V) -> V:
+        signature = inspect.signature(view)
+        kept = [p for p in signature.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
+        extra = [
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation | None
+            )
+            for name in STREAM_GROUP_SETTINGS
+        ]
+        view.__signature__ = signature.replace(parameters=kept + extra)  # type: ignore[attr-defined]
+        view.__annotations__ = {**view.__annotations__, **{p.name: p.annotation for p in extra}}
+        return view
+
+    return extend
+
+
+def email_host(ctx: Ctx) -> str:
+    return realm_email_host(ctx.services.settings, ctx.realm)
+
+
+def given_group_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in settings.items() if value is not None}
+
+
+def retention_days(value: str | int | None) -> int | None:
+    return None if value is None else parse_message_retention_days(value)
+
+
+@router.post("/channels/create")
+@with_group_setting_params(GroupSettingValue)
+def create_channel(
+    ctx: Ctx,
+    name: str,
+    subscribers: list[int],
+    description: str = "",
+    announce: bool = False,
+    invite_only: bool = False,
+    is_web_public: bool = False,
+    is_default_stream: bool = False,
+    folder_id: int | None = None,
+    topics_policy: str = "inherit",
+    history_public_to_subscribers: bool | None = None,
+    message_retention_days: str | int | None = None,
+    **group_settings: GroupSettingValue | None,
+) -> JsonDict:
+    # ``announce`` is accepted; announcements wait for the message layer.
+    new = NewChannel(
+        name=name,
+        description=description,
+        invite_only=invite_only,
+        is_web_public=is_web_public,
+        history_public_to_subscribers=history_public_to_subscribers,
+        message_retention_days=retention_days(message_retention_days),
+        topics_policy=topics_policy,
+        folder_id=folder_id,
+        group_settings=given_group_settings(group_settings),
+        is_default_stream=is_default_stream,
+    )
+    users = principals_to_users(ctx.session, ctx.me, subscribers, email_host=email_host(ctx))
+    stream = do_create_channel(ctx.session, ctx.me, new, users)
+    return {"id": stream.id}
+
+
+@router.get("/streams")
+def list_streams(
+    ctx: Ctx,
+    include_public: bool = True,
+    include_web_public: bool = False,
+    include_subscribed: bool = True,
+    exclude_archived: bool = True,
+    include_all_active: bool = False,
+    include_all: bool = False,
+    include_default: bool = False,
+    include_owner_subscribed: bool = False,
+    include_can_access_content: bool = False,
+) -> JsonDict:
+    if include_all_active and not ctx.me.is_realm_admin:
+        raise JsonableError("User not authorized for this query")
+    streams = get_streams_for_user(
+        ctx.session,
+        ctx.me,
+        include_public=include_public,
+        include_web_public=include_web_public,
+        include_subscribed=include_subscribed,
+        exclude_archived=exclude_archived,
+        include_all=include_all or include_all_active,
+        include_default=include_default,
+        include_owner_subscribed=include_owner_subscribed,
+        include_can_access_content=include_can_access_content,
+    )
+    return {"streams": format_streams(ctx.session, streams, include_default=include_default)}
+
+
+@router.get("/streams/{stream_id:int}")
+def get_stream(ctx: Ctx, stream_id: int) -> JsonDict:
+    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    return {"stream": format_stream(ctx.session, stream)}
+
+
+@router.patch("/streams/{stream_id:int}")
+@with_group_setting_params(GroupSettingUpdate)
+def update_stream(
+    ctx: Ctx,
+    stream_id: int,
+    new_name: Annotated[str | None, ApiParam(aliases=("name",))] = None,
+    description: str | None = None,
+    is_private: bool | None = None,
+    is_web_public: bool | None = None,
+    history_public_to_subscribers: bool | None = None,
+    is_default_stream: bool | None = None,
+    message_retention_days: str | int | None = None,
+    folder_id: int | None = _NOT_SENT,
+    topics_policy: str | None = None,
+    **group_settings: GroupSettingUpdate | None,
+) -> JsonDict:
+    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    changes = ChannelChanges(
+        new_name=new_name,
+        description=description,
+        is_private=is_private,
+        is_web_public=is_web_public,
+        history_public_to_subscribers=history_public_to_subscribers,
+        is_default_stream=is_default_stream,
+        message_retention_days=UNCHANGED
+        if message_retention_days is None
+        else parse_message_retention_days(message_retention_days),
+        folder_id=folder_id,
+        topics_policy=topics_policy,
+        group_settings=given_group_settings(group_settings),
+    )
+    do_update_stream(ctx.session, stream, ctx.me, changes)
+    return {}
+
+
+@router.delete("/streams/{stream_id:int}")
+def archive_stream(ctx: Ctx, stream_id: int) -> JsonDict:
+    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    do_archive_stream(ctx.session, stream, ctx.me)
+    return {}
+
+
+@router.get("/get_stream_id")
+def get_stream_id(ctx: Ctx, stream: str) -> JsonDict:
+    return {"stream_id": access_stream_by_name(ctx.session, ctx.me, stream).id}
+
+
+@router.get("/streams/{stream_id:int}/members")
+def get_stream_members(ctx: Ctx, stream_id: int) -> JsonDict:
+    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    return {"subscribers": sorted(subscriber_ids(ctx.session, stream))}
+
+
+@router.get("/default_streams")
+def list_default_streams(ctx: Ctx) -> JsonDict:
+    return {"default_streams": default_stream_ids(ctx.session, ctx.me.realm_id)}
+
+
+@router.post("/default_streams")
+def add_default_stream(ctx: Ctx, stream_id: int) -> JsonDict:
+    if not ctx.me.is_realm_admin:
+        raise OrganizationAdministratorRequiredError()
+    do_add_default_stream(ctx.session, access_stream_by_id(ctx.session, ctx.me, stream_id))
+    return {}
+
+
+@router.delete("/default_streams")
+def remove_default_stream(ctx: Ctx, stream_id: int) -> JsonDict:
+    if not ctx.me.is_realm_admin:
+        raise OrganizationAdministratorRequiredError()
+    do_remove_default_stream(ctx.session, access_stream_by_id(ctx.session, ctx.me, stream_id))
+    return {}

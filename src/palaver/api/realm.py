@@ -1,0 +1,101 @@
+"""Organization settings: PATCH /realm and PATCH /realm/user_settings_defaults."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from palaver.actions.realm_settings import do_update_realm_settings, do_update_realm_user_default_settings
+from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.settings import check_setting_values, settings_signature
+from palaver.lib.exceptions import OrganizationAdministratorRequiredError
+from palaver.lib.group_settings import GroupSettingUpdate
+from palaver.lib.user_settings import realm_default_specs
+from palaver.models.realm import REALM_GROUP_SETTINGS
+
+router = ApiRouter()
+
+
+def update_realm(
+    ctx: Ctx,
+    name: str | None = None,
+    description: str | None = None,
+    allow_message_editing: bool | None = None,
+    message_content_edit_limit_seconds: int | str | None = None,
+    move_messages_within_stream_limit_seconds: int | str | None = None,
+    move_messages_between_streams_limit_seconds: int | str | None = None,
+    allow_edit_history: bool | None = None,
+    topics_policy: str | None = None,
+    waiting_period_threshold: int | None = None,
+    default_language: str | None = None,
+    enable_spectator_access: bool | None = None,
+    message_retention_days: int | str | None = None,
+    invite_required: bool | None = None,
+    emails_restricted_to_domains: bool | None = None,
+    org_type: int | None = None,
+    **group_settings: GroupSettingUpdate | None,
+) -> JsonDict:
+    values = {
+        key: value
+        for key, value in {
+            "name": name,
+            "description": description,
+            "allow_message_editing": allow_message_editing,
+            "message_content_edit_limit_seconds": message_content_edit_limit_seconds,
+            "move_messages_within_stream_limit_seconds": move_messages_within_stream_limit_seconds,
+            "move_messages_between_streams_limit_seconds": move_messages_between_streams_limit_seconds,
+            "allow_edit_history": allow_edit_history,
+            "topics_policy": topics_policy,
+            "waiting_period_threshold": waiting_period_threshold,
+            "default_language": default_language,
+            "enable_spectator_access": enable_spectator_access,
+            "message_retention_days": message_retention_days,
+            "invite_required": invite_required,
+            "emails_restricted_to_domains": emails_restricted_to_domains,
+            "org_type": org_type,
+        }.items()
+        if value is not None
+    }
+    updates = {key: value for key, value in group_settings.items() if value is not None}
+    do_update_realm_settings(ctx.session, ctx.me, values, updates)
+    return {}
+
+
+# The realm's group settings are declared once, on the model; the view takes each of them.
+_signature = inspect.signature(update_realm)
+_group_params = [
+    inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=GroupSettingUpdate | None
+    )
+    for name in REALM_GROUP_SETTINGS
+]
+update_realm.__signature__ = _signature.replace(  # type: ignore[attr-defined]
+    parameters=[p for p in _signature.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
+    + _group_params
+)
+update_realm.__annotations__ = {
+    **update_realm.__annotations__,
+    **{p.name: p.annotation for p in _group_params},
+}
+router.patch("/realm")(update_realm)
+
+
+def update_realm_user_settings_defaults(ctx: Ctx, **settings: Any) -> JsonDict:
+    if not ctx.me.is_realm_admin:
+        # Before the values are judged: their faults are no business of non-administrators.
+        raise OrganizationAdministratorRequiredError()
+    changes = check_setting_values(realm_default_specs(), settings)
+    do_update_realm_user_default_settings(ctx.session, ctx.me, changes)
+    return {}
+
+
+# One optional parameter per setting of the defaults table (lib/user_settings).
+(
+    update_realm_user_settings_defaults.__signature__,  # type: ignore[attr-defined]
+    _default_annotations,
+) = settings_signature(inspect.signature(update_realm_user_settings_defaults), realm_default_specs())
+update_realm_user_settings_defaults.__annotations__ = {
+    **update_realm_user_settings_defaults.__annotations__,
+    **_default_annotations,
+}
+router.patch("/realm/user_settings_defaults")(update_realm_user_settings_defaults)

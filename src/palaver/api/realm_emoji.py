@@ -1,0 +1,79 @@
+"""Custom emoji: list, upload, deactivate; and serving their images at /user_avatars/.
+
+The images are served outside /api/v1, at the ``source_url`` clients load relative to the
+organization's URL, so ``create_app`` mounts ``emoji_image_routes`` beside the API routers.
+Like Zulip's, emoji images are public: anyone who knows the URL may load them.
+"""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from palaver.actions.realm_emoji import do_add_realm_emoji, do_deactivate_realm_emoji
+from palaver.api.routing import ApiRouter, Ctx, JsonDict, error_response
+from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
+from palaver.lib.realm_emoji import CONTENT_TYPES, realm_emoji_dict
+from palaver.lib.storage import StorageKeyError, make_storage
+from palaver.services import Services
+
+router = ApiRouter()
+
+_CHUNK = 1024 * 1024
+
+
+def _read_upload(upload: UploadFile, limit_mib: int) -> bytes:
+    limit = limit_mib * 1024 * 1024
+    upload.file.seek(0)
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := upload.file.read(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise JsonableError(f"Uploaded file is larger than the allowed limit of {limit_mib} MiB")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@router.get("/realm/emoji")
+def list_realm_emoji(ctx: Ctx) -> JsonDict:
+    return {"emoji": realm_emoji_dict(ctx.session, ctx.me.realm_id)}
+
+
+@router.post("/realm/emoji/{emoji_name}")
+def upload_realm_emoji(ctx: Ctx, emoji_name: str, filename: UploadFile) -> JsonDict:
+    settings = ctx.services.settings
+    data = _read_upload(filename, settings.max_file_upload_size_mib)
+    do_add_realm_emoji(ctx.session, make_storage(settings), ctx.me, emoji_name, data)
+    return {}
+
+
+@router.delete("/realm/emoji/{emoji_name}")
+def deactivate_realm_emoji(ctx: Ctx, emoji_name: str) -> JsonDict:
+    do_deactivate_realm_emoji(ctx.session, ctx.me, emoji_name)
+    return {}
+
+
+def _read_image(services: Services, key: str) -> Response:
+    try:
+        data = make_storage(services.settings).read(key)
+    except StorageKeyError:
+        data = None
+    extension = key.rsplit(".", 1)[-1]
+    if data is None or "/emoji/images/" not in key or extension not in CONTENT_TYPES:
+        return error_response(ResourceNotFoundError())
+    return Response(
+        data,
+        media_type=CONTENT_TYPES[extension],
+        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=86400"},
+    )
+
+
+def emoji_image_routes(services: Services) -> list[Route]:
+    async def serve(request: Request) -> Response:
+        return await run_in_threadpool(_read_image, services, request.path_params["key"])
+
+    return [Route("/user_avatars/{key:path}", serve, methods=["GET", "HEAD"])]

@@ -1,0 +1,369 @@
+"""Endpoint registration and the request pipeline shared by every API view.
+
+A request goes: read the body (async) -> one worker-thread hop -> authenticate -> rate
+limit -> parse parameters -> call the view -> render the envelope. Views are plain sync
+functions of ``(ctx, **params)`` returning a dict of extra success fields.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import inspect
+import logging
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import parse_qsl
+
+import orjson
+from pydantic_core import from_json
+from sqlalchemy import select
+from sqlalchemy.exc import DataError
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from palaver.api.params import ParamSpec, RawParams, build_param_specs, parse_params
+from palaver.lib.exceptions import (
+    InvalidAPIKeyError,
+    JsonableError,
+    MethodNotAllowedError,
+    RateLimitedError,
+    RealmDeactivatedError,
+    UnauthorizedError,
+    UserDeactivatedError,
+)
+from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
+from palaver.models import Realm, UserProfile
+from palaver.services import Services
+
+logger = logging.getLogger("palaver.api")
+
+JsonDict = dict[str, Any]
+AuthPolicy = Literal["required", "optional", "none"]
+View = Callable[..., Any]  # sync views return JsonDict | Response; async views await to one
+
+_PATH_PARAM = re.compile(r"{(\w+)(?::\w+)?}")
+
+
+@dataclass
+class Ctx:
+    """What a view knows about its request."""
+
+    services: Services
+    session: Session
+    realm_or_none: Realm | None
+    user: UserProfile | None
+    client_ip: str
+    user_agent: str
+
+    @property
+    def realm(self) -> Realm:
+        if self.realm_or_none is None:
+            raise JsonableError("There is no organization at this URL", status=404)
+        return self.realm_or_none
+
+    @property
+    def me(self) -> UserProfile:
+        """The authenticated user (views of authenticated endpoints only)."""
+        if self.user is None:
+            raise UnauthorizedError()
+        return self.user
+
+
+@dataclass
+class Endpoint:
+    method: str
+    path: str
+    view: View
+    auth: AuthPolicy
+    rate_limited: bool
+    specs: list[ParamSpec] = field(default_factory=list)
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.view)
+
+
+class ApiRouter:
+    """Collects a module's endpoints; ``create_app`` mounts them under /api/v1."""
+
+    def __init__(self) -> None:
+        self.endpoints: list[Endpoint] = []
+
+    def route(
+        self, method: str, path: str, *, auth: AuthPolicy = "required", rate_limited: bool = True
+    ) -> Callable[[View], View]:
+        def register(view: View) -> View:
+            specs = build_param_specs(view, set(_PATH_PARAM.findall(path)))
+            self.endpoints.append(Endpoint(method, path, view, auth, rate_limited, specs))
+            return view
+
+        return register
+
+    def get(self, path: str, **kw: Any) -> Callable[[View], View]:
+        return self.route("GET", path, **kw)
+
+    def post(self, path: str, **kw: Any) -> Callable[[View], View]:
+        return self.route("POST", path, **kw)
+
+    def patch(self, path: str, **kw: Any) -> Callable[[View], View]:
+        return self.route("PATCH", path, **kw)
+
+    def put(self, path: str, **kw: Any) -> Callable[[View], View]:
+        return self.route("PUT", path, **kw)
+
+    def delete(self, path: str, **kw: Any) -> Callable[[View], View]:
+        return self.route("DELETE", path, **kw)
+
+
+def json_response(body: JsonDict, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+def error_response(error: JsonableError, headers: dict[str, str] | None = None) -> Response:
+    return json_response(error.to_dict(), error.http_status, {**(headers or {}), **error.headers})
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    try:
+        # Parsed as parameter values are (big integers stay exact, no NaN), not with orjson.
+        decoded = from_json(body, allow_inf_nan=False)
+    except ValueError:
+        raise JsonableError("Malformed JSON body", code="INVALID_JSON") from None
+    if not isinstance(decoded, dict):
+        raise JsonableError("Malformed JSON body: expected an object", code="INVALID_JSON")
+    return decoded
+
+
+async def read_request_params(request: Request) -> RawParams:
+    """Gather query-string and body parameters; the body wins where both name one."""
+    values: dict[str, Any] = {}
+    files: dict[str, UploadFile] = {}
+    try:
+        values.update(parse_qsl(request.url.query, keep_blank_values=True, errors="strict"))
+        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type == "multipart/form-data":
+            form = await request.form()
+            for key, value in form.multi_items():
+                if isinstance(value, UploadFile):
+                    files[key] = value
+                else:
+                    values[key] = value
+        else:
+            body = await request.body()
+            if content_type == "application/json" and body:
+                values.update(_json_object(body))
+            elif body:
+                values.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True, errors="strict"))
+    # Starlette reports a broken multipart body as an HTTPException of its own.
+    except (UnicodeDecodeError, ValueError, MultiPartException, HTTPException, KeyError, AssertionError):
+        raise JsonableError("Malformed request body") from None
+    return RawParams(values=values, files=files, path=dict(request.path_params))
+
+
+def _credentials(header: str) -> tuple[str, str]:
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic":
+        raise UnauthorizedError("This endpoint requires HTTP basic authentication.")
+    try:
+        email, sep, api_key = base64.b64decode(encoded.strip(), validate=True).decode("utf-8").partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        raise UnauthorizedError("Invalid authorization header for basic auth") from None
+    if not sep:
+        raise UnauthorizedError("Invalid authorization header for basic auth")
+    return email, api_key
+
+
+def authenticate(
+    session: Session, services: Services, auth: AuthPolicy, host: str, header: str | None
+) -> tuple[Realm | None, UserProfile | None]:
+    string_id = subdomain_for_host(services.settings, host)
+    if auth == "none":
+        # Views that need no login (server settings, fetching a key) judge the realm's state.
+        return get_realm_by_string_id(session, string_id), None
+    if auth == "optional" and not header:
+        realm = get_realm_by_string_id(session, string_id)
+        if realm is not None and realm.deactivated:
+            # Anonymous (spectator) access must not outlive the organization.
+            raise RealmDeactivatedError()
+        return realm, None
+    if not header:
+        raise UnauthorizedError()
+    email, api_key = _credentials(header)
+    if "\x00" in api_key:
+        # No key contains NUL, and PostgreSQL refuses even to compare against one.
+        raise InvalidAPIKeyError()
+    # One indexed lookup by key; the email must then name the same account.
+    user = session.scalars(select(UserProfile).where(UserProfile.api_key == api_key)).one_or_none()
+    if user is None or email.strip().lower() not in (user.email.lower(), user.delivery_email.lower()):
+        raise InvalidAPIKeyError()
+    if user.realm.string_id != string_id:
+        raise UnauthorizedError("Account is not associated with this subdomain")
+    if user.realm.deactivated:
+        raise RealmDeactivatedError()
+    if not user.is_active:
+        raise UserDeactivatedError()
+    return user.realm, user
+
+
+def _rate_limit(services: Services, user: UserProfile | None, client_ip: str) -> dict[str, str]:
+    rule = services.settings.api_rate_limit
+    key = f"user:{user.id}" if user is not None else f"ip:{client_ip}"
+    result = services.rate_limiter.hit(key, rule)
+    if not result.allowed:
+        raise RateLimitedError(result.retry_after, result.limit, reset_at=result.reset_at)
+    return {
+        "X-RateLimit-Limit": str(result.limit),
+        "X-RateLimit-Remaining": str(result.remaining),
+        "X-RateLimit-Reset": str(int(result.reset_at)),
+    }
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    host: str
+    authorization: str | None
+    client_ip: str
+    user_agent: str
+
+
+@dataclass
+class Prepared:
+    """An authenticated, rate-limited request with validated parameters."""
+
+    ctx: Ctx
+    kwargs: dict[str, Any]
+    ignored: list[str]
+    headers: dict[str, str]
+
+
+def _prepare(
+    session: Session, services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
+) -> Prepared:
+    realm, user = authenticate(session, services, endpoint.auth, info.host, info.authorization)
+    headers = _rate_limit(services, user, info.client_ip) if endpoint.rate_limited else {}
+    try:
+        kwargs, ignored = parse_params(endpoint.specs, raw)
+    except JsonableError as e:
+        e.headers = {**headers, **e.headers}
+        raise
+    return Prepared(
+        Ctx(services, session, realm, user, info.client_ip, info.user_agent), kwargs, ignored, headers
+    )
+
+
+def _render(result: JsonDict | Response, prepared: Prepared) -> Response:
+    if isinstance(result, Response):
+        for name, value in prepared.headers.items():
+            result.headers.setdefault(name, value)
+        return result
+    body: JsonDict = {"result": "success", "msg": "", **result}
+    if prepared.ignored:
+        body["ignored_parameters_unsupported"] = prepared.ignored
+    return json_response(body, headers=prepared.headers)
+
+
+def internal_error_response() -> Response:
+    return json_response(
+        {"result": "error", "msg": "Internal server error", "code": "BAD_REQUEST"}, status=500
+    )
+
+
+def _internal_error(endpoint: Endpoint, session: Session | None = None) -> Response:
+    """The response to an exception no view meant to raise (call from ``except``)."""
+    if session is not None:
+        session.rollback()
+    error = sys.exc_info()[1]
+    if isinstance(error, DataError):
+        # The database refused a value (out of range, too long): input a view did not check.
+        # Logged in full so the check gets added, but it is the client's request that failed.
+        logger.warning("Database rejected input in %s %s", endpoint.method, endpoint.path, exc_info=True)
+        return error_response(JsonableError("Invalid request data"))
+    logger.exception("Unhandled error in %s %s", endpoint.method, endpoint.path)
+    return internal_error_response()
+
+
+def execute(services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams) -> Response:
+    """Everything after the body is read; runs on a worker thread (it does blocking I/O)."""
+    session = services.db.session()
+    prepared: Prepared | None = None
+    try:
+        prepared = _prepare(session, services, endpoint, info, raw)
+        return _render(endpoint.view(prepared.ctx, **prepared.kwargs), prepared)
+    except JsonableError as e:
+        return error_response(e, prepared.headers if prepared else None)
+    except Exception:
+        return _internal_error(endpoint, session)
+    finally:
+        session.close()
+
+
+def prepare_for_async_view(
+    services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
+) -> Prepared | Response:
+    """The blocking half of an async view's request, run on a worker thread.
+
+    The session is closed before the view runs on the event loop: async views (long
+    polls) must not hold a database connection while they wait. Loaded attributes of
+    ``ctx.me`` stay readable.
+    """
+    session = services.db.session()
+    try:
+        return _prepare(session, services, endpoint, info, raw)
+    except JsonableError as e:
+        return error_response(e)
+    except Exception:
+        return _internal_error(endpoint, session)
+    finally:
+        session.close()
+
+
+async def execute_async(
+    services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
+) -> Response:
+    prepared = await run_in_threadpool(prepare_for_async_view, services, endpoint, info, raw)
+    if isinstance(prepared, Response):
+        return prepared
+    try:
+        return _render(await endpoint.view(prepared.ctx, **prepared.kwargs), prepared)
+    except JsonableError as e:
+        return error_response(e, prepared.headers)
+    except Exception:
+        return _internal_error(endpoint)
+
+
+def make_path_handler(services: Services, endpoints: dict[str, Endpoint]) -> Callable[[Request], Any]:
+    """One Starlette endpoint per path, dispatching on method so 405s stay in our envelope."""
+    allowed = sorted(endpoints)
+
+    async def handle(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        endpoint = endpoints.get(method)
+        if endpoint is None:
+            return error_response(MethodNotAllowedError(allowed))
+        try:
+            raw = await read_request_params(request)
+            info = RequestInfo(
+                host=request.headers.get("host", ""),
+                authorization=request.headers.get("authorization"),
+                client_ip=request.client.host if request.client else "",
+                user_agent=request.headers.get("user-agent", ""),
+            )
+            if endpoint.is_async:
+                return await execute_async(services, endpoint, info, raw)
+            return await run_in_threadpool(execute, services, endpoint, info, raw)
+        except JsonableError as e:
+            return error_response(e)
+        finally:
+            # Uploads spool to temporary files, which Starlette leaves to us to close.
+            await request.close()
+
+    return handle

@@ -1,0 +1,70 @@
+"""GET /server_settings: what a client learns before it logs in."""
+
+from __future__ import annotations
+
+import hashlib
+
+from palaver import FEATURE_LEVEL, SERVICE_VERSION
+from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.lib.channels import realm_streams
+from palaver.lib.markdown import render_markdown
+from palaver.lib.realm import realm_url
+from palaver.models import Realm
+
+router = ApiRouter()
+
+_AUTH_METHODS = (
+    "password",
+    "dev",
+    "email",
+    "ldap",
+    "remoteuser",
+    "github",
+    "azuread",
+    "gitlab",
+    "apple",
+    "google",
+    "saml",
+    "openid connect",
+    "discord",
+)
+
+
+def _web_public_access_enabled(ctx: Ctx, realm: Realm) -> bool:
+    """Whether a login page should offer browsing without an account."""
+    if not realm.enable_spectator_access:
+        return False
+    return any(s.is_web_public for s in realm_streams(ctx.session, realm.id, include_archived=False))
+
+
+@router.get("/server_settings", auth="none")
+def get_server_settings(ctx: Ctx) -> JsonDict:
+    settings = ctx.services.settings
+    result: JsonDict = {
+        "authentication_methods": {m: m in ("password", "email") for m in _AUTH_METHODS},
+        "external_authentication_methods": [],
+        "service_feature_level": FEATURE_LEVEL,
+        "service_version": SERVICE_VERSION,
+        "service_merge_base": "",
+        # Existing clients (the python `zulip` package among them) require these names.
+        "zulip_feature_level": FEATURE_LEVEL,
+        "zulip_version": SERVICE_VERSION,
+        "zulip_merge_base": "",
+        "push_notifications_enabled": settings.push_relay_url is not None,
+        "is_incompatible": False,
+        "email_auth_enabled": True,
+        "require_email_format_usernames": True,
+    }
+    realm = ctx.realm_or_none
+    if realm is not None:
+        url = realm_url(settings, realm)
+        digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
+        result.update(
+            realm_url=url,
+            realm_uri=url,
+            realm_name=realm.name,
+            realm_icon=f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={realm.icon_version}",
+            realm_description=render_markdown(realm.description),
+            realm_web_public_access_enabled=_web_public_access_enabled(ctx, realm),
+        )
+    return result

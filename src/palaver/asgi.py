@@ -1,0 +1,16 @@
+"""ASGI entry point for worker processes and external servers (``uvicorn --factory``)."""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import FastAPI
+
+from palaver.app import create_app
+from palaver.config import Settings, load_settings
+
+
+def create_app_from_environment() -> FastAPI:
+    serialized = os.environ.get("PALAVER_SETTINGS_JSON")
+    settings = Settings.model_validate_json(serialized) if serialized else load_settings()
+    return create_app(settings)

@@ -1,0 +1,72 @@
+"""Start-up work shared by the CLI: migrations, the demo organization, running uvicorn."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+from sqlalchemy import func, select
+
+from palaver.config import Settings
+from palaver.migrate import upgrade
+from palaver.models import Realm
+from palaver.services import Services, build_services
+
+
+def migrate_database(settings: Settings) -> None:
+    services = build_services(settings)
+    try:
+        upgrade(services.db.engine)
+    finally:
+        services.close()
+
+
+@contextmanager
+def open_services(settings: Settings) -> Iterator[Services]:
+    """Services for a one-off command, on an up-to-date schema."""
+    services = build_services(settings)
+    try:
+        upgrade(services.db.engine)
+        yield services
+    finally:
+        services.close()
+
+
+def prepare_for_serving(settings: Settings, out: TextIO) -> None:
+    from palaver.demo import create_demo_realm, describe_demo
+
+    with open_services(settings) as services, services.db.session() as session:
+        empty = not session.scalar(select(func.count()).select_from(Realm))
+        if empty and settings.create_demo_realm:
+            demo = create_demo_realm(services, session)
+            describe_demo(settings, demo, out)
+    # An IPv6 literal needs brackets, or the port reads as part of the address.
+    bind = f"[{settings.host}]" if ":" in settings.host else settings.host
+    out.write(f"Palaver is serving on http://{bind}:{settings.port} ({settings.external_url})\n")
+    out.flush()
+
+
+def run_server(settings: Settings, config_file: str | None) -> None:
+    import uvicorn
+
+    options = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "loop": "uvloop",
+        "http": "httptools",
+        "proxy_headers": True,
+        "timeout_graceful_shutdown": 5,
+    }
+    if settings.workers == 1:
+        from palaver.app import create_app
+
+        uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+        return
+    # Worker processes import the app by name and read the same settings from the environment.
+    os.environ["PALAVER_SETTINGS_JSON"] = settings.model_dump_json()
+    if config_file:
+        os.environ["PALAVER_CONFIG"] = config_file
+    uvicorn.run("palaver.asgi:create_app_from_environment", factory=True, workers=settings.workers, **options)  # type: ignore[arg-type]

@@ -1,0 +1,340 @@
+"""The ``palaver`` command: serve, migrate, and the operator's account tasks."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from palaver.config import ConfigError, Settings, load_settings
+from palaver.lib.exceptions import JsonableError
+from palaver.models import Realm, UserProfile
+
+ROLE_NAMES = {"owner": 100, "administrator": 200, "admin": 200, "moderator": 300, "member": 400, "guest": 600}
+
+
+class CliError(Exception):
+    """A problem to report on one line of stderr."""
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"palaver: error: {message}", file=sys.stderr)
+    raise SystemExit(1)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides = {
+        "host": getattr(args, "host", None),
+        "port": getattr(args, "port", None),
+        "workers": getattr(args, "workers", None),
+        "database_url": getattr(args, "database_url", None),
+        "data_dir": getattr(args, "data_dir", None),
+    }
+    return load_settings(config_file=args.config, **overrides)
+
+
+def _password(args: argparse.Namespace, *, required: bool) -> str | None:
+    if args.password is not None:
+        # The prompt refuses an empty password; `--password ""` (often an unset shell
+        # variable) must not quietly create an account nobody can log in to.
+        if not args.password:
+            raise CliError("password cannot be empty")
+        return str(args.password)
+    if sys.stdin.isatty():
+        first = getpass.getpass("Password: ")
+        if first != getpass.getpass("Password (again): "):
+            raise CliError("passwords do not match")
+        if not first:
+            raise CliError("password cannot be empty")
+        return first
+    if required:
+        raise CliError("--password is required when not run in a terminal")
+    return None
+
+
+def _role(value: str) -> int:
+    if value.isdigit() and int(value) in ROLE_NAMES.values():
+        return int(value)
+    if value.lower() in ROLE_NAMES:
+        return ROLE_NAMES[value.lower()]
+    raise argparse.ArgumentTypeError(
+        f"invalid role {value!r} (owner, administrator, moderator, member, guest)"
+    )
+
+
+# Commands --------------------------------------------------------------------------------
+
+
+def cmd_migrate(args: argparse.Namespace) -> None:
+    from palaver.bootstrap import migrate_database
+
+    settings = _settings(args)
+    migrate_database(settings)
+    print("Database is up to date.")
+
+
+def cmd_serve(args: argparse.Namespace) -> None:
+    from palaver.bootstrap import prepare_for_serving, run_server
+
+    settings = _settings(args)
+    if settings.workers > 1 and not settings.redis_url:
+        raise CliError("--workers above 1 needs a Redis URL (PALAVER_REDIS_URL): events must cross processes")
+    prepare_for_serving(settings, out=sys.stdout)
+    run_server(settings, config_file=args.config)
+
+
+def cmd_create_realm(args: argparse.Namespace) -> None:
+    from palaver.actions.realm import do_create_realm
+    from palaver.bootstrap import open_services
+    from palaver.lib.realm import realm_email_host, realm_url
+
+    settings = _settings(args)
+    password = _password(args, required=True)
+    with open_services(settings) as services, services.db.session() as session:
+        probe = Realm(string_id=args.string_id, name=args.name)
+        realm, owner = do_create_realm(
+            session,
+            string_id=args.string_id,
+            name=args.name,
+            owner_email=args.owner_email,
+            owner_full_name=args.owner_name,
+            owner_password_hash=services.passwords.hash(password) if password else None,
+            email_host=realm_email_host(settings, probe),
+        )
+        print(f"Created organization {realm.name!r} at {realm_url(settings, realm)}")
+        print(f"Owner: {owner.delivery_email} (user ID {owner.id}), API key {owner.api_key}")
+
+
+def cmd_create_user(args: argparse.Namespace) -> None:
+    from palaver.actions.users import do_create_user
+    from palaver.bootstrap import open_services
+    from palaver.lib.realm import realm_email_host
+    from palaver.lib.users import get_user_by_delivery_email
+
+    settings = _settings(args)
+    is_bot = args.bot_type is not None
+    if is_bot and args.bot_owner is None:
+        raise CliError("--bot-owner is required for a bot")
+    if not is_bot and args.bot_owner is not None:
+        raise CliError("--bot-owner is only for bots (give --bot-type)")
+    if is_bot and args.password is not None:
+        # Bots authenticate with their API key only; a password would be silently dropped.
+        raise CliError("bots have no password; they log in with their API key")
+    password = None if is_bot else _password(args, required=False)
+    with open_services(settings) as services, services.db.session() as session:
+        realm = _require_realm(session, args.realm)
+        owner = None
+        if args.bot_owner is not None:
+            owner = get_user_by_delivery_email(session, realm.id, args.bot_owner)
+            if owner is None or owner.is_bot:
+                raise CliError(f"no user {args.bot_owner!r} in organization {args.realm!r} to own the bot")
+        user = do_create_user(
+            session,
+            realm,
+            email=args.email,
+            full_name=args.full_name,
+            password_hash=services.passwords.hash(password) if password else None,
+            email_host=realm_email_host(settings, realm),
+            role=args.role,
+            bot_type=args.bot_type,
+            bot_owner=owner,
+        )
+        print(f"Created {'bot' if is_bot else 'user'} {user.delivery_email} (user ID {user.id})")
+        print(f"API key: {user.api_key}")
+
+
+def _require_realm(session: Session, string_id: str) -> Realm:
+    from palaver.lib.realm import get_realm_by_string_id
+
+    realm = get_realm_by_string_id(session, string_id)
+    if realm is None:
+        raise CliError(f"no organization with string ID {string_id!r}")
+    return realm
+
+
+def _require_user(session: Session, realm_string_id: str, email: str) -> UserProfile:
+    from palaver.lib.users import get_user_by_delivery_email
+
+    realm = _require_realm(session, realm_string_id)
+    user = get_user_by_delivery_email(session, realm.id, email)
+    if user is None:
+        raise CliError(f"no user {email!r} in organization {realm_string_id!r}")
+    return user
+
+
+def cmd_change_password(args: argparse.Namespace) -> None:
+    from palaver.actions.users import do_change_password
+    from palaver.bootstrap import open_services
+
+    settings = _settings(args)
+    password = _password(args, required=True)
+    assert password is not None
+    with open_services(settings) as services, services.db.session() as session:
+        user = _require_user(session, args.realm, args.email)
+        do_change_password(session, user, services.passwords.hash(password))
+        print(f"Password changed for {args.email}")
+
+
+def cmd_regenerate_api_key(args: argparse.Namespace) -> None:
+    from palaver.actions.users import do_regenerate_api_key
+    from palaver.bootstrap import open_services
+
+    settings = _settings(args)
+    with open_services(settings) as services, services.db.session() as session:
+        user = _require_user(session, args.realm, args.email)
+        print(do_regenerate_api_key(session, user))
+
+
+def cmd_list_users(args: argparse.Namespace) -> None:
+    from palaver.bootstrap import open_services
+
+    settings = _settings(args)
+    with open_services(settings) as services, services.db.session() as session:
+        realm = _require_realm(session, args.realm)
+        users = session.scalars(
+            select(UserProfile).where(UserProfile.realm_id == realm.id).order_by(UserProfile.id)
+        ).all()
+        rows = [
+            {
+                "user_id": u.id,
+                "email": u.delivery_email,
+                "full_name": u.full_name,
+                "role": next(k for k, v in ROLE_NAMES.items() if v == u.role),
+                "is_bot": u.is_bot,
+                "is_active": u.is_active,
+            }
+            for u in users
+        ]
+        if args.json:
+            print(json.dumps(rows, indent=2))
+            return
+        print(f"{'ID':>5}  {'EMAIL':<36} {'ROLE':<14} {'ACTIVE':<6} NAME")
+        for r in rows:
+            kind = f"{r['role']}{' bot' if r['is_bot'] else ''}"
+            active = "yes" if r["is_active"] else "no"
+            print(f"{r['user_id']:>5}  {r['email']:<36} {kind:<14} {active:<6} {r['full_name']}")
+
+
+# Parser ----------------------------------------------------------------------------------
+
+
+def cmd_seed_messages(args: argparse.Namespace) -> None:
+    from palaver.bootstrap import open_services
+    from palaver.seed import SeedPlan, seed_messages
+
+    if args.messages < 0 or args.subscribers < 2 or args.channels < 1 or args.topics < 1:
+        raise CliError("--messages must be >= 0, --subscribers >= 2, --channels and --topics >= 1")
+    plan = SeedPlan(
+        messages=args.messages,
+        channels=args.channels,
+        topics_per_channel=args.topics,
+        subscribers=args.subscribers,
+        dm_share=args.dm_share,
+        batch_size=args.batch_size,
+    )
+    with open_services(_settings(args)) as services:
+        with services.db.session() as session:
+            realm_id = _require_realm(session, args.realm).id
+        result = seed_messages(services, realm_id, plan, progress=None if args.quiet else sys.stderr)
+    print(
+        f"Seeded {result.messages} messages (IDs {result.first_id}-{result.last_id}) and "
+        f"{result.user_messages} user_message rows in {result.seconds:.1f}s"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="palaver", description="Palaver team chat server")
+    parser.add_argument("--config", help="TOML configuration file (default: $PALAVER_CONFIG)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Callable[[argparse.Namespace], None], help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        p.add_argument("--database-url", help="override the database URL")
+        p.add_argument("--data-dir", help="override the data directory")
+        return p
+
+    serve = add("serve", cmd_serve, "run the server (migrates, and creates a demo organization if empty)")
+    serve.add_argument("--host", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default 9991)")
+    serve.add_argument("--workers", type=int, help="worker processes (more than 1 needs Redis)")
+
+    add("migrate", cmd_migrate, "apply database migrations")
+
+    realm = add("create-realm", cmd_create_realm, "create an organization and its owner")
+    realm.add_argument("--name", required=True, help="organization name")
+    realm.add_argument("--string-id", required=True, help="subdomain; empty for the root domain")
+    realm.add_argument("--owner-email", required=True)
+    realm.add_argument("--owner-name", required=True, help="owner's full name")
+    realm.add_argument("--password", help="owner's password (prompted for in a terminal)")
+
+    user = add("create-user", cmd_create_user, "create a user or bot")
+    user.add_argument("--realm", default="", help="organization string ID (default: root domain)")
+    user.add_argument("--email", required=True)
+    user.add_argument("--full-name", required=True)
+    user.add_argument(
+        "--role", type=_role, default=400, help="owner, administrator, moderator, member, guest"
+    )
+    user.add_argument("--bot-type", type=int, choices=[1, 2, 3, 4], help="make a bot of this type")
+    user.add_argument("--bot-owner", help="email of the bot's owner")
+    user.add_argument("--password", help="password (prompted for in a terminal; none for bots)")
+
+    pw = add("change-password", cmd_change_password, "set a user's password")
+    pw.add_argument("--realm", default="")
+    pw.add_argument("--email", required=True)
+    pw.add_argument("--password", help="new password (prompted for in a terminal)")
+
+    key = add("regenerate-api-key", cmd_regenerate_api_key, "replace a user's API key and print it")
+    key.add_argument("--realm", default="")
+    key.add_argument("--email", required=True)
+
+    ls = add("list-users", cmd_list_users, "list an organization's users")
+    ls.add_argument("--realm", default="")
+    ls.add_argument("--json", action="store_true", help="print JSON")
+
+    seed = add("seed-messages", cmd_seed_messages, "fill an organization with messages in bulk (benchmarks)")
+    seed.add_argument("--realm", default="", help="organization string ID (default: root domain)")
+    seed.add_argument("--messages", type=int, default=1_000_000, help="how many (default 1,000,000)")
+    seed.add_argument("--channels", type=int, default=10, help="channels to spread them over (default 10)")
+    seed.add_argument("--topics", type=int, default=20, help="topics per channel (default 20)")
+    seed.add_argument(
+        "--subscribers", type=int, default=10, help="users receiving each channel message (default 10)"
+    )
+    seed.add_argument("--dm-share", type=float, default=0.1, help="share of direct messages (default 0.1)")
+    seed.add_argument("--batch-size", type=int, default=5_000, help="messages per insert batch")
+    seed.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def _database_error(error: SQLAlchemyError) -> str:
+    # The driver's message leads; SQLAlchemy appends SQL and a help link on further lines.
+    original = getattr(error, "orig", None) or error
+    lines = [line.strip() for line in str(original).splitlines() if line.strip()]
+    return f"database error: {lines[0] if lines else type(original).__name__}"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except (ConfigError, CliError, JsonableError) as e:
+        _fail(" ".join(str(e).split()))
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    except SQLAlchemyError as e:
+        # An unreachable server, a missing database or an unwritable SQLite file is an
+        # operator's problem to read in one line, not a traceback.
+        _fail(_database_error(e))
+    except OSError as e:
+        _fail(f"{e.strerror or e}: {e.filename}" if e.filename else str(e))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""Server configuration: environment variables over an optional TOML file over defaults.
+
+Every setting can be given as ``PALAVER_<NAME>`` in the environment or as ``<name>`` in a
+TOML file named by ``PALAVER_CONFIG`` (or ``--config``). ``DATABASE_URL`` and ``REDIS_URL``
+are accepted unprefixed too, as deployment platforms commonly set them.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+
+
+class ConfigError(Exception):
+    """Configuration that cannot be used; the message is one line for stderr."""
+
+    def __init__(self, message: str) -> None:
+        # Messages quote user input (paths, values, parser errors), any of which may hold a
+        # line break; the CLI promises a single stderr line, so it is enforced here.
+        super().__init__(" ".join(message.split()))
+
+
+class RateLimit(BaseModel):
+    """``count`` requests per ``seconds``; written as ``"200/60"`` in configuration."""
+
+    model_config = ConfigDict(frozen=True)
+    count: int = Field(gt=0)
+    seconds: int = Field(gt=0)
+
+    @classmethod
+    def parse(cls, value: object) -> object:
+        if isinstance(value, str):
+            count, sep, seconds = value.partition("/")
+            if not sep or not count.strip().isdigit() or not seconds.strip().isdigit():
+                raise ValueError(f"expected COUNT/SECONDS, got {value!r}")
+            return {"count": int(count), "seconds": int(seconds)}
+        return value
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    data_dir: Path = Path("palaver-data")
+    database_url: str = ""
+    redis_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(default=9991, ge=0, le=65535)
+    workers: int = Field(default=1, ge=1, le=64)
+    external_url: str = ""
+    upload_dir: Path | None = None
+    max_file_upload_size_mib: int = Field(default=25, ge=0)
+    # Uploads go to this S3-compatible bucket instead of upload_dir (needs the `s3` extra).
+    s3_bucket: str | None = None
+    s3_endpoint_url: str | None = None
+    push_relay_url: str | None = None
+    log_level: LogLevel = "info"
+
+    # The realm served on the bare host (no subdomain); "" is Zulip's root-domain realm.
+    root_realm_string_id: str = ""
+    # Create a demo organization when `serve` finds an empty database.
+    create_demo_realm: bool = True
+
+    rate_limiting: bool = True
+    api_rate_limit: RateLimit = RateLimit(count=200, seconds=60)
+    auth_rate_limit_per_username: RateLimit = RateLimit(count=5, seconds=1800)
+    auth_rate_limit_per_ip: RateLimit = RateLimit(count=50, seconds=600)
+
+    # argon2id cost; tests lower these so seeding dozens of users stays fast.
+    password_time_cost: int = Field(default=3, ge=1)
+    password_memory_cost_kib: int = Field(default=65536, ge=8)
+
+    event_queue_idle_timeout_seconds: int = Field(default=600, ge=1)
+    heartbeat_seconds: int = Field(default=50, ge=1, le=59)
+
+    @field_validator(
+        "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
+    )
+    @classmethod
+    def _parse_rate(cls, value: object) -> object:
+        return RateLimit.parse(value)
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_log_level(cls, value: object) -> object:
+        # Operators write INFO as often as info (it is how Python and uvicorn print it).
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("database_url")
+    @classmethod
+    def _check_db_url(cls, value: str) -> str:
+        if not value:
+            return value
+        scheme, sep, rest = value.partition("://")
+        # Only the drivers Palaver installs: anything else (mysql, asyncpg, psycopg2, a typo)
+        # would otherwise pass here and fail later with a driver traceback.
+        if not sep or scheme.lower() not in _DATABASE_SCHEMES:
+            raise ValueError("must be a sqlite:///PATH or postgresql://HOST/NAME URL")
+        driver = _DATABASE_SCHEMES[scheme.lower()]
+        if driver.startswith("sqlite") and rest.removeprefix("/") in ("", ":memory:"):
+            # Every pooled connection would get its own empty in-memory database.
+            raise ValueError("SQLite needs a file: sqlite:///PATH")
+        if driver.startswith("postgresql") and not rest.strip("/"):
+            raise ValueError("PostgreSQL URL needs a host or database: postgresql://HOST/NAME")
+        return f"{driver}://{rest}"
+
+    @field_validator("redis_url")
+    @classmethod
+    def _check_redis_url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be a redis:// URL")
+        return value or None
+
+    @field_validator("external_url")
+    @classmethod
+    def _check_external_url(cls, value: str) -> str:
+        if value:
+            parts = urlsplit(value)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError("must be an http:// or https:// URL")
+            _ = parts.port  # raises ValueError for a port that is not a number
+            if parts.path.strip("/") or parts.query or parts.fragment:
+                # Realm URLs are built from scheme and host alone; a path would be dropped.
+                raise ValueError("must be a bare origin like https://chat.example.com (no path)")
+        return value.rstrip("/")
+
+    @field_validator("push_relay_url")
+    @classmethod
+    def _check_push_relay_url(cls, value: str | None) -> str | None:
+        # "" means unset: an empty string must not switch push notifications on.
+        if value:
+            parts = urlsplit(value)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError("must be an http:// or https:// URL")
+        return value or None
+
+    @model_validator(mode="after")
+    def _fill_derived(self) -> Settings:
+        # Derived defaults depend on other settings, so they are filled after validation.
+        if not self.database_url:
+            object.__setattr__(self, "database_url", f"sqlite:///{self.data_dir / 'palaver.db'}")
+        if not self.external_url:
+            # Point clients at the address actually bound; a wildcard bind means "this host".
+            host = "localhost" if self.host in ("0.0.0.0", "::", "") else self.host
+            host = f"[{host}]" if ":" in host else host
+            object.__setattr__(self, "external_url", f"http://{host}:{self.port}")
+        if self.upload_dir is None:
+            object.__setattr__(self, "upload_dir", self.data_dir / "uploads")
+        return self
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def external_host(self) -> str:
+        """Host (with port when not default) that realm subdomains hang off."""
+        return urlsplit(self.external_url).netloc.lower()
+
+    @property
+    def external_scheme(self) -> str:
+        return urlsplit(self.external_url).scheme
+
+
+_UNPREFIXED = {"database_url": "DATABASE_URL", "redis_url": "REDIS_URL"}
+
+# Spellings accepted, and the one stored: the engine code recognises SQLite paths by the
+# plain "sqlite:///" prefix.
+_DATABASE_SCHEMES = {
+    "sqlite": "sqlite",
+    "sqlite+pysqlite": "sqlite",
+    "postgres": "postgresql+psycopg",
+    "postgresql": "postgresql+psycopg",
+    "postgresql+psycopg": "postgresql+psycopg",
+}
+
+
+def _from_environment(env: Mapping[str, str], sources: dict[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        for key in (f"PALAVER_{name.upper()}", _UNPREFIXED.get(name)):
+            # An empty variable counts as unset, as with `${VAR:-}` in compose files; an
+            # empty PALAVER_PORT would otherwise be an error and an empty
+            # PALAVER_DATA_DIR would silently mean the working directory.
+            if key and env.get(key):
+                values[name] = env[key]
+                sources[name] = key
+                break
+    return values
+
+
+def _from_toml(path: Path, sources: dict[str, str]) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"configuration file {path} does not exist") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"configuration file {path} is not valid TOML: {e}") from None
+    except OSError as e:
+        # A directory or an unreadable file is a configuration mistake, not a crash.
+        raise ConfigError(f"configuration file {path} cannot be read: {e.strerror or e}") from None
+    # A [palaver] table is accepted so the settings can share a file with other tools.
+    section = data.get("palaver", data)
+    if not isinstance(section, dict):
+        raise ConfigError(f"configuration file {path}: [palaver] must be a table")
+    for key in section:
+        if key not in Settings.model_fields:
+            raise ConfigError(f"configuration file {path}: unknown setting {key!r}")
+        sources[key] = f"configuration file {path}"
+    return section
+
+
+def describe_validation_error(error: ValidationError, sources: Mapping[str, str] | None = None) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "configuration"
+    origin = (sources or {}).get(str(first["loc"][0])) if first["loc"] else None
+    if first["type"] == "extra_forbidden":
+        return f"unknown setting {where!r}"
+    msg = first["msg"].removeprefix("Value error, ")
+    return f"invalid setting {where}{f' (from {origin})' if origin else ''}: {msg}"
+
+
+def load_settings(
+    env: Mapping[str, str] | None = None,
+    config_file: str | Path | None = None,
+    **overrides: Any,
+) -> Settings:
+    """Build settings from defaults < TOML file < environment < explicit overrides."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    path = config_file or env.get("PALAVER_CONFIG")
+    if path:
+        values.update(_from_toml(Path(path), sources))
+    values.update(_from_environment(env, sources))
+    for name, value in overrides.items():
+        if value is not None:
+            values[name] = value
+            sources[name] = "command line"
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as e:
+        raise ConfigError(describe_validation_error(e, sources)) from None

@@ -1,0 +1,122 @@
+"""Engine, sessions and the write transaction that carries events to the bus after commit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from palaver.config import Settings
+from palaver.events.bus import EventBus
+from palaver.events.types import Event
+
+_TX_KEY = "palaver_tx"
+_WRITE_OPTION = "palaver_write"
+
+
+@dataclass
+class PendingEvent:
+    realm_id: int
+    event: Event
+    user_ids: list[int]
+
+
+@dataclass
+class Tx:
+    """One write transaction. Events queued here reach the bus only if it commits."""
+
+    session: Session
+    events: list[PendingEvent] = field(default_factory=list)
+
+    def send_event(self, realm_id: int, event: Event, user_ids: Iterable[int]) -> None:
+        ids = sorted(set(user_ids))
+        if ids:
+            self.events.append(PendingEvent(realm_id, event, ids))
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets readers proceed during a write; busy_timeout makes writers from several
+    # threads or processes wait for the lock instead of failing at once.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    write = conn.get_execution_options().get(_WRITE_OPTION, False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def make_engine(settings: Settings) -> Engine:
+    if settings.is_sqlite:
+        path = settings.database_url.removeprefix("sqlite:///")
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            settings.database_url,
+            connect_args={"check_same_thread": False},
+            pool_size=8,
+            max_overflow=16,
+        )
+        event.listen(engine, "connect", _sqlite_pragmas)
+        # Take BEGIN away from pysqlite: a write transaction must take the write lock at
+        # its start (BEGIN IMMEDIATE), or two writers that both read first deadlock on
+        # upgrade and one fails at once instead of waiting out busy_timeout.
+        event.listen(engine, "connect", lambda conn, _rec: setattr(conn, "isolation_level", None))
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    return create_engine(settings.database_url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+class Database:
+    def __init__(self, settings: Settings, bus: EventBus) -> None:
+        self.engine = make_engine(settings)
+        self.bus = bus
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def session(self) -> Session:
+        session = self._sessions()
+        session.info["db"] = self
+        return session
+
+    @contextmanager
+    def transaction(self, session: Session) -> Iterator[Tx]:
+        """Run a write atomically; nested calls join the outermost transaction.
+
+        A read transaction the session began implicitly (authentication, access checks) is
+        committed first: it wrote nothing, and committing keeps the loaded objects usable.
+        """
+        outer: Tx | None = session.info.get(_TX_KEY)
+        if outer is not None:
+            yield outer
+            return
+        if session.in_transaction():
+            session.commit()
+        tx = Tx(session)
+        session.info[_TX_KEY] = tx
+        try:
+            with session.begin():
+                session.connection(execution_options={_WRITE_OPTION: True})
+                yield tx
+        finally:
+            del session.info[_TX_KEY]
+        for pending in tx.events:
+            self.bus.publish(pending.realm_id, pending.event.to_dict(), pending.user_ids)
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def transaction(session: Session) -> AbstractContextManager[Tx]:
+    """The write transaction for a session made by ``Database.session``."""
+    db: Database = session.info["db"]
+    return db.transaction(session)

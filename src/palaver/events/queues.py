@@ -1,0 +1,495 @@
+"""Per-client event queues and the backend interface every queue store implements.
+
+A client registers a queue (``POST /register``), then long-polls it (``GET /events``).
+Each published event is tailored per client by ``event_for_client`` and appended to the
+queue with the next integer ID; a request's ``last_event_id`` acknowledges (prunes) every
+event up to it. A queue nobody has polled for its lifespan is garbage-collected.
+
+``QueueBackend`` holds what is common to every store: the bus interface, and the
+long-poll loop, which waits on an ``asyncio.Event`` rather than a thread, so thousands of
+idle clients cost no threads or database connections. Stores implement a handful of
+synchronous primitives (create, fetch, append, delete, collect) with the same semantics:
+``memory_backend.py`` for one process, ``redis_backend.py`` for several.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import threading
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from anyio import to_thread
+
+from palaver import FEATURE_LEVEL, SERVICE_VERSION
+from palaver.events.bus import EventDict, Listener, Listeners
+from palaver.lib.exceptions import JsonableError
+
+logger = logging.getLogger("palaver.events")
+
+T = TypeVar("T")
+
+# Clients use this as their HTTP timeout for GET /events; it must exceed the heartbeat.
+LONGPOLL_TIMEOUT_SECONDS = 90
+# A held long-poll keeps its queue alive for this long beyond the heartbeat interval.
+_HOLD_SLACK_SECONDS = 30
+
+
+class BadEventQueueIdError(JsonableError):
+    """The queue is unknown, expired, or another user's.
+
+    Clients recover (register a new queue) on this code, or, as zulip-terminal does, on a
+    message starting with the lowercase "Bad event queue id:".
+    """
+
+    code = "BAD_EVENT_QUEUE_ID"
+
+    def __init__(self, queue_id: str) -> None:
+        super().__init__(f"Bad event queue id: {queue_id}", queue_id=queue_id)
+
+
+class EventsAlreadyPrunedError(JsonableError):
+    def __init__(self, last_event_id: int) -> None:
+        super().__init__(f"An event newer than {last_event_id} has already been pruned!")
+
+
+def new_queue_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass
+class ClientDescriptor:
+    """What a client asked for when it registered; fixed for the queue's life."""
+
+    queue_id: str
+    user_id: int
+    realm_id: int
+    # None means every event type.
+    event_types: frozenset[str] | None = None
+    apply_markdown: bool = False
+    client_gravatar: bool = True
+    slim_presence: bool = False
+    all_public_streams: bool = False
+    # Normalized terms: {"operator": str, "operand": Any, "negated": bool}.
+    narrow: list[dict[str, Any]] = field(default_factory=list)
+    client_capabilities: dict[str, bool] = field(default_factory=dict)
+    lifespan_seconds: int = 600
+    user_agent: str = ""
+    created_at: float = field(default_factory=time.time)
+    # Updated by the memory store on each request; the Redis store keeps it in Redis.
+    last_access: float = field(default_factory=time.time)
+
+    def has_capability(self, name: str) -> bool:
+        return bool(self.client_capabilities.get(name, False))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queue_id": self.queue_id,
+            "user_id": self.user_id,
+            "realm_id": self.realm_id,
+            "event_types": sorted(self.event_types) if self.event_types is not None else None,
+            "apply_markdown": self.apply_markdown,
+            "client_gravatar": self.client_gravatar,
+            "slim_presence": self.slim_presence,
+            "all_public_streams": self.all_public_streams,
+            "narrow": self.narrow,
+            "client_capabilities": self.client_capabilities,
+            "lifespan_seconds": self.lifespan_seconds,
+            "user_agent": self.user_agent,
+            "created_at": self.created_at,
+            "last_access": self.last_access,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClientDescriptor:
+        event_types = data.get("event_types")
+        return cls(
+            queue_id=str(data["queue_id"]),
+            user_id=int(data["user_id"]),
+            realm_id=int(data["realm_id"]),
+            event_types=frozenset(event_types) if event_types is not None else None,
+            apply_markdown=bool(data.get("apply_markdown", False)),
+            client_gravatar=bool(data.get("client_gravatar", True)),
+            slim_presence=bool(data.get("slim_presence", False)),
+            all_public_streams=bool(data.get("all_public_streams", False)),
+            narrow=list(data.get("narrow", [])),
+            client_capabilities=dict(data.get("client_capabilities", {})),
+            lifespan_seconds=int(data.get("lifespan_seconds", 600)),
+            user_agent=str(data.get("user_agent", "")),
+            created_at=float(data.get("created_at", time.time())),
+            last_access=float(data.get("last_access", time.time())),
+        )
+
+
+class EventQueue:
+    """One client's pending events, in increasing ID order."""
+
+    def __init__(
+        self, next_event_id: int = 0, newest_pruned_id: int = -1, events: Iterable[EventDict] = ()
+    ) -> None:
+        self.next_event_id = next_event_id
+        self.newest_pruned_id = newest_pruned_id
+        self.events: list[EventDict] = list(events)
+
+    def push(self, event: EventDict) -> int:
+        event_id = self.next_event_id
+        self.next_event_id += 1
+        self.events.append({**event, "id": event_id})
+        return event_id
+
+    def acknowledge(self, last_event_id: int) -> None:
+        """Drop the events the client has confirmed it received.
+
+        Acknowledging less than was already dropped means the client missed events it can
+        no longer get, so that is an error rather than a silent gap.
+        """
+        if last_event_id < self.newest_pruned_id:
+            raise EventsAlreadyPrunedError(last_event_id)
+        keep = 0
+        while keep < len(self.events) and self.events[keep]["id"] <= last_event_id:
+            self.newest_pruned_id = self.events[keep]["id"]
+            keep += 1
+        del self.events[:keep]
+
+    def contents(self) -> list[EventDict]:
+        return list(self.events)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "next_event_id": self.next_event_id,
+            "newest_pruned_id": self.newest_pruned_id,
+            "events": self.events,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EventQueue:
+        return cls(int(data["next_event_id"]), int(data["newest_pruned_id"]), list(data["events"]))
+
+
+# Tailoring events per client ------------------------------------------------------------
+
+
+def event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | None:
+    """What one client receives of a published event, or None when it does not want it.
+
+    This is the one place an event is adapted per client; every backend calls it for each
+    queue of each recipient.
+    """
+    event_type = event.get("type")
+    if client.event_types is not None:
+        if event_type not in client.event_types:
+            return None
+        # user_topic replaces muted_topics; a client asking for both wants only the new one.
+        if event_type == "muted_topics" and "user_topic" in client.event_types:
+            return None
+    if event_type == "message":
+        return _message_event_for_client(client, event)
+    if event_type == "update_message":
+        # Topic names depend on the client's empty_topic_name capability (lib/message_edit.py).
+        from palaver.lib.message_edit import update_message_event_for_client
+
+        return update_message_event_for_client(client, event)
+    if event_type == "presence":
+        # Legacy, slim or modern shape, per the client's registration (lib/presence.py).
+        from palaver.lib.presence import presence_event_for_client
+
+        return presence_event_for_client(client, event)
+    if (
+        event_type == "typing"
+        and "stream_id" in event
+        and not client.has_capability("stream_typing_notifications")
+    ):
+        return None
+    return event
+
+
+def _message_event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | None:
+    """Message events carry per-client parts (raw and rendered content, the sender's
+    local ID, broadcast exclusions) that the message layer resolves for each queue,
+    applying the queue's narrow too.
+    """
+    from palaver.lib.messages import message_event_for_client
+
+    return message_event_for_client(client, event)
+
+
+def reaches_all_public_streams_clients(event: EventDict) -> bool:
+    """Whether clients registered with ``all_public_streams`` get the event though it was
+    not addressed to their user (messages in public channels).
+    """
+    if event.get("type") != "message":
+        return False
+    from palaver.lib.messages import message_event_reaches_all_public_streams
+
+    return message_event_reaches_all_public_streams(event)
+
+
+def heartbeat_event() -> EventDict:
+    return {"type": "heartbeat"}
+
+
+def restart_event(server_generation: int) -> EventDict:
+    return {
+        "type": "restart",
+        "zulip_version": SERVICE_VERSION,
+        "zulip_merge_base": "",
+        "zulip_feature_level": FEATURE_LEVEL,
+        "server_generation": server_generation,
+    }
+
+
+# Waking long-polls ----------------------------------------------------------------------
+
+
+class _Waiter:
+    __slots__ = ("event", "loop")
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.event = asyncio.Event()
+
+
+class Waiters:
+    """Long-polls waiting in this process, by queue ID.
+
+    ``wake`` may be called from any thread (publishing happens on whichever thread
+    committed); it hands the wake-up to each waiter's own event loop.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_queue: dict[str, set[_Waiter]] = {}
+
+    def add(self, queue_id: str) -> _Waiter:
+        waiter = _Waiter()
+        with self._lock:
+            self._by_queue.setdefault(queue_id, set()).add(waiter)
+        return waiter
+
+    def remove(self, queue_id: str, waiter: _Waiter) -> None:
+        with self._lock:
+            waiters = self._by_queue.get(queue_id)
+            if waiters is not None:
+                waiters.discard(waiter)
+                if not waiters:
+                    del self._by_queue[queue_id]
+
+    def wake(self, queue_ids: Iterable[str]) -> None:
+        with self._lock:
+            found = [w for qid in set(queue_ids) for w in self._by_queue.get(qid, ())]
+        for waiter in found:
+            # RuntimeError: that loop has closed, and its request is gone with it.
+            with contextlib.suppress(RuntimeError):
+                waiter.loop.call_soon_threadsafe(waiter.event.set)
+
+    def wake_all(self) -> None:
+        with self._lock:
+            queue_ids = list(self._by_queue)
+        self.wake(queue_ids)
+
+    def count(self) -> int:
+        with self._lock:
+            return sum(len(w) for w in self._by_queue.values())
+
+
+# The backend interface --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    events: list[EventDict]
+    # Whether the request should answer now: it has events, it may not block, or a newer
+    # request for the same queue has taken over.
+    done: bool
+
+
+class QueueBackend(ABC):
+    """Event queues plus the event bus; ``services.bus`` is one of these."""
+
+    def __init__(
+        self, *, idle_timeout_seconds: int, heartbeat_seconds: float, gc_interval_seconds: float | None = None
+    ) -> None:
+        self.idle_timeout_seconds = idle_timeout_seconds
+        self.heartbeat_seconds = heartbeat_seconds
+        self.gc_interval_seconds = gc_interval_seconds or min(60.0, max(0.25, idle_timeout_seconds / 4))
+        self.server_generation = int(time.time())
+        self._listeners = Listeners()
+        self._waiters = Waiters()
+        self._gc_task: asyncio.Task[None] | None = None
+
+    # The bus ------------------------------------------------------------------------------
+
+    def publish(self, realm_id: int, event: EventDict, user_ids: Sequence[int]) -> None:
+        self._listeners.notify(realm_id, event, user_ids)
+        self.deliver(realm_id, event, user_ids)
+
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.add(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        self._listeners.remove(listener)
+
+    # What each store implements (synchronous; may block on I/O) ----------------------------
+
+    @abstractmethod
+    def deliver(self, realm_id: int, event: EventDict, user_ids: Sequence[int]) -> None:
+        """Append the event, tailored by ``event_for_client``, to each matching queue."""
+
+    @abstractmethod
+    def create_queue(self, client: ClientDescriptor) -> None: ...
+
+    @abstractmethod
+    def fetch(
+        self,
+        user_id: int,
+        queue_id: str,
+        last_event_id: int | None,
+        *,
+        token: str,
+        claim: bool,
+        final: bool,
+        hold_seconds: float,
+    ) -> FetchResult:
+        """Acknowledge through ``last_event_id`` and read the queue's events.
+
+        ``claim`` makes this request the queue's current long-poll (``token``), waking the
+        one it replaces. Unless the result is ``done``, the queue is kept alive for
+        ``hold_seconds`` while the caller waits; once done, the claim is released and the
+        idle clock restarts. Raises ``BadEventQueueIdError`` for a missing, expired or
+        foreign queue.
+        """
+
+    @abstractmethod
+    def append(self, queue_id: str, event: EventDict) -> None:
+        """Add an event to one queue directly (heartbeats), bypassing the filters."""
+
+    @abstractmethod
+    def delete_queue(self, user_id: int, queue_id: str) -> None: ...
+
+    @abstractmethod
+    def collect_garbage(self, now: float | None = None) -> list[str]:
+        """Delete queues idle past their lifespan; returns their IDs."""
+
+    @abstractmethod
+    def get_client(self, queue_id: str) -> ClientDescriptor | None: ...
+
+    def close(self) -> None:  # noqa: B027 (most stores hold nothing to release)
+        """Release connections (called when the services close; may be called twice)."""
+
+    # Hooks for stores that run code off the event loop ---------------------------------------
+
+    async def run_blocking(self, func: Callable[..., T], *args: Any) -> T:
+        """Run a store primitive from the event loop (in a worker thread if it does I/O)."""
+        return await to_thread.run_sync(func, *args)
+
+    async def prepare_to_wait(self) -> None:  # noqa: B027 (only cross-process stores need it)
+        """Make sure wake-ups will reach this process before a long-poll starts waiting."""
+
+    # Long-polling ------------------------------------------------------------------------
+
+    async def afetch(
+        self,
+        user_id: int,
+        queue_id: str,
+        last_event_id: int | None,
+        *,
+        token: str,
+        claim: bool,
+        final: bool,
+        hold_seconds: float,
+    ) -> FetchResult:
+        """``fetch`` from the event loop; stores with an async client override this."""
+
+        def call() -> FetchResult:
+            return self.fetch(
+                user_id,
+                queue_id,
+                last_event_id,
+                token=token,
+                claim=claim,
+                final=final,
+                hold_seconds=hold_seconds,
+            )
+
+        return await self.run_blocking(call)
+
+    async def aappend(self, queue_id: str, event: EventDict) -> None:
+        await self.run_blocking(self.append, queue_id, event)
+
+    async def get_events(
+        self, *, user_id: int, queue_id: str, last_event_id: int | None, dont_block: bool
+    ) -> list[EventDict]:
+        """Answer GET /events: events at once, or wait for one, or a heartbeat."""
+        await self.prepare_to_wait()
+        token = secrets.token_hex(8)
+        hold = self.heartbeat_seconds + _HOLD_SLACK_SECONDS
+        # Register before the first read, so an event published in between still wakes us.
+        waiter = self._waiters.add(queue_id)
+        try:
+            result = await self.afetch(
+                user_id, queue_id, last_event_id, token=token, claim=True, final=dont_block, hold_seconds=hold
+            )
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self.heartbeat_seconds
+            while not result.done:
+                remaining = deadline - loop.time()
+                if remaining > 0:
+                    try:
+                        await asyncio.wait_for(waiter.event.wait(), remaining)
+                    except TimeoutError:
+                        continue
+                    # Clear before reading: a wake-up after this point is not lost.
+                    waiter.event.clear()
+                    final = False
+                else:
+                    # Nothing happened: a heartbeat keeps proxies from closing an idle request.
+                    await self.aappend(queue_id, heartbeat_event())
+                    final = True
+                result = await self.afetch(
+                    user_id, queue_id, None, token=token, claim=False, final=final, hold_seconds=hold
+                )
+            return result.events
+        finally:
+            self._waiters.remove(queue_id, waiter)
+
+    # Lifecycle (the app's lifespan) -------------------------------------------------------
+
+    async def start(self) -> None:
+        """Begin serving: restore saved queues (memory store) and collect garbage regularly."""
+        if self._gc_task is None:
+            self._gc_task = asyncio.create_task(self._collect_periodically())
+
+    async def stop(self) -> None:
+        if self._gc_task is not None:
+            self._gc_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._gc_task
+            self._gc_task = None
+
+    def should_collect(self) -> bool:
+        """Whether this process collects garbage now (stores shared by processes take turns)."""
+        return True
+
+    async def _collect_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.gc_interval_seconds)
+            try:
+                if not await self.run_blocking(self.should_collect):
+                    continue
+                removed = await self.run_blocking(self.collect_garbage)
+                if removed:
+                    logger.info("Collected %d idle event queue(s)", len(removed))
+            except Exception:
+                logger.exception("Event queue garbage collection failed")
+
+    @property
+    def waiting_requests(self) -> int:
+        """Long-polls currently waiting in this process."""
+        return self._waiters.count()

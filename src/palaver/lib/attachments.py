@@ -1,0 +1,249 @@
+"""Uploaded files: names and paths, who may read them, the objects clients see, and links.
+
+A file belongs to its uploader until a message links it (``/user_uploads/<path_id>``);
+from then on anyone who may read one of those messages may read the file too. Temporary
+URLs carry an expiring signature made with the file's own secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import re
+import secrets
+import time
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.messages import bulk_access_message_ids
+from palaver.models import UserProfile
+from palaver.models.attachments import Attachment, AttachmentMessage
+from palaver.timeutil import to_timestamp
+
+UPLOAD_URL_PREFIX = "/user_uploads/"
+TEMPORARY_URL_PREFIX = "/user_uploads/temporary/"
+# Zulip's lifetime for temporary URLs: long enough to start a download, no longer.
+TEMPORARY_URL_SECONDS = 60
+
+
+def invalid_attachment() -> JsonableError:
+    return JsonableError("Invalid attachment")
+
+
+def sanitize_file_name(name: str) -> str:
+    """A file name safe in a path and a URL: letters, digits, dots, dashes, underscores."""
+    name = unicodedata.normalize("NFKC", name.replace("\\", "/").rsplit("/", 1)[-1])
+    name = re.sub(r"[^\w\s.-]", "", name).strip()
+    name = re.sub(r"[-\s]+", "-", name)
+    if name.strip(".") == "":
+        return "uploaded-file"
+    return name[:200]
+
+
+def new_path_id(realm_id: int, file_name: str) -> str:
+    return f"{realm_id}/{secrets.token_hex(1)}/{secrets.token_urlsafe(18)}/{sanitize_file_name(file_name)}"
+
+
+def new_url_secret() -> str:
+    return secrets.token_hex(32)
+
+
+def upload_url(path_id: str) -> str:
+    return UPLOAD_URL_PREFIX + quote(path_id)
+
+
+def path_ids_in_links(links: Iterable[str], realm_id: int) -> set[str]:
+    """The uploads of this realm that rendered links point at."""
+    found = set()
+    prefix = f"{realm_id}/"
+    for link in links:
+        path = urlsplit(link).path
+        if path.startswith("user_uploads/"):
+            path = "/" + path
+        if not path.startswith(UPLOAD_URL_PREFIX) or path.startswith(TEMPORARY_URL_PREFIX):
+            continue
+        path_id = unquote(path.removeprefix(UPLOAD_URL_PREFIX))
+        if path_id.startswith(prefix):
+            found.add(path_id)
+    return found
+
+
+# Reads ----------------------------------------------------------------------------------------
+
+
+def attachments_by_path_ids(session: Session, realm_id: int, path_ids: Iterable[str]) -> list[Attachment]:
+    ids = set(path_ids)
+    if not ids:
+        return []
+    return list(
+        session.scalars(
+            select(Attachment)
+            .where(Attachment.realm_id == realm_id, Attachment.path_id.in_(ids))
+            .order_by(Attachment.id)
+        )
+    )
+
+
+def get_attachment_by_path_id(session: Session, realm_id: int, path_id: str) -> Attachment | None:
+    found = attachments_by_path_ids(session, realm_id, [path_id])
+    return found[0] if found else None
+
+
+def linked_message_ids(session: Session, attachment_ids: Iterable[int]) -> dict[int, list[int]]:
+    ids = set(attachment_ids)
+    result: dict[int, list[int]] = defaultdict(list)
+    if not ids:
+        return result
+    rows = session.execute(
+        select(AttachmentMessage.attachment_id, AttachmentMessage.message_id)
+        .where(AttachmentMessage.attachment_id.in_(ids))
+        .order_by(AttachmentMessage.message_id)
+    )
+    for attachment_id, message_id in rows:
+        result[attachment_id].append(message_id)
+    return result
+
+
+def message_attachment_ids(session: Session, message_id: int) -> set[int]:
+    return set(
+        session.scalars(
+            select(AttachmentMessage.attachment_id).where(AttachmentMessage.message_id == message_id)
+        )
+    )
+
+
+def format_attachments(session: Session, attachments: Iterable[Attachment]) -> list[dict[str, Any]]:
+    items = list(attachments)
+    messages = linked_message_ids(session, [a.id for a in items])
+    return [
+        {
+            "id": a.id,
+            "name": a.file_name,
+            "path_id": a.path_id,
+            "size": a.size,
+            "create_time": to_timestamp(a.create_time),
+            "message_ids": messages.get(a.id, []),
+        }
+        for a in items
+    ]
+
+
+def upload_space_used(session: Session, realm_id: int) -> int:
+    total = session.scalar(select(func.sum(Attachment.size)).where(Attachment.realm_id == realm_id))
+    return int(total or 0)
+
+
+def user_attachments(session: Session, user: UserProfile) -> list[Attachment]:
+    return list(
+        session.scalars(select(Attachment).where(Attachment.owner_id == user.id).order_by(Attachment.id))
+    )
+
+
+def get_owned_attachment(session: Session, user: UserProfile, attachment_id: int) -> Attachment:
+    attachment = session.get(Attachment, attachment_id) if 0 < attachment_id < 2**31 else None
+    if attachment is None or attachment.owner_id != user.id:
+        raise invalid_attachment()
+    return attachment
+
+
+def can_access_attachment(session: Session, user: UserProfile, attachment: Attachment) -> bool:
+    """The uploader, and whoever may read a message linking the file."""
+    if attachment.realm_id != user.realm_id:
+        return False
+    if attachment.owner_id == user.id:
+        return True
+    message_ids = linked_message_ids(session, [attachment.id]).get(attachment.id, [])
+    return bool(bulk_access_message_ids(session, user, message_ids))
+
+
+def claimable_attachments(session: Session, sender: UserProfile, path_ids: Iterable[str]) -> list[Attachment]:
+    """Linked uploads a new or edited message may claim: the sender's own, or ones the
+    sender can already read (so resharing works, but guessing another's path does not)."""
+    return [
+        a
+        for a in attachments_by_path_ids(session, sender.realm_id, path_ids)
+        if can_access_attachment(session, sender, a)
+    ]
+
+
+# Serving --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServedFile:
+    path_id: str
+    file_name: str
+    content_type: str | None
+
+
+def user_for_api_key(session: Session, realm_id: int, api_key: str) -> UserProfile | None:
+    """The active user of an active realm with this key (the ``api_key`` query parameter)."""
+    if not api_key or "\x00" in api_key:
+        return None
+    user = session.scalars(select(UserProfile).where(UserProfile.api_key == api_key)).one_or_none()
+    if user is None or user.realm_id != realm_id or not user.is_active or user.realm.deactivated:
+        return None
+    return user
+
+
+def file_for_user(session: Session, user: UserProfile, path_id: str) -> ServedFile:
+    attachment = get_attachment_by_path_id(session, user.realm_id, path_id)
+    # Missing and forbidden look the same.
+    if attachment is None or not can_access_attachment(session, user, attachment):
+        raise JsonableError("File not found", status=404)
+    return ServedFile(attachment.path_id, attachment.file_name, attachment.content_type)
+
+
+def _signature(secret: str, path_id: str, expires: int) -> str:
+    message = f"{path_id}:{expires}".encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:32]
+
+
+def temporary_url(attachment: Attachment, now: float | None = None) -> str:
+    expires = int(now if now is not None else time.time()) + TEMPORARY_URL_SECONDS
+    encoded = base64.urlsafe_b64encode(attachment.path_id.encode()).decode().rstrip("=")
+    token = f"{encoded}.{expires}.{_signature(attachment.url_secret, attachment.path_id, expires)}"
+    return f"{TEMPORARY_URL_PREFIX}{token}/{quote(attachment.file_name)}"
+
+
+def file_for_temporary_token(session: Session, token: str, now: float | None = None) -> ServedFile:
+    not_found = JsonableError("File not found", status=404)
+    try:
+        encoded, expires_text, signature = token.split(".")
+        path_id = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+        expires = int(expires_text)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise not_found from None
+    if expires < (now if now is not None else time.time()):
+        raise not_found
+    realm_part = path_id.split("/", 1)[0]
+    if not realm_part.isdigit() or not 0 < int(realm_part) < 2**31:
+        raise not_found
+    attachment = get_attachment_by_path_id(session, int(realm_part), path_id)
+    if attachment is None or not hmac.compare_digest(
+        signature, _signature(attachment.url_secret, path_id, expires)
+    ):
+        raise not_found
+    return ServedFile(attachment.path_id, attachment.file_name, attachment.content_type)
+
+
+def accessible_attachment(
+    session: Session, user: UserProfile, realm_id_str: str, filename: str
+) -> Attachment:
+    """For GET /user_uploads/{realm_id_str}/{filename}: the file, if the user may read it."""
+    attachment = None
+    if realm_id_str == str(user.realm_id):
+        attachment = get_attachment_by_path_id(session, user.realm_id, f"{realm_id_str}/{filename}")
+    if attachment is None or not can_access_attachment(session, user, attachment):
+        raise JsonableError("File not found", status=404)
+    return attachment

@@ -1,0 +1,102 @@
+"""Bot reads: who may manage a bot, and the bot fields beyond the user row.
+
+A bot's default channels and outgoing-webhook service live in their own tables
+(``models/bots.py``); ``bot_extra_fields`` gives them as the Bot object of the API names them,
+for GET /bots, realm_bot events and ``realm_bots`` in /register.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.users import get_realm_user
+from palaver.models.bots import BotDefaults, BotService, ServiceInterface
+from palaver.models.channels import Stream
+from palaver.models.users import UserProfile
+
+# What the local part of a bot's email may hold before "-bot".
+_SHORT_NAME = re.compile(r"^[A-Za-z0-9_.+\-]+$")
+MAX_SHORT_NAME_LENGTH = 60
+
+
+def check_short_name(short_name: str) -> str:
+    short_name = short_name.strip()
+    if not short_name or len(short_name) > MAX_SHORT_NAME_LENGTH or _SHORT_NAME.match(short_name) is None:
+        raise JsonableError("Bad name or username")
+    return short_name
+
+
+def check_interface_type(interface: int) -> int:
+    if interface not in (ServiceInterface.GENERIC, ServiceInterface.SLACK):
+        raise JsonableError("Invalid interface type")
+    return interface
+
+
+def check_payload_url(var_name: str, url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url):
+        raise JsonableError(f"{var_name} is not a URL")
+    return url
+
+
+def access_bot_by_id(session: Session, user: UserProfile, bot_id: int) -> UserProfile:
+    """A bot the user may manage: their own, or any bot of the realm for administrators."""
+    bot = get_realm_user(session, user.realm_id, bot_id)
+    if bot is None or not bot.is_bot:
+        raise JsonableError("No such bot")
+    if not user.is_realm_admin and bot.bot_owner_id != user.id:
+        raise JsonableError("Insufficient permission")
+    return bot
+
+
+def get_bot_defaults(session: Session, bot_id: int) -> BotDefaults | None:
+    return session.get(BotDefaults, bot_id)
+
+
+def get_bot_services(session: Session, bot_id: int) -> list[BotService]:
+    return list(
+        session.scalars(select(BotService).where(BotService.bot_profile_id == bot_id).order_by(BotService.id))
+    )
+
+
+def _stream_name(session: Session, stream_id: int | None) -> str | None:
+    if stream_id is None:
+        return None
+    stream = session.get(Stream, stream_id)
+    return stream.name if stream is not None else None
+
+
+def format_service(service: BotService) -> dict[str, Any]:
+    return {"base_url": service.base_url, "interface": service.interface, "token": service.token}
+
+
+def bot_extra_fields(session: Session, bot: UserProfile) -> dict[str, Any]:
+    """default_sending_stream, default_events_register_stream, default_all_public_streams
+    and services of the Bot object."""
+    defaults = get_bot_defaults(session, bot.id)
+    return {
+        "default_sending_stream": _stream_name(
+            session, defaults.default_sending_stream_id if defaults else None
+        ),
+        "default_events_register_stream": _stream_name(
+            session, defaults.default_events_register_stream_id if defaults else None
+        ),
+        "default_all_public_streams": defaults.default_all_public_streams if defaults else False,
+        "services": [format_service(s) for s in get_bot_services(session, bot.id)],
+    }
+
+
+def owned_bots(session: Session, user: UserProfile) -> list[UserProfile]:
+    return list(
+        session.scalars(
+            select(UserProfile)
+            .where(UserProfile.bot_owner_id == user.id, UserProfile.is_bot, UserProfile.is_active)
+            .order_by(UserProfile.id)
+        )
+    )

@@ -1,0 +1,275 @@
+"""Group-setting values: who holds a permission, as a user group or a set of users and groups.
+
+A value arrives as a group ID or as ``{"direct_members": [...], "direct_subgroups": [...]}``.
+Settings are stored as one user_group ID: a named group as it is, an object as an anonymous
+group (``name`` None) made for that one setting. Clients get back the ID of a named group, or
+the object with deactivated members left out.
+
+Functions here that store values flush rows but open no transaction and send no events; the
+calling action owns both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.user_groups import NOBODY, is_user_in_group
+from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
+
+
+class AnonymousGroupValue(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    direct_members: list[int] = Field(default_factory=list)
+    direct_subgroups: list[int] = Field(default_factory=list)
+
+
+GroupSettingValue = int | AnonymousGroupValue
+RenderedGroupSetting = int | dict[str, list[int]]
+
+
+class GroupSettingUpdate(BaseModel):
+    """The PATCH form of a group setting: the new value and, optionally, the expected old one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    new: GroupSettingValue
+    old: GroupSettingValue | None = None
+
+
+# A default naming the user who creates the object (a channel's first administrator).
+CREATOR = "creator"
+
+
+@dataclass(frozen=True)
+class GroupSettingRule:
+    """Which values a setting accepts, and what it holds for a new object."""
+
+    default: str
+    allow_internet_group: bool = False
+    allow_everyone_group: bool = True
+    allow_nobody_group: bool = True
+    require_system_group: bool = False
+
+
+@dataclass(frozen=True)
+class ResolvedValue:
+    """A validated value: a named group, or the members and subgroups of an anonymous one."""
+
+    group_id: int | None = None
+    members: frozenset[int] = frozenset()
+    subgroups: frozenset[int] = frozenset()
+
+
+def _invalid_group() -> JsonableError:
+    return JsonableError("Invalid user group")
+
+
+def _named_group(session: Session, realm_id: int, group_id: int) -> UserGroup:
+    group = session.get(UserGroup, group_id)
+    if group is None or group.realm_id != realm_id or group.name is None or group.deactivated:
+        raise _invalid_group()
+    return group
+
+
+def _check_named_group(setting_name: str, group: UserGroup, rule: GroupSettingRule) -> None:
+    forbidden = {
+        "role:internet": not rule.allow_internet_group,
+        "role:everyone": not rule.allow_everyone_group,
+        NOBODY: not rule.allow_nobody_group,
+    }
+    if group.is_system_group and forbidden.get(group.name or ""):
+        raise JsonableError(f"'{setting_name}' setting cannot be set to '{group.name}' group.")
+    if rule.require_system_group and not group.is_system_group:
+        raise JsonableError(f"'{setting_name}' must be a system user group.")
+
+
+def _system_group_id(session: Session, realm_id: int, name: str) -> int:
+    group_id = session.scalar(
+        select(UserGroup.id).where(
+            UserGroup.realm_id == realm_id, UserGroup.is_system_group, UserGroup.name == name
+        )
+    )
+    assert group_id is not None, f"realm {realm_id} lacks system group {name}"
+    return group_id
+
+
+def parse_group_setting_value(
+    session: Session, realm_id: int, setting_name: str, value: GroupSettingValue, rule: GroupSettingRule
+) -> ResolvedValue:
+    """Validate a value for one setting; a lone subgroup or an empty object become named groups."""
+    if isinstance(value, AnonymousGroupValue):
+        members = frozenset(value.direct_members)
+        subgroups = frozenset(value.direct_subgroups)
+        if not members and len(subgroups) == 1:
+            value = next(iter(subgroups))
+        elif not members and not subgroups:
+            value = _system_group_id(session, realm_id, NOBODY)
+        else:
+            if rule.require_system_group:
+                raise JsonableError(f"'{setting_name}' must be a system user group.")
+            for group_id in sorted(subgroups):
+                group = _named_group(session, realm_id, group_id)
+                # A subgroup holding everyone makes the whole value hold everyone.
+                if group.name != NOBODY:
+                    _check_named_group(setting_name, group, rule)
+            found = set(
+                session.scalars(
+                    select(UserProfile.id).where(
+                        UserProfile.id.in_(members), UserProfile.realm_id == realm_id, UserProfile.is_active
+                    )
+                )
+            )
+            missing = sorted(members - found)
+            if missing:
+                raise JsonableError(f"Invalid user ID: {missing[0]}")
+            return ResolvedValue(members=members, subgroups=subgroups)
+    group = _named_group(session, realm_id, value)
+    _check_named_group(setting_name, group, rule)
+    return ResolvedValue(group_id=group.id)
+
+
+def _anonymous_contents(session: Session, group_id: int) -> tuple[frozenset[int], frozenset[int]]:
+    members = session.scalars(
+        select(UserGroupMembership.user_profile_id)
+        .join(UserProfile, UserProfile.id == UserGroupMembership.user_profile_id)
+        .where(UserGroupMembership.user_group_id == group_id, UserProfile.is_active)
+    )
+    subgroups = session.scalars(
+        select(GroupGroupMembership.subgroup_id).where(GroupGroupMembership.supergroup_id == group_id)
+    )
+    return frozenset(members), frozenset(subgroups)
+
+
+def current_value(session: Session, group_id: int) -> ResolvedValue:
+    group = session.get(UserGroup, group_id)
+    assert group is not None
+    if group.name is not None:
+        return ResolvedValue(group_id=group_id)
+    members, subgroups = _anonymous_contents(session, group_id)
+    return ResolvedValue(members=members, subgroups=subgroups)
+
+
+def store_group_setting_value(session: Session, realm_id: int, value: ResolvedValue) -> int:
+    """The group ID to store for a value, creating its anonymous group when it needs one."""
+    if value.group_id is not None:
+        return value.group_id
+    group = UserGroup(realm_id=realm_id, name=None, description="", is_system_group=False)
+    session.add(group)
+    session.flush()
+    session.add_all(UserGroupMembership(user_group_id=group.id, user_profile_id=u) for u in value.members)
+    session.add_all(GroupGroupMembership(supergroup_id=group.id, subgroup_id=g) for g in value.subgroups)
+    session.flush()
+    return group.id
+
+
+def default_group_setting(
+    session: Session, realm_id: int, rule: GroupSettingRule, creator_id: int | None
+) -> int:
+    if rule.default == CREATOR:
+        if creator_id is None:
+            return _system_group_id(session, realm_id, NOBODY)
+        return store_group_setting_value(session, realm_id, ResolvedValue(members=frozenset({creator_id})))
+    return _system_group_id(session, realm_id, rule.default)
+
+
+def _same_value(expected: GroupSettingValue, current: ResolvedValue) -> bool:
+    if isinstance(expected, AnonymousGroupValue):
+        members, subgroups = frozenset(expected.direct_members), frozenset(expected.direct_subgroups)
+        if members or len(subgroups) != 1:
+            return current.group_id is None and (members, subgroups) == (current.members, current.subgroups)
+        expected = next(iter(subgroups))
+    return current.group_id == expected
+
+
+def check_expected_value(session: Session, group_id: int, expected: GroupSettingValue | None) -> None:
+    """Refuse an update whose ``old`` value no longer matches, so concurrent edits are not lost."""
+    if expected is not None and not _same_value(expected, current_value(session, group_id)):
+        raise JsonableError("'old' value does not match the expected value.", code="EXPECTATION_MISMATCH")
+
+
+def set_group_setting(
+    session: Session, target: Any, setting_name: str, value: ResolvedValue, realm_id: int
+) -> bool:
+    """Point ``target.<setting_name>`` at the value; returns whether it changed.
+
+    The anonymous group the setting held before belongs to it alone and is removed.
+    """
+    old_id: int = getattr(target, setting_name)
+    if current_value(session, old_id) == value:
+        return False
+    setattr(target, setting_name, store_group_setting_value(session, realm_id, value))
+    session.flush()
+    old = session.get(UserGroup, old_id)
+    if old is not None and old.name is None:
+        session.execute(delete(UserGroup).where(UserGroup.id == old_id))
+    return True
+
+
+def render_group_settings(session: Session, group_ids: Iterable[int]) -> dict[int, RenderedGroupSetting]:
+    """How clients see each setting value, for many at once (a list of channels)."""
+    ids = set(group_ids)
+    if not ids:
+        return {}
+    names = session.execute(select(UserGroup.id, UserGroup.name).where(UserGroup.id.in_(ids)))
+    named = {group_id: name for group_id, name in names}
+    anonymous = {gid for gid, name in named.items() if name is None}
+    members: dict[int, list[int]] = {gid: [] for gid in anonymous}
+    subgroups: dict[int, list[int]] = {gid: [] for gid in anonymous}
+    if anonymous:
+        rows = session.execute(
+            select(UserGroupMembership.user_group_id, UserGroupMembership.user_profile_id)
+            .join(UserProfile, UserProfile.id == UserGroupMembership.user_profile_id)
+            .where(UserGroupMembership.user_group_id.in_(anonymous), UserProfile.is_active)
+        )
+        for gid, uid in rows:
+            members[gid].append(uid)
+        for gid, sub in session.execute(
+            select(GroupGroupMembership.supergroup_id, GroupGroupMembership.subgroup_id).where(
+                GroupGroupMembership.supergroup_id.in_(anonymous)
+            )
+        ):
+            subgroups[gid].append(sub)
+    return {
+        gid: {"direct_members": sorted(members[gid]), "direct_subgroups": sorted(subgroups[gid])}
+        if gid in anonymous
+        else gid
+        for gid in ids
+    }
+
+
+def render_group_setting(session: Session, group_id: int) -> RenderedGroupSetting:
+    return render_group_settings(session, [group_id])[group_id]
+
+
+def groups_containing_user(session: Session, user_id: int) -> set[int]:
+    """Every group the user belongs to, directly or through subgroups, for checking many settings."""
+    found = set(
+        session.scalars(
+            select(UserGroupMembership.user_group_id).where(UserGroupMembership.user_profile_id == user_id)
+        )
+    )
+    frontier = set(found)
+    while frontier:
+        parents = set(
+            session.scalars(
+                select(GroupGroupMembership.supergroup_id).where(
+                    GroupGroupMembership.subgroup_id.in_(frontier)
+                )
+            )
+        )
+        frontier = parents - found
+        found |= frontier
+    return found
+
+
+def user_has_permission(session: Session, user: UserProfile, group_id: int | None) -> bool:
+    """Whether an active user holds the permission a setting grants."""
+    return user.is_active and is_user_in_group(session, user, group_id)

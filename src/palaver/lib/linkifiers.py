@@ -1,0 +1,88 @@
+"""Linkifier reads, validation, and the form the Markdown renderer takes them in."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.markdown import LinkifierRef
+from palaver.lib.url_templates import InvalidUrlTemplateError, url_template_variables
+from palaver.lib.users import MAX_ID
+from palaver.models.linkifiers import RealmFilter
+
+MAX_PATTERN_LENGTH = 1000
+MAX_URL_TEMPLATE_LENGTH = 1000
+# The group lib.markdown wraps each pattern in.
+_RENDERER_GROUP = "palaver_linkifier_match"
+
+
+def get_linkifiers(session: Session, realm_id: int) -> list[RealmFilter]:
+    """The realm's linkifiers in the order they apply."""
+    return list(
+        session.scalars(
+            select(RealmFilter)
+            .where(RealmFilter.realm_id == realm_id)
+            .order_by(RealmFilter.order, RealmFilter.id)
+        )
+    )
+
+
+def linkifiers_for_realm(session: Session, realm_id: int) -> list[LinkifierRef]:
+    """What ``MarkdownContext.linkifiers`` needs to render the realm's messages and topics."""
+    return [
+        LinkifierRef(pattern=f.pattern, url_template=f.url_template)
+        for f in get_linkifiers(session, realm_id)
+    ]
+
+
+def format_linkifier(linkifier: RealmFilter) -> dict[str, Any]:
+    return {"id": linkifier.id, "pattern": linkifier.pattern, "url_template": linkifier.url_template}
+
+
+def access_linkifier(session: Session, realm_id: int, linkifier_id: int) -> RealmFilter:
+    linkifier = session.get(RealmFilter, linkifier_id) if 0 < linkifier_id <= MAX_ID else None
+    if linkifier is None or linkifier.realm_id != realm_id:
+        raise JsonableError("Linkifier not found.")
+    return linkifier
+
+
+def check_linkifier(pattern: str, url_template: str) -> tuple[str, str]:
+    """Check a pattern and template belong together: the template's variables are exactly
+    the pattern's named groups. Returns them stripped of surrounding whitespace."""
+    pattern = pattern.strip()
+    url_template = url_template.strip()
+    if not pattern:
+        raise JsonableError("Pattern cannot be blank.")
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise JsonableError(f"pattern is too long (limit: {MAX_PATTERN_LENGTH} characters)")
+    if len(url_template) > MAX_URL_TEMPLATE_LENGTH:
+        raise JsonableError(f"url_template is too long (limit: {MAX_URL_TEMPLATE_LENGTH} characters)")
+    try:
+        regex = re.compile(pattern)
+        # The renderer embeds the pattern in a larger expression (see lib.markdown), where
+        # e.g. global flags that are fine on their own are not; check it compiles there too.
+        re.compile(f"(?P<{_RENDERER_GROUP}>{pattern})")
+    except (re.error, RecursionError, OverflowError) as e:
+        message = e.msg if isinstance(e, re.error) else "pattern is too complex"
+        raise JsonableError(f"Bad regular expression: {message}") from None
+    if regex.fullmatch("") is not None:
+        # A pattern matching nothing at all would link every position of every message.
+        raise JsonableError("Bad regular expression: pattern matches the empty string")
+    try:
+        variables = set(url_template_variables(url_template))
+    except InvalidUrlTemplateError:
+        raise JsonableError("Invalid URL template.") from None
+    groups = set(regex.groupindex)
+    if variables - groups:
+        raise JsonableError(
+            f"Group {min(variables - groups)!r} in URL template is not present in linkifier pattern."
+        )
+    if groups - variables:
+        raise JsonableError(
+            f"Group {min(groups - variables)!r} in linkifier pattern is not present in URL template."
+        )
+    return pattern, url_template

@@ -1,0 +1,69 @@
+"""Which realm a request is for, and realm-level reads."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from palaver.config import Settings
+from palaver.lib.exceptions import JsonableError
+from palaver.models import Realm, UserProfile
+
+
+def _strip_port(host: str) -> str:
+    if host.startswith("["):
+        return host.split("]")[0] + "]"
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def subdomain_for_host(settings: Settings, host: str) -> str:
+    """The realm string ID a Host header selects; the bare host selects the root realm.
+
+    Ports are ignored so that the same server answers on any port it is reached at.
+    """
+    host = _strip_port(host.strip().lower())
+    base = _strip_port(settings.external_host)
+    if host.endswith("." + base):
+        return host[: -len(base) - 1]
+    return settings.root_realm_string_id
+
+
+def get_realm_by_string_id(session: Session, string_id: str) -> Realm | None:
+    return session.scalars(select(Realm).where(Realm.string_id == string_id)).one_or_none()
+
+
+def get_realm_for_host(session: Session, settings: Settings, host: str) -> Realm:
+    realm = get_realm_by_string_id(session, subdomain_for_host(settings, host))
+    if realm is None:
+        raise JsonableError("There is no organization at this URL", status=404)
+    return realm
+
+
+def realm_url(settings: Settings, realm: Realm) -> str:
+    if realm.string_id == settings.root_realm_string_id:
+        return settings.external_url
+    return f"{settings.external_scheme}://{realm.string_id}.{settings.external_host}"
+
+
+def realm_email_host(settings: Settings, realm: Realm) -> str:
+    """Domain of API-only emails for users who hide their real address."""
+    return _strip_port(realm_url(settings, realm).split("://", 1)[1])
+
+
+def active_user_ids(session: Session, realm_id: int) -> list[int]:
+    return list(
+        session.scalars(select(UserProfile.id).where(UserProfile.realm_id == realm_id, UserProfile.is_active))
+    )
+
+
+def active_admin_ids(session: Session, realm_id: int) -> list[int]:
+    return list(
+        session.scalars(
+            select(UserProfile.id).where(
+                UserProfile.realm_id == realm_id,
+                UserProfile.is_active,
+                UserProfile.role <= 200,
+                UserProfile.is_bot.is_(False),
+            )
+        )
+    )

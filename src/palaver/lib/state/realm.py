@@ -1,0 +1,175 @@
+"""Organization settings, server facts and limits (``realm``), and new users' defaults."""
+
+from __future__ import annotations
+
+import hashlib
+
+from palaver.lib import limits
+from palaver.lib.group_settings import render_group_settings
+from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.register import StateContext, StateDict, state_provider
+from palaver.lib.user_groups import get_system_groups
+from palaver.lib.user_settings import setting_specs
+from palaver.models import RealmUserDefault
+from palaver.models.realm import REALM_GROUP_SETTINGS
+from palaver.timeutil import to_timestamp
+
+# How clients display the empty topic when they cannot show an empty string.
+EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+
+PASSWORD_MIN_LENGTH = 6
+PASSWORD_MAX_LENGTH = 100
+
+EMOJISET_CHOICES = [
+    {"key": "google", "text": "Google"},
+    {"key": "twitter", "text": "Twitter"},
+    {"key": "text", "text": "Plain text"},
+]
+
+
+def available_notification_sounds() -> list[str]:
+    choices = setting_specs()["notification_sound"].choices or frozenset()
+    # "none" is the absence of a sound, not one clients can play.
+    return sorted(str(c) for c in choices if c != "none")
+
+
+def _limit_fields(ctx: StateContext) -> StateDict:
+    return {
+        **limits.register_limits(),
+        "max_topic_length": limits.MAX_TOPIC_LENGTH,
+        "max_message_length": limits.MAX_MESSAGE_LENGTH,
+        "max_file_upload_size_mib": ctx.settings.max_file_upload_size_mib,
+        "max_avatar_file_size_mib": 5,
+        "max_icon_file_size_mib": 5,
+        "max_logo_file_size_mib": 5,
+    }
+
+
+def _server_fields(ctx: StateContext) -> StateDict:
+    return {
+        "server_generation": ctx.server_generation,
+        "server_presence_ping_interval_seconds": 60,
+        "server_presence_offline_threshold_seconds": 140,
+        "server_typing_started_expiry_period_milliseconds": 45000,
+        "server_typing_stopped_wait_period_milliseconds": 5000,
+        "server_typing_started_wait_period_milliseconds": 10000,
+        "server_min_deactivated_realm_deletion_days": None,
+        "server_max_deactivated_realm_deletion_days": None,
+        "server_inline_image_preview": True,
+        "server_inline_url_embed_preview": False,
+        "server_thumbnail_formats": [],
+        "server_avatar_changes_disabled": False,
+        "server_name_changes_disabled": False,
+        "server_needs_upgrade": False,
+        "server_web_public_streams_enabled": False,
+        "server_jitsi_server_url": None,
+        "server_can_summarize_topics": False,
+        "settings_send_digest_emails": False,
+        "development_environment": False,
+        "password_min_length": PASSWORD_MIN_LENGTH,
+        "password_max_length": PASSWORD_MAX_LENGTH,
+        "password_min_guesses": 10000,
+        "zulip_plan_is_not_limited": True,
+        "upgrade_text_for_wide_organization_logo": "",
+        "jitsi_server_url": None,
+    }
+
+
+@state_provider("realm")
+def realm_state(ctx: StateContext) -> StateDict:
+    realm = ctx.realm
+    settings = ctx.settings
+    url = realm_url(settings, realm)
+    digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
+    moves_within = realm.move_messages_within_stream_limit_seconds
+    moves_between = realm.move_messages_between_streams_limit_seconds
+    group_ids = {name: getattr(realm, name) for name in REALM_GROUP_SETTINGS}
+    owners = get_system_groups(ctx.session, realm.id)["role:owners"].id
+    rendered = render_group_settings(
+        ctx.session, [gid for gid in group_ids.values() if gid is not None] + [owners]
+    )
+    state: StateDict = {
+        "realm_name": realm.name,
+        # Markdown source; clients render it (GET /server_settings sends the HTML).
+        "realm_description": realm.description,
+        "realm_url": url,
+        "realm_uri": url,
+        "realm_date_created": to_timestamp(realm.date_created),
+        "realm_org_type": realm.org_type,
+        "realm_plan_type": 1,
+        "realm_icon_url": f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={realm.icon_version}",
+        "realm_icon_source": realm.icon_source,
+        "realm_logo_url": "",
+        "realm_logo_source": "D",
+        "realm_night_logo_url": "",
+        "realm_night_logo_source": "D",
+        "realm_bot_domain": realm_email_host(settings, realm),
+        "realm_default_language": realm.default_language,
+        "realm_invite_required": realm.invite_required,
+        "realm_emails_restricted_to_domains": realm.emails_restricted_to_domains,
+        "realm_disallow_disposable_email_addresses": True,
+        "realm_waiting_period_threshold": realm.waiting_period_threshold,
+        "realm_enable_spectator_access": realm.enable_spectator_access,
+        "realm_message_retention_days": -1
+        if realm.message_retention_days is None
+        else realm.message_retention_days,
+        "realm_allow_message_editing": realm.allow_message_editing,
+        "realm_allow_edit_history": realm.allow_edit_history,
+        "realm_message_edit_history_visibility_policy": "all" if realm.allow_edit_history else "none",
+        "realm_message_content_edit_limit_seconds": realm.message_content_edit_limit_seconds,
+        "realm_move_messages_within_stream_limit_seconds": moves_within,
+        "realm_move_messages_between_streams_limit_seconds": moves_between,
+        "realm_message_content_delete_limit_seconds": realm.message_content_delete_limit_seconds,
+        "realm_topics_policy": realm.topics_policy,
+        "realm_mandatory_topics": realm.mandatory_topics,
+        "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
+        "realm_email_changes_disabled": True,
+        "realm_name_changes_disabled": False,
+        "realm_avatar_changes_disabled": False,
+        "realm_require_unique_names": False,
+        "realm_digest_emails_enabled": False,
+        "realm_digest_weekday": 1,
+        "realm_send_welcome_emails": False,
+        "realm_message_content_allowed_in_email_notifications": True,
+        "realm_want_advertise_in_communities_directory": False,
+        "realm_inline_image_preview": True,
+        "realm_inline_url_embed_preview": False,
+        "realm_default_code_block_language": "",
+        "realm_video_chat_provider": 0,
+        "realm_available_video_chat_providers": {"disabled": {"name": "None", "id": 0}},
+        "realm_jitsi_server_url": None,
+        "realm_enable_read_receipts": True,
+        "realm_enable_guest_user_indicator": True,
+        "realm_enable_guest_user_dm_warning": True,
+        "realm_presence_disabled": False,
+        "realm_is_zephyr_mirror_realm": False,
+        "realm_email_auth_enabled": True,
+        "realm_password_auth_enabled": True,
+        "realm_authentication_methods": {"Email": {"enabled": True, "available": True}},
+        "realm_push_notifications_enabled": settings.push_relay_url is not None,
+        "realm_push_notifications_enabled_end_timestamp": None,
+        "realm_upload_quota_mib": None,
+        "realm_default_external_accounts": {},
+        "realm_moderation_request_channel_id": -1,
+        "realm_new_stream_announcements_stream_id": -1,
+        "realm_signup_announcements_stream_id": -1,
+        "realm_zulip_update_announcements_stream_id": -1,
+        # Billing is not a concept here; owners hold it, as they do by default elsewhere.
+        "realm_can_manage_billing_group": rendered[owners],
+        **_limit_fields(ctx),
+        **_server_fields(ctx),
+    }
+    for name, gid in group_ids.items():
+        state[f"realm_{name}"] = rendered[gid] if gid is not None else None
+    return state
+
+
+@state_provider("realm_user_settings_defaults")
+def realm_user_settings_defaults(ctx: StateContext) -> StateDict:
+    defaults = ctx.session.get(RealmUserDefault, ctx.realm.id)
+    values: StateDict = {}
+    if defaults is not None:
+        values = {name: getattr(defaults, name) for name in setting_specs()}
+    values["emojiset_choices"] = EMOJISET_CHOICES
+    values["available_notification_sounds"] = available_notification_sounds()
+    return {"realm_user_settings_defaults": values}

@@ -1,0 +1,136 @@
+"""Where uploaded bytes live: one interface, local disk by default or S3-compatible storage.
+
+Everything that stores files (message uploads, custom emoji, avatars) goes through
+``FileStorage`` with a relative key such as ``"2/ab/Xy12.../notes.txt"``; only this module
+knows whether a key is a path under ``Settings.upload_dir`` or an object in a bucket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import tempfile
+from abc import ABC, abstractmethod
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from palaver.config import Settings
+
+
+class StorageKeyError(ValueError):
+    """A key that could escape the storage root (``..``, absolute, empty parts)."""
+
+
+def check_key(key: str) -> str:
+    parts = PurePosixPath(key).parts
+    if (
+        not key
+        or key.startswith("/")
+        or "\\" in key
+        or "\x00" in key
+        or any(part in ("", ".", "..") for part in parts)
+        or len(parts) != len(key.split("/"))
+    ):
+        raise StorageKeyError(key)
+    return key
+
+
+class FileStorage(ABC):
+    @abstractmethod
+    def save(self, key: str, data: bytes, content_type: str | None = None) -> None: ...
+
+    @abstractmethod
+    def read(self, key: str) -> bytes | None:
+        """The stored bytes, or None when nothing is stored under the key."""
+
+    @abstractmethod
+    def delete(self, key: str) -> None:
+        """Remove the key; removing a missing key is not an error."""
+
+    def exists(self, key: str) -> bool:
+        return self.read(key) is not None
+
+
+class LocalFileStorage(FileStorage):
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, key: str) -> Path:
+        return self.root.joinpath(*check_key(key).split("/"))
+
+    def save(self, key: str, data: bytes, content_type: str | None = None) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Write then rename, so a reader never sees a half-written file.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+    def read(self, key: str) -> bytes | None:
+        try:
+            return self._path(key).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
+    def delete(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._path(key).unlink()
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+
+class S3FileStorage(FileStorage):
+    """Objects in one bucket; ``client`` is a boto3 S3 client (tests pass a stub)."""
+
+    def __init__(self, client: Any, bucket: str, prefix: str = "") -> None:
+        self.client = client
+        self.bucket = bucket
+        self.prefix = prefix
+
+    def _key(self, key: str) -> str:
+        return self.prefix + check_key(key)
+
+    def save(self, key: str, data: bytes, content_type: str | None = None) -> None:
+        extra = {"ContentType": content_type} if content_type else {}
+        self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data, **extra)
+
+    def read(self, key: str) -> bytes | None:
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+        except Exception as e:
+            if _is_missing(e):
+                return None
+            raise
+        body: bytes = response["Body"].read()
+        return body
+
+    def delete(self, key: str) -> None:
+        # S3 answers a delete of a missing key with success.
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+
+def _is_missing(error: Exception) -> bool:
+    # botocore's ClientError carries the S3 error code; NoSuchKey is also its own class.
+    response = getattr(error, "response", None)
+    code = response.get("Error", {}).get("Code") if isinstance(response, dict) else None
+    return code in ("NoSuchKey", "404", "NotFound") or type(error).__name__ == "NoSuchKey"
+
+
+def make_storage(settings: Settings, *, s3_client: Any = None) -> FileStorage:
+    """The storage the settings choose: a bucket when ``s3_bucket`` is set, else local disk."""
+    if settings.s3_bucket:
+        if s3_client is None:
+            # boto3 is the optional `s3` extra; imported only when a bucket is configured.
+            boto3 = importlib.import_module("boto3")
+            s3_client = boto3.client("s3", endpoint_url=settings.s3_endpoint_url or None)
+        return S3FileStorage(s3_client, settings.s3_bucket)
+    assert settings.upload_dir is not None
+    return LocalFileStorage(settings.upload_dir)

@@ -1,0 +1,56 @@
+"""Reads of per-user topic visibility (muted, unmuted, followed topics)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, literal, select
+from sqlalchemy.orm import Session
+
+from palaver.lib.messages import display_topic
+from palaver.models.channels import Stream
+from palaver.models.user_topics import UserTopic, VisibilityPolicy
+from palaver.timeutil import to_timestamp
+
+
+def get_user_topic(session: Session, user_id: int, stream_id: int, topic: str) -> UserTopic | None:
+    # One conversation regardless of case, as the unique index has it.
+    return session.scalar(
+        select(UserTopic).where(
+            UserTopic.user_profile_id == user_id,
+            UserTopic.stream_id == stream_id,
+            func.lower(UserTopic.topic_name) == func.lower(literal(topic)),
+        )
+    )
+
+
+def _rows(session: Session, user_id: int) -> list[tuple[UserTopic, str]]:
+    # Archived channels' topics stay stored, for if the channel returns, but are not shown.
+    query = (
+        select(UserTopic, Stream.name)
+        .join(Stream, Stream.id == UserTopic.stream_id)
+        .where(UserTopic.user_profile_id == user_id, Stream.deactivated.is_(False))
+        .order_by(UserTopic.id)
+    )
+    return [(row, name) for row, name in session.execute(query)]
+
+
+def user_topics_list(session: Session, user_id: int, *, allow_empty_topic_name: bool) -> list[dict[str, Any]]:
+    return [
+        {
+            "stream_id": row.stream_id,
+            "topic_name": display_topic(row.topic_name, allow_empty_topic_name),
+            "last_updated": to_timestamp(row.last_updated),
+            "visibility_policy": row.visibility_policy,
+        }
+        for row, _name in _rows(session, user_id)
+    ]
+
+
+def muted_topics_list(session: Session, user_id: int, *, allow_empty_topic_name: bool) -> list[list[Any]]:
+    """The legacy form: [channel name, topic, timestamp] of each muted topic."""
+    return [
+        [name, display_topic(row.topic_name, allow_empty_topic_name), to_timestamp(row.last_updated)]
+        for row, name in _rows(session, user_id)
+        if row.visibility_policy == VisibilityPolicy.MUTED
+    ]

@@ -1,0 +1,301 @@
+"""User reads: lookups, permission checks, and the User object clients receive."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
+from palaver.lib.profile_fields import profile_data_for_users
+from palaver.models import EmailVisibility, Role, UserProfile
+from palaver.timeutil import to_iso
+
+# IDs are 32-bit columns: a larger number names no user, and must not reach the database.
+MAX_ID = 2**31 - 1
+
+_DUMMY_EMAIL = re.compile(r"^user(\d+)@(.+)$")
+
+
+def dummy_email(user_id: int, email_host: str) -> str:
+    """The API-only address shown for a user whose real one the viewer may not see."""
+    return f"user{user_id}@{email_host}"
+
+
+def can_view_delivery_email(viewer: UserProfile | None, target: UserProfile) -> bool:
+    if target.is_bot:
+        return True
+    if viewer is None:
+        return False
+    if viewer.id == target.id:
+        return True
+    match target.email_address_visibility:
+        case EmailVisibility.EVERYONE:
+            return True
+        case EmailVisibility.MEMBERS:
+            return not viewer.is_guest
+        case EmailVisibility.ADMINS:
+            return viewer.is_realm_admin
+        case EmailVisibility.MODERATORS:
+            return viewer.is_realm_admin or viewer.is_moderator
+    return False
+
+
+def gravatar_url(email: str, version: int, *, medium: bool = False) -> str:
+    digest = hashlib.md5(email.strip().lower().encode(), usedforsecurity=False).hexdigest()
+    size = "&s=500" if medium else ""
+    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={version}{size}"
+
+
+def avatar_url(user: UserProfile, *, medium: bool = False) -> str:
+    return gravatar_url(user.delivery_email, user.avatar_version, medium=medium)
+
+
+def format_user(
+    target: UserProfile,
+    viewer: UserProfile | None,
+    *,
+    client_gravatar: bool,
+    profile_data: dict[str, dict[str, str]] | None = None,
+    email_host: str | None = None,
+) -> dict[str, Any]:
+    """The User object of the interface, as ``viewer`` may see it.
+
+    ``email_host`` is needed for a viewer who is not logged in (``None``).
+    """
+    sees_email = can_view_delivery_email(viewer, target)
+    hosted_elsewhere = target.avatar_source == "G"
+    email = target.email
+    if viewer is None and not target.is_bot:
+        # Visibility "everyone" means everyone in the organization; a spectator is not.
+        assert email_host is not None
+        email = dummy_email(target.id, email_host)
+    result: dict[str, Any] = {
+        "user_id": target.id,
+        "delivery_email": target.delivery_email if sees_email else None,
+        "email": email,
+        "full_name": target.full_name,
+        "date_joined": to_iso(target.date_joined),
+        "is_active": target.is_active,
+        "is_owner": target.role == Role.OWNER,
+        "is_admin": target.is_realm_admin,
+        "is_guest": target.is_guest,
+        "is_bot": target.is_bot,
+        "bot_type": target.bot_type,
+        "bot_owner_id": target.bot_owner_id,
+        "role": target.role,
+        "timezone": target.timezone,
+        # Clients that compute Gravatar URLs themselves need the real address to do so.
+        "avatar_url": None if (client_gravatar and sees_email and hosted_elsewhere) else avatar_url(target),
+        "avatar_version": target.avatar_version,
+        "is_imported_stub": target.is_imported_stub,
+    }
+    if profile_data is not None and not target.is_bot:
+        result["profile_data"] = profile_data
+    return result
+
+
+def format_users(
+    session: Session,
+    users: Sequence[UserProfile],
+    viewer: UserProfile | None,
+    *,
+    client_gravatar: bool,
+    include_custom_profile_fields: bool,
+    email_host: str,
+) -> list[dict[str, Any]]:
+    data = profile_data_for_users(session, [u.id for u in users]) if include_custom_profile_fields else None
+    return [
+        format_user(
+            u,
+            viewer,
+            client_gravatar=client_gravatar,
+            profile_data=data.get(u.id, {}) if data is not None else None,
+            email_host=email_host,
+        )
+        for u in users
+    ]
+
+
+def format_own_user(session: Session, user: UserProfile) -> dict[str, Any]:
+    """GET /users/me: the User fields at top level, without the bot fields."""
+    result = format_user(
+        user,
+        user,
+        client_gravatar=False,
+        profile_data=None if user.is_bot else profile_data_for_users(session, [user.id]).get(user.id, {}),
+    )
+    del result["bot_type"], result["bot_owner_id"]
+    result["max_message_id"] = max_message_id(session, user)
+    return result
+
+
+def max_message_id(session: Session, user: UserProfile) -> int:
+    """ID of the newest message the user has received; -1 before there are any."""
+    from palaver.lib import message_hooks
+
+    return message_hooks.max_message_id(session, user)
+
+
+def user_access_restricted(session: Session, viewer: UserProfile | None) -> bool:
+    """Whether the viewer sees only some users (guests, when the realm limits them)."""
+    from palaver.lib.user_groups import is_user_in_group
+
+    if viewer is None or not viewer.is_guest:
+        return False
+    return not is_user_in_group(session, viewer, viewer.realm.can_access_all_users_group)
+
+
+def accessible_user_filter(session: Session, viewer: UserProfile | None) -> Any:
+    """A SQL condition limiting users to those the viewer may know about.
+
+    A restricted guest sees themselves, bots, and users they share a conversation with.
+    """
+    if not user_access_restricted(session, viewer):
+        return True
+    assert viewer is not None
+    from palaver.lib import message_hooks
+
+    shared = message_hooks.user_ids_sharing_conversations(session, viewer)
+    return (UserProfile.id == viewer.id) | UserProfile.is_bot | UserProfile.id.in_(shared)
+
+
+def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
+    """Active users of the target's realm who may know about the target.
+
+    Everyone, except guests whose access the realm limits and who share no conversation
+    with the target; the target always knows about themselves.
+    """
+    active = list(
+        session.scalars(
+            select(UserProfile).where(UserProfile.realm_id == target.realm_id, UserProfile.is_active)
+        )
+    )
+    if target.is_bot:
+        return [u.id for u in active]
+    from palaver.lib import message_hooks
+
+    return [
+        u.id
+        for u in active
+        if u.id == target.id
+        or not user_access_restricted(session, u)
+        or target.id in message_hooks.user_ids_sharing_conversations(session, u)
+    ]
+
+
+def get_users(
+    session: Session,
+    realm_id: int,
+    viewer: UserProfile | None,
+    user_ids: Iterable[int] | None = None,
+) -> list[UserProfile]:
+    query = select(UserProfile).where(UserProfile.realm_id == realm_id).order_by(UserProfile.id)
+    query = query.where(accessible_user_filter(session, viewer))
+    if user_ids is not None:
+        query = query.where(UserProfile.id.in_([i for i in user_ids if 0 < i <= MAX_ID]))
+    return list(session.scalars(query))
+
+
+def get_realm_user(session: Session, realm_id: int, user_id: int) -> UserProfile | None:
+    """The user of this ID in this realm, if any (deactivated users and bots included)."""
+    target = session.get(UserProfile, user_id) if 0 < user_id <= MAX_ID else None
+    return target if target is not None and target.realm_id == realm_id else None
+
+
+def access_user_by_id(
+    session: Session,
+    viewer: UserProfile,
+    user_id: int,
+    *,
+    allow_deactivated: bool = False,
+    allow_bots: bool = True,
+    for_admin: bool = False,
+) -> UserProfile:
+    """Fetch a user of the viewer's realm; missing and hidden look the same.
+
+    A deactivated user is named as such: everyone who may act on them can list them anyway.
+    """
+    target = get_realm_user(session, viewer.realm_id, user_id)
+    if (
+        target is None
+        or (not allow_bots and target.is_bot)
+        or not session.scalar(
+            select(func.count()).where(UserProfile.id == user_id, accessible_user_filter(session, viewer))
+        )
+    ):
+        raise JsonableError("No such user")
+    if not allow_deactivated and not target.is_active:
+        raise JsonableError("User is deactivated")
+    if for_admin and not viewer.is_realm_admin:
+        raise OrganizationAdministratorRequiredError()
+    return target
+
+
+def access_user_by_email(
+    session: Session, viewer: UserProfile, email: str, *, email_host: str
+) -> UserProfile:
+    """Look a user up by API email, or by real email where the viewer may see it.
+
+    The ``user<ID>@<host>`` form names any user of the realm, whatever their visibility.
+    """
+    lowered = email.strip().lower()
+    dummy = _DUMMY_EMAIL.match(lowered)
+    if dummy is not None and dummy.group(2) == email_host.lower():
+        target = get_realm_user(session, viewer.realm_id, int(dummy.group(1)))
+        if target is not None:
+            return access_user_by_id(session, viewer, target.id, allow_deactivated=True)
+    candidates = session.scalars(
+        select(UserProfile).where(
+            UserProfile.realm_id == viewer.realm_id,
+            (func.lower(UserProfile.email) == lowered) | (func.lower(UserProfile.delivery_email) == lowered),
+        )
+    ).all()
+    for target in candidates:
+        if target.email.lower() == lowered or can_view_delivery_email(viewer, target):
+            return access_user_by_id(session, viewer, target.id, allow_deactivated=True)
+    raise JsonableError("No such user")
+
+
+def get_user_by_delivery_email(session: Session, realm_id: int, email: str) -> UserProfile | None:
+    return session.scalars(
+        select(UserProfile).where(
+            UserProfile.realm_id == realm_id, func.lower(UserProfile.delivery_email) == email.strip().lower()
+        )
+    ).one_or_none()
+
+
+def active_owner_count(session: Session, realm_id: int) -> int:
+    return (
+        session.scalar(
+            select(func.count()).where(
+                UserProfile.realm_id == realm_id,
+                UserProfile.is_active,
+                UserProfile.role == Role.OWNER,
+                UserProfile.is_bot.is_(False),
+            )
+        )
+        or 0
+    )
+
+
+def active_user_count(session: Session, realm_id: int) -> int:
+    """Active accounts of the realm, bots included."""
+    return (
+        session.scalar(select(func.count()).where(UserProfile.realm_id == realm_id, UserProfile.is_active))
+        or 0
+    )
+
+
+def is_last_owner(session: Session, user: UserProfile) -> bool:
+    """Whether the organization would have no active human owner without this user."""
+    return (
+        user.is_realm_owner
+        and not user.is_bot
+        and user.is_active
+        and active_owner_count(session, user.realm_id) <= 1
+    )

@@ -1,0 +1,24 @@
+"""Code playgrounds: where clients may open a code block of a given language."""
+
+from __future__ import annotations
+
+from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from palaver.models.base import Base
+
+
+class RealmPlayground(Base):
+    __tablename__ = "realm_playground"
+    __table_args__ = (
+        # Clients pick a playground by language and then by name, so that pair must be unique.
+        UniqueConstraint(
+            "realm_id", "pygments_language", "name", name="uq_realm_playground_realm_language_name"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(60))
+    pygments_language: Mapped[str] = mapped_column(String(40))
+    url_template: Mapped[str] = mapped_column(Text)

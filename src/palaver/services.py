@@ -1,0 +1,84 @@
+"""The long-lived objects one server process holds, built once by the composition root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from palaver.config import Settings
+from palaver.db import Database
+from palaver.events.queues import QueueBackend
+from palaver.lib.passwords import Passwords
+from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
+
+if TYPE_CHECKING:
+    from palaver.lib.push import PushDispatcher
+
+EVENT_QUEUE_STATE_FILE = "event_queues.json"
+
+
+@dataclass
+class Services:
+    settings: Settings
+    # The event bus is the queue backend: committed events go straight into client queues.
+    bus: QueueBackend
+    db: Database
+    passwords: Passwords
+    rate_limiter: RateLimiter
+    # Present when a push relay is configured: pushes DMs and mentions after commit.
+    push: PushDispatcher | None = None
+
+    @property
+    def queues(self) -> QueueBackend:
+        return self.bus
+
+    def close(self) -> None:
+        if self.push is not None:
+            self.bus.remove_listener(self.push)
+            self.push.close()
+        self.db.dispose()
+        self.bus.close()
+
+
+def build_queue_backend(settings: Settings) -> QueueBackend:
+    """Redis when configured (queues shared by every process), else this process's memory."""
+    if settings.redis_url:
+        from palaver.events.redis_backend import RedisQueueBackend
+
+        return RedisQueueBackend(
+            settings.redis_url,
+            idle_timeout_seconds=settings.event_queue_idle_timeout_seconds,
+            heartbeat_seconds=settings.heartbeat_seconds,
+            key_prefix=RedisQueueBackend.default_key_prefix(settings.database_url),
+        )
+    from palaver.events.memory_backend import MemoryQueueBackend
+
+    return MemoryQueueBackend(
+        idle_timeout_seconds=settings.event_queue_idle_timeout_seconds,
+        heartbeat_seconds=settings.heartbeat_seconds,
+        state_file=settings.data_dir / EVENT_QUEUE_STATE_FILE,
+    )
+
+
+def build_services(settings: Settings) -> Services:
+    bus = build_queue_backend(settings)
+    limiter: RateLimiter
+    if not settings.rate_limiting:
+        limiter = NoRateLimiter()
+    elif settings.redis_url:
+        limiter = RedisRateLimiter(settings.redis_url)
+    else:
+        limiter = MemoryRateLimiter()
+    services = Services(
+        settings=settings,
+        bus=bus,
+        db=Database(settings, bus),
+        passwords=Passwords(settings.password_time_cost, settings.password_memory_cost_kib),
+        rate_limiter=limiter,
+    )
+    if settings.push_relay_url:
+        from palaver.lib.push import PushDispatcher
+
+        services.push = PushDispatcher(services)
+        bus.add_listener(services.push)
+    return services

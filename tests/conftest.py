@@ -1,0 +1,100 @@
+"""Fixtures: one database per test run (SQLite or PostgreSQL), a fresh realm per test.
+
+PALAVER_TEST_DATABASE=postgresql runs the suite against a uniquely named PostgreSQL
+database (created here, dropped afterwards) on PALAVER_TEST_POSTGRES_URL.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from starlette.testclient import TestClient
+
+from palaver.app import create_app
+from palaver.config import Settings, load_settings
+from palaver.migrate import upgrade
+from palaver.services import Services, build_services
+from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm
+
+DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+def _backend() -> str:
+    return os.environ.get("PALAVER_TEST_DATABASE", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if _backend() == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'palaver.db'}"
+        return
+    admin_url = os.environ.get("PALAVER_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN_URL)
+    name = f"palaver_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin_url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "database_url": database_url,
+        "data_dir": data_dir,
+        "external_url": "http://palaver.test",
+        "password_time_cost": 1,
+        "password_memory_cost_kib": 8,
+        "api_rate_limit": "100000/60",
+        "auth_rate_limit_per_username": "1000/60",
+        "auth_rate_limit_per_ip": "1000/60",
+        "create_demo_realm": False,
+        "log_level": "warning",
+    }
+    values.update(overrides)
+    return load_settings(env={}, **values)
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return make_test_settings(database_url, tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="session")
+def services(settings: Settings) -> Iterator[Services]:
+    built = build_services(settings)
+    upgrade(built.db.engine)
+    yield built
+    built.close()
+
+
+@pytest.fixture(scope="session")
+def client(settings: Settings, services: Services) -> Iterator[TestClient]:
+    with TestClient(create_app(settings, services), base_url="http://palaver.test") as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def realm(services: Services) -> SeededRealm:
+    return seed_realm(services)
+
+
+@pytest.fixture
+def api(client: TestClient, realm: SeededRealm) -> Api:
+    return Api(client, realm)
+
+
+@pytest.fixture
+def events(services: Services) -> Iterator[EventRecorder]:
+    recorder = EventRecorder()
+    services.bus.add_listener(recorder)
+    yield recorder
+    services.bus.remove_listener(recorder)

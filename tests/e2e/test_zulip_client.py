@@ -1,0 +1,299 @@
+"""``palaver serve`` as a real process, driven by the ``zulip`` PyPI client.
+
+The server starts on an empty database (a fresh SQLite file, or with
+PALAVER_TEST_DATABASE=postgresql a uniquely named PostgreSQL database made and dropped
+here), creates the demo organization, and prints a zuliprc that the client then uses.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import zulip
+from sqlalchemy import create_engine, text
+
+from palaver.config import Settings
+
+pytestmark = pytest.mark.e2e
+
+DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+DEMO_EMAILS = {
+    "owner@example.com",
+    "alice@example.com",
+    "bob@example.com",
+    "gus@example.com",
+    "demo-bot@example.com",
+}
+
+
+def palaver_command() -> list[str]:
+    script = Path(sys.executable).parent / "palaver"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "palaver.cli"]
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """This process's environment without anything that configures Palaver, plus ``extra``."""
+    names = {f"PALAVER_{name.upper()}" for name in Settings.model_fields}
+    names |= {"PALAVER_CONFIG", "PALAVER_SETTINGS_JSON", "DATABASE_URL", "REDIS_URL"}
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server_database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An empty database of the session's kind: `serve` makes the demo only on an empty one."""
+    if os.environ.get("PALAVER_TEST_DATABASE", "sqlite") == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('e2e-db') / 'palaver.db'}"
+        return
+    admin_url = os.environ.get("PALAVER_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN_URL)
+    name = f"palaver_e2e_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin_url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as conn:
+            # FORCE: a server that failed to stop may still hold connections.
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@dataclass
+class RunningServer:
+    url: str
+    port: int
+    data_dir: Path
+    stdout: Path
+    stderr: Path
+    process: subprocess.Popen[bytes]
+
+    def output(self) -> str:
+        return self.stdout.read_text()
+
+    def logs(self) -> str:
+        return f"stdout:\n{self.output()[-2000:]}\nstderr:\n{self.stderr.read_text()[-3000:]}"
+
+    @property
+    def zuliprc(self) -> Path:
+        return self.data_dir / "demo.zuliprc"
+
+
+def wait_until_serving(server: RunningServer, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(f"palaver serve exited with {server.process.returncode}\n{server.logs()}")
+        try:
+            if httpx.get(f"{server.url}/api/v1/server_settings", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"palaver serve did not answer within {timeout} s\n{server.logs()}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, server_database_url: str) -> Iterator[RunningServer]:
+    tmp = tmp_path_factory.mktemp("e2e-server")
+    port = free_port()
+    env = clean_environment(
+        PALAVER_DATA_DIR=str(tmp / "data"),
+        # The unprefixed name, as a hosting platform would set it.
+        DATABASE_URL=server_database_url,
+        PALAVER_PASSWORD_TIME_COST="1",
+        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
+        PALAVER_LOG_LEVEL="warning",
+    )
+    stdout, stderr = tmp / "stdout.txt", tmp / "stderr.txt"
+    # Files, not pipes: nobody would drain a pipe while the tests run, and a full pipe
+    # blocks the server.
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        process = subprocess.Popen(
+            [*palaver_command(), "serve", "--port", str(port)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+        )
+    running = RunningServer(f"http://127.0.0.1:{port}", port, tmp / "data", stdout, stderr, process)
+    try:
+        wait_until_serving(running)
+        # DATABASE_URL was honoured over the default SQLite file in the data dir.
+        assert not (running.data_dir / "palaver.db").exists()
+        yield running
+    finally:
+        stop(process)
+
+
+def printed_field(output: str, label: str) -> str:
+    for line in output.splitlines():
+        if line.strip().startswith(f"{label}:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError(f"no {label!r} line in:\n{output}")
+
+
+def printed_zuliprc(output: str) -> str:
+    """The zuliprc block ``serve`` prints after its ``zuliprc (also saved to ...):`` line."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("zuliprc (also saved to "))
+    block = []
+    for line in lines[start + 1 :]:
+        if line.startswith("Palaver is serving on"):
+            break
+        block.append(line)
+    return "\n".join(block).strip() + "\n"
+
+
+@pytest.fixture(scope="module")
+def client(server: RunningServer) -> zulip.Client:
+    return zulip.Client(config_file=str(server.zuliprc))
+
+
+# The demo organization and its zuliprc ----------------------------------------------------
+
+
+def test_serve_prints_demo_login_and_zuliprc(server: RunningServer) -> None:
+    output = server.output()
+    assert 'Created the demo organization "Palaver Demo".' in output
+    assert f"zuliprc (also saved to {server.zuliprc}):" in output
+    assert f"Palaver is serving on http://127.0.0.1:{server.port} ({server.url})" in output
+    assert printed_field(output, "URL") == server.url
+    assert printed_field(output, "Email") == "owner@example.com"
+
+    saved = server.zuliprc.read_text()
+    assert printed_zuliprc(output) == saved
+    api_key = printed_field(output, "API key")
+    assert saved == f"[api]\nemail=owner@example.com\nkey={api_key}\nsite={server.url}\n"
+    # It holds an owner's API key.
+    assert stat.S_IMODE(server.zuliprc.stat().st_mode) == 0o600
+
+
+def test_printed_password_fetches_the_api_key(server: RunningServer, client: zulip.Client) -> None:
+    output = server.output()
+    result = client.call_endpoint(
+        "fetch_api_key",
+        method="POST",
+        request={"username": "owner@example.com", "password": printed_field(output, "Password")},
+    )
+    assert result["result"] == "success", result
+    assert result["api_key"] == printed_field(output, "API key")
+    assert result["email"] == "owner@example.com"
+
+
+# The zulip client ---------------------------------------------------------------------------
+
+
+def test_get_profile(client: zulip.Client) -> None:
+    profile = client.get_profile()
+    assert profile["result"] == "success", profile
+    assert profile["email"] == "owner@example.com"
+    assert profile["full_name"] == "Demo Owner"
+    assert (profile["role"], profile["is_owner"], profile["is_admin"]) == (100, True, True)
+    assert profile["is_bot"] is False
+    assert isinstance(profile["user_id"], int)
+
+
+def test_get_members(client: zulip.Client) -> None:
+    result = client.get_members()
+    assert result["result"] == "success", result
+    members = {m["email"]: m for m in result["members"]}
+    assert set(members) == DEMO_EMAILS
+    owner_id = members["owner@example.com"]["user_id"]
+    assert members["alice@example.com"]["role"] == 200
+    assert members["bob@example.com"]["role"] == 400
+    assert members["gus@example.com"]["is_guest"] is True
+    bot = members["demo-bot@example.com"]
+    assert (bot["is_bot"], bot["bot_owner_id"]) == (True, owner_id)
+
+
+def test_get_user_by_id(client: zulip.Client) -> None:
+    members = {m["email"]: m for m in client.get_members()["members"]}
+    alice_id = members["alice@example.com"]["user_id"]
+    result = client.get_user_by_id(alice_id)
+    assert result["result"] == "success", result
+    assert result["user"]["user_id"] == alice_id
+    assert result["user"]["full_name"] == "Alice Admin"
+    assert result["user"]["is_admin"] is True
+
+    missing = client.get_user_by_id(max(m["user_id"] for m in members.values()) + 1000)
+    assert (missing["result"], missing["msg"]) == ("error", "No such user")
+
+
+def test_bad_credentials(server: RunningServer) -> None:
+    bad_key = zulip.Client(email="owner@example.com", api_key="x" * 32, site=server.url)
+    result = bad_key.get_profile()
+    assert result["result"] == "error", result
+    assert result["code"] == "INVALID_API_KEY"
+
+    key = printed_field(server.output(), "API key")
+    wrong_email = zulip.Client(email="bob@example.com", api_key=key, site=server.url)
+    assert wrong_email.get_profile()["code"] == "INVALID_API_KEY"
+
+
+def test_missing_parameter(client: zulip.Client) -> None:
+    result = client.call_endpoint(
+        "users", method="POST", request={"email": "new@example.com", "full_name": "New Person"}
+    )
+    assert result["result"] == "error", result
+    assert result["code"] == "REQUEST_VARIABLE_MISSING"
+    assert result["var_name"] == "password"
+    assert result["msg"] == "Missing 'password' argument"
+    # Nobody was created.
+    assert "new@example.com" not in {m["email"] for m in client.get_members()["members"]}
+
+
+def test_unknown_endpoint(client: zulip.Client) -> None:
+    result = client.call_endpoint("no/such/endpoint", method="GET")
+    assert (result["result"], result["msg"]) == ("error", "Not Found")
+
+
+# Start-up refusals ------------------------------------------------------------------------
+
+
+def test_several_workers_need_redis(tmp_path: Path) -> None:
+    env = clean_environment(PALAVER_DATA_DIR=str(tmp_path / "data"))
+    done = subprocess.run(
+        [*palaver_command(), "serve", "--workers", "2", "--port", str(free_port())],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == (
+        "palaver: error: --workers above 1 needs a Redis URL (PALAVER_REDIS_URL): "
+        "events must cross processes\n"
+    )
+    # It refused before touching the database.
+    assert not (tmp_path / "data").exists()

@@ -1,0 +1,217 @@
+"""Test helpers: a seeded realm of named users and request/assertion shortcuts."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from starlette.testclient import TestClient
+
+from palaver.actions.realm import do_create_realm
+from palaver.actions.users import do_create_user
+from palaver.events.types import validate_event
+from palaver.lib.realm import realm_email_host
+from palaver.models import BotType, Realm, Role
+from palaver.services import Services
+
+PASSWORD = "secret-password"
+_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class TestUser:
+    id: int
+    email: str
+    api_key: str
+    full_name: str
+    role: int
+    is_bot: bool = False
+    password: str = PASSWORD
+
+
+@dataclass
+class SeededRealm:
+    """A fresh organization per test, reached through its own subdomain."""
+
+    id: int
+    string_id: str
+    host: str
+    users: dict[str, TestUser] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> TestUser:
+        try:
+            return self.users[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+# Named users of every role, after Zulip's test fixtures.
+SEED_USERS: list[tuple[str, str, int]] = [
+    ("iago", "Iago", Role.ADMINISTRATOR),
+    ("shiva", "Shiva", Role.MODERATOR),
+    ("hamlet", "King Hamlet", Role.MEMBER),
+    ("othello", "Othello, the Moor of Venice", Role.MEMBER),
+    ("cordelia", "Cordelia, Lear's daughter", Role.MEMBER),
+    ("polonius", "Polonius", Role.GUEST),
+]
+
+
+def seed_realm(services: Services, *, name: str = "Test Organization") -> SeededRealm:
+    settings = services.settings
+    string_id = f"r{next(_counter)}-{uuid.uuid4().hex[:6]}"
+    host = f"{string_id}.{settings.external_host}"
+    email_host = realm_email_host(settings, Realm(string_id=string_id, name=""))
+    password_hash = services.passwords.hash(PASSWORD)
+    with services.db.session() as session:
+        realm, owner = do_create_realm(
+            session,
+            string_id=string_id,
+            name=name,
+            owner_email=f"desdemona@{string_id}.example.com",
+            owner_full_name="Desdemona",
+            owner_password_hash=password_hash,
+            email_host=email_host,
+        )
+        seeded = SeededRealm(realm.id, string_id, host)
+        seeded.users["desdemona"] = TestUser(
+            owner.id, owner.email, owner.api_key, owner.full_name, owner.role
+        )
+        for short, full_name, role in SEED_USERS:
+            user = do_create_user(
+                session,
+                realm,
+                email=f"{short}@{string_id}.example.com",
+                full_name=full_name,
+                password_hash=password_hash,
+                email_host=email_host,
+                role=role,
+            )
+            seeded.users[short] = TestUser(user.id, user.email, user.api_key, full_name, role)
+        hamlet_id = seeded.users["hamlet"].id
+        from palaver.models import UserProfile
+
+        bot = do_create_user(
+            session,
+            realm,
+            email=f"default-bot@{string_id}.example.com",
+            full_name="Default Bot",
+            password_hash=None,
+            email_host=email_host,
+            bot_type=BotType.GENERIC,
+            bot_owner=session.get(UserProfile, hamlet_id),
+        )
+        seeded.users["default_bot"] = TestUser(bot.id, bot.email, bot.api_key, bot.full_name, bot.role, True)
+    return seeded
+
+
+def basic_auth(user: TestUser) -> str:
+    token = base64.b64encode(f"{user.email}:{user.api_key}".encode()).decode()
+    return f"Basic {token}"
+
+
+class Api:
+    """Requests as a seeded user (or anonymously) against the realm's subdomain."""
+
+    def __init__(self, client: TestClient, realm: SeededRealm) -> None:
+        self.client = client
+        self.realm = realm
+
+    def request(
+        self,
+        method: str,
+        user: TestUser | None,
+        path: str,
+        data: dict[str, Any] | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        all_headers = {"host": self.realm.host, **(headers or {})}
+        if user is not None:
+            all_headers["authorization"] = basic_auth(user)
+        url = path if path.startswith("/") else f"/api/v1/{path}"
+        encoded = encode_params(data or {})
+        if method in ("GET", "DELETE") and "files" not in kwargs:
+            return self.client.request(method, url, params=encoded, headers=all_headers, **kwargs)
+        return self.client.request(method, url, data=encoded, headers=all_headers, **kwargs)
+
+    def get(
+        self, user: TestUser | None, path: str, data: dict[str, Any] | None = None, **kw: Any
+    ) -> httpx.Response:
+        return self.request("GET", user, path, data, **kw)
+
+    def post(
+        self, user: TestUser | None, path: str, data: dict[str, Any] | None = None, **kw: Any
+    ) -> httpx.Response:
+        return self.request("POST", user, path, data, **kw)
+
+    def patch(
+        self, user: TestUser | None, path: str, data: dict[str, Any] | None = None, **kw: Any
+    ) -> httpx.Response:
+        return self.request("PATCH", user, path, data, **kw)
+
+    def put(
+        self, user: TestUser | None, path: str, data: dict[str, Any] | None = None, **kw: Any
+    ) -> httpx.Response:
+        return self.request("PUT", user, path, data, **kw)
+
+    def delete(
+        self, user: TestUser | None, path: str, data: dict[str, Any] | None = None, **kw: Any
+    ) -> httpx.Response:
+        return self.request("DELETE", user, path, data, **kw)
+
+
+def encode_params(data: dict[str, Any]) -> dict[str, str]:
+    """Encode like Zulip clients: strings as they are, everything else as JSON text."""
+    import json
+
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
+
+
+def assert_json_success(response: httpx.Response) -> dict[str, Any]:
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    assert body["result"] == "success", body
+    assert body["msg"] == ""
+    return body
+
+
+def assert_json_error(
+    response: httpx.Response, msg: str, status: int = 400, code: str | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = response.json()
+    assert response.status_code == status, (response.status_code, body)
+    assert body["result"] == "error", body
+    assert body["msg"] == msg, body
+    assert isinstance(body["code"], str)
+    if code is not None:
+        assert body["code"] == code, body
+    return body
+
+
+class EventRecorder:
+    """Collects every event the bus publishes, validating each against its model."""
+
+    def __init__(self) -> None:
+        self.published: list[tuple[int, dict[str, Any], list[int]]] = []
+
+    def __call__(self, realm_id: int, event: dict[str, Any], user_ids: Any) -> None:
+        validate_event(event)
+        self.published.append((realm_id, event, list(user_ids)))
+
+    def clear(self) -> None:
+        self.published.clear()
+
+    def of_type(self, type_: str, op: str | None = None) -> list[tuple[dict[str, Any], list[int]]]:
+        return [
+            (e, users)
+            for _, e, users in self.published
+            if e["type"] == type_ and (op is None or e.get("op") == op)
+        ]
+
+    def for_user(self, user_id: int) -> list[dict[str, Any]]:
+        return [e for _, e, users in self.published if user_id in users]

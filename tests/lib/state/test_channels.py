@@ -1,0 +1,226 @@
+"""Channel state in POST /register, and that applying channel events to it matches a fresh register."""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from palaver.services import Services
+from tests.api.test_channels import create_channel, set_realm, system_groups
+from tests.helpers import Api, SeededRealm, assert_json_success
+
+if TYPE_CHECKING:
+    from tests.helpers import TestUser
+
+FETCH = ["subscription", "stream", "default_streams", "channel_folders"]
+EVENT_TYPES = ["subscription", "stream", "default_streams", "channel_folder"]
+LISTS = ("subscriptions", "unsubscribed", "never_subscribed")
+
+
+def register(api: Api, user: TestUser, **params: Any) -> dict[str, Any]:
+    return assert_json_success(api.post(user, "register", params))
+
+
+def test_register_state(api: Api, realm: SeededRealm, services: Services) -> None:
+    public = create_channel(api, realm.hamlet, "public", [realm.hamlet.id, realm.othello.id])
+    left = create_channel(api, realm.othello, "left", [realm.hamlet.id, realm.othello.id])
+    assert_json_success(api.delete(realm.hamlet, "users/me/subscriptions", {"subscriptions": ["left"]}))
+    other = create_channel(api, realm.othello, "other", [realm.othello.id], is_default_stream=False)
+    secret = create_channel(api, realm.othello, "secret", [realm.othello.id], invite_only=True)
+    archived = create_channel(api, realm.hamlet, "archived", [realm.hamlet.id])
+    assert_json_success(api.delete(realm.hamlet, f"streams/{archived}"))
+    assert_json_success(api.post(realm.iago, "default_streams", {"stream_id": other}))
+    assert_json_success(api.post(realm.iago, "channel_folders/create", {"name": "Ops"}))
+
+    state = register(api, realm.hamlet, fetch_event_types=FETCH, include_subscribers=True)
+    assert [s["stream_id"] for s in state["subscriptions"]] == [public]
+    assert state["subscriptions"][0]["subscribers"] == sorted([realm.hamlet.id, realm.othello.id])
+    assert [s["stream_id"] for s in state["unsubscribed"]] == [left]
+    assert [s["stream_id"] for s in state["never_subscribed"]] == [other]
+    assert state["never_subscribed"][0]["subscribers"] == [realm.othello.id]
+    assert sorted(s["stream_id"] for s in state["streams"]) == sorted([public, left, other])
+    assert state["realm_default_streams"] == [other]
+    assert [f["name"] for f in state["channel_folders"]] == ["Ops"]
+
+    plain = register(api, realm.hamlet, fetch_event_types=["subscription"])
+    assert "subscribers" not in plain["subscriptions"][0]
+    with_archived = register(
+        api,
+        realm.hamlet,
+        fetch_event_types=["subscription", "stream"],
+        client_capabilities={"archived_channels": True},
+    )
+    assert sorted(s["stream_id"] for s in with_archived["subscriptions"]) == sorted([public, archived])
+    assert archived in {s["stream_id"] for s in with_archived["streams"]}
+
+    admin = register(api, realm.iago, fetch_event_types=FETCH)
+    assert secret in {s["stream_id"] for s in admin["never_subscribed"]}
+    guest = register(api, realm.polonius, fetch_event_types=FETCH)
+    assert (guest["subscriptions"], guest["never_subscribed"], guest["streams"]) == ([], [], [])
+
+
+# Applying events ------------------------------------------------------------------------------
+
+
+def _entries(state: dict[str, Any], stream_id: int) -> list[dict[str, Any]]:
+    return [s for key in (*LISTS, "streams") for s in state[key] if s["stream_id"] == stream_id]
+
+
+def _set_property(entry: dict[str, Any], prop: str, value: Any) -> None:
+    entry[prop] = value
+    if prop == "stream_post_policy":
+        entry["is_announcement_only"] = value == 2
+
+
+def _sync_counts(state: dict[str, Any]) -> None:
+    """Clients holding full subscriber lists count subscribers from them."""
+    for key in LISTS:
+        for sub in state[key]:
+            sub["subscriber_count"] = len(sub["subscribers"])
+            for stream in state["streams"]:
+                if stream["stream_id"] == sub["stream_id"]:
+                    stream["subscriber_count"] = sub["subscriber_count"]
+
+
+def apply_event(state: dict[str, Any], event: dict[str, Any], me: int) -> None:
+    """What a client holding subscriber lists does with each channel event."""
+    kind, op = event["type"], event.get("op")
+    if kind == "stream" and op == "create":
+        for stream in event["streams"]:
+            state["streams"].append(copy.deepcopy(stream))
+            if not any(s["stream_id"] == stream["stream_id"] for key in LISTS for s in state[key]):
+                state["never_subscribed"].append({**copy.deepcopy(stream), "subscribers": []})
+    elif kind == "stream" and op == "delete":
+        gone = set(event["stream_ids"])
+        for key in (*LISTS, "streams"):
+            state[key] = [s for s in state[key] if s["stream_id"] not in gone]
+    elif kind == "stream" and op == "update":
+        for entry in _entries(state, event["stream_id"]):
+            _set_property(entry, event["property"], event["value"])
+            for extra in ("rendered_description", "history_public_to_subscribers", "is_web_public"):
+                if extra in event:
+                    entry[extra] = event[extra]
+    elif kind == "subscription" and op == "add":
+        for sub in event["subscriptions"]:
+            for key in ("unsubscribed", "never_subscribed"):
+                state[key] = [s for s in state[key] if s["stream_id"] != sub["stream_id"]]
+            state["subscriptions"].append(copy.deepcopy(sub))
+    elif kind == "subscription" and op == "remove":
+        gone = {s["stream_id"] for s in event["subscriptions"]}
+        for sub in [s for s in state["subscriptions"] if s["stream_id"] in gone]:
+            state["subscriptions"].remove(sub)
+            sub["subscribers"] = [u for u in sub["subscribers"] if u != me]
+            state["unsubscribed"].append(sub)
+    elif kind == "subscription" and op == "update":
+        for sub in state["subscriptions"]:
+            if sub["stream_id"] == event["stream_id"]:
+                sub[event["property"]] = event["value"]
+    elif kind == "subscription" and op in ("peer_add", "peer_remove"):
+        for key in LISTS:
+            for sub in state[key]:
+                if sub["stream_id"] in event["stream_ids"]:
+                    users = set(sub["subscribers"])
+                    users = (
+                        users | set(event["user_ids"]) if op == "peer_add" else users - set(event["user_ids"])
+                    )
+                    sub["subscribers"] = sorted(users)
+    elif kind == "default_streams":
+        state["realm_default_streams"] = event["default_streams"]
+    elif kind == "channel_folder" and op == "add":
+        state["channel_folders"].append(event["channel_folder"])
+    elif kind == "channel_folder" and op == "update":
+        for folder in state["channel_folders"]:
+            if folder["id"] == event["channel_folder_id"]:
+                folder.update(event["data"])
+    elif kind != "heartbeat":
+        raise AssertionError(f"unexpected event {event}")
+    _sync_counts(state)
+
+
+def comparable(state: dict[str, Any]) -> dict[str, Any]:
+    result = {key: state[key] for key in (*LISTS, "streams", "realm_default_streams", "channel_folders")}
+    for key in (*LISTS, "streams"):
+        result[key] = sorted(result[key], key=lambda s: s["stream_id"])
+        for item in result[key]:
+            if "subscribers" in item:
+                item["subscribers"] = sorted(item["subscribers"])
+    return result
+
+
+@pytest.mark.parametrize("viewer_name", ["hamlet", "iago", "polonius"])
+def test_applying_events_matches_a_fresh_register(
+    api: Api, realm: SeededRealm, services: Services, viewer_name: str
+) -> None:
+    viewer = realm.users[viewer_name]
+    groups = system_groups(services, realm)
+    set_realm(services, realm, enable_spectator_access=True)
+    options = {"fetch_event_types": FETCH, "event_types": EVENT_TYPES, "include_subscribers": True}
+    denmark = create_channel(api, realm.othello, "Denmark", [realm.othello.id])
+    secret = create_channel(api, realm.othello, "secret", [realm.othello.id], invite_only=True)
+    state = register(api, viewer, **options)
+
+    # Others create and join channels; the viewer is added, changes settings, leaves.
+    verona = create_channel(api, realm.cordelia, "Verona", [realm.cordelia.id, realm.othello.id])
+    private = create_channel(api, realm.cordelia, "private", [realm.cordelia.id, viewer.id], invite_only=True)
+    assert_json_success(
+        api.post(
+            realm.iago,
+            "users/me/subscriptions",
+            {"subscriptions": [{"name": "Denmark"}], "principals": [viewer.id]},
+        )
+    )
+    props = [
+        {"stream_id": denmark, "property": "color", "value": "#123abc"},
+        {"stream_id": denmark, "property": "in_home_view", "value": False},
+        {"stream_id": private, "property": "push_notifications", "value": True},
+    ]
+    assert_json_success(api.post(viewer, "users/me/subscriptions/properties", {"subscription_data": props}))
+    assert_json_success(api.delete(viewer, "users/me/subscriptions", {"subscriptions": ["Denmark"]}))
+    assert_json_success(api.delete(viewer, "users/me/subscriptions", {"subscriptions": ["private"]}))
+    assert_json_success(
+        api.post(
+            realm.iago,
+            "users/me/subscriptions",
+            {"subscriptions": [{"name": "private"}], "principals": [realm.shiva.id]},
+        )
+    )
+    # Channel settings change, privacy both ways, and visibility with them.
+    assert_json_success(
+        api.patch(realm.othello, f"streams/{denmark}", {"new_name": "Danmark", "description": "*Hej*"})
+    )
+    assert_json_success(api.patch(realm.othello, f"streams/{secret}", {"is_private": False}))
+    assert_json_success(api.patch(realm.cordelia, f"streams/{verona}", {"is_private": True}))
+    assert_json_success(
+        api.patch(
+            realm.othello,
+            f"streams/{secret}",
+            {"can_send_message_group": {"new": groups["role:administrators"]}},
+        )
+    )
+    value = {"new": {"direct_members": [realm.othello.id], "direct_subgroups": [groups["role:moderators"]]}}
+    assert_json_success(
+        api.patch(realm.othello, f"streams/{secret}", {"can_remove_subscribers_group": value})
+    )
+    assert_json_success(api.patch(realm.desdemona, f"streams/{secret}", {"message_retention_days": 7}))
+    assert_json_success(api.patch(realm.desdemona, f"streams/{secret}", {"is_web_public": True}))
+    # Defaults, folders, archiving.
+    assert_json_success(api.post(realm.iago, "default_streams", {"stream_id": denmark}))
+    folder = assert_json_success(api.post(realm.iago, "channel_folders/create", {"name": "Ops"}))[
+        "channel_folder_id"
+    ]
+    assert_json_success(api.patch(realm.iago, f"channel_folders/{folder}", {"description": "*ops*"}))
+    assert_json_success(api.patch(realm.othello, f"streams/{secret}", {"folder_id": folder}))
+    assert_json_success(api.delete(realm.iago, f"streams/{denmark}"))
+
+    events = assert_json_success(
+        api.get(viewer, "events", {"queue_id": state["queue_id"], "last_event_id": -1, "dont_block": True})
+    )["events"]
+    assert events
+    for event in events:
+        apply_event(state, event, viewer.id)
+    fresh = register(api, viewer, **options)
+    assert comparable(state) == comparable(fresh)
+    # The scenario reached the viewer: they see channels they could not see before.
+    assert {s["stream_id"] for s in fresh["streams"]} >= {secret}
