@@ -116,6 +116,11 @@ class Database:
         self.engine.dispose()
 
 
+def in_write_transaction(session: Session) -> bool:
+    """Whether ``transaction`` is open on this session (a nested call would join it)."""
+    return _TX_KEY in session.info
+
+
 def transaction(session: Session) -> AbstractContextManager[Tx]:
     """The write transaction for a session made by ``Database.session``."""
     db: Database = session.info["db"]

@@ -8,6 +8,7 @@ event code so they reach clients exactly like other messages.
 from __future__ import annotations
 
 from sqlalchemy import insert
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.actions.messages import (
@@ -19,8 +20,9 @@ from palaver.actions.messages import (
     _send_message_events,
 )
 from palaver.actions.users import do_create_user
-from palaver.db import transaction
+from palaver.db import in_write_transaction, transaction
 from palaver.lib.channels import subscriber_ids
+from palaver.lib.exceptions import JsonableError
 from palaver.lib.messages import normalize_content, render_content
 from palaver.lib.notification_bot import (
     NOTIFICATION_BOT_NAME,
@@ -35,18 +37,34 @@ from palaver.timeutil import utcnow
 
 
 def get_or_create_notification_bot(session: Session, realm: Realm, email_host: str) -> UserProfile:
-    with transaction(session):
+    """The realm's Notification Bot, created on first use.
+
+    Outside a write transaction, a concurrent creation by another process (two schedulers
+    delivering reminders at once) is recovered from by reading theirs. Inside one, the
+    caller's transaction is already lost when that happens, so the error propagates.
+    """
+    nested = in_write_transaction(session)
+    try:
+        with transaction(session):
+            bot = get_notification_bot(session, realm.id, email_host)
+            if bot is None:
+                bot = do_create_user(
+                    session,
+                    realm,
+                    email=notification_bot_email(email_host),
+                    full_name=NOTIFICATION_BOT_NAME,
+                    password_hash=None,
+                    email_host=email_host,
+                    bot_type=NOTIFICATION_BOT_TYPE,
+                )
+            return bot
+    except (IntegrityError, JsonableError):
+        if nested:
+            raise
+        session.rollback()
         bot = get_notification_bot(session, realm.id, email_host)
         if bot is None:
-            bot = do_create_user(
-                session,
-                realm,
-                email=notification_bot_email(email_host),
-                full_name=NOTIFICATION_BOT_NAME,
-                password_hash=None,
-                email_host=email_host,
-                bot_type=NOTIFICATION_BOT_TYPE,
-            )
+            raise
         return bot
 
 

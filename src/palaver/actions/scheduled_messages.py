@@ -15,7 +15,6 @@ from typing import cast
 
 import orjson
 from sqlalchemy import CursorResult, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.actions.messages import SendContext, check_message, do_send_message
@@ -25,7 +24,6 @@ from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.messages import ChannelTarget, SendTarget, normalize_topic, parse_send_target
-from palaver.lib.notification_bot import get_notification_bot
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.scheduled_messages import (
     SCHEDULED_IN_PAST,
@@ -184,17 +182,6 @@ def _remove_event(tx: Tx, item: ScheduledMessage) -> None:
     tx.send_event(item.realm_id, event, [item.sender_id])
 
 
-def _notification_bot(session: Session, realm: Realm, email_host: str) -> UserProfile:
-    try:
-        return get_or_create_notification_bot(session, realm, email_host)
-    except IntegrityError:
-        # Another scheduler created it at the same moment; use theirs.
-        session.rollback()
-        bot = get_notification_bot(session, realm.id, email_host)
-        assert bot is not None
-        return bot
-
-
 def do_deliver_scheduled_message(session: Session, settings: Settings, item_id: int) -> Delivery:
     """Send one due item, in one transaction, unless another scheduler already has."""
     item = session.get(ScheduledMessage, item_id, populate_existing=True)
@@ -213,7 +200,7 @@ def do_deliver_scheduled_message(session: Session, settings: Settings, item_id: 
         if item.delivery_type == DeliveryType.REMIND:
             # Made before the delivery's transaction, which could not recover from a
             # concurrent creation.
-            sender = _notification_bot(session, realm, context.email_host)
+            sender = get_or_create_notification_bot(session, realm, context.email_host)
         with transaction(session) as tx:
             if not _claim(session, item_id, delivered=True):
                 return Delivery.SKIPPED
