@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import uuid
@@ -148,6 +149,22 @@ def test_no_rate_limiter_always_allows(key: str) -> None:
 
 
 # -- Backend specifics -----------------------------------------------------------------------
+
+
+def test_redis_outage_falls_back_to_counting_per_process(
+    key: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Port 1 refuses connections: the limiter must neither raise nor refuse everything.
+    limiter = RedisRateLimiter("redis://127.0.0.1:1/0", timeout=0.2)
+    rule = RateLimit(count=2, seconds=60)
+    with caplog.at_level(logging.WARNING, logger="palaver.lib.rate_limit"):
+        results = [limiter.hit(key, rule) for _ in range(3)]
+    assert [r.allowed for r in results] == [True, True, False]
+    assert [r.remaining for r in results] == [1, 0, 0]
+    # One warning per interval, not one per request.
+    assert caplog.text.count("Redis unavailable") == 1
+    limiter.clear(key, rule)
+    assert limiter.hit(key, rule).allowed
 
 
 def test_memory_sweep_keeps_live_windows_of_longer_rules(key: str, clock: FakeClock) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -9,6 +10,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from palaver.config import RateLimit
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -66,25 +69,50 @@ class MemoryRateLimiter:
 
 
 class RedisRateLimiter:
-    """Shares counts between worker processes; keys expire with their window."""
+    """Shares counts between worker processes; keys expire with their window.
 
-    def __init__(self, url: str) -> None:
+    When Redis cannot be reached, each process falls back to counting in its own memory
+    rather than refusing every request: an outage of the limiter's store should degrade
+    the limits (per process instead of shared), not take the whole API down with it.
+    """
+
+    # Seconds between repeated warnings while Redis stays unreachable.
+    WARN_INTERVAL = 60.0
+
+    def __init__(self, url: str, *, timeout: float = 0.5) -> None:
         import redis
 
-        self._redis = redis.Redis.from_url(url)
+        self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self._errors: tuple[type[Exception], ...] = (redis.RedisError, OSError)
+        self._fallback = MemoryRateLimiter()
+        self._warned_at = -math.inf
 
     def hit(self, key: str, rule: RateLimit) -> RateLimitResult:
         start, end = _window(rule, time.time())
         name = f"palaver:ratelimit:{key}:{rule.seconds}:{start}"
-        pipe = self._redis.pipeline()
-        pipe.incr(name)
-        pipe.expire(name, rule.seconds + 1)
-        count = int(pipe.execute()[0])
+        try:
+            pipe = self._redis.pipeline()
+            pipe.incr(name)
+            pipe.expire(name, rule.seconds + 1)
+            count = int(pipe.execute()[0])
+        except self._errors as error:
+            self._warn(error)
+            return self._fallback.hit(key, rule)
         return RateLimitResult(count <= rule.count, rule.count, max(0, rule.count - count), end)
 
     def clear(self, key: str, rule: RateLimit) -> None:
         start, _ = _window(rule, time.time())
-        self._redis.delete(f"palaver:ratelimit:{key}:{rule.seconds}:{start}")
+        self._fallback.clear(key, rule)
+        try:
+            self._redis.delete(f"palaver:ratelimit:{key}:{rule.seconds}:{start}")
+        except self._errors as error:
+            self._warn(error)
+
+    def _warn(self, error: Exception) -> None:
+        now = time.time()
+        if now - self._warned_at >= self.WARN_INTERVAL:
+            self._warned_at = now
+            logger.warning("rate limiter: Redis unavailable (%s); counting per process", error)
 
 
 class NoRateLimiter:
