@@ -1112,3 +1112,37 @@ class RemindersRemove(Event):
     type: Literal["reminders"] = "reminders"
     op: Literal["remove"] = "remove"
     reminder_id: int
+
+
+# navigation_view (a user's sidebar views; to the user's own clients) ------------------
+
+
+class NavigationViewPayload(Payload):
+    fragment: str
+    is_pinned: bool
+    name: str | None
+
+
+class NavigationViewUpdateData(Payload):
+    # Only what changed is sent.
+    is_pinned: bool | None = _omit_none()
+    name: str | None = _omit_none()
+
+
+class NavigationViewAdd(Event):
+    type: Literal["navigation_view"] = "navigation_view"
+    op: Literal["add"] = "add"
+    navigation_view: NavigationViewPayload
+
+
+class NavigationViewUpdate(Event):
+    type: Literal["navigation_view"] = "navigation_view"
+    op: Literal["update"] = "update"
+    fragment: str
+    data: NavigationViewUpdateData
+
+
+class NavigationViewRemove(Event):
+    type: Literal["navigation_view"] = "navigation_view"
+    op: Literal["remove"] = "remove"
+    fragment: str

@@ -43,11 +43,6 @@ def onboarding_steps(ctx: StateContext) -> StateDict:
     return {"onboarding_steps": [], "navigation_tour_video_url": None}
 
 
-@state_provider("navigation_views", placeholder=True)
-def navigation_views(ctx: StateContext) -> StateDict:
-    return {"navigation_views": []}
-
-
 @state_provider("video_calls", placeholder=True)
 def video_calls(ctx: StateContext) -> StateDict:
     return {"has_zoom_token": False}
