@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 
 from palaver.models.messages import MessageFlag, UserMessage
 from palaver.services import Services
+from tests.api.test_realm_emoji import upload as upload_emoji
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success, seed_realm
 from tests.helpers import TestUser as User
 
@@ -320,3 +321,124 @@ def test_failed_requests_send_no_events(
     _react(api, realm.othello, verona_message, emoji_name="nosuchemoji")
     _unreact(api, realm.othello, verona_message, emoji_name="tada")
     assert events.of_type("reaction") == []
+
+
+# -- custom emoji ----------------------------------------------------------------------------
+
+
+def _upload_emoji(api: Api, user: User, name: str) -> str:
+    assert_json_success(upload_emoji(api, user, name))
+    body = assert_json_success(api.get(user, "realm/emoji"))
+    (emoji_id,) = [i for i, e in body["emoji"].items() if e["name"] == name and not e["deactivated"]]
+    return str(emoji_id)
+
+
+def test_custom_emoji_reactions(
+    api: Api, realm: SeededRealm, verona_message: int, events: EventRecorder
+) -> None:
+    party = _upload_emoji(api, realm.iago, "party")
+    # Given only by name, a custom emoji wins over the Unicode emoji of the same name.
+    smile = _upload_emoji(api, realm.iago, "smile")
+    events.clear()
+    assert_json_success(_react(api, realm.othello, verona_message, emoji_name="party"))
+    assert_json_success(
+        _react(
+            api,
+            realm.hamlet,
+            verona_message,
+            emoji_name="party",
+            emoji_code=party,
+            reaction_type="realm_emoji",
+        )
+    )
+    assert_json_success(_react(api, realm.othello, verona_message, emoji_name="smile"))
+    reactions = _reactions(api, realm.othello, verona_message)
+    assert [(r["emoji_name"], r["emoji_code"], r["reaction_type"], r["user_id"]) for r in reactions] == [
+        ("party", party, "realm_emoji", realm.othello.id),
+        ("party", party, "realm_emoji", realm.hamlet.id),
+        ("smile", smile, "realm_emoji", realm.othello.id),
+    ]
+    added = [e for e, _ in events.of_type("reaction", "add")]
+    assert [(e["emoji_name"], e["emoji_code"], e["reaction_type"]) for e in added] == [
+        ("party", party, "realm_emoji"),
+        ("party", party, "realm_emoji"),
+        ("smile", smile, "realm_emoji"),
+    ]
+
+    assert_json_success(_unreact(api, realm.othello, verona_message, emoji_name="party"))
+    assert_json_success(
+        _unreact(api, realm.othello, verona_message, emoji_code=smile, reaction_type="realm_emoji")
+    )
+    assert [r["user_id"] for r in _reactions(api, realm.othello, verona_message)] == [realm.hamlet.id]
+    removed = [e for e, _ in events.of_type("reaction", "remove")]
+    assert [(e["emoji_code"], e["reaction_type"]) for e in removed] == [
+        (party, "realm_emoji"),
+        (smile, "realm_emoji"),
+    ]
+
+
+def test_invalid_custom_emoji(
+    api: Api, realm: SeededRealm, verona_message: int, client: TestClient, services: Services
+) -> None:
+    party = _upload_emoji(api, realm.iago, "party")
+    other_realm = seed_realm(services)
+    elsewhere = _upload_emoji(Api(client, other_realm), other_realm.iago, "party")
+    realm_emoji = "realm_emoji"
+    for params, message in (
+        (
+            {"emoji_name": "party", "emoji_code": "999999", "reaction_type": realm_emoji},
+            "Invalid custom emoji.",
+        ),
+        (
+            {"emoji_name": "party", "emoji_code": "party", "reaction_type": realm_emoji},
+            "Invalid custom emoji.",
+        ),
+        (
+            {"emoji_name": "party", "emoji_code": elsewhere, "reaction_type": realm_emoji},
+            "Invalid custom emoji.",
+        ),
+        (
+            {"emoji_name": "tada", "emoji_code": party, "reaction_type": realm_emoji},
+            "Invalid custom emoji name.",
+        ),
+    ):
+        assert_json_error(_react(api, realm.othello, verona_message, **params), message)
+    assert _reactions(api, realm.othello, verona_message) == []
+
+
+def test_deactivated_custom_emoji(
+    api: Api, realm: SeededRealm, verona_message: int, events: EventRecorder
+) -> None:
+    party = _upload_emoji(api, realm.iago, "party")
+    assert_json_success(_react(api, realm.othello, verona_message, emoji_name="party"))
+    assert_json_success(_react(api, realm.cordelia, verona_message, emoji_name="party"))
+    assert_json_success(api.delete(realm.iago, "realm/emoji/party"))
+    events.clear()
+
+    by_code = {"emoji_name": "party", "emoji_code": party, "reaction_type": "realm_emoji"}
+    # No new reaction with it, on a message that does not have one yet...
+    other_message = _send_to_channel(api, realm.hamlet, "Verona")
+    assert_json_error(
+        _react(api, realm.hamlet, other_message, **by_code), "This custom emoji has been deactivated."
+    )
+    assert_json_error(
+        _react(api, realm.hamlet, other_message, emoji_name="party"), "Emoji 'party' does not exist"
+    )
+    assert _reactions(api, realm.hamlet, other_message) == []
+    # ...but one already there may still gain votes, as clients show it.
+    assert_json_success(_react(api, realm.hamlet, verona_message, **by_code))
+
+    # Existing reactions with it can be removed, by code or by name.
+    assert_json_success(
+        _unreact(api, realm.othello, verona_message, emoji_code=party, reaction_type="realm_emoji")
+    )
+    assert_json_success(_unreact(api, realm.cordelia, verona_message, emoji_name="party"))
+    assert_json_error(
+        _unreact(api, realm.cordelia, verona_message, emoji_name="party"), "Emoji 'party' does not exist"
+    )
+    assert [r["user_id"] for r in _reactions(api, realm.hamlet, verona_message)] == [realm.hamlet.id]
+    assert [(e["op"], e["user_id"], e["emoji_code"]) for e, _ in events.of_type("reaction")] == [
+        ("add", realm.hamlet.id, party),
+        ("remove", realm.othello.id, party),
+        ("remove", realm.cordelia.id, party),
+    ]

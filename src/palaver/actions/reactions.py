@@ -29,6 +29,7 @@ from palaver.lib.emoji import (
 )
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.messages import DEFAULT_HISTORICAL_FLAGS, access_message, stream_for_message
+from palaver.lib.realm_emoji import realm_emoji_for_reaction
 from palaver.models import UserProfile
 from palaver.models.messages import Message, Reaction, UserMessage
 
@@ -47,8 +48,15 @@ class ReactionDoesNotExistError(JsonableError):
         super().__init__("Reaction doesn't exist.")
 
 
-def emoji_for_name(emoji_name: str) -> tuple[str, str]:
-    """(emoji_code, reaction_type) of an emoji given only by name."""
+def emoji_for_name(session: Session, realm_id: int, emoji_name: str) -> tuple[str, str]:
+    """(emoji_code, reaction_type) of an emoji given only by name.
+
+    An active custom emoji wins over a Unicode emoji of the same name, as in the emoji
+    picker, which lists the organization's own emoji first.
+    """
+    custom = realm_emoji_for_reaction(session, realm_id, emoji_name=emoji_name, emoji_code=None, adding=True)
+    if custom is not None:
+        return str(custom.id), REALM_EMOJI
     if emoji_name in ZULIP_EXTRA_EMOJI_NAMES:
         return emoji_name, ZULIP_EXTRA_EMOJI
     code = emoji_code_for_name(emoji_name)
@@ -57,8 +65,10 @@ def emoji_for_name(emoji_name: str) -> tuple[str, str]:
     return code, UNICODE_EMOJI
 
 
-def check_emoji(emoji_name: str, emoji_code: str, reaction_type: str) -> None:
-    """That a name, code and type given together name one emoji."""
+def check_emoji(
+    session: Session, realm_id: int, emoji_name: str, emoji_code: str, reaction_type: str
+) -> None:
+    """That a name, code and type given together name one emoji a new reaction may use."""
     if reaction_type == UNICODE_EMOJI:
         if not is_valid_emoji_code(emoji_code):
             raise JsonableError("Invalid emoji code")
@@ -70,8 +80,16 @@ def check_emoji(emoji_name: str, emoji_code: str, reaction_type: str) -> None:
         if emoji_name != emoji_code:
             raise JsonableError("Invalid emoji name.")
     elif reaction_type == REALM_EMOJI:
-        # Custom emoji cannot be uploaded yet, so no code names one.
-        raise JsonableError("Invalid custom emoji.")
+        # Looked up by code alone (deactivated included) to tell the three failures apart.
+        custom = realm_emoji_for_reaction(
+            session, realm_id, emoji_name=None, emoji_code=emoji_code, adding=False
+        )
+        if custom is None:
+            raise JsonableError("Invalid custom emoji.")
+        if custom.name != emoji_name:
+            raise JsonableError("Invalid custom emoji name.")
+        if custom.deactivated:
+            raise JsonableError("This custom emoji has been deactivated.")
     else:
         raise JsonableError("Invalid emoji type.")
 
@@ -126,7 +144,7 @@ def do_add_reaction(
     with transaction(session) as tx:
         message, user_message = access_message(session, user, message_id)
         if emoji_code is None or reaction_type is None:
-            emoji_code, reaction_type = emoji_for_name(emoji_name)
+            emoji_code, reaction_type = emoji_for_name(session, message.realm_id, emoji_name)
         elif reaction_type not in REACTION_TYPES:
             raise JsonableError("Invalid emoji type.")
         if _find_reaction(session, user, message, emoji_code, reaction_type) is not None:
@@ -143,10 +161,11 @@ def do_add_reaction(
         ).first()
         if same_emoji is not None:
             # Joining a reaction: shown under the name it already has, whatever alias this
-            # client used, so the two count as one.
+            # client used, so the two count as one. Not validated again: a custom emoji
+            # deactivated since may still gain votes on the reactions it already has.
             emoji_name = same_emoji.emoji_name
         else:
-            check_emoji(emoji_name, emoji_code, reaction_type)
+            check_emoji(session, message.realm_id, emoji_name, emoji_code, reaction_type)
 
         if user_message is None:
             historical = UserMessage(
@@ -173,6 +192,30 @@ def do_add_reaction(
         _send_reaction_event(tx, session, user, message, reaction, "add")
 
 
+def _emoji_for_removal(
+    session: Session, user: UserProfile, message: Message, emoji_name: str
+) -> tuple[str, str]:
+    """(emoji_code, reaction_type) of a reaction to remove, given only by name."""
+    try:
+        return emoji_for_name(session, message.realm_id, emoji_name)
+    except JsonableError:
+        # A deactivated custom emoji no longer resolves by name, yet the user's reaction
+        # with it stays until removed.
+        existing = session.scalars(
+            select(Reaction)
+            .where(
+                Reaction.user_profile_id == user.id,
+                Reaction.message_id == message.id,
+                Reaction.emoji_name == emoji_name,
+                Reaction.reaction_type == REALM_EMOJI,
+            )
+            .limit(1)
+        ).first()
+        if existing is None:
+            raise
+        return existing.emoji_code, REALM_EMOJI
+
+
 def do_remove_reaction(
     session: Session,
     user: UserProfile,
@@ -188,7 +231,7 @@ def do_remove_reaction(
                 raise JsonableError(
                     "At least one of the following arguments must be present: emoji_name, emoji_code"
                 )
-            emoji_code, type_for_name = emoji_for_name(emoji_name)
+            emoji_code, type_for_name = _emoji_for_removal(session, user, message, emoji_name)
             reaction_type = reaction_type or type_for_name
         reaction_type = reaction_type or UNICODE_EMOJI
         # No validity check of the emoji: an existing row proves it was valid when added.
