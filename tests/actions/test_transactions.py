@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from sqlalchemy import select
 
@@ -41,3 +43,43 @@ def test_rolled_back_action_sends_nothing(
     with services.db.session() as session:
         name = session.scalar(select(UserProfile.full_name).where(UserProfile.id == realm.hamlet.id))
         assert name == "King Hamlet"
+
+
+def test_owners_demoting_each_other_at_once_leave_one_owner(services: Services, realm: SeededRealm) -> None:
+    with services.db.session() as session:
+        iago = session.get(UserProfile, realm.iago.id)
+        desdemona = session.get(UserProfile, realm.desdemona.id)
+        assert iago is not None and desdemona is not None
+        do_change_user_role(session, iago, Role.OWNER, acting_user=desdemona)
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def demote(target_id: int, actor_id: int) -> None:
+        with services.db.session() as session:
+            target = session.get(UserProfile, target_id)
+            actor = session.get(UserProfile, actor_id)
+            assert target is not None and actor is not None
+            barrier.wait()
+            try:
+                do_change_user_role(session, target, Role.MEMBER, acting_user=actor)
+                outcomes.append("demoted")
+            except JsonableError as error:
+                outcomes.append(error.msg)
+
+    threads = [
+        threading.Thread(target=demote, args=(realm.iago.id, realm.desdemona.id)),
+        threading.Thread(target=demote, args=(realm.desdemona.id, realm.iago.id)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # The second to go finds its actor is no longer an owner.
+    assert sorted(outcomes) == ["Must be an organization owner", "demoted"]
+    with services.db.session() as session:
+        owners = session.scalars(
+            select(UserProfile.id).where(
+                UserProfile.realm_id == realm.id, UserProfile.role == Role.OWNER, UserProfile.is_active
+            )
+        ).all()
+    assert len(owners) == 1

@@ -35,6 +35,7 @@ from palaver.lib.users import (
     get_realm_user,
     get_user_by_delivery_email,
     is_last_owner,
+    lock_realm_owners,
     user_ids_who_can_access,
 )
 from palaver.models import (
@@ -277,6 +278,8 @@ def do_change_user_role(session: Session, user: UserProfile, role: int, *, actin
     if role not in set(Role):
         raise JsonableError("Invalid role")
     with transaction(session) as tx:
+        if Role.OWNER in (role, user.role):
+            lock_realm_owners(session, user, acting_user)
         if user.role == role:
             return
         if Role.OWNER in (role, user.role) and not acting_user.is_realm_owner:
@@ -405,6 +408,8 @@ def do_update_user(
 
 def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: UserProfile | None) -> None:
     with transaction(session) as tx:
+        if user.is_realm_owner:
+            lock_realm_owners(session, user)
         if not user.is_active:
             raise JsonableError("User is already deactivated")
         if is_last_owner(session, user):
@@ -524,6 +529,17 @@ def do_change_email_visibility(session: Session, user: UserProfile, visibility: 
                     user_id=user.id, delivery_email=user.delivery_email if sees else None
                 )
                 tx.send_event(user.realm_id, ev.RealmUserUpdate(person=person), [viewer.id])
+                if not sees and user.avatar_source == "G":
+                    # Clients that compute Gravatar URLs were sent none for this user, and
+                    # can no longer compute one without the address: they need the URL.
+                    avatar = ev.PersonAvatar(
+                        user_id=user.id,
+                        avatar_source=user.avatar_source,
+                        avatar_url=avatar_url(user),
+                        avatar_url_medium=avatar_url(user, medium=True),
+                        avatar_version=user.avatar_version,
+                    )
+                    tx.send_event(user.realm_id, ev.RealmUserUpdate(person=avatar), [viewer.id])
 
 
 def do_change_user_setting(session: Session, user: UserProfile, name: str, value: Any) -> None:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.profile_fields import profile_data_for_users
-from palaver.models import EmailVisibility, Role, UserProfile
+from palaver.models import EmailVisibility, Realm, Role, UserProfile
 from palaver.timeutil import to_iso
 
 # IDs are 32-bit columns: a larger number names no user, and must not reach the database.
@@ -289,6 +289,21 @@ def active_user_count(session: Session, realm_id: int) -> int:
         session.scalar(select(func.count()).where(UserProfile.realm_id == realm_id, UserProfile.is_active))
         or 0
     )
+
+
+def lock_realm_owners(session: Session, user: UserProfile, *others: UserProfile) -> None:
+    """Serialize changes that could leave the realm without an owner; call inside the write.
+
+    Two owners demoting (or deactivating) each other at once would each count the other
+    as a remaining owner. Locking the realm row makes the second wait for the first to
+    commit; the users are then reloaded so the checks see the committed roles. SQLite
+    needs no lock: its writers are already serialized (BEGIN IMMEDIATE).
+    """
+    session.flush()  # refresh() below would drop changes not yet written
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(select(Realm.id).where(Realm.id == user.realm_id).with_for_update())
+    for each in (user, *others):
+        session.refresh(each)
 
 
 def is_last_owner(session: Session, user: UserProfile) -> bool:
