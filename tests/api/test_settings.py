@@ -428,6 +428,15 @@ def test_hiding_the_email(api: Api, realm: SeededRealm, services: Services, even
         if "delivery_email" in event["person"]:
             assert len(users) == 1
             assert event["person"] == {"user_id": realm.hamlet.id, "delivery_email": None}
+    # They can no longer compute the Gravatar URL from the address, so they are sent it.
+    avatars = [
+        (e["person"], r) for e, r in events.of_type("realm_user", "update") if "avatar_url" in e["person"]
+    ]
+    assert {r[0] for _, r in avatars} == lost
+    for person, users in avatars:
+        assert len(users) == 1
+        assert person["avatar_url"].startswith("https://secure.gravatar.com/avatar/")
+        assert person["avatar_url_medium"].endswith("&s=500")
 
     me = assert_json_success(api.get(realm.hamlet, "users/me"))
     assert (me["email"], me["delivery_email"]) == (fake, realm.hamlet.email)
