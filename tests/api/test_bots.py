@@ -73,15 +73,40 @@ def test_outgoing_webhook_and_defaults(api: Api, realm: SeededRealm, events: Eve
         payload_url="https://hooks.example/x",
         interface_type=2,
         default_sending_stream="alerts",
+        default_events_register_stream="alerts",
         default_all_public_streams=True,
     )
     assert body["default_sending_stream"] == "alerts"
+    assert body["default_events_register_stream"] == "alerts"
     assert body["default_all_public_streams"] is True
-    updates = [e["bot"] for e, _ in events.of_type("realm_bot", "update")]
-    assert {"user_id": body["user_id"], "default_sending_stream": "alerts"} in updates
-    [services] = [u["services"] for u in updates if "services" in u]
-    assert services[0]["base_url"] == "https://hooks.example/x"
-    assert services[0]["interface"] == 2
+    # The add event describes the finished bot, so no updates follow it.
+    [(added, _)] = events.of_type("realm_bot", "add")
+    assert events.of_type("realm_bot", "update") == []
+    [service] = added["bot"].pop("services")
+    token = service.pop("token")
+    assert len(token) == 32
+    assert service == {"base_url": "https://hooks.example/x", "interface": 2}
+    assert added["bot"] == {
+        "user_id": body["user_id"],
+        "full_name": "Hook",
+        "email": f"hook-bot@{realm.host}",
+        "api_key": body["api_key"],
+        "bot_type": 3,
+        "is_active": True,
+        "avatar_url": body["avatar_url"],
+        "owner_id": realm.iago.id,
+        "default_sending_stream": "alerts",
+        "default_events_register_stream": "alerts",
+        "default_all_public_streams": True,
+    }
+    listed = assert_json_success(api.get(realm.iago, "bots"))["bots"]
+    assert [(b["default_sending_stream"], b["default_all_public_streams"]) for b in listed] == [
+        ("alerts", True)
+    ]
+    # /register gives the same Bot object as the add event.
+    state = assert_json_success(api.post(realm.iago, "register", {"fetch_event_types": ["realm_bot"]}))
+    [registered] = [b for b in state["realm_bots"] if b["user_id"] == body["user_id"]]
+    assert registered == {**added["bot"], "services": [{**service, "token": token}]}
 
     events.clear()
     result = assert_json_success(

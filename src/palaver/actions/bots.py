@@ -95,7 +95,13 @@ class BotDefaultsChange:
 
 
 def _apply_defaults(
-    tx: Tx, session: Session, acting: UserProfile, bot: UserProfile, change: BotDefaultsChange
+    tx: Tx,
+    session: Session,
+    acting: UserProfile,
+    bot: UserProfile,
+    change: BotDefaultsChange,
+    *,
+    announce: bool = True,
 ) -> None:
     defaults = session.get(BotDefaults, bot.id)
     if defaults is None:
@@ -110,13 +116,15 @@ def _apply_defaults(
             stream_id = access_stream_by_name(session, acting, stream_name, require_content_access=True).id
         if getattr(defaults, f"{name}_id") != stream_id:
             setattr(defaults, f"{name}_id", stream_id)
-            _send_bot_change(tx, session, bot, **{name: stream_name or None})
+            if announce:
+                _send_bot_change(tx, session, bot, **{name: stream_name or None})
     if (
         change.default_all_public_streams is not None
         and defaults.default_all_public_streams != change.default_all_public_streams
     ):
         defaults.default_all_public_streams = change.default_all_public_streams
-        _send_bot_change(tx, session, bot, default_all_public_streams=change.default_all_public_streams)
+        if announce:
+            _send_bot_change(tx, session, bot, default_all_public_streams=change.default_all_public_streams)
     session.flush()
 
 
@@ -161,7 +169,7 @@ def do_create_bot(
             bot_owner=user,
         )
         if defaults is not None:
-            _apply_defaults(tx, session, user, bot, defaults)
+            _apply_defaults(tx, session, user, bot, defaults, announce=False)
         if bot_type == BotType.OUTGOING_WEBHOOK:
             session.add(
                 BotService(
@@ -172,8 +180,23 @@ def do_create_bot(
                     interface=interface_type,
                 )
             )
-            _send_services(tx, session, bot)
+        session.flush()
+        _complete_bot_announcement(tx, session, bot)
     return bot
+
+
+def _complete_bot_announcement(tx: Tx, session: Session, bot: UserProfile) -> None:
+    """Give the queued realm_bot add event the bot's default channels and service.
+
+    ``do_create_user`` announces the bot before those rows can exist (they refer to its ID).
+    The event is still queued, as the transaction is open; completing it spares clients a
+    half-made bot followed by a string of updates.
+    """
+    extra = bot_extra_fields(session, bot)
+    for pending in tx.events:
+        event = pending.event
+        if isinstance(event, ev.RealmBotAdd) and event.bot.user_id == bot.id:
+            pending.event = ev.RealmBotAdd(bot=ev.BotPayload(**{**event.bot.model_dump(), **extra}))
 
 
 def do_change_bot_owner(session: Session, bot: UserProfile, owner: UserProfile) -> None:

@@ -8,6 +8,7 @@ for GET /bots, realm_bot events and ``realm_bots`` in /register.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -65,31 +66,54 @@ def get_bot_services(session: Session, bot_id: int) -> list[BotService]:
     )
 
 
-def _stream_name(session: Session, stream_id: int | None) -> str | None:
-    if stream_id is None:
-        return None
-    stream = session.get(Stream, stream_id)
-    return stream.name if stream is not None else None
-
-
 def format_service(service: BotService) -> dict[str, Any]:
     return {"base_url": service.base_url, "interface": service.interface, "token": service.token}
 
 
-def bot_extra_fields(session: Session, bot: UserProfile) -> dict[str, Any]:
+def bots_extra_fields(session: Session, bots: Sequence[UserProfile]) -> dict[int, dict[str, Any]]:
     """default_sending_stream, default_events_register_stream, default_all_public_streams
-    and services of the Bot object."""
-    defaults = get_bot_defaults(session, bot.id)
-    return {
-        "default_sending_stream": _stream_name(
-            session, defaults.default_sending_stream_id if defaults else None
-        ),
-        "default_events_register_stream": _stream_name(
-            session, defaults.default_events_register_stream_id if defaults else None
-        ),
-        "default_all_public_streams": defaults.default_all_public_streams if defaults else False,
-        "services": [format_service(s) for s in get_bot_services(session, bot.id)],
+    and services of the Bot object, for each bot by ID (in a fixed number of queries)."""
+    bot_ids = [bot.id for bot in bots]
+    if not bot_ids:
+        return {}
+    defaults = {
+        d.bot_profile_id: d
+        for d in session.scalars(select(BotDefaults).where(BotDefaults.bot_profile_id.in_(bot_ids)))
     }
+    stream_ids = {
+        stream_id
+        for d in defaults.values()
+        for stream_id in (d.default_sending_stream_id, d.default_events_register_stream_id)
+        if stream_id is not None
+    }
+    stream_names: dict[int, str] = {}
+    if stream_ids:
+        rows = session.execute(select(Stream.id, Stream.name).where(Stream.id.in_(stream_ids)))
+        stream_names = {stream_id: name for stream_id, name in rows}
+    services: dict[int, list[dict[str, Any]]] = {bot_id: [] for bot_id in bot_ids}
+    for service in session.scalars(
+        select(BotService).where(BotService.bot_profile_id.in_(bot_ids)).order_by(BotService.id)
+    ):
+        services[service.bot_profile_id].append(format_service(service))
+    result: dict[int, dict[str, Any]] = {}
+    for bot_id in bot_ids:
+        d = defaults.get(bot_id)
+        sending = d.default_sending_stream_id if d is not None else None
+        events_register = d.default_events_register_stream_id if d is not None else None
+        result[bot_id] = {
+            "default_sending_stream": stream_names.get(sending) if sending is not None else None,
+            "default_events_register_stream": (
+                stream_names.get(events_register) if events_register is not None else None
+            ),
+            "default_all_public_streams": d.default_all_public_streams if d is not None else False,
+            "services": services[bot_id],
+        }
+    return result
+
+
+def bot_extra_fields(session: Session, bot: UserProfile) -> dict[str, Any]:
+    """The fields of ``bots_extra_fields`` for one bot."""
+    return bots_extra_fields(session, [bot])[bot.id]
 
 
 def owned_bots(session: Session, user: UserProfile) -> list[UserProfile]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from palaver.lib.bots import bots_extra_fields
 from palaver.lib.profile_fields import format_profile_field, get_profile_fields
 from palaver.lib.realm import realm_email_host
 from palaver.lib.register import StateContext, StateDict, state_provider
@@ -79,7 +80,7 @@ def realm_users(ctx: StateContext) -> StateDict:
     }
 
 
-def format_bot(bot: UserProfile) -> dict[str, Any]:
+def format_bot(bot: UserProfile, extra: dict[str, Any]) -> dict[str, Any]:
     """The Bot object of ``realm_bots`` (the same fields as realm_bot add events)."""
     return {
         "user_id": bot.id,
@@ -90,10 +91,7 @@ def format_bot(bot: UserProfile) -> dict[str, Any]:
         "is_active": bot.is_active,
         "avatar_url": avatar_url(bot),
         "owner_id": bot.bot_owner_id,
-        "default_sending_stream": None,
-        "default_events_register_stream": None,
-        "default_all_public_streams": False,
-        "services": [],
+        **extra,
     }
 
 
@@ -104,8 +102,9 @@ def realm_bots(ctx: StateContext) -> StateDict:
     if not user.is_realm_admin:
         # Administrators manage every bot; anyone else only their own.
         query = query.where(UserProfile.bot_owner_id == user.id)
-    bots = ctx.session.scalars(query.order_by(UserProfile.id))
-    return {"realm_bots": [format_bot(bot) for bot in bots]}
+    bots = list(ctx.session.scalars(query.order_by(UserProfile.id)))
+    extra = bots_extra_fields(ctx.session, bots)
+    return {"realm_bots": [format_bot(bot, extra[bot.id]) for bot in bots]}
 
 
 @state_provider("custom_profile_fields")
