@@ -125,3 +125,42 @@ def test_domains_are_per_realm(api: Api, realm: SeededRealm, client: Any, servic
     assert_json_success(
         api.post(realm.desdemona, "realm/domains", {"domain": "a.com", "allow_subdomains": True})
     )
+
+
+def test_removing_the_last_domain_lifts_the_restriction(
+    api: Api, realm: SeededRealm, events: EventRecorder
+) -> None:
+    for domain in ("a.com", "b.com"):
+        assert_json_success(
+            api.post(realm.desdemona, "realm/domains", {"domain": domain, "allow_subdomains": False})
+        )
+    assert_json_success(api.patch(realm.desdemona, "realm", {"emails_restricted_to_domains": True}))
+    everyone = sorted(u.id for u in realm.users.values())
+    events.clear()
+
+    assert_json_success(api.delete(realm.desdemona, "realm/domains/a.com"))
+    assert events.of_type("realm") == []
+    assert_json_success(api.delete(realm.desdemona, "realm/domains/b.com"))
+    # The realm change comes first, as in Zulip.
+    assert [(e["type"], users) for _, e, users in events.published[-2:]] == [
+        ("realm", everyone),
+        ("realm_domains", everyone),
+    ]
+    [(event, _)] = events.of_type("realm", "update")
+    assert event == {
+        "type": "realm",
+        "op": "update",
+        "property": "emails_restricted_to_domains",
+        "value": False,
+    }
+    state = assert_json_success(api.post(realm.hamlet, "register", {"fetch_event_types": ["realm"]}))
+    assert state["realm_emails_restricted_to_domains"] is False
+
+    # Without the restriction, the last domain leaves no realm change behind.
+    assert_json_success(
+        api.post(realm.desdemona, "realm/domains", {"domain": "c.com", "allow_subdomains": False})
+    )
+    events.clear()
+    assert_json_success(api.delete(realm.desdemona, "realm/domains/c.com"))
+    assert events.of_type("realm") == []
+    assert len(events.of_type("realm_domains", "remove")) == 1

@@ -12,7 +12,12 @@ from palaver.db import transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError, OrganizationOwnerRequiredError
 from palaver.lib.realm import active_user_ids
-from palaver.lib.realm_domains import access_realm_domain, check_domain, get_realm_domain
+from palaver.lib.realm_domains import (
+    access_realm_domain,
+    check_domain,
+    get_realm_domain,
+    get_realm_domains,
+)
 from palaver.models.realm_domains import RealmDomain
 from palaver.models.users import UserProfile
 
@@ -74,6 +79,17 @@ def do_remove_realm_domain(session: Session, user: UserProfile, domain: str) -> 
     with transaction(session) as tx:
         realm_domain = access_realm_domain(session, user.realm_id, domain)
         session.delete(realm_domain)
+        session.flush()
+        realm = user.realm
+        if realm.emails_restricted_to_domains and not get_realm_domains(session, realm.id):
+            # The restriction means nothing without domains, and would later take effect
+            # with whatever domain is added next; Zulip lifts it too.
+            realm.emails_restricted_to_domains = False
+            tx.send_event(
+                realm.id,
+                ev.RealmUpdate(property="emails_restricted_to_domains", value=False),
+                active_user_ids(session, realm.id),
+            )
         tx.send_event(
             user.realm_id,
             ev.RealmDomainsRemove(domain=realm_domain.domain),
