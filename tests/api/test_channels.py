@@ -505,6 +505,33 @@ def test_retention_folder_and_topics_policy(api: Api, realm: SeededRealm, events
     )
 
 
+def test_empty_topic_only_needs_every_message_in_the_empty_topic(
+    api: Api, realm: SeededRealm, events: EventRecorder
+) -> None:
+    stream_id = create_channel(api, realm.desdemona, "chat")
+    path = f"streams/{stream_id}"
+
+    def post(topic: str) -> None:
+        data = {"type": "stream", "to": stream_id, "topic": topic, "content": "hi"}
+        assert_json_success(api.post(realm.desdemona, "messages", data))
+
+    post("")
+    assert_json_success(api.patch(realm.desdemona, path, {"topics_policy": "empty_topic_only"}))
+    assert_json_success(api.patch(realm.desdemona, path, {"topics_policy": "allow_empty_topic"}))
+    post("named")
+    events.clear()
+    assert_json_error(
+        api.patch(realm.desdemona, path, {"topics_policy": "empty_topic_only"}),
+        'To enable this configuration, all messages in this channel must be in the "general chat" topic.',
+    )
+    assert events.published == []
+    assert get_stream(api, realm.desdemona, stream_id)["topics_policy"] == "allow_empty_topic"
+    # Other policies stay free to choose.
+    assert_json_success(api.patch(realm.desdemona, path, {"topics_policy": "disable_empty_topic"}))
+    # A new channel has no messages, so it may start out as empty-topic-only.
+    create_channel(api, realm.desdemona, "lounge", topics_policy="empty_topic_only")
+
+
 def test_group_setting_updates(
     api: Api, realm: SeededRealm, services: Services, events: EventRecorder
 ) -> None:

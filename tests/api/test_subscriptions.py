@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from palaver.actions.subscriptions import STREAM_COLORS, do_subscribe_to_default_streams
+from palaver.lib import channels as channels_lib
 from palaver.models import UserProfile
+from palaver.models.presence import UserPresence
 from palaver.services import Services
+from palaver.timeutil import utcnow
 from tests.api.test_channels import NON_GUESTS, create_channel, ids, set_realm, system_groups
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
 
@@ -239,6 +243,67 @@ def test_list_subscriptions(api: Api, realm: SeededRealm) -> None:
         assert listed["Denmark"]["subscribers"] == ids(realm, "hamlet", "othello")
     response = api.get(realm.hamlet, "users/me/subscriptions", {"include_subscribers": "all"})
     assert response.json()["code"] == "REQUEST_VARIABLE_INVALID"
+
+
+def test_partial_subscribers_for_large_channels(
+    api: Api, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    members = ids(realm, "desdemona", "hamlet", "othello", "cordelia", "default_bot")
+    big = create_channel(api, realm.hamlet, "big", members)
+    create_channel(api, realm.hamlet, "small", ids(realm, "hamlet", "othello"))
+    now = utcnow()
+    with services.db.session() as session:
+        for user_id in members:
+            user = session.get(UserProfile, user_id)
+            assert user is not None
+            user.date_joined = now - timedelta(days=100)
+        # Othello used a client yesterday, Cordelia only long ago; Hamlet and Desdemona never.
+        session.add(
+            UserPresence(
+                user_profile_id=realm.othello.id,
+                realm_id=realm.id,
+                last_connected_time=now - timedelta(days=20),
+                last_active_time=now - timedelta(days=1),
+            )
+        )
+        session.add(
+            UserPresence(
+                user_profile_id=realm.cordelia.id,
+                realm_id=realm.id,
+                last_connected_time=now - timedelta(days=15),
+                last_active_time=now - timedelta(days=15),
+            )
+        )
+        session.commit()
+    # Below the size limit every list is complete, "partial" or not.
+    listed = subscriptions(api, realm.hamlet, include_subscribers="partial")
+    assert listed["big"]["subscribers"] == members
+    assert "partial_subscribers" not in listed["big"]
+
+    monkeypatch.setattr(channels_lib, "MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE", len(members))
+    listed = subscriptions(api, realm.hamlet, include_subscribers="partial")
+    assert listed["big"]["stream_id"] == big
+    assert "subscribers" not in listed["big"]
+    assert listed["big"]["partial_subscribers"] == ids(realm, "othello", "default_bot")
+    assert listed["big"]["subscriber_count"] == len(members)
+    assert listed["small"]["subscribers"] == ids(realm, "hamlet", "othello")
+    assert "partial_subscribers" not in listed["small"]
+    # Asking for everything still gets everything.
+    listed = subscriptions(api, realm.hamlet, include_subscribers=True)
+    assert listed["big"]["subscribers"] == members
+    assert "partial_subscribers" not in listed["big"]
+
+
+def test_subscribe_with_topics_policy_and_folder(api: Api, realm: SeededRealm) -> None:
+    folder_id = assert_json_success(api.post(realm.iago, "channel_folders/create", {"name": "Ops"}))[
+        "channel_folder_id"
+    ]
+    data = {"topics_policy": "empty_topic_only", "folder_id": folder_id}
+    response = api.post(realm.hamlet, "users/me/subscriptions", {"subscriptions": [{"name": "chat"}], **data})
+    assert_json_error(response, "Insufficient permission")
+    subscribe(api, realm.shiva, ["chat"], **data)
+    sub = subscriptions(api, realm.shiva)["chat"]
+    assert (sub["topics_policy"], sub["folder_id"]) == ("empty_topic_only", folder_id)
 
 
 def test_subscription_status(api: Api, realm: SeededRealm) -> None:

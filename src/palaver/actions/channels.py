@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from palaver.actions.messages import SendContext
+from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channel_folders import get_channel_folder
@@ -24,11 +26,14 @@ from palaver.lib.channels import (
     Unchanged,
     Viewer,
     can_administer_stream,
+    channel_has_named_topics,
+    channel_link_syntax,
     check_stream_description,
     check_stream_name,
     check_topics_policy,
     default_stream_ids,
     format_stream,
+    get_announcement_channel,
     get_stream_by_name,
     has_content_access,
     metadata_access_user_ids,
@@ -54,7 +59,10 @@ from palaver.lib.group_settings import (
     user_has_permission,
 )
 from palaver.lib.markdown import render_markdown
-from palaver.models import Role, UserGroup, UserProfile
+from palaver.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
+from palaver.lib.notification_bot import silent_mention
+from palaver.lib.realm import active_user_ids
+from palaver.models import Realm, Role, UserGroup, UserProfile
 from palaver.models.channels import (
     STREAM_GROUP_SETTINGS,
     DefaultStream,
@@ -62,8 +70,10 @@ from palaver.models.channels import (
     RecipientType,
     Stream,
 )
+from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS
 
 INSUFFICIENT_PERMISSION = "Insufficient permission"
+NEW_CHANNELS_TOPIC = "new channels"
 
 
 @dataclass
@@ -226,10 +236,38 @@ def create_channel(tx: Tx, session: Session, creator: UserProfile, new: NewChann
     return stream
 
 
+def announce_new_channels(
+    session: Session, creator: UserProfile, streams: Sequence[Stream], context: SendContext
+) -> None:
+    """Have the Notification Bot tell the realm's new-channel announcements channel (when it
+    has one) about channels just created, inside the caller's transaction."""
+    realm = creator.realm
+    target = get_announcement_channel(session, realm, "new_stream_announcements_stream_id")
+    if not streams or target is None:
+        return
+    links = ", ".join(channel_link_syntax(s) for s in streams)
+    if len(streams) == 1:
+        content = f"{silent_mention(creator)} created a new channel {links}."
+    else:
+        content = f"{silent_mention(creator)} created the following channels: {links}."
+    bot = get_or_create_notification_bot(session, realm, context.email_host)
+    internal_send_stream_message(
+        session, bot, target, NEW_CHANNELS_TOPIC, content, context, read_by_user_id=creator.id
+    )
+
+
 def do_create_channel(
-    session: Session, acting_user: UserProfile, new: NewChannel, subscribers: Sequence[UserProfile] = ()
+    session: Session,
+    acting_user: UserProfile,
+    new: NewChannel,
+    subscribers: Sequence[UserProfile] = (),
+    *,
+    announce: SendContext | None = None,
 ) -> Stream:
-    """POST /channels/create: a new channel and, optionally, its first subscribers."""
+    """POST /channels/create: a new channel and, optionally, its first subscribers.
+
+    ``announce`` (the request's context) has the creation announced.
+    """
     # Imported here: subscribing creates channels on the way, so the modules need each other.
     from palaver.actions.subscriptions import add_subscriptions
 
@@ -237,6 +275,8 @@ def do_create_channel(
         stream = create_channel(tx, session, acting_user, new)
         if subscribers:
             add_subscriptions(tx, session, [stream], subscribers)
+        if announce is not None:
+            announce_new_channels(session, acting_user, [stream], announce)
     return stream
 
 
@@ -389,7 +429,14 @@ def do_update_stream(
             stream.folder_id = changes.folder_id
             updates.append(_update_event(stream, "folder_id", stream.folder_id))
         if changes.topics_policy is not None and changes.topics_policy != stream.topics_policy:
-            stream.topics_policy = check_topics_policy(changes.topics_policy)
+            policy = check_topics_policy(changes.topics_policy)
+            if policy == "empty_topic_only" and channel_has_named_topics(session, stream):
+                # Its named topics could no longer be replied to.
+                raise JsonableError(
+                    "To enable this configuration, all messages in this channel must be in the "
+                    f'"{EMPTY_TOPIC_DISPLAY_NAME}" topic.'
+                )
+            stream.topics_policy = policy
             updates.append(_update_event(stream, "topics_policy", stream.topics_policy))
         for setting, update in changes.group_settings.items():
             group_id: int = getattr(stream, setting)
@@ -447,6 +494,18 @@ def do_archive_stream(session: Session, stream: Stream, acting_user: UserProfile
         notify_stream_deleted(tx, stream, recipients)
         if was_default:
             _notify_default_streams(tx, session, stream.realm_id)
+        _clear_announcement_settings(tx, session, stream)
+
+
+def _clear_announcement_settings(tx: Tx, session: Session, stream: Stream) -> None:
+    """An archived channel takes no notices: settings naming it turn off."""
+    realm = session.get(Realm, stream.realm_id)
+    assert realm is not None
+    for setting in REALM_ANNOUNCEMENT_CHANNEL_SETTINGS:
+        if getattr(realm, setting) == stream.id:
+            setattr(realm, setting, None)
+            event = ev.RealmUpdate(property=setting, value=-1)
+            tx.send_event(realm.id, event, active_user_ids(session, realm.id))
 
 
 def do_add_default_stream(session: Session, stream: Stream) -> None:

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from palaver.actions.users import _set_system_group_membership
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
+from palaver.lib.channels import access_announcement_channel
 from palaver.lib.exceptions import (
     JsonableError,
     OrganizationAdministratorRequiredError,
@@ -32,6 +33,7 @@ from palaver.lib.realm_settings import (
     event_value,
 )
 from palaver.models import RealmUserDefault, Role, UserGroup, UserProfile
+from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS
 
 
 def _check_role(user: UserProfile, names: list[str]) -> None:
@@ -72,7 +74,11 @@ def do_update_realm_settings(
     realm = acting_user.realm
     with transaction(session) as tx:
         for name, raw in values.items():
-            value = check_realm_value(name, raw)
+            value: Any
+            if name in REALM_ANNOUNCEMENT_CHANNEL_SETTINGS:
+                value = access_announcement_channel(session, acting_user, raw)
+            else:
+                value = check_realm_value(name, raw)
             if getattr(realm, name) == value:
                 continue
             setattr(realm, name, value)

@@ -17,8 +17,15 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.actions.channels import NewChannel, create_channel, notify_stream_created, notify_stream_deleted
+from palaver.actions.channels import (
+    NewChannel,
+    announce_new_channels,
+    create_channel,
+    notify_stream_created,
+    notify_stream_deleted,
+)
 from palaver.actions.message_flags import mark_unsubscribed_channels_read
+from palaver.actions.messages import SendContext
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import (
@@ -170,12 +177,14 @@ def do_subscribe_by_name(
     *,
     template: NewChannel,
     authorization_errors_fatal: bool = True,
+    announce: SendContext | None = None,
 ) -> SubscribeResult:
     """Subscribe users to channels named by the acting user, creating the missing ones.
 
     ``template`` configures channels this creates (its name is ignored). Channels the acting
     user may not subscribe these users to are an error, or, when errors are not fatal, are
-    reported back and skipped.
+    reported back and skipped. ``announce`` (the request's context) has the channels this
+    creates announced.
     """
     names: dict[str, tuple[str, ChannelRequest]] = {}
     for request in requests:
@@ -186,12 +195,14 @@ def do_subscribe_by_name(
         existing = get_streams_by_names(session, acting_user.realm_id, names)
         others = any(u.id != acting_user.id for u in users)
         streams: list[Stream] = []
+        created: list[Stream] = []
         unauthorized: list[str] = []
         for key, (name, request) in names.items():
             stream = existing.get(key)
             if stream is None:
                 new = dataclasses.replace(template, name=name, description=request.description)
                 stream = create_channel(tx, session, acting_user, new)
+                created.append(stream)
             elif not (can_add_subscribers(viewer, stream) if others else can_subscribe_self(viewer, stream)):
                 if authorization_errors_fatal:
                     if others and has_metadata_access(viewer, stream):
@@ -206,6 +217,8 @@ def do_subscribe_by_name(
             if color is not None:
                 colors[stream.id] = check_subscription_property("color", color)
         outcome = add_subscriptions(tx, session, streams, users, colors=colors)
+        if announce is not None:
+            announce_new_channels(session, acting_user, created, announce)
     return SubscribeResult(
         subscribed={str(uid): [s.name for s in ss] for uid, ss in outcome.subscribed.items()},
         already_subscribed={str(uid): [s.name for s in ss] for uid, ss in outcome.already_subscribed.items()},

@@ -15,6 +15,7 @@ from palaver.actions.channels import (
     do_remove_default_stream,
     do_update_stream,
 )
+from palaver.actions.messages import SendContext
 from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import (
@@ -31,7 +32,7 @@ from palaver.lib.channels import (
 )
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.group_settings import GroupSettingUpdate, GroupSettingValue
-from palaver.lib.realm import realm_email_host
+from palaver.lib.realm import realm_email_host, realm_url
 from palaver.models.channels import STREAM_GROUP_SETTINGS
 
 router = ApiRouter()
@@ -77,6 +78,13 @@ def retention_days(value: str | int | None) -> int | None:
     return None if value is None else parse_message_retention_days(value)
 
 
+def announcement_context(ctx: Ctx, announce: bool) -> SendContext | None:
+    """What a creation announcement needs of the request, when one is asked for."""
+    if not announce:
+        return None
+    return SendContext(realm_url=realm_url(ctx.services.settings, ctx.realm), email_host=email_host(ctx))
+
+
 @router.post("/channels/create")
 @with_group_setting_params(GroupSettingValue)
 def create_channel(
@@ -94,7 +102,6 @@ def create_channel(
     message_retention_days: str | int | None = None,
     **group_settings: GroupSettingValue | None,
 ) -> JsonDict:
-    # ``announce`` is accepted; announcements wait for the message layer.
     new = NewChannel(
         name=name,
         description=description,
@@ -108,7 +115,7 @@ def create_channel(
         is_default_stream=is_default_stream,
     )
     users = principals_to_users(ctx.session, ctx.me, subscribers, email_host=email_host(ctx))
-    stream = do_create_channel(ctx.session, ctx.me, new, users)
+    stream = do_create_channel(ctx.session, ctx.me, new, users, announce=announcement_context(ctx, announce))
     return {"id": stream.id}
 
 

@@ -33,6 +33,9 @@ def update_realm(
     invite_required: bool | None = None,
     emails_restricted_to_domains: bool | None = None,
     org_type: int | None = None,
+    new_stream_announcements_stream_id: int | None = None,
+    signup_announcements_stream_id: int | None = None,
+    zulip_update_announcements_stream_id: int | None = None,
     **group_settings: GroupSettingUpdate | None,
 ) -> JsonDict:
     values = {
@@ -53,6 +56,9 @@ def update_realm(
             "invite_required": invite_required,
             "emails_restricted_to_domains": emails_restricted_to_domains,
             "org_type": org_type,
+            "new_stream_announcements_stream_id": new_stream_announcements_stream_id,
+            "signup_announcements_stream_id": signup_announcements_stream_id,
+            "zulip_update_announcements_stream_id": zulip_update_announcements_stream_id,
         }.items()
         if value is not None
     }

@@ -14,7 +14,13 @@ from palaver.actions.subscriptions import (
     do_unsubscribe_by_name,
     do_update_subscription_properties,
 )
-from palaver.api.channels import email_host, given_group_settings, retention_days, with_group_setting_params
+from palaver.api.channels import (
+    announcement_context,
+    email_host,
+    given_group_settings,
+    retention_days,
+    with_group_setting_params,
+)
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import (
     access_stream_by_id,
@@ -66,9 +72,10 @@ def subscribe(
     is_default_stream: bool = False,
     history_public_to_subscribers: bool | None = None,
     message_retention_days: str | int | None = None,
+    topics_policy: str = "inherit",
+    folder_id: int | None = None,
     **group_settings: GroupSettingValue | None,
 ) -> JsonDict:
-    # ``announce`` is accepted; announcements wait for the message layer.
     users = (
         principals_to_users(ctx.session, ctx.me, principals, email_host=email_host(ctx))
         if principals
@@ -80,6 +87,8 @@ def subscribe(
         is_web_public=is_web_public,
         history_public_to_subscribers=history_public_to_subscribers,
         message_retention_days=retention_days(message_retention_days),
+        topics_policy=topics_policy,
+        folder_id=folder_id,
         group_settings=given_group_settings(group_settings),
         is_default_stream=is_default_stream,
     )
@@ -91,6 +100,7 @@ def subscribe(
         users,
         template=template,
         authorization_errors_fatal=authorization_errors_fatal,
+        announce=announcement_context(ctx, announce),
     )
     body: JsonDict = {"subscribed": result.subscribed, "already_subscribed": result.already_subscribed}
     if not authorization_errors_fatal:

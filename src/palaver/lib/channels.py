@@ -13,10 +13,11 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import Enum
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
@@ -27,8 +28,9 @@ from palaver.lib.group_settings import (
     render_group_settings,
 )
 from palaver.lib.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH
+from palaver.lib.markdown import StreamRef, channel_narrow_url
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
-from palaver.models import Role, UserGroup, UserProfile
+from palaver.models import Realm, Role, UserGroup, UserProfile
 from palaver.models.channels import (
     STREAM_GROUP_SETTINGS,
     TOPICS_POLICIES,
@@ -36,7 +38,9 @@ from palaver.models.channels import (
     Stream,
     Subscription,
 )
-from palaver.timeutil import to_timestamp
+from palaver.models.messages import Message
+from palaver.models.presence import UserPresence
+from palaver.timeutil import to_timestamp, utcnow
 
 STREAM_GROUP_RULES: dict[str, GroupSettingRule] = {
     "can_add_subscribers_group": GroupSettingRule(NOBODY, allow_everyone_group=False),
@@ -78,6 +82,12 @@ SUBSCRIPTION_PROPERTIES = (
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 IncludeSubscribers = bool | Literal["partial"]
+
+# With include_subscribers=partial, channels with at least this many subscribers get
+# ``partial_subscribers`` (bots and recently active users) instead of the full list.
+MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE = 250
+# Users active this recently are always in ``partial_subscribers``.
+PARTIAL_SUBSCRIBERS_ACTIVE_DAYS = 14
 
 
 class Unchanged(Enum):
@@ -239,6 +249,37 @@ def realm_streams(session: Session, realm_id: int, *, include_archived: bool) ->
     return list(session.scalars(query))
 
 
+def channel_has_named_topics(session: Session, stream: Stream) -> bool:
+    """Whether any message of the channel is in a topic other than the empty one."""
+    found = session.scalar(
+        select(Message.id)
+        .where(
+            Message.realm_id == stream.realm_id,
+            Message.recipient_id == stream.recipient_id,
+            Message.subject != "",
+        )
+        .limit(1)
+    )
+    return found is not None
+
+
+def get_announcement_channel(session: Session, realm: Realm, setting: str) -> Stream | None:
+    """The live channel a realm announcement setting names, if any."""
+    stream_id: int | None = getattr(realm, setting)
+    if stream_id is None:
+        return None
+    stream = get_stream_by_id(session, realm.id, stream_id)
+    return None if stream is None or stream.deactivated else stream
+
+
+def channel_link_syntax(stream: Stream) -> str:
+    """A link to a channel as message Markdown."""
+    if any(c in stream.name for c in "*`>$"):
+        # The #**channel** syntax cannot hold these; a plain link can.
+        return f"[#{stream.name}]({channel_narrow_url(StreamRef(stream.id, stream.name)).lstrip('/')})"
+    return f"#**{stream.name}**"
+
+
 # Access -------------------------------------------------------------------------------------
 
 
@@ -305,6 +346,18 @@ def access_stream_by_name(
         return _access_stream(session, user, stream, content=require_content_access)
     except JsonableError:
         raise JsonableError(f"Invalid channel name '{name}'") from None
+
+
+def access_announcement_channel(session: Session, user: UserProfile, stream_id: int) -> int | None:
+    """The value to store for an announcement-channel setting; a negative ID turns it off."""
+    if stream_id < 0:
+        return None
+    stream = get_stream_by_id(session, user.realm_id, stream_id) if stream_id < 2**31 else None
+    if stream is None or stream.deactivated:
+        raise JsonableError("Invalid channel ID")
+    # Only a channel whose messages the administrator may read, so that choosing one does
+    # not reveal a private channel they were never let into.
+    return access_stream_by_id(session, user, stream.id, require_content_access=True).id
 
 
 def metadata_access_user_ids(session: Session, stream: Stream) -> set[int]:
@@ -440,23 +493,74 @@ def subscription_properties(sub: Subscription) -> dict[str, Any]:
     }
 
 
+def _recently_active_subscriber_ids(session: Session, stream_ids: Sequence[int]) -> dict[int, set[int]]:
+    """Per channel, the subscribers a partial list must hold: bots and recently active users.
+
+    Active means a client reported the user connected or active, or the account is new
+    enough that it cannot have been idle that long.
+    """
+    result: dict[int, set[int]] = {i: set() for i in stream_ids}
+    if not stream_ids:
+        return result
+    since = utcnow() - timedelta(days=PARTIAL_SUBSCRIBERS_ACTIVE_DAYS)
+    rows = session.execute(
+        select(Stream.id, Subscription.user_profile_id)
+        .join(Subscription, Subscription.recipient_id == Stream.recipient_id)
+        .join(UserProfile, UserProfile.id == Subscription.user_profile_id)
+        .outerjoin(UserPresence, UserPresence.user_profile_id == UserProfile.id)
+        .where(
+            Stream.id.in_(stream_ids),
+            Subscription.active,
+            UserProfile.is_active,
+            or_(
+                UserProfile.is_bot,
+                UserProfile.date_joined >= since,
+                UserPresence.last_connected_time >= since,
+                UserPresence.last_active_time >= since,
+            ),
+        )
+    )
+    for stream_id, user_id in rows:
+        result[stream_id].add(user_id)
+    return result
+
+
+def add_subscriber_lists(
+    session: Session, items: Sequence[dict[str, Any]], include_subscribers: IncludeSubscribers
+) -> None:
+    """Add ``subscribers`` (or, for large channels when ``partial`` is asked, the shorter
+    ``partial_subscribers``) to formatted channel objects, as include_subscribers asks."""
+    if not include_subscribers:
+        return
+    stream_ids = list({item["stream_id"] for item in items})
+    large: set[int] = set()
+    if include_subscribers == "partial":
+        large = {
+            item["stream_id"]
+            for item in items
+            if item["subscriber_count"] >= MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE
+        }
+    full = subscriber_ids_by_stream(session, [i for i in stream_ids if i not in large])
+    partial = _recently_active_subscriber_ids(session, sorted(large))
+    for item in items:
+        stream_id = item["stream_id"]
+        if stream_id in large:
+            item["partial_subscribers"] = sorted(partial[stream_id])
+        else:
+            item["subscribers"] = sorted(full[stream_id])
+
+
 def format_subscriptions(
     session: Session, pairs: Sequence[tuple[Stream, Subscription]], *, include_subscribers: IncludeSubscribers
 ) -> list[dict[str, Any]]:
     """Channel subscription objects: the channel's fields plus the user's own settings.
 
-    Pairs may be of several users; each channel is formatted once. Subscriber lists are
-    always complete, which is what ``partial`` allows for small channels.
+    Pairs may be of several users; each channel is formatted once.
     """
     streams = list({stream.id: stream for stream, _ in pairs}.values())
     items = {item["stream_id"]: item for item in format_streams(session, streams)}
-    subscribers = subscriber_ids_by_stream(session, items) if include_subscribers else {}
-    result = []
-    for stream, sub in pairs:
-        item = {**items[stream.id], **subscription_properties(sub)}
-        if include_subscribers:
-            item["subscribers"] = sorted(subscribers[stream.id])
-        result.append(item)
+    result = [{**items[stream.id], **subscription_properties(sub)} for stream, sub in pairs]
+    add_subscriber_lists(session, result, include_subscribers)
     return result
 
 

@@ -8,7 +8,7 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import GroupSettingRule
 from palaver.lib.user_groups import NOBODY
 from palaver.lib.user_settings import LANGUAGES
-from palaver.models.realm import REALM_GROUP_SETTINGS
+from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS, REALM_GROUP_SETTINGS
 
 MAX_REALM_NAME_LENGTH = 40
 MAX_REALM_DESCRIPTION_LENGTH = 1000
@@ -108,7 +108,7 @@ def check_realm_value(name: str, value: Any) -> Any:
 
 def event_value(name: str, stored: Any) -> Any:
     """A stored value as clients see it in events and /register."""
-    if name == "message_retention_days" and stored is None:
+    if name in ("message_retention_days", *REALM_ANNOUNCEMENT_CHANNEL_SETTINGS) and stored is None:
         return -1
     return stored
 

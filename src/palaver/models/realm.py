@@ -39,6 +39,13 @@ REALM_GROUP_SETTINGS = (
     "direct_message_permission_group",
 )
 
+# Names of the realm's columns naming the channel a kind of automated notice goes to.
+REALM_ANNOUNCEMENT_CHANNEL_SETTINGS = (
+    "new_stream_announcements_stream_id",
+    "signup_announcements_stream_id",
+    "zulip_update_announcements_stream_id",
+)
+
 
 class Realm(Base):
     __tablename__ = "realm"
@@ -66,6 +73,13 @@ class Realm(Base):
     message_content_delete_limit_seconds: Mapped[int | None] = mapped_column(default=None)
     topics_policy: Mapped[str] = mapped_column(default="allow_empty_topic")
     mandatory_topics: Mapped[bool] = mapped_column(default=False)
+
+    # Channels the Notification Bot posts notices to; None turns those notices off. Like the
+    # group settings they carry no foreign key (a realm row and its channels would reference
+    # each other); archiving a channel clears any of them naming it.
+    new_stream_announcements_stream_id: Mapped[int | None] = mapped_column(default=None)
+    signup_announcements_stream_id: Mapped[int | None] = mapped_column(default=None)
+    zulip_update_announcements_stream_id: Mapped[int | None] = mapped_column(default=None)
 
     icon_source: Mapped[str] = mapped_column(String(1), default="G")
     icon_version: Mapped[int] = mapped_column(default=1)

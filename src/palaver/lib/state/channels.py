@@ -12,13 +12,13 @@ from sqlalchemy import select
 
 from palaver.lib.channel_folders import format_channel_folder, get_channel_folders
 from palaver.lib.channels import (
+    add_subscriber_lists,
     default_stream_ids,
     format_streams,
     format_subscriptions,
     get_streams_for_user,
     has_metadata_access,
     realm_streams,
-    subscriber_ids_by_stream,
     viewer_for,
 )
 from palaver.lib.register import StateContext, StateDict, state_provider
@@ -52,10 +52,7 @@ def subscriptions(ctx: StateContext) -> StateDict:
     never = [s for s in streams if s.id not in known]
     include = ctx.options.include_subscribers
     never_items: list[dict[str, Any]] = format_streams(session, never)
-    if include:
-        subscribers = subscriber_ids_by_stream(session, [s.id for s in never])
-        for item in never_items:
-            item["subscribers"] = sorted(subscribers[item["stream_id"]])
+    add_subscriber_lists(session, never_items, include)
     return {
         "subscriptions": format_subscriptions(session, active, include_subscribers=include),
         "unsubscribed": format_subscriptions(session, inactive, include_subscribers=include),

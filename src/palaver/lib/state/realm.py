@@ -11,7 +11,7 @@ from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_groups import get_system_groups
 from palaver.lib.user_settings import setting_specs
 from palaver.models import RealmUserDefault
-from palaver.models.realm import REALM_GROUP_SETTINGS
+from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS, REALM_GROUP_SETTINGS
 from palaver.timeutil import to_timestamp
 
 # How clients display the empty topic when they cannot show an empty string.
@@ -151,9 +151,6 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_upload_quota_mib": None,
         "realm_default_external_accounts": {},
         "realm_moderation_request_channel_id": -1,
-        "realm_new_stream_announcements_stream_id": -1,
-        "realm_signup_announcements_stream_id": -1,
-        "realm_zulip_update_announcements_stream_id": -1,
         # Billing is not a concept here; owners hold it, as they do by default elsewhere.
         "realm_can_manage_billing_group": rendered[owners],
         **_limit_fields(ctx),
@@ -161,6 +158,9 @@ def realm_state(ctx: StateContext) -> StateDict:
     }
     for name, gid in group_ids.items():
         state[f"realm_{name}"] = rendered[gid] if gid is not None else None
+    for name in REALM_ANNOUNCEMENT_CHANNEL_SETTINGS:
+        stream_id = getattr(realm, name)
+        state[f"realm_{name}"] = -1 if stream_id is None else stream_id
     return state
 
 
