@@ -182,6 +182,31 @@ def test_register_options_are_kept_with_the_queue(api: Api, realm: SeededRealm, 
     assert client.client_capabilities == {"notification_settings_null": True}
 
 
+def test_get_events_takes_the_register_parameters() -> None:
+    """Both views read the POST /register parameters from one declaration."""
+    from palaver.api import events as views
+    from palaver.api.params import build_param_specs
+
+    def by_name(view: Any) -> dict[str, Any]:
+        return {s.request_name: (s.default, s.adapter.core_schema) for s in build_param_specs(view, set())}
+
+    register_params = by_name(views.register)
+    get_params = by_name(views.get_events)
+    assert set(get_params) - set(register_params) == {"queue_id", "last_event_id", "dont_block"}
+    assert {name: get_params[name] for name in register_params} == register_params
+    assert {"apply_markdown", "client_gravatar", "event_types", "narrow", "client_capabilities"} <= set(
+        register_params
+    )
+
+
+def test_implicit_registration_validates_like_register(api: Api, realm: SeededRealm) -> None:
+    assert_json_error(api.get(realm.hamlet, "events", {"narrow": "[1]"}), "Invalid narrow")
+    assert_json_error(
+        api.get(realm.hamlet, "events", {"apply_markdown": "yes", "dont_block": "true"}),
+        'Argument "apply_markdown" is not valid JSON.',
+    )
+
+
 def test_invalid_parameters(api: Api, realm: SeededRealm) -> None:
     assert_json_error(api.post(realm.hamlet, "register", {"narrow": [["channel"]]}), "Invalid narrow")
     assert_json_error(api.post(realm.hamlet, "register", {"narrow": "[1]"}), "Invalid narrow")

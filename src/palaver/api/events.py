@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.register import RegisterOptions, build_client_descriptor, normalize_narrow, register_queue
 
 router = ApiRouter()
 
+V = TypeVar("V", bound=Callable[..., Any])
 
-def _options(
+
+def register_options(
     *,
-    apply_markdown: bool,
-    client_gravatar: bool,
-    include_subscribers: bool,
-    slim_presence: bool,
-    presence_history_limit_days: int | None,
-    event_types: list[str] | None,
-    all_public_streams: bool,
-    client_capabilities: dict[str, bool] | None,
-    fetch_event_types: list[str] | None,
-    narrow: list[Any] | None,
+    # Bots read the Markdown people typed, so raw content is the default.
+    apply_markdown: bool = False,
+    client_gravatar: bool = True,
+    include_subscribers: bool = False,
+    slim_presence: bool = False,
+    presence_history_limit_days: int | None = None,
+    # JSON null, as some clients send it, means every type, as an absent value does.
+    event_types: list[str] | None = None,
+    all_public_streams: bool = False,
+    client_capabilities: dict[str, bool] | None = None,
+    fetch_event_types: list[str] | None = None,
+    narrow: list[Any] | None = None,
 ) -> RegisterOptions:
+    """The POST /register parameters, declared once for both views that take them."""
     return RegisterOptions(
         apply_markdown=apply_markdown,
         client_gravatar=client_gravatar,
@@ -37,75 +45,54 @@ def _options(
     )
 
 
+def takes_register_options(view: V) -> V:
+    """Declare ``register_options``'s parameters as the view's own, in place of ``**options``.
+
+    The parameter layer reads a view's signature and type hints, so this is how two views
+    take the same parameters without listing them twice; the view receives them as
+    keywords and passes them on with ``register_options(**options)``.
+    """
+    own = inspect.signature(view)
+    shared = inspect.signature(register_options).parameters.values()
+    kept = [p for p in own.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    view.__signature__ = own.replace(parameters=[*kept, *shared])  # type: ignore[attr-defined]
+    hints = typing.get_type_hints(register_options, include_extras=True)
+    del hints["return"]
+    view.__annotations__ = {**typing.get_type_hints(view, include_extras=True), **hints}
+    return view
+
+
 @router.post("/register")
-def register(
-    ctx: Ctx,
-    # Bots read the Markdown people typed, so raw content is the default.
-    apply_markdown: bool = False,
-    client_gravatar: bool = True,
-    include_subscribers: bool = False,
-    slim_presence: bool = False,
-    presence_history_limit_days: int | None = None,
-    # JSON null, as some clients send it, means every type, as an absent value does.
-    event_types: list[str] | None = None,
-    all_public_streams: bool = False,
-    client_capabilities: dict[str, bool] | None = None,
-    fetch_event_types: list[str] | None = None,
-    narrow: list[Any] | None = None,
-) -> JsonDict:
-    options = _options(
-        apply_markdown=apply_markdown,
-        client_gravatar=client_gravatar,
-        include_subscribers=include_subscribers,
-        slim_presence=slim_presence,
-        presence_history_limit_days=presence_history_limit_days,
-        event_types=event_types,
-        all_public_streams=all_public_streams,
-        client_capabilities=client_capabilities,
-        fetch_event_types=fetch_event_types,
-        narrow=narrow,
-    )
+@takes_register_options
+def register(ctx: Ctx, **options: Any) -> JsonDict:
     return register_queue(
-        ctx.session, ctx.services.settings, ctx.services.bus, ctx.me, options, user_agent=ctx.user_agent
+        ctx.session,
+        ctx.services.settings,
+        ctx.services.bus,
+        ctx.me,
+        register_options(**options),
+        user_agent=ctx.user_agent,
     )
 
 
 @router.get("/events")
+@takes_register_options
 async def get_events(
     ctx: Ctx,
     queue_id: str | None = None,
     last_event_id: int | None = None,
     dont_block: bool = False,
     # Without queue_id, the POST /register parameters register a queue on the spot.
-    apply_markdown: bool = False,
-    client_gravatar: bool = True,
-    include_subscribers: bool = False,
-    slim_presence: bool = False,
-    presence_history_limit_days: int | None = None,
-    event_types: list[str] | None = None,
-    all_public_streams: bool = False,
-    client_capabilities: dict[str, bool] | None = None,
-    fetch_event_types: list[str] | None = None,
-    narrow: list[Any] | None = None,
+    **options: Any,
 ) -> JsonDict:
     # Runs on the event loop with the database session already closed: a long-poll holds
     # neither a thread nor a connection while it waits.
     backend = ctx.services.bus
     user = ctx.me
     if queue_id is None:
-        options = _options(
-            apply_markdown=apply_markdown,
-            client_gravatar=client_gravatar,
-            include_subscribers=include_subscribers,
-            slim_presence=slim_presence,
-            presence_history_limit_days=presence_history_limit_days,
-            event_types=event_types,
-            all_public_streams=all_public_streams,
-            client_capabilities=client_capabilities,
-            fetch_event_types=fetch_event_types,
-            narrow=narrow,
+        client = build_client_descriptor(
+            ctx.services.settings, user, register_options(**options), user_agent=ctx.user_agent
         )
-        client = build_client_descriptor(ctx.services.settings, user, options, user_agent=ctx.user_agent)
         await backend.run_blocking(backend.create_queue, client)
         queue_id, last_event_id = client.queue_id, None
     events = await backend.get_events(

@@ -23,6 +23,7 @@ from palaver.events.queues import (
     BadEventQueueIdError,
     ClientDescriptor,
     EventQueue,
+    FetchRequest,
     FetchResult,
     QueueBackend,
     event_for_client,
@@ -131,34 +132,25 @@ class MemoryQueueBackend(QueueBackend):
         with self._lock:
             self._add_entry(_Entry(client, EventQueue()))
 
-    def fetch(
-        self,
-        user_id: int,
-        queue_id: str,
-        last_event_id: int | None,
-        *,
-        token: str,
-        claim: bool,
-        final: bool,
-        hold_seconds: float,
-    ) -> FetchResult:
+    def fetch(self, request: FetchRequest) -> FetchResult:
+        queue_id, token = request.queue_id, request.token
         now = time.time()
         superseded = False
         with self._lock:
-            entry = self._live_entry(user_id, queue_id, now)
-            if last_event_id is not None:
-                entry.queue.acknowledge(last_event_id)
-            if claim:
+            entry = self._live_entry(request.user_id, queue_id, now)
+            if request.last_event_id is not None:
+                entry.queue.acknowledge(request.last_event_id)
+            if request.claim:
                 superseded = entry.poller is not None and entry.poller != token
                 entry.poller = token
             events = entry.queue.contents()
-            done = final or bool(events) or entry.poller != token
+            done = request.final or bool(events) or entry.poller != token
             if done:
                 if entry.poller == token:
                     entry.poller = None
                 entry.held_until = 0.0
             else:
-                entry.held_until = max(entry.held_until, now + hold_seconds)
+                entry.held_until = max(entry.held_until, now + request.hold_seconds)
             entry.client.last_access = now
         if superseded:
             # The older request (its client gave up or retried) answers now, with what it has.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import secrets
 import threading
@@ -303,6 +304,21 @@ class Waiters:
 
 
 @dataclass(frozen=True)
+class FetchRequest:
+    """One read of a queue on behalf of a GET /events request (see ``QueueBackend.fetch``)."""
+
+    user_id: int
+    queue_id: str
+    # Acknowledge events through this ID first; None acknowledges nothing.
+    last_event_id: int | None
+    # Identifies the request, so a newer request for the same queue can take over.
+    token: str
+    claim: bool
+    final: bool
+    hold_seconds: float
+
+
+@dataclass(frozen=True)
 class FetchResult:
     events: list[EventDict]
     # Whether the request should answer now: it has events, it may not block, or a newer
@@ -346,17 +362,7 @@ class QueueBackend(ABC):
     def create_queue(self, client: ClientDescriptor) -> None: ...
 
     @abstractmethod
-    def fetch(
-        self,
-        user_id: int,
-        queue_id: str,
-        last_event_id: int | None,
-        *,
-        token: str,
-        claim: bool,
-        final: bool,
-        hold_seconds: float,
-    ) -> FetchResult:
+    def fetch(self, request: FetchRequest) -> FetchResult:
         """Acknowledge through ``last_event_id`` and read the queue's events.
 
         ``claim`` makes this request the queue's current long-poll (``token``), waking the
@@ -394,31 +400,9 @@ class QueueBackend(ABC):
 
     # Long-polling ------------------------------------------------------------------------
 
-    async def afetch(
-        self,
-        user_id: int,
-        queue_id: str,
-        last_event_id: int | None,
-        *,
-        token: str,
-        claim: bool,
-        final: bool,
-        hold_seconds: float,
-    ) -> FetchResult:
+    async def afetch(self, request: FetchRequest) -> FetchResult:
         """``fetch`` from the event loop; stores with an async client override this."""
-
-        def call() -> FetchResult:
-            return self.fetch(
-                user_id,
-                queue_id,
-                last_event_id,
-                token=token,
-                claim=claim,
-                final=final,
-                hold_seconds=hold_seconds,
-            )
-
-        return await self.run_blocking(call)
+        return await self.run_blocking(self.fetch, request)
 
     async def aappend(self, queue_id: str, event: EventDict) -> None:
         await self.run_blocking(self.append, queue_id, event)
@@ -433,9 +417,12 @@ class QueueBackend(ABC):
         # Register before the first read, so an event published in between still wakes us.
         waiter = self._waiters.add(queue_id)
         try:
-            result = await self.afetch(
+            request = FetchRequest(
                 user_id, queue_id, last_event_id, token=token, claim=True, final=dont_block, hold_seconds=hold
             )
+            result = await self.afetch(request)
+            # Later reads only wait for news: nothing more to acknowledge or claim.
+            request = dataclasses.replace(request, last_event_id=None, claim=False)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + self.heartbeat_seconds
             while not result.done:
@@ -452,9 +439,7 @@ class QueueBackend(ABC):
                     # Nothing happened: a heartbeat keeps proxies from closing an idle request.
                     await self.aappend(queue_id, heartbeat_event())
                     final = True
-                result = await self.afetch(
-                    user_id, queue_id, None, token=token, claim=False, final=final, hold_seconds=hold
-                )
+                result = await self.afetch(dataclasses.replace(request, final=final))
             return result.events
         finally:
             self._waiters.remove(queue_id, waiter)

@@ -37,6 +37,7 @@ from palaver.events.queues import (
     BadEventQueueIdError,
     ClientDescriptor,
     EventsAlreadyPrunedError,
+    FetchRequest,
     FetchResult,
     QueueBackend,
     Waiters,
@@ -408,55 +409,35 @@ class RedisQueueBackend(QueueBackend):
             args=[self._channel, queue_id, orjson.dumps(event).decode()],
         )
 
-    def _fetch_keys_and_args(
-        self,
-        user_id: int,
-        queue_id: str,
-        last_event_id: int | None,
-        token: str,
-        claim: bool,
-        final: bool,
-        hold_seconds: float,
-    ) -> tuple[list[str], list[Any]]:
+    def _fetch_keys_and_args(self, request: FetchRequest) -> tuple[list[str], list[Any]]:
+        queue_id = request.queue_id
         keys = [self._q(queue_id), self._ev(queue_id), self._queues_key]
         args = [
             queue_id,
-            user_id,
-            "" if last_event_id is None else last_event_id,
-            token,
-            "1" if claim else "0",
-            "1" if final else "0",
+            request.user_id,
+            "" if request.last_event_id is None else request.last_event_id,
+            request.token,
+            "1" if request.claim else "0",
+            "1" if request.final else "0",
             repr(time.time()),
-            hold_seconds,
+            request.hold_seconds,
             self._channel,
         ]
         return keys, args
 
     @staticmethod
-    def _fetch_result(queue_id: str, last_event_id: int | None, result: Any) -> FetchResult:
+    def _fetch_result(request: FetchRequest, result: Any) -> FetchResult:
         status = result[0]
         if status == "missing":
-            raise BadEventQueueIdError(queue_id)
+            raise BadEventQueueIdError(request.queue_id)
         if status == "pruned":
-            assert last_event_id is not None
-            raise EventsAlreadyPrunedError(last_event_id)
+            assert request.last_event_id is not None
+            raise EventsAlreadyPrunedError(request.last_event_id)
         return FetchResult([orjson.loads(raw) for raw in result[2]], result[1] == "1")
 
-    def fetch(
-        self,
-        user_id: int,
-        queue_id: str,
-        last_event_id: int | None,
-        *,
-        token: str,
-        claim: bool,
-        final: bool,
-        hold_seconds: float,
-    ) -> FetchResult:
-        keys, args = self._fetch_keys_and_args(
-            user_id, queue_id, last_event_id, token, claim, final, hold_seconds
-        )
-        return self._fetch_result(queue_id, last_event_id, self._fetch_script(keys=keys, args=args))
+    def fetch(self, request: FetchRequest) -> FetchResult:
+        keys, args = self._fetch_keys_and_args(request)
+        return self._fetch_result(request, self._fetch_script(keys=keys, args=args))
 
     def _scripts_for_this_loop(self) -> _AsyncScripts:
         loop = asyncio.get_running_loop()
@@ -466,22 +447,9 @@ class RedisQueueBackend(QueueBackend):
             self._async_clients[loop] = scripts
         return scripts
 
-    async def afetch(
-        self,
-        user_id: int,
-        queue_id: str,
-        last_event_id: int | None,
-        *,
-        token: str,
-        claim: bool,
-        final: bool,
-        hold_seconds: float,
-    ) -> FetchResult:
-        keys, args = self._fetch_keys_and_args(
-            user_id, queue_id, last_event_id, token, claim, final, hold_seconds
-        )
-        result = await self._scripts_for_this_loop().fetch(keys=keys, args=args)
-        return self._fetch_result(queue_id, last_event_id, result)
+    async def afetch(self, request: FetchRequest) -> FetchResult:
+        keys, args = self._fetch_keys_and_args(request)
+        return self._fetch_result(request, await self._scripts_for_this_loop().fetch(keys=keys, args=args))
 
     async def aappend(self, queue_id: str, event: EventDict) -> None:
         await self._scripts_for_this_loop().append(
