@@ -201,3 +201,50 @@ def test_ping_errors(api: Api, realm: SeededRealm) -> None:
         api.post(realm.hamlet, "users/me/presence", {"status": "active", "last_update_id": "x"}),
         'Argument "last_update_id" is not valid JSON.',
     )
+
+
+def test_turning_presence_off_and_on_tells_the_realm(
+    api: Api, realm: SeededRealm, services: Services, events: EventRecorder
+) -> None:
+    ping(api, realm.hamlet)
+    events.clear()
+    before = utcnow().timestamp()
+    assert_json_success(api.patch(realm.hamlet, "settings", {"presence_enabled": False}))
+    after = utcnow().timestamp()
+    [(event, users)] = events.of_type("presence")
+    assert realm.othello.id in users and realm.polonius.id in users
+    assert event["user_id"] == realm.hamlet.id
+    # Last seen longer ago than the offline threshold (140 s) plus a margin for clock skew.
+    timestamps = event["presences"][str(realm.hamlet.id)]
+    assert int(before) - 261 <= timestamps["idle_timestamp"] <= after - 260
+    assert timestamps["active_timestamp"] <= timestamps["idle_timestamp"]
+    assert event["presence"]["website"]["timestamp"] <= after - 260
+    # Pings while it is off tell nobody, however long the user was away.
+    events.clear()
+    age_presence(services, realm.hamlet.id, 600)
+    ping(api, realm.hamlet)
+    assert events.of_type("presence") == []
+
+    assert_json_success(api.patch(realm.hamlet, "settings", {"presence_enabled": True}))
+    [(event, _)] = events.of_type("presence")
+    timestamps = event["presences"][str(realm.hamlet.id)]
+    assert timestamps["active_timestamp"] >= int(before) and timestamps["idle_timestamp"] >= int(before)
+    assert str(realm.hamlet.id) in ping(api, realm.othello, slim_presence="true")["presences"]
+
+    # "away" in the user status is the same setting, and so is unchanged input: no news.
+    events.clear()
+    assert_json_success(api.post(realm.hamlet, "users/me/status", {"away": True}))
+    [(event, _)] = events.of_type("presence")
+    assert event["presences"][str(realm.hamlet.id)]["idle_timestamp"] <= utcnow().timestamp() - 260
+    events.clear()
+    assert_json_success(api.patch(realm.hamlet, "settings", {"presence_enabled": False}))
+    assert events.of_type("presence") == []
+
+
+def test_presence_setting_of_a_user_never_seen(api: Api, realm: SeededRealm, events: EventRecorder) -> None:
+    assert_json_success(api.patch(realm.cordelia, "settings", {"presence_enabled": False}))
+    [(event, _)] = events.of_type("presence")
+    assert event["user_id"] == realm.cordelia.id
+    timestamps = event["presences"][str(realm.cordelia.id)]
+    # Her join, moments ago, must not pass for recent activity.
+    assert timestamps["active_timestamp"] == timestamps["idle_timestamp"] <= utcnow().timestamp() - 260

@@ -34,6 +34,7 @@ PresenceStatus = Literal["active", "idle"]
 
 _MIN_FREQUENCY = timedelta(seconds=UPDATE_MIN_FREQUENCY_SECONDS)
 _OFFLINE = timedelta(seconds=OFFLINE_THRESHOLD_SECONDS)
+_CLOCK_SKEW_MARGIN = timedelta(seconds=120)
 
 
 def _needs_write(presence: UserPresence | None, status: PresenceStatus, now: datetime) -> bool:
@@ -107,3 +108,48 @@ def do_update_user_presence(
                 presences={str(user.id): ev.ModernPresence(**modern_presence(presence, user.date_joined))},
             )
             tx.send_event(user.realm_id, event, user_ids_who_can_access(session, user))
+
+
+def do_announce_presence_enabled(
+    session: Session, user: UserProfile, enabled: bool, *, now: datetime | None = None
+) -> None:
+    """Tell the realm at once that the user turned presence sharing on or off.
+
+    Presence lists leave out users who turned it off, but clients keep what they last
+    heard: without an event they would show the user online until it went stale. As in
+    Zulip, turning it off reports the user as last online a little longer ago than the
+    offline threshold (with a margin for clock skew), and turning it on reports them
+    active now.
+    """
+    if user.is_bot:
+        return
+    now = now or utcnow()
+    with transaction(session) as tx:
+        presence = session.scalars(
+            select(UserPresence)
+            .where(UserPresence.user_profile_id == user.id)
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        ).one_or_none()
+        moment = now if enabled else now - _OFFLINE - _CLOCK_SKEW_MARGIN
+        if presence is None:
+            presence = UserPresence(
+                user_profile_id=user.id, realm_id=user.realm_id, last_connected_time=moment
+            )
+            session.add(presence)
+        presence.last_connected_time = moment
+        # Never left unset: clients would read the join time instead, which may be recent.
+        if enabled or presence.last_active_time is None or presence.last_active_time > moment:
+            presence.last_active_time = moment
+        presence.last_update_id = _next_update_id(session, user.realm_id)
+        session.flush()
+        event = ev.PresenceEvent(
+            user_id=user.id,
+            email=user.email,
+            server_timestamp=time.time(),
+            presence={
+                "website": ev.LegacyPresenceClient(**legacy_client_presence(presence, user.date_joined))
+            },
+            presences={str(user.id): ev.ModernPresence(**modern_presence(presence, user.date_joined))},
+        )
+        tx.send_event(user.realm_id, event, user_ids_who_can_access(session, user))

@@ -19,6 +19,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from palaver.actions.presence import do_announce_presence_enabled
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
@@ -556,6 +557,8 @@ def do_change_user_setting(session: Session, user: UserProfile, name: str, value
             language_name=LANGUAGES.get(value) if name == "default_language" else None,
         )
         tx.send_event(user.realm_id, event, [user.id])
+        if name == "presence_enabled":
+            do_announce_presence_enabled(session, user, value)
 
 
 __all__ = [
