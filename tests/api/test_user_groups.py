@@ -349,8 +349,14 @@ def test_deactivate(api: Api, realm: SeededRealm, events: EventRecorder) -> None
     )
     events.clear()
     assert_json_success(api.post(realm.hamlet, f"user_groups/{group_id}/deactivate"))
-    [(event, users)] = events.of_type("user_group", "remove")
-    assert (event["group_id"], users) == (group_id, everyone(realm))
+    [(event, users)] = events.of_type("user_group")
+    assert event == {
+        "type": "user_group",
+        "op": "update",
+        "group_id": group_id,
+        "data": {"deactivated": True},
+    }
+    assert users == everyone(realm)
     assert_json_error(
         api.post(realm.hamlet, f"user_groups/{group_id}/deactivate"), "User group is deactivated."
     )
@@ -410,3 +416,32 @@ def test_register_state(api: Api, realm: SeededRealm, fetch: list[str] | None) -
     data["client_capabilities"] = {"include_deactivated_groups": True}
     state = assert_json_success(api.post(realm.othello, "register", data))
     assert deactivated in {g["id"] for g in state["realm_user_groups"]}
+
+
+def test_deactivation_event_per_client_capability(api: Api, realm: SeededRealm) -> None:
+    group_id = create_group(api, realm.hamlet, "g", [realm.hamlet.id])
+
+    def queue(**capabilities: bool) -> str:
+        body = assert_json_success(
+            api.post(
+                realm.othello,
+                "register",
+                {"event_types": ["user_group"], "client_capabilities": capabilities},
+            )
+        )
+        return str(body["queue_id"])
+
+    aware, unaware = queue(include_deactivated_groups=True), queue()
+    assert_json_success(api.post(realm.hamlet, f"user_groups/{group_id}/deactivate"))
+
+    def received(queue_id: str) -> list[dict[str, Any]]:
+        body = assert_json_success(
+            api.get(realm.othello, "events", {"queue_id": queue_id, "last_event_id": -1, "dont_block": True})
+        )
+        return [{k: v for k, v in e.items() if k != "id"} for e in body["events"]]
+
+    assert received(aware) == [
+        {"type": "user_group", "op": "update", "group_id": group_id, "data": {"deactivated": True}}
+    ]
+    # Clients that only know active groups drop it, as they did before deactivation existed.
+    assert received(unaware) == [{"type": "user_group", "op": "remove", "group_id": group_id}]

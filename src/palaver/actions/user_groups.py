@@ -363,7 +363,10 @@ def do_deactivate_user_group(session: Session, acting_user: UserProfile, group_i
             raise CannotDeactivateGroupInUseError(objections)
         group.deactivated = True
         session.flush()
-        # Clients without the include_deactivated_groups capability (most) drop the group.
+        # The queue layer turns this into a remove event for clients without the
+        # include_deactivated_groups capability (lib/user_groups.user_group_event_for_client).
         tx.send_event(
-            group.realm_id, ev.UserGroupRemove(group_id=group.id), _recipients(session, group.realm_id)
+            group.realm_id,
+            ev.UserGroupUpdate(group_id=group.id, data=ev.UserGroupChange(deactivated=True)),
+            _recipients(session, group.realm_id),
         )

@@ -202,6 +202,11 @@ def event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | 
         from palaver.lib.presence import presence_event_for_client
 
         return presence_event_for_client(client, event)
+    if event_type == "user_group":
+        # Deactivations reach clients without include_deactivated_groups as removals.
+        from palaver.lib.user_groups import user_group_event_for_client
+
+        return user_group_event_for_client(client, event)
     if (
         event_type == "typing"
         and "stream_id" in event

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
 from palaver.models import GroupGroupMembership, Role, UserGroup, UserGroupMembership, UserProfile
+
+if TYPE_CHECKING:
+    from palaver.events.queues import ClientDescriptor
 
 # Each system group contains the next as a subgroup, so membership flows from owners
 # outwards: owners are administrators, administrators are moderators, and so on.
@@ -302,3 +305,18 @@ def group_objections(session: Session, group: UserGroup) -> list[dict[str, Any]]
         if settings:
             objections.append({"type": "user_group", "group_id": other.id, "settings": settings})
     return objections
+
+
+def user_group_event_for_client(client: ClientDescriptor, event: Mapping[str, Any]) -> dict[str, Any]:
+    """A deactivation is published as an update with ``deactivated: true``; clients without
+    the include_deactivated_groups capability know only active groups, and get Zulip's
+    older remove event instead."""
+    data = event.get("data")
+    if (
+        event.get("op") == "update"
+        and isinstance(data, Mapping)
+        and data.get("deactivated") is True
+        and not client.has_capability("include_deactivated_groups")
+    ):
+        return {"type": "user_group", "op": "remove", "group_id": event["group_id"]}
+    return dict(event)
