@@ -1,0 +1,67 @@
+"""The register fast path for realm_users builds exactly what format_users does."""
+
+from __future__ import annotations
+
+import pytest
+
+from palaver.lib.state.users import realm_user_dicts
+from palaver.lib.users import format_users, get_users
+from palaver.models import UserProfile
+from palaver.services import Services
+from tests.api.test_channels import set_realm, system_groups
+from tests.helpers import Api, SeededRealm, assert_json_success
+
+
+@pytest.mark.parametrize("client_gravatar", [True, False])
+def test_realm_user_dicts_match_format_users(
+    api: Api, realm: SeededRealm, services: Services, client_gravatar: bool
+) -> None:
+    # Every kind of user object: hidden emails at each level, custom profile data (plain
+    # and rendered), a deactivated user, a bot, a guest and every role.
+    text = assert_json_success(
+        api.post(realm.iago, "realm/profile_fields", {"name": "Phone", "field_type": 1})
+    )
+    long = assert_json_success(api.post(realm.iago, "realm/profile_fields", {"name": "Bio", "field_type": 2}))
+    data = [{"id": text["id"], "value": "+45 1234"}, {"id": long["id"], "value": "**bold**"}]
+    assert_json_success(api.patch(realm.iago, f"users/{realm.hamlet.id}", {"profile_data": data}))
+    for name, level in (("othello", 2), ("cordelia", 3), ("shiva", 4), ("polonius", 5)):
+        assert_json_success(api.patch(realm.users[name], "settings", {"email_address_visibility": level}))
+    assert_json_success(api.patch(realm.iago, "settings", {"timezone": "Europe/Paris"}))
+    assert_json_success(api.delete(realm.iago, f"users/{realm.cordelia.id}"))
+
+    with services.db.session() as session:
+        for name in ("desdemona", "iago", "shiva", "hamlet", "polonius", "default_bot"):
+            viewer = session.get_one(UserProfile, realm.users[name].id)
+            expected = format_users(
+                session,
+                get_users(session, viewer.realm_id, viewer),
+                viewer,
+                client_gravatar=client_gravatar,
+                include_custom_profile_fields=True,
+                email_host=realm.host,
+            )
+            got = realm_user_dicts(session, viewer.realm, viewer, client_gravatar=client_gravatar)
+            assert got == expected, name
+            assert any(u.get("profile_data") for u in got)
+
+
+def test_a_restricted_guest_gets_only_the_users_they_may_see(
+    api: Api, realm: SeededRealm, services: Services
+) -> None:
+    set_realm(services, realm, can_access_all_users_group=system_groups(services, realm)["role:members"])
+    assert_json_success(
+        api.post(realm.othello, "messages", {"type": "direct", "to": [realm.polonius.id], "content": "hi"})
+    )
+    with services.db.session() as session:
+        guest = session.get_one(UserProfile, realm.polonius.id)
+        got = realm_user_dicts(session, guest.realm, guest, client_gravatar=True)
+        expected = format_users(
+            session,
+            get_users(session, guest.realm_id, guest),
+            guest,
+            client_gravatar=True,
+            include_custom_profile_fields=True,
+            email_host=realm.host,
+        )
+    assert got == expected
+    assert {u["user_id"] for u in got} == {realm.polonius.id, realm.othello.id, realm.default_bot.id}
