@@ -17,11 +17,6 @@ def default_stream_groups(ctx: StateContext) -> StateDict:
     return {"realm_default_stream_groups": []}
 
 
-@state_provider("recent_private_conversations", placeholder=True)
-def recent_private_conversations(ctx: StateContext) -> StateDict:
-    return {"recent_private_conversations": []}
-
-
 @state_provider("realm_filters", placeholder=True)
 def realm_filters(ctx: StateContext) -> StateDict:
     # Legacy linkifier format; always empty, even on servers with linkifiers.
