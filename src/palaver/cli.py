@@ -249,6 +249,28 @@ def cmd_seed_messages(args: argparse.Namespace) -> None:
     )
 
 
+def cmd_seed_users(args: argparse.Namespace) -> None:
+    from palaver.bootstrap import open_services
+    from palaver.seed import seed_users
+
+    if args.users < 0 or args.channels < 0 or args.subscriptions < 0:
+        raise CliError("--users, --channels and --subscriptions must be >= 0")
+    with open_services(_settings(args)) as services:
+        with services.db.session() as session:
+            realm_id = _require_realm(session, args.realm).id
+        result = seed_users(
+            services,
+            realm_id,
+            users=args.users,
+            channels=args.channels,
+            subscriptions_per_user=args.subscriptions,
+        )
+    print(
+        f"Seeded {result.users} users and {result.subscriptions} subscriptions "
+        f"({result.channels} channels) in {result.seconds:.1f}s"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="palaver", description="Palaver team chat server")
     parser.add_argument("--config", help="TOML configuration file (default: $PALAVER_CONFIG)")
@@ -310,6 +332,16 @@ def build_parser() -> argparse.ArgumentParser:
     seed.add_argument("--dm-share", type=float, default=0.1, help="share of direct messages (default 0.1)")
     seed.add_argument("--batch-size", type=int, default=5_000, help="messages per insert batch")
     seed.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    users = add(
+        "seed-users", cmd_seed_users, "fill an organization with users and channels in bulk (benchmarks)"
+    )
+    users.add_argument("--realm", default="", help="organization string ID (default: root domain)")
+    users.add_argument("--users", type=int, default=10_000, help="seeded members (default 10,000)")
+    users.add_argument("--channels", type=int, default=1_000, help="seeded channels (default 1,000)")
+    users.add_argument(
+        "--subscriptions", type=int, default=10, help="channels each seeded member joins (default 10)"
+    )
     return parser
 
 

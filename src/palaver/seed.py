@@ -369,3 +369,146 @@ def seed_messages(
     return SeedResult(
         plan.messages, total_user_messages, first_id, first_id + plan.messages - 1, time.monotonic() - started
     )
+
+
+# ``palaver seed-users``: a large organization for the /register benchmark ----------------
+
+
+@dataclass(frozen=True)
+class UserSeedResult:
+    users: int
+    channels: int
+    subscriptions: int
+    seconds: float
+
+
+def seed_users(
+    services: Services,
+    realm_id: int,
+    *,
+    users: int,
+    channels: int,
+    subscriptions_per_user: int = 10,
+    batch_size: int = 2_000,
+) -> UserSeedResult:
+    """Bring the organization up to ``users`` seeded members and ``channels`` seeded channels.
+
+    Channels go through ``do_create_channel`` (their permission groups must be right) and
+    are made before the users, so their creation events reach few recipients. Users,
+    their role-group memberships and subscriptions are inserted in bulk with no events:
+    ``do_create_user`` tells every existing user about each new one, which is quadratic.
+    Each seeded user joins ``subscriptions_per_user`` channels in rotation; the owner who
+    runs the benchmark joins every seeded channel.
+    """
+    from sqlalchemy import insert, update
+
+    from palaver.actions.channels import NewChannel, do_create_channel
+    from palaver.actions.users import api_email_for
+    from palaver.lib.channels import get_stream_by_name
+    from palaver.lib.passwords import generate_api_key
+    from palaver.lib.realm import realm_email_host
+    from palaver.lib.user_groups import direct_system_groups_for, get_system_groups
+    from palaver.lib.user_settings import setting_specs
+    from palaver.models import RealmUserDefault, Role
+    from palaver.models.channels import Subscription
+    from palaver.models.groups import UserGroupMembership
+
+    started = time.monotonic()
+    with services.db.session() as session:
+        realm = session.get_one(Realm, realm_id)
+        owner = session.scalars(
+            select(UserProfile)
+            .where(UserProfile.realm_id == realm_id, UserProfile.role == Role.OWNER, UserProfile.is_active)
+            .order_by(UserProfile.id)
+        ).first()
+        if owner is None:
+            raise ValueError("the organization has no active owner to create channels")
+
+        streams: list[Stream] = []
+        for index in range(channels):
+            name = f"seed channel {index}"
+            stream = get_stream_by_name(session, realm_id, name)
+            if stream is None:
+                stream = do_create_channel(session, owner, NewChannel(name=name))
+            streams.append(stream)
+        session.commit()
+        recipient_ids = [s.recipient_id for s in streams if s.recipient_id is not None]
+
+        email_host = realm_email_host(services.settings, realm)
+        existing = set(
+            session.scalars(
+                select(UserProfile.delivery_email).where(
+                    UserProfile.realm_id == realm_id, UserProfile.delivery_email.like("seed-user-%")
+                )
+            )
+        )
+        defaults = session.get(RealmUserDefault, realm_id)
+        settings_values = (
+            {name: getattr(defaults, name) for name in setting_specs()} if defaults is not None else {}
+        )
+        settings_values["default_language"] = realm.default_language
+        now = utcnow()
+        groups = get_system_groups(session, realm_id)
+        full = realm.waiting_period_threshold == 0
+        group_ids = [groups[name].id for name in direct_system_groups_for(Role.MEMBER, full)]
+
+        new_ids: list[int] = []
+        wanted = [i for i in range(users) if f"seed-user-{i}@{email_host}" not in existing]
+        for start in range(0, len(wanted), batch_size):
+            rows = [
+                {
+                    "realm_id": realm_id,
+                    "email": f"seed-user-{i}@{email_host}",
+                    "delivery_email": f"seed-user-{i}@{email_host}",
+                    "full_name": f"Seed User {i}",
+                    "role": Role.MEMBER,
+                    "date_joined": now,
+                    "api_key": generate_api_key(),
+                    **settings_values,
+                }
+                for i in wanted[start : start + batch_size]
+            ]
+            ids = list(session.scalars(insert(UserProfile).returning(UserProfile.id), rows))
+            new_ids += ids
+            session.execute(
+                insert(UserGroupMembership),
+                [{"user_group_id": g, "user_profile_id": u} for u in ids for g in group_ids],
+            )
+            session.commit()
+        # The API email hides the address unless the default visibility is "everyone".
+        for user in session.scalars(select(UserProfile).where(UserProfile.id.in_(new_ids[:1]))):
+            if api_email_for(email_host, user) != user.email:
+                for start in range(0, len(new_ids), batch_size):
+                    chunk = new_ids[start : start + batch_size]
+                    session.execute(
+                        update(UserProfile),
+                        [{"id": u, "email": f"user{u}@{email_host}"} for u in chunk],
+                    )
+                session.commit()
+
+        subscriptions = 0
+        if recipient_ids:
+            per_user = min(subscriptions_per_user, len(recipient_ids))
+            taken = {
+                (user_id, recipient_id)
+                for user_id, recipient_id in session.execute(
+                    select(Subscription.user_profile_id, Subscription.recipient_id).where(
+                        Subscription.recipient_id.in_(recipient_ids)
+                    )
+                )
+            }
+            pairs = [(owner.id, r) for r in recipient_ids]
+            for n, user_id in enumerate(new_ids):
+                pairs += [
+                    (user_id, recipient_ids[(n * per_user + j) % len(recipient_ids)]) for j in range(per_user)
+                ]
+            rows_to_add = [
+                {"user_profile_id": u, "recipient_id": r}
+                for u, r in dict.fromkeys(pairs)
+                if (u, r) not in taken
+            ]
+            for start in range(0, len(rows_to_add), batch_size * 5):
+                session.execute(insert(Subscription), rows_to_add[start : start + batch_size * 5])
+            session.commit()
+            subscriptions = len(rows_to_add)
+    return UserSeedResult(len(new_ids), len(streams), subscriptions, time.monotonic() - started)
