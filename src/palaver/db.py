@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -18,6 +19,12 @@ from palaver.events.types import Event
 
 _TX_KEY = "palaver_tx"
 _WRITE_OPTION = "palaver_write"
+
+# How long SQLite itself lets a writer wait for another process's write lock.
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+# How long a writer waits for the other writers of its own process before it goes on to
+# SQLite (and its busy timeout) anyway: only a transaction stuck for this long is a bug.
+WRITE_QUEUE_TIMEOUT_SECONDS = 120.0
 
 
 @dataclass
@@ -47,7 +54,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     cursor.close()
 
 
@@ -82,6 +89,12 @@ class Database:
         self.engine = make_engine(settings)
         self.bus = bus
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # SQLite has one write lock per database, and its busy handler waits for it by
+        # sleeping and retrying: with many writer threads that is unfair, and under load
+        # some writers lose every retry until busy_timeout fails them ("database is
+        # locked"). Writers of one process therefore queue on this lock instead, and only
+        # one at a time competes with other processes in SQLite.
+        self._write_lock: threading.Lock | None = threading.Lock() if settings.is_sqlite else None
 
     def session(self) -> Session:
         session = self._sessions()
@@ -101,6 +114,9 @@ class Database:
             return
         if session.in_transaction():
             session.commit()
+        queued = self._write_lock is not None and self._write_lock.acquire(
+            timeout=WRITE_QUEUE_TIMEOUT_SECONDS
+        )
         tx = Tx(session)
         session.info[_TX_KEY] = tx
         try:
@@ -109,6 +125,9 @@ class Database:
                 yield tx
         finally:
             del session.info[_TX_KEY]
+            if queued:
+                assert self._write_lock is not None
+                self._write_lock.release()
         for pending in tx.events:
             self.bus.publish(pending.realm_id, pending.event.to_dict(), pending.user_ids)
 

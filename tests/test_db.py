@@ -1,0 +1,71 @@
+"""The write transaction of db.py on SQLite: writers of one process wait their turn."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from palaver import db
+from palaver.db import Database, transaction
+from palaver.events.bus import InProcessEventBus
+from tests.conftest import make_test_settings
+
+
+@pytest.fixture
+def sqlite_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Database]:
+    # A busy timeout far shorter than the writes below: a writer left to SQLite's busy
+    # handler fails with "database is locked" (what 32 concurrent senders used to get).
+    monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_MS", 50)
+    settings = make_test_settings(f"sqlite:///{tmp_path / 'db.sqlite'}", tmp_path)
+    database = Database(settings, InProcessEventBus())
+    with database.session() as session, transaction(session):
+        session.execute(text("CREATE TABLE item (writer INTEGER)"))
+    yield database
+    database.dispose()
+
+
+def test_writers_in_one_process_queue_past_the_busy_timeout(sqlite_db: Database) -> None:
+    first_writing = threading.Event()
+    errors: list[BaseException] = []
+
+    def write(writer: int, hold_seconds: float) -> None:
+        try:
+            with sqlite_db.session() as session:
+                # A read first, as requests do (authentication) before their write.
+                session.execute(text("SELECT count(*) FROM item")).scalar()
+                if writer:
+                    first_writing.wait(5)
+                with transaction(session):
+                    session.execute(text("INSERT INTO item VALUES (:w)"), {"w": writer})
+                    if not writer:
+                        first_writing.set()
+                    time.sleep(hold_seconds)
+        except BaseException as error:  # reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=write, args=(0, 0.3))]
+    threads += [threading.Thread(target=write, args=(n, 0.02)) for n in range(1, 9)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    with sqlite_db.session() as session:
+        written = sorted(session.execute(text("SELECT writer FROM item")).scalars())
+    assert written == list(range(9))
+
+
+def test_a_failed_write_lets_the_next_writer_in(sqlite_db: Database) -> None:
+    with sqlite_db.session() as session:
+        with pytest.raises(RuntimeError), transaction(session):
+            session.execute(text("INSERT INTO item VALUES (1)"))
+            raise RuntimeError("rolled back")
+        with transaction(session):
+            session.execute(text("INSERT INTO item VALUES (2)"))
+        assert session.execute(text("SELECT writer FROM item")).scalars().all() == [2]
