@@ -604,3 +604,34 @@ def test_out_of_range_ids_are_unknown(api: Api, realm: SeededRealm) -> None:
         api.post(realm.hamlet, "messages/flags", {"messages": [huge], "op": "add", "flag": "starred"}),
         "Invalid message(s)",
     )
+
+
+def test_messages_from_a_muted_sender_arrive_read(
+    api: Api, realm: SeededRealm, services: Services, events: EventRecorder
+) -> None:
+    from palaver.models.messages import MessageFlag
+
+    create_channel(api, realm.othello, "muters", [realm.othello, realm.hamlet, realm.cordelia])
+    assert_json_success(api.post(realm.hamlet, f"users/me/muted_users/{realm.othello.id}"))
+    events.clear()
+    in_channel = send_stream(api, realm.othello, "muters", "t", "hello @**King Hamlet**")
+    direct = send_dm(api, realm.othello, [realm.hamlet, realm.cordelia], "hi both")
+    for message_id, private in ((in_channel, False), (direct, True)):
+        hamlet = flags_of(services, realm.hamlet, message_id)
+        cordelia = flags_of(services, realm.cordelia, message_id)
+        assert hamlet is not None and cordelia is not None
+        assert hamlet & MessageFlag.READ, "muting users get the message as read"
+        assert not cordelia & MessageFlag.READ
+        assert bool(hamlet & MessageFlag.IS_PRIVATE) == private
+    # Other flags stay: the mention is still recorded.
+    assert (flags_of(services, realm.hamlet, in_channel) or 0) & MessageFlag.MENTIONED
+    hamlet_events = [e for e, users in events.of_type("message") if realm.hamlet.id in users]
+    assert [e["message"]["id"] for e in hamlet_events] == [in_channel, direct]
+    assert all("read" in e["flags"] for e in hamlet_events)
+    cordelia_events = [e for e, users in events.of_type("message") if realm.cordelia.id in users]
+    assert all("read" not in e["flags"] for e in cordelia_events)
+    flags = {m["id"]: m["flags"] for m in fetch(api, realm.hamlet)["messages"]}
+    assert "read" in flags[in_channel] and "read" in flags[direct]
+    # The muted user's own messages, and messages to a user who muted nobody, are unaffected.
+    back = send_dm(api, realm.hamlet, [realm.othello], "reply")
+    assert not (flags_of(services, realm.othello, back) or 0) & MessageFlag.READ

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from sqlalchemy import delete, insert, select
@@ -40,10 +41,12 @@ from palaver.lib.messages import (
     DirectTarget,
     SendTarget,
     access_message,
+    containing_group_ids,
     dm_group_hash,
     finalize_message,
     flag_names,
     get_dm_group,
+    new_message_wide_dict,
     normalize_content,
     normalize_topic,
     render_content,
@@ -57,9 +60,13 @@ from palaver.lib.users import access_user_by_email, get_realm_user, user_access_
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Recipient, RecipientType, Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message, MessageFlag, Reaction, UserMessage
+from palaver.models.muted_users import MutedUser
 from palaver.timeutil import utcnow
 
 NOT_AUTHORIZED_TO_DELETE = "You don't have permission to delete this message"
+
+# Recipients' rows go in through Core: one executemany, without the ORM's bulk machinery.
+_USER_MESSAGE_TABLE = UserMessage.metadata.tables[UserMessage.__tablename__]
 
 
 @dataclass(frozen=True)
@@ -132,14 +139,15 @@ def _check_stream_send_access(
 
 
 def _check_topic(session: Session, sender: UserProfile, stream: Stream, topic: str, groups: set[int]) -> None:
-    group = session.get(UserGroup, stream.can_create_topic_group)
-    if not (group is not None and group.is_system_group and group.name == "role:everyone"):
+    # A sender in the group may create topics, so whether this one exists does not matter.
+    if stream.can_create_topic_group not in groups:
+        group = session.get(UserGroup, stream.can_create_topic_group)
+        everyone = group is not None and group.is_system_group and group.name == "role:everyone"
         assert stream.recipient_id is not None
-        if not topic_exists(session, stream.recipient_id, topic):
+        if not everyone and not topic_exists(session, stream.recipient_id, topic):
             owner = _bot_owner(session, sender)
-            allowed = stream.can_create_topic_group in groups or (
-                owner is not None
-                and stream.can_create_topic_group in groups_containing_user(session, owner.id)
+            allowed = owner is not None and stream.can_create_topic_group in groups_containing_user(
+                session, owner.id
             )
             if not allowed:
                 raise JsonableError("You do not have permission to create new topics in this channel.")
@@ -292,6 +300,8 @@ class _Recipients:
     user_ids: set[int]
     stream: Stream | None
     topic: str
+    # A direct message's members, sender included, as loaded by the checks.
+    dm_members: list[UserProfile] = field(default_factory=list)
 
 
 def _resolve_target(
@@ -309,7 +319,7 @@ def _resolve_target(
     _check_direct_message_permission(session, sender, users, get_dm_group(session, member_ids))
     group = get_or_create_dm_group(session, member_ids)
     assert group.recipient_id is not None
-    return _Recipients(group.recipient_id, member_ids, None, "")
+    return _Recipients(group.recipient_id, member_ids, None, "", [sender, *users])
 
 
 @dataclass
@@ -332,7 +342,7 @@ def check_message(
     A new direct-message conversation is created here, which is why a transaction is needed.
     """
     content = normalize_content(content)
-    groups = groups_containing_user(session, sender.id)
+    groups = containing_group_ids(session, sender.id)
     recipients = _resolve_target(session, sender, target, context, groups)
     rendered = render_content(session, sender, content, context.realm_url)
     participants: set[int] = set()
@@ -375,14 +385,20 @@ def do_send_message(
         session.flush()
 
         flags = _recipient_flags(
-            sender, recipients, rendered, _mentioned_user_ids(session, rendered), participants, context
+            sender,
+            recipients,
+            rendered,
+            _mentioned_user_ids(session, rendered),
+            participants,
+            context,
+            read_user_ids=_muting_user_ids(session, sender),
         )
         # Alert words (lib/alert_words.py) flag recipients, though never on their own messages.
         others = flags.keys() - {sender.id}
         for user_id in user_ids_with_alert_words_in(session, sender.realm_id, others, content):
             flags[user_id] = int(flags[user_id] | MessageFlag.HAS_ALERT_WORD)
         session.execute(
-            insert(UserMessage),
+            insert(_USER_MESSAGE_TABLE),
             [
                 {"user_profile_id": uid, "message_id": message.id, "flags": bits}
                 for uid, bits in flags.items()
@@ -393,8 +409,15 @@ def do_send_message(
             update_message_attachments(tx, session, sender, message, rendered.links)
         if stream is not None:
             _note_stream_activity(tx, session, stream, message.id)
-        _send_message_events(tx, session, sender, message, stream, flags, context)
+        _send_message_events(
+            tx, session, sender, message, stream, flags, context, dm_members=recipients.dm_members
+        )
     return message.id
+
+
+def _muting_user_ids(session: Session, sender: UserProfile) -> set[int]:
+    """Users who muted the sender: the message reaches them already read, as in Zulip."""
+    return set(session.scalars(select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == sender.id)))
 
 
 def _recipient_flags(
@@ -404,7 +427,10 @@ def _recipient_flags(
     mentioned: set[int],
     participants: set[int],
     context: SendContext,
+    *,
+    read_user_ids: Collection[int] = (),
 ) -> dict[int, int]:
+    """Each recipient's flags; ``read_user_ids`` get the message as read."""
     read_by_sender = context.read_by_sender is not False
     user_ids = set(recipients.user_ids)
     if sender.id not in user_ids:
@@ -417,7 +443,7 @@ def _recipient_flags(
         bits = 0
         if recipients.stream is None:
             bits |= MessageFlag.IS_PRIVATE
-        if user_id == sender.id and read_by_sender:
+        if read_by_sender if user_id == sender.id else user_id in read_user_ids:
             bits |= MessageFlag.READ
         if user_id in mentioned:
             bits |= MessageFlag.MENTIONED
@@ -455,8 +481,15 @@ def _send_message_events(
     stream: Stream | None,
     flags: dict[int, int],
     context: SendContext,
+    *,
+    dm_members: Sequence[UserProfile] = (),
 ) -> None:
-    wide = wide_message_dicts(session, [message])[message.id]
+    """The message events of a message just written; a direct message needs ``dm_members``
+    (or they are read back from the database)."""
+    if stream is not None or dm_members:
+        wide = new_message_wide_dict(message, sender, stream, dm_members)
+    else:
+        wide = wide_message_dicts(session, [message])[message.id]
     payload = ev.MessagePayload(
         **finalize_message(wide, apply_markdown=True, client_gravatar=False, allow_empty_topic_name=True)
     )

@@ -27,7 +27,7 @@ import orjson
 from sqlalchemy import func, literal, select
 from sqlalchemy.orm import Session
 
-from palaver.lib.channels import Viewer, first_unprintable, has_content_access, viewer_for
+from palaver.lib.channels import Viewer, first_unprintable, has_content_access, subscribed_stream_ids
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
 from palaver.lib.linkifiers import linkifiers_for_realm
@@ -45,7 +45,7 @@ from palaver.lib.markdown import (
     topic_links,
 )
 from palaver.lib.users import avatar_url
-from palaver.models import UserGroup, UserProfile
+from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
 from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import (
     ANY_MENTION_FLAGS,
@@ -278,7 +278,7 @@ def bulk_access_message_ids(session: Session, user: UserProfile, message_ids: Co
         )
     ).all()
     streams = streams_by_recipient(session, {r for _, r in rows})
-    viewer = viewer_for(session, user)
+    viewer = message_viewer(session, user)
     allowed = {recipient_id for recipient_id, s in streams.items() if can_access_stream_history(viewer, s)}
     return received | {message_id for message_id, recipient_id in rows if recipient_id in allowed}
 
@@ -298,7 +298,7 @@ def access_message(
     if user_message is not None:
         return message, user_message
     if message.is_channel_message and can_access_stream_history(
-        viewer_for(session, user), stream_for_message(session, message)
+        message_viewer(session, user), stream_for_message(session, message)
     ):
         return message, None
     raise invalid_message()
@@ -343,49 +343,79 @@ def wide_message_dicts(
         select(Reaction).where(Reaction.message_id.in_([m.id for m in messages])).order_by(Reaction.id)
     ):
         reactions[reaction.message_id].append(reaction)
+    return {
+        message.id: _wide_message_dict(
+            message, users, streams, members, reactions.get(message.id, []), allow_edit_history
+        )
+        for message in messages
+    }
 
-    result: dict[int, dict[str, Any]] = {}
-    for message in messages:
-        sender = users[message.sender_id]
-        item: dict[str, Any] = {
-            "id": message.id,
-            "sender_id": sender.id,
-            "content": message.rendered_content or "",
-            "content_type": "text/html",
-            "recipient_id": message.recipient_id,
-            "timestamp": to_timestamp(message.date_sent),
-            "client": message.sending_client,
-            "subject": message.subject,
-            "topic_links": topic_links(message.subject, ()) if message.is_channel_message else [],
-            "is_me_message": _is_me_message(message.content),
-            "reactions": format_reactions(reactions.get(message.id, [])),
-            "submessages": [],
-            "sender_full_name": sender.full_name,
-            "sender_email": sender.email,
-            "sender_realm_str": sender.realm.string_id,
-            "avatar_url": avatar_url(sender),
-            "raw_content": message.content,
-            # Clients computing Gravatar URLs need the real address, shown as sender_email.
-            "avatar_computable": sender.avatar_source == "G" and sender.email == sender.delivery_email,
-        }
-        if message.is_channel_message:
-            stream = streams[message.recipient_id]
-            item["type"] = "stream"
-            item["display_recipient"] = stream.name
-            item["stream_id"] = stream.id
-        else:
-            item["type"] = "private"
-            item["display_recipient"] = [
-                _display_recipient_user(users[uid]) for uid in members.get(message.recipient_id, [])
-            ]
-        if message.edit_history is not None and allow_edit_history:
-            item["edit_history"] = orjson.loads(message.edit_history)
-        if message.last_edit_time is not None:
-            item["last_edit_timestamp"] = to_timestamp(message.last_edit_time)
-        if message.last_moved_time is not None:
-            item["last_moved_timestamp"] = to_timestamp(message.last_moved_time)
-        result[message.id] = item
-    return result
+
+def new_message_wide_dict(
+    message: Message, sender: UserProfile, stream: Stream | None, dm_members: Iterable[UserProfile] = ()
+) -> dict[str, Any]:
+    """``wide_message_dicts`` of a message being sent, from what sending already loaded.
+
+    A new message has no reactions or edits yet; ``dm_members`` are the conversation's
+    members (sender included) for a direct message.
+    """
+    users = {sender.id: sender, **{u.id: u for u in dm_members}}
+    streams: dict[int, Stream] = {}
+    members: dict[int, list[int]] = {}
+    if stream is not None:
+        streams[message.recipient_id] = stream
+    else:
+        members[message.recipient_id] = sorted(users)
+    return _wide_message_dict(message, users, streams, members, [], True)
+
+
+def _wide_message_dict(
+    message: Message,
+    users: Mapping[int, UserProfile],
+    streams: Mapping[int, Stream],
+    members: Mapping[int, list[int]],
+    reactions: Iterable[Reaction],
+    allow_edit_history: bool,
+) -> dict[str, Any]:
+    sender = users[message.sender_id]
+    item: dict[str, Any] = {
+        "id": message.id,
+        "sender_id": sender.id,
+        "content": message.rendered_content or "",
+        "content_type": "text/html",
+        "recipient_id": message.recipient_id,
+        "timestamp": to_timestamp(message.date_sent),
+        "client": message.sending_client,
+        "subject": message.subject,
+        "topic_links": topic_links(message.subject, ()) if message.is_channel_message else [],
+        "is_me_message": _is_me_message(message.content),
+        "reactions": format_reactions(reactions),
+        "submessages": [],
+        "sender_full_name": sender.full_name,
+        "sender_email": sender.email,
+        "sender_realm_str": sender.realm.string_id,
+        "avatar_url": avatar_url(sender),
+        "raw_content": message.content,
+        # Clients computing Gravatar URLs need the real address, shown as sender_email.
+        "avatar_computable": sender.avatar_source == "G" and sender.email == sender.delivery_email,
+    }
+    if message.is_channel_message:
+        stream = streams[message.recipient_id]
+        item["type"] = "stream"
+        item["display_recipient"] = stream.name
+        item["stream_id"] = stream.id
+    else:
+        item["type"] = "private"
+        item["display_recipient"] = [
+            _display_recipient_user(users[uid]) for uid in members.get(message.recipient_id, [])
+        ]
+    if message.edit_history is not None and allow_edit_history:
+        item["edit_history"] = orjson.loads(message.edit_history)
+    if message.last_edit_time is not None:
+        item["last_edit_timestamp"] = to_timestamp(message.last_edit_time)
+    if message.last_moved_time is not None:
+        item["last_moved_timestamp"] = to_timestamp(message.last_moved_time)
+    return item
 
 
 def _is_me_message(content: str) -> bool:
@@ -504,6 +534,34 @@ def max_message_id(session: Session, user: UserProfile) -> int:
     return -1 if newest is None else int(newest)
 
 
+def containing_group_ids(session: Session, user_id: int) -> set[int]:
+    """``lib.group_settings.groups_containing_user`` in one query, for the message paths.
+
+    That one walks up the group tree a level per query (eight for a member, as the role
+    groups nest); sending and fetching messages need the answer on every request.
+    """
+    direct = select(UserGroupMembership.user_group_id.label("group_id")).where(
+        UserGroupMembership.user_profile_id == user_id
+    )
+    tree = direct.cte("containing", recursive=True)
+    # UNION, not UNION ALL: a group reached twice is walked up once.
+    tree = tree.union(
+        select(GroupGroupMembership.supergroup_id).join(
+            tree, GroupGroupMembership.subgroup_id == tree.c.group_id
+        )
+    )
+    return set(session.scalars(select(tree.c.group_id)))
+
+
+def message_viewer(session: Session, user: UserProfile) -> Viewer:
+    """``lib.channels.viewer_for``, with the groups read in one query."""
+    return Viewer(
+        user,
+        frozenset(subscribed_stream_ids(session, user.id)),
+        frozenset(containing_group_ids(session, user.id)),
+    )
+
+
 def user_ids_sharing_conversations(session: Session, viewer: UserProfile) -> list[int]:
     """Users the viewer shares a channel subscription or a direct-message conversation with."""
     mine = select(Subscription.recipient_id).where(
@@ -600,7 +658,7 @@ def markdown_context(session: Session, sender: UserProfile, content: str, realm_
     streams_by_name: dict[str, StreamRef] = {}
     channel_names = possible_channel_names(content)
     if channel_names:
-        viewer = viewer_for(session, sender)
+        viewer = message_viewer(session, sender)
         for key, stream in get_streams_by_names(session, sender.realm_id, channel_names).items():
             # Links to channels the sender cannot see would reveal them.
             if has_metadata_access(viewer, stream):
