@@ -105,3 +105,31 @@ def test_with_follows_a_moved_message(api: Api, realm: SeededRealm) -> None:
     assert [m["id"] for m in body["messages"]] == [second]
     body = get(api, realm, narrow=[{"operator": "with", "operand": first}])
     assert [m["id"] for m in body["messages"]] == [first]
+
+
+def test_search_pages_from_the_anchor_both_ways(api: Api, realm: SeededRealm) -> None:
+    """A search is walked from the anchor outwards (the full-text index drives it on SQLite)."""
+    create_channel(api, realm.hamlet, "Elsinore", [realm.hamlet, realm.othello])
+    create_channel(api, realm.hamlet, "Private", [realm.hamlet])
+    ghosts = []
+    for i in range(8):
+        ghosts.append(send_stream(api, realm.hamlet, "Elsinore", "walls", f"ghost {i} castle"))
+        send_stream(api, realm.hamlet, "Elsinore", "walls", f"nothing {i}")
+        # Matches the othello never received, between his: never counted towards a page.
+        send_stream(api, realm.hamlet, "Private", "secret", f"ghost {i} castle")
+    search = [{"operator": "search", "operand": "ghost"}]
+    newest = get(api, realm, narrow=search, num_before=3)
+    assert [m["id"] for m in newest["messages"]] == ghosts[-3:]
+    assert not newest["found_oldest"] and newest["found_newest"]
+    oldest = get(api, realm, narrow=search, anchor="oldest", num_before=0, num_after=3)
+    assert [m["id"] for m in oldest["messages"]] == ghosts[:3]
+    assert oldest["found_oldest"] and not oldest["found_newest"]
+    around = get(api, realm, narrow=search, anchor=ghosts[4], num_before=2, num_after=2)
+    assert [m["id"] for m in around["messages"]] == ghosts[2:7]
+    assert around["found_anchor"]
+    # Two search terms, and a search negated next to a positive one.
+    both = [*search, {"operator": "search", "operand": "castle"}, ["channel", "Elsinore"]]
+    assert [m["id"] for m in get(api, realm, narrow=both)["messages"]] == ghosts
+    not_seven = [*search, {"operator": "search", "operand": "7", "negated": True}]
+    assert [m["id"] for m in get(api, realm, narrow=not_seven)["messages"]] == ghosts[:-1]
+    assert [m["id"] for m in get(api, realm, narrow=[["channel", "Elsinore"], *search])["messages"]] == ghosts

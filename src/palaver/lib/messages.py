@@ -501,9 +501,11 @@ def format_messages(
     client_gravatar: bool,
     allow_empty_topic_name: bool,
     allow_edit_history: bool,
+    messages: Mapping[int, Message] | None = None,
 ) -> list[dict[str, Any]]:
     """Message objects with flags for (message ID, flags or None if historical) rows."""
-    messages = messages_by_id(session, [message_id for message_id, _ in rows])
+    if messages is None:
+        messages = messages_by_id(session, [message_id for message_id, _ in rows])
     ordered = [messages[message_id] for message_id, _ in rows if message_id in messages]
     wide = wide_message_dicts(session, ordered, allow_edit_history=allow_edit_history)
     result = []
@@ -833,6 +835,8 @@ def get_messages(
             "found_newest": fetched.found_newest,
         }
     result["history_limited"] = False
+    # Loaded once for the message objects and the search highlights.
+    messages = messages_by_id(session, [message_id for message_id, _ in rows])
     result["messages"] = format_messages(
         session,
         rows,
@@ -840,11 +844,14 @@ def get_messages(
         client_gravatar=options.client_gravatar,
         allow_empty_topic_name=options.allow_empty_topic_name,
         allow_edit_history=user.realm.allow_edit_history,
+        messages=messages,
     )
     if nf.is_search:
         from palaver.lib.narrow import match_fields
 
-        matches = match_fields(session, nf, [message["id"] for message in result["messages"]])
+        matches = match_fields(
+            session, nf, [message["id"] for message in result["messages"]], messages=messages
+        )
         for message in result["messages"]:
             message.update(matches.get(message["id"], {}))
     return result

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
+    ColumnClause,
     ColumnElement,
+    Integer,
     Select,
     and_,
     column,
@@ -38,13 +40,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
-from palaver.lib.channels import Viewer, get_stream_by_id, get_stream_by_name, has_metadata_access, viewer_for
+from palaver.lib.channels import Viewer, get_stream_by_id, get_stream_by_name, has_metadata_access
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.messages import (
     access_message,
     can_access_stream_history,
     conversation_member_ids,
     get_dm_group,
+    message_viewer,
     messages_by_id,
     topic_for_lookup,
 )
@@ -154,11 +157,13 @@ class NarrowContext:
     has_channel_term: bool = False
     # Words and phrases of positive search terms, for highlighting.
     search_keywords: list[str] = field(default_factory=list)
+    # The SQLite full-text query of the first positive search term (see narrowed_query).
+    fts_match: str | None = None
 
     @property
     def viewer(self) -> Viewer:
         if self._viewer is None:
-            self._viewer = viewer_for(self.session, self.user)
+            self._viewer = message_viewer(self.session, self.user)
         return self._viewer
 
 
@@ -185,6 +190,7 @@ class NarrowFilter:
     # Set when the narrow has a search term: responses then carry match_content/match_subject.
     is_search: bool = False
     search_keywords: list[str] = field(default_factory=list)
+    fts_match: str | None = None
 
 
 def build_narrow_filter(
@@ -212,13 +218,22 @@ def build_narrow_filter(
         ctx.has_channel_term,
         is_search=any(t.operator == "search" for t in terms),
         search_keywords=ctx.search_keywords,
+        fts_match=ctx.fts_match,
     )
 
 
-def narrowed_query(
-    user: UserProfile, nf: NarrowFilter
-) -> tuple[Select[int, int | None], InstrumentedAttribute[int]]:
-    """Rows of (message ID, the user's flags or None) matching the filter, and the ID column."""
+# SQLite's full-text index (migration 0007): its rowid is the message ID.
+_MESSAGE_FTS = table("message_fts", column("rowid", Integer))
+IdColumn = InstrumentedAttribute[int] | ColumnClause[int]
+
+
+def narrowed_query(user: UserProfile, nf: NarrowFilter) -> tuple[Select[int, int | None], IdColumn]:
+    """Rows of (message ID, the user's flags or None) matching the filter, and the ID column.
+
+    Callers order and bound the rows by the ID column. For a SQLite search it is the
+    full-text index's rowid, so the query walks the matches from the anchor outwards and
+    stops at the page's end, instead of collecting every match of a common word first.
+    """
     if nf.include_history:
         query = (
             select(Message.id, UserMessage.flags)
@@ -229,7 +244,7 @@ def narrowed_query(
             )
             .where(Message.realm_id == user.realm_id)
         )
-        id_column: InstrumentedAttribute[int] = Message.id
+        id_column: IdColumn = Message.id
     else:
         query = select(UserMessage.message_id, UserMessage.flags).where(
             UserMessage.user_profile_id == user.id
@@ -237,6 +252,11 @@ def narrowed_query(
         if nf.needs_message:
             query = query.join(Message, Message.id == UserMessage.message_id)
         id_column = UserMessage.message_id
+    if nf.fts_match is not None:
+        query = query.join(_MESSAGE_FTS, _MESSAGE_FTS.c.rowid == Message.id).where(
+            literal_column("message_fts").op("MATCH")(nf.fts_match)
+        )
+        id_column = _MESSAGE_FTS.c.rowid
     return query.where(*nf.conditions), id_column
 
 
@@ -587,9 +607,13 @@ def search_tokens(operand: str) -> list[str]:
     return tokens
 
 
-def _sqlite_search(tokens: list[str]) -> ColumnElement[bool]:
+def _fts_query(tokens: list[str]) -> str:
     # Each token quoted, so FTS5 reads user input as phrases, never as query syntax.
-    query = " AND ".join('"' + token.replace('"', '""') + '"' for token in tokens)
+    return " AND ".join('"' + token.replace('"', '""') + '"' for token in tokens)
+
+
+def _sqlite_search(tokens: list[str]) -> ColumnElement[bool]:
+    query = _fts_query(tokens)
     matches: Select[Any] = (
         select(column("rowid"))
         .select_from(table("message_fts"))
@@ -627,6 +651,10 @@ def _search(ctx: NarrowContext, term: NarrowTerm) -> ColumnElement[bool]:
         ctx.search_keywords.extend(tokens)
     if ctx.session.get_bind().dialect.name == "postgresql":
         return _postgresql_search(tokens)
+    if not term.negated and ctx.fts_match is None:
+        # Joined rather than tested per message: see narrowed_query.
+        ctx.fts_match = _fts_query(tokens)
+        return true()
     return _sqlite_search(tokens)
 
 
@@ -649,9 +677,16 @@ def highlight(escaped: str, keywords: Sequence[str]) -> str:
     return "".join(pieces)
 
 
-def match_fields(session: Session, nf: NarrowFilter, message_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+def match_fields(
+    session: Session,
+    nf: NarrowFilter,
+    message_ids: Sequence[int],
+    *,
+    messages: Mapping[int, Message] | None = None,
+) -> dict[int, dict[str, str]]:
     """``match_content`` and ``match_subject`` of each message, highlighted for a search."""
-    messages = messages_by_id(session, message_ids)
+    if messages is None:
+        messages = messages_by_id(session, message_ids)
     return {
         message_id: {
             "match_content": highlight(messages[message_id].rendered_content or "", nf.search_keywords),
