@@ -238,6 +238,10 @@ class _Writer:
             # A crash mid-seed means seeding again; not waiting for each batch to reach the
             # disk is much of the speed.
             self.raw.execute("PRAGMA synchronous = OFF")
+            # user_message's indexes and the FTS index outgrow SQLite's default 2 MB page
+            # cache within a few hundred thousand messages; past that every batch rereads
+            # index pages from the OS and seeding slows by half (226 s for a million).
+            self.raw.execute("PRAGMA cache_size = -262144")
 
     def write(self, messages: list[tuple[Any, ...]], user_messages: list[tuple[int, int, int]]) -> None:
         cursor = self.raw.cursor()
