@@ -225,17 +225,41 @@ def subscriber_ids(session: Session, stream: Stream) -> set[int]:
 
 
 def subscriber_counts(session: Session, stream_ids: Iterable[int]) -> dict[int, int]:
+    """Active subscriptions of active users, per channel.
+
+    Counted as every active subscription (read from the index alone) less those of
+    deactivated users, who are few: joining each subscription to its user instead costs a
+    lookup per subscriber, which for a thousand channels dominated POST /register.
+    """
     ids = list(stream_ids)
     if not ids:
         return {}
-    rows = session.execute(
-        select(Stream.id, func.count(Subscription.id))
+    counts: dict[int, int] = {}
+    by_recipient: dict[int, int] = {}
+    for stream_id, recipient_id, count in session.execute(
+        select(Stream.id, Subscription.recipient_id, func.count())
         .join(Subscription, Subscription.recipient_id == Stream.recipient_id)
-        .join(UserProfile, UserProfile.id == Subscription.user_profile_id)
-        .where(Stream.id.in_(ids), Subscription.active, UserProfile.is_active)
-        .group_by(Stream.id)
+        .where(Stream.id.in_(ids), Subscription.active)
+        .group_by(Stream.id, Subscription.recipient_id)
+    ):
+        counts[stream_id] = count
+        by_recipient[recipient_id] = stream_id
+    realms = select(Stream.realm_id).where(Stream.id.in_(ids))
+    deactivated = list(
+        session.scalars(
+            select(UserProfile.id).where(UserProfile.realm_id.in_(realms), UserProfile.is_active.is_(False))
+        )
     )
-    return {stream_id: count for stream_id, count in rows}
+    if deactivated:
+        # Driven by the deactivated users' own subscriptions, not by each channel's.
+        for recipient_id, count in session.execute(
+            select(Subscription.recipient_id, func.count())
+            .where(Subscription.user_profile_id.in_(deactivated), Subscription.active)
+            .group_by(Subscription.recipient_id)
+        ):
+            if recipient_id in by_recipient:
+                counts[by_recipient[recipient_id]] -= count
+    return {stream_id: count for stream_id, count in counts.items() if count}
 
 
 def default_stream_ids(session: Session, realm_id: int) -> list[int]:
