@@ -9,7 +9,8 @@ an organization with the CLI and fills it with ``palaver seed-messages --message
 (10 channels, 20 topics each, 10 subscribers, 10% direct messages). Then, for each
 narrow, one client makes ``--requests`` requests in sequence (p50/p99 latency) and
 ``--concurrency`` clients make as many again (requests per second). Each request asks for
-the newest 20 messages, as a client opening the view does.
+the newest 20 messages, as a client opening the view does. Each row also gives the
+server's CPU time per request, which moves far less with other load than latency does.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from send_messages import seed_channel, server_env
-from users_me import LOOPBACK, Measurement, create_bench_realm, free_port, palaver, running
+from send_messages import seed_channel, server_env, serving
+from users_me import LOOPBACK, Measurement, create_bench_realm, free_port
 
 
 def params_for(narrow: list[dict[str, Any]]) -> dict[str, str]:
@@ -73,10 +74,11 @@ async def concurrent(
     return Measurement(f"{concurrency} concurrent", count, errors, seconds, latencies)
 
 
-def report(label: str, m: Measurement, found: int) -> None:
+def report(label: str, m: Measurement, found: int, cpu_seconds: float) -> None:
     print(
         f"{label:>28} {m.name:>13}: {m.requests} requests, {m.errors} errors, {m.rps:,.0f} req/s, "
-        f"p50 {m.percentile(0.5):.2f} ms, p99 {m.percentile(0.99):.2f} ms ({found} messages per page)"
+        f"p50 {m.percentile(0.5):.2f} ms, p99 {m.percentile(0.99):.2f} ms, "
+        f"server CPU {1000 * cpu_seconds / m.requests:.2f} ms/req ({found} messages per page)"
     )
 
 
@@ -89,9 +91,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, choices=range(1, 257), metavar="N")
     parser.add_argument("--search", default="coffee", help="word to search for (default: coffee)")
     parser.add_argument("--database-url", help="a scratch database (default: SQLite in a temporary dir)")
+    parser.add_argument("--server-cpu", type=int, metavar="N", help="pin the server to this CPU")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-fetch-"))
-    results: list[tuple[str, Measurement, int]] = []
+    results: list[tuple[str, Measurement, int, float]] = []
     try:
         env = server_env(tmp, args.database_url)
         string_id, email, api_key = create_bench_realm(env)
@@ -100,9 +103,7 @@ def main() -> None:
         auth = "Basic " + base64.b64encode(f"{email}:{api_key}".encode()).decode()
         headers = {"Host": f"{string_id}.{LOOPBACK}:{port}", "Authorization": auth}
         base = f"http://{LOOPBACK}:{port}/api/v1"
-        with running(
-            palaver("serve", "--port", str(port)), env, tmp / "palaver.log", f"{base}/server_settings"
-        ):
+        with serving(port, env, tmp / "palaver.log", args.server_cpu) as server:
             with httpx.Client(headers=headers, timeout=60, trust_env=False) as client:
                 stream_id = client.get(f"{base}/get_stream_id", params={"stream": "seed channel 0"}).json()[
                     "stream_id"
@@ -124,16 +125,22 @@ def main() -> None:
                 params = params_for(narrow)
                 with httpx.Client(headers=headers, timeout=60, trust_env=False) as client:
                     found = len(client.get(url, params=params).json()["messages"])
-                results.append((label, sequential(url, headers, params, args.requests), found))
+                before = server.cpu_seconds()
+                measured = sequential(url, headers, params, args.requests)
+                middle = server.cpu_seconds()
+                results.append((label, measured, found, middle - before))
                 measured = asyncio.run(concurrent(url, headers, params, args.requests, args.concurrency))
-                results.append((label, measured, found))
+                results.append((label, measured, found, server.cpu_seconds() - middle))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     database = "postgresql" if args.database_url and "postgres" in args.database_url else "sqlite"
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"GET /api/v1/messages, newest 20, {args.messages:,} seeded messages; {database}; load {load}")
-    for label, measured, found in results:
-        report(label, measured, found)
+    print(
+        f"GET /api/v1/messages, newest 20, {args.messages:,} seeded messages; {database}; "
+        f"{os.cpu_count()} CPUs; load {load}"
+    )
+    for label, measured, found, cpu_seconds in results:
+        report(label, measured, found, cpu_seconds)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ an organization with the CLI and, through ``palaver seed-messages --messages 0``
 channel with ``--subscribers`` subscribers. Then (a) one client sends ``--messages``
 messages one after another and reports p50/p99 latency; (b) ``--concurrency`` clients
 send ``--concurrent-messages`` messages between them and report messages per second.
+
+Each row also gives the server's CPU time per message (from /proc, on Linux): unlike
+latency and throughput it hardly moves with the machine's other load, and 1000 divided by
+it is what one core could serve. ``--server-cpu N`` pins the server to CPU N (taskset).
 """
 
 from __future__ import annotations
@@ -16,18 +20,36 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from users_me import LOOPBACK, Measurement, clean_environment, create_bench_realm, free_port, palaver, running
+from users_me import LOOPBACK, Measurement, clean_environment, create_bench_realm, free_port, palaver
 
 CHANNEL = "seed channel 0"
+
+# Failed requests by status code, and the first body of each, so a run says why it failed.
+failures: Counter[int] = Counter()
+failure_bodies: dict[int, str] = {}
+
+
+def note(response: httpx.Response) -> bool:
+    """Whether the request failed; records how."""
+    if response.status_code == 200:
+        return False
+    failures[response.status_code] += 1
+    failure_bodies.setdefault(response.status_code, response.text[:300])
+    return True
 
 
 def seed_channel(env: dict[str, str], string_id: str, subscribers: int, messages: int = 0) -> None:
@@ -49,6 +71,53 @@ def seed_channel(env: dict[str, str], string_id: str, subscribers: int, messages
     if done.returncode != 0:
         raise SystemExit("palaver seed-messages failed")
     print(done.stdout.strip(), file=sys.stderr)
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[bytes]
+
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time the server has used so far; NaN where /proc is missing."""
+        try:
+            stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        except OSError:
+            return math.nan
+        # Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def serving(port: int, env: dict[str, str], log: Path, cpu: int | None = None) -> Iterator[Server]:
+    """``palaver serve`` on ``port`` until the block ends (as users_me.running, with its process)."""
+    argv = palaver("serve", "--port", str(port))
+    if cpu is not None:
+        argv = ["taskset", "--cpu-list", str(cpu), *argv]
+    ready_url = f"http://{LOOPBACK}:{port}/api/v1/server_settings"
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise SystemExit(f"server did not start within 60 s:\n{log.read_text()[-3000:]}")
+            try:
+                if httpx.get(ready_url, timeout=2, trust_env=False).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        yield Server(process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def server_env(tmp: Path, database_url: str | None) -> dict[str, str]:
@@ -78,7 +147,7 @@ def sequential(url: str, headers: dict[str, str], count: int) -> Measurement:
             t0 = time.perf_counter()
             response = client.post(url, data=data)
             latencies.append(time.perf_counter() - t0)
-            errors += response.status_code != 200
+            errors += note(response)
         seconds = time.perf_counter() - started
     return Measurement("sequential", count, errors, seconds, latencies)
 
@@ -97,7 +166,7 @@ async def concurrent(url: str, headers: dict[str, str], count: int, concurrency:
                 t0 = time.perf_counter()
                 response = await client.post(url, data=data)
                 latencies.append(time.perf_counter() - t0)
-                errors += response.status_code != 200
+                errors += note(response)
 
         started = time.perf_counter()
         await asyncio.gather(*(sender(n) for n in range(concurrency)))
@@ -105,10 +174,12 @@ async def concurrent(url: str, headers: dict[str, str], count: int, concurrency:
     return Measurement(f"{concurrency} concurrent", count, errors, seconds, latencies)
 
 
-def report(m: Measurement) -> None:
+def report(m: Measurement, cpu_seconds: float) -> None:
+    cpu_ms = 1000 * cpu_seconds / m.requests
     print(
         f"{m.name:>14}: {m.requests} messages, {m.errors} errors, {m.seconds:.2f}s, "
-        f"{m.rps:,.0f} msg/s, p50 {m.percentile(0.5):.2f} ms, p99 {m.percentile(0.99):.2f} ms"
+        f"{m.rps:,.0f} msg/s, p50 {m.percentile(0.5):.2f} ms, p99 {m.percentile(0.99):.2f} ms; "
+        f"server CPU {cpu_ms:.2f} ms/msg (one core: {1000 / cpu_ms:,.0f} msg/s)"
     )
 
 
@@ -123,6 +194,7 @@ def main() -> None:
     parser.add_argument(
         "--database-url", help="a scratch database (default: SQLite in a temporary directory)"
     )
+    parser.add_argument("--server-cpu", type=int, metavar="N", help="pin the server to this CPU")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-send-"))
     try:
@@ -133,17 +205,26 @@ def main() -> None:
         auth = "Basic " + base64.b64encode(f"{email}:{api_key}".encode()).decode()
         headers = {"Host": f"{string_id}.{LOOPBACK}:{port}", "Authorization": auth}
         url = f"http://{LOOPBACK}:{port}/api/v1/messages"
-        ready = f"http://{LOOPBACK}:{port}/api/v1/server_settings"
-        with running(palaver("serve", "--port", str(port)), env, tmp / "palaver.log", ready):
+        with serving(port, env, tmp / "palaver.log", args.server_cpu) as server:
+            # The warm-up requests of `sequential` are counted too; 20 in 1,000 is noise.
+            before = server.cpu_seconds()
             seq = sequential(url, headers, args.messages)
+            middle = server.cpu_seconds()
             conc = asyncio.run(concurrent(url, headers, args.concurrent_messages, args.concurrency))
+            after = server.cpu_seconds()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     database = "postgresql" if args.database_url and "postgres" in args.database_url else "sqlite"
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"POST /api/v1/messages to a channel with {args.subscribers} subscribers; {database}; load {load}")
-    report(seq)
-    report(conc)
+    pinned = f", server on CPU {args.server_cpu}" if args.server_cpu is not None else ""
+    print(
+        f"POST /api/v1/messages to a channel with {args.subscribers} subscribers; {database}; "
+        f"{os.cpu_count()} CPUs{pinned}; load {load}"
+    )
+    report(seq, middle - before)
+    report(conc, after - middle)
+    for status, count in sorted(failures.items()):
+        print(f"  {count} responses with status {status}, e.g. {failure_bodies[status]}")
 
 
 if __name__ == "__main__":
