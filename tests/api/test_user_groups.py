@@ -445,3 +445,56 @@ def test_deactivation_event_per_client_capability(api: Api, realm: SeededRealm) 
     ]
     # Clients that only know active groups drop it, as they did before deactivation existed.
     assert received(unaware) == [{"type": "user_group", "op": "remove", "group_id": group_id}]
+
+
+def register_group_queue(api: Api, user: TestUser, **capabilities: bool) -> str:
+    data = {"event_types": ["user_group"], "client_capabilities": capabilities}
+    return str(assert_json_success(api.post(user, "register", data))["queue_id"])
+
+
+def queued_events(api: Api, user: TestUser, queue_id: str) -> list[dict[str, Any]]:
+    params = {"queue_id": queue_id, "last_event_id": -1, "dont_block": True}
+    body = assert_json_success(api.get(user, "events", params))
+    return [{k: v for k, v in e.items() if k != "id"} for e in body["events"]]
+
+
+def test_edits_of_deactivated_group_per_client_capability(
+    api: Api, realm: SeededRealm, events: EventRecorder
+) -> None:
+    group_id = create_group(api, realm.hamlet, "g", [realm.hamlet.id])
+    admins = system_group(api, realm, "role:administrators")
+    assert_json_success(api.post(realm.hamlet, f"user_groups/{group_id}/deactivate"))
+    aware = register_group_queue(api, realm.othello, include_deactivated_groups=True)
+    unaware = register_group_queue(api, realm.othello)
+    events.clear()
+    edits: list[dict[str, Any]] = [
+        {"name": "renamed"},
+        {"description": "still here"},
+        {"can_mention_group": {"new": admins}},
+    ]
+    for edit in edits:
+        assert_json_success(api.patch(realm.hamlet, f"user_groups/{group_id}", edit))
+    # The published events carry the internal marker; the recorder validated them.
+    assert [e.get("group_is_deactivated") for e, _ in events.of_type("user_group")] == [True] * 3
+
+    def update(data: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "user_group", "op": "update", "group_id": group_id, "data": data}
+
+    # Aware clients get each edit in the reference's shape, without the marker.
+    assert queued_events(api, realm.othello, aware) == [
+        update({"name": "renamed"}),
+        update({"description": "still here"}),
+        update({"can_mention_group": admins}),
+    ]
+    # The others were told the group was removed, so hear nothing more of it.
+    assert queued_events(api, realm.othello, unaware) == []
+
+
+def test_edits_of_active_group_reach_every_client(api: Api, realm: SeededRealm) -> None:
+    group_id = create_group(api, realm.hamlet, "g", [realm.hamlet.id])
+    aware = register_group_queue(api, realm.othello, include_deactivated_groups=True)
+    unaware = register_group_queue(api, realm.othello)
+    assert_json_success(api.patch(realm.hamlet, f"user_groups/{group_id}", {"name": "renamed"}))
+    expected = [{"type": "user_group", "op": "update", "group_id": group_id, "data": {"name": "renamed"}}]
+    assert queued_events(api, realm.othello, aware) == expected
+    assert queued_events(api, realm.othello, unaware) == expected

@@ -218,7 +218,11 @@ def do_update_user_group(
                 data[setting] = _rendered(session, getattr(group, setting))
         session.flush()
         if data:
-            event = ev.UserGroupUpdate(group_id=group.id, data=ev.UserGroupChange(**data))
+            event = ev.UserGroupUpdate(
+                group_id=group.id,
+                data=ev.UserGroupChange(**data),
+                group_is_deactivated=True if group.deactivated else None,
+            )
             tx.send_event(group.realm_id, event, _recipients(session, group.realm_id))
 
 

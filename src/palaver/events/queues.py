@@ -203,7 +203,8 @@ def event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | 
 
         return presence_event_for_client(client, event)
     if event_type == "user_group":
-        # Deactivations reach clients without include_deactivated_groups as removals.
+        # Clients without include_deactivated_groups hear of a deactivation as a removal and
+        # of nothing done to the group afterwards; the internal marker is stripped for all.
         from palaver.lib.user_groups import user_group_event_for_client
 
         return user_group_event_for_client(client, event)

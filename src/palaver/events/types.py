@@ -733,6 +733,10 @@ class UserGroupUpdate(Event):
     op: Literal["update"] = "update"
     group_id: int
     data: UserGroupChange
+    # Set on edits of a group that is already deactivated, for the queue layer alone: clients
+    # without include_deactivated_groups do not know the group, so they must not get the
+    # edit. Never delivered (lib/user_groups.user_group_event_for_client strips it).
+    group_is_deactivated: Literal[True] | None = _omit_none()
 
 
 class UserGroupRemove(Event):

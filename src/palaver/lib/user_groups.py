@@ -307,16 +307,19 @@ def group_objections(session: Session, group: UserGroup) -> list[dict[str, Any]]
     return objections
 
 
-def user_group_event_for_client(client: ClientDescriptor, event: Mapping[str, Any]) -> dict[str, Any]:
-    """A deactivation is published as an update with ``deactivated: true``; clients without
+def user_group_event_for_client(client: ClientDescriptor, event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Tailor a user_group event to what the client knows of deactivated groups.
+
+    A deactivation is published as an update with ``deactivated: true``; clients without
     the include_deactivated_groups capability know only active groups, and get Zulip's
-    older remove event instead."""
+    older remove event instead, and nothing of later edits to the deactivated group.
+    """
+    if event.get("op") != "update":
+        return dict(event)
+    aware = client.has_capability("include_deactivated_groups")
+    if event.get("group_is_deactivated") is True and not aware:
+        return None
     data = event.get("data")
-    if (
-        event.get("op") == "update"
-        and isinstance(data, Mapping)
-        and data.get("deactivated") is True
-        and not client.has_capability("include_deactivated_groups")
-    ):
+    if isinstance(data, Mapping) and data.get("deactivated") is True and not aware:
         return {"type": "user_group", "op": "remove", "group_id": event["group_id"]}
-    return dict(event)
+    return {k: v for k, v in event.items() if k != "group_is_deactivated"}
