@@ -235,3 +235,24 @@ def test_creator_default(session: Session, realm: SeededRealm) -> None:
     nobody = default_group_setting(session, realm.id, rule, None)
     assert nobody == _groups(session, realm)["role:nobody"]
     assert default_group_setting(session, realm.id, OPEN, None) == _groups(session, realm)["role:everyone"]
+
+
+def test_groups_containing_user_follows_every_path_up(services: Services, realm: SeededRealm) -> None:
+    from palaver.actions.user_groups import NewUserGroup, do_create_user_group
+
+    with services.db.session() as session:
+        owner = session.get_one(UserProfile, realm.desdemona.id)
+        # Nested user-defined groups that hamlet reaches through his direct one only, one of
+        # them by two paths; the role groups nest above role:members.
+        inner = do_create_user_group(session, owner, NewUserGroup("inner", "", [realm.hamlet.id]))
+        outer = do_create_user_group(session, owner, NewUserGroup("outer", "", [], [inner.id]))
+        top = do_create_user_group(session, owner, NewUserGroup("outermost", "", [], [outer.id, inner.id]))
+        session.commit()
+        system = get_system_groups(session, realm.id)
+        expected = {inner.id, outer.id, top.id} | {
+            system[name].id for name in ("role:members", "role:everyone", "role:internet")
+        }
+        found = groups_containing_user(session, realm.hamlet.id)
+        assert expected <= found
+        assert system["role:administrators"].id not in found
+        assert not {inner.id, outer.id, top.id} & groups_containing_user(session, realm.othello.id)

@@ -41,7 +41,6 @@ from palaver.lib.messages import (
     DirectTarget,
     SendTarget,
     access_message,
-    containing_group_ids,
     dm_group_hash,
     finalize_message,
     flag_names,
@@ -342,7 +341,7 @@ def check_message(
     A new direct-message conversation is created here, which is why a transaction is needed.
     """
     content = normalize_content(content)
-    groups = containing_group_ids(session, sender.id)
+    groups = groups_containing_user(session, sender.id)
     recipients = _resolve_target(session, sender, target, context, groups)
     rendered = render_content(session, sender, content, context.realm_url)
     participants: set[int] = set()

@@ -250,24 +250,22 @@ def render_group_setting(session: Session, group_id: int) -> RenderedGroupSettin
 
 
 def groups_containing_user(session: Session, user_id: int) -> set[int]:
-    """Every group the user belongs to, directly or through subgroups, for checking many settings."""
-    found = set(
-        session.scalars(
-            select(UserGroupMembership.user_group_id).where(UserGroupMembership.user_profile_id == user_id)
+    """Every group the user belongs to, directly or through subgroups, for checking many settings.
+
+    One recursive query rather than a query per level: the role groups alone nest eight
+    deep for a member, and sending and fetching messages ask this on every request.
+    """
+    direct = select(UserGroupMembership.user_group_id.label("group_id")).where(
+        UserGroupMembership.user_profile_id == user_id
+    )
+    tree = direct.cte("containing", recursive=True)
+    # UNION, not UNION ALL: a group reached by two paths is walked up once.
+    tree = tree.union(
+        select(GroupGroupMembership.supergroup_id).join(
+            tree, GroupGroupMembership.subgroup_id == tree.c.group_id
         )
     )
-    frontier = set(found)
-    while frontier:
-        parents = set(
-            session.scalars(
-                select(GroupGroupMembership.supergroup_id).where(
-                    GroupGroupMembership.subgroup_id.in_(frontier)
-                )
-            )
-        )
-        frontier = parents - found
-        found |= frontier
-    return found
+    return set(session.scalars(select(tree.c.group_id)))
 
 
 def user_has_permission(session: Session, user: UserProfile, group_id: int | None) -> bool:

@@ -27,7 +27,12 @@ import orjson
 from sqlalchemy import func, literal, select
 from sqlalchemy.orm import Session
 
-from palaver.lib.channels import Viewer, first_unprintable, has_content_access, subscribed_stream_ids
+from palaver.lib.channels import (
+    Viewer,
+    first_unprintable,
+    has_content_access,
+    viewer_for,
+)
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
 from palaver.lib.linkifiers import linkifiers_for_realm
@@ -45,7 +50,7 @@ from palaver.lib.markdown import (
     topic_links,
 )
 from palaver.lib.users import avatar_url
-from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
+from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import (
     ANY_MENTION_FLAGS,
@@ -278,7 +283,7 @@ def bulk_access_message_ids(session: Session, user: UserProfile, message_ids: Co
         )
     ).all()
     streams = streams_by_recipient(session, {r for _, r in rows})
-    viewer = message_viewer(session, user)
+    viewer = viewer_for(session, user)
     allowed = {recipient_id for recipient_id, s in streams.items() if can_access_stream_history(viewer, s)}
     return received | {message_id for message_id, recipient_id in rows if recipient_id in allowed}
 
@@ -298,7 +303,7 @@ def access_message(
     if user_message is not None:
         return message, user_message
     if message.is_channel_message and can_access_stream_history(
-        message_viewer(session, user), stream_for_message(session, message)
+        viewer_for(session, user), stream_for_message(session, message)
     ):
         return message, None
     raise invalid_message()
@@ -536,34 +541,6 @@ def max_message_id(session: Session, user: UserProfile) -> int:
     return -1 if newest is None else int(newest)
 
 
-def containing_group_ids(session: Session, user_id: int) -> set[int]:
-    """``lib.group_settings.groups_containing_user`` in one query, for the message paths.
-
-    That one walks up the group tree a level per query (eight for a member, as the role
-    groups nest); sending and fetching messages need the answer on every request.
-    """
-    direct = select(UserGroupMembership.user_group_id.label("group_id")).where(
-        UserGroupMembership.user_profile_id == user_id
-    )
-    tree = direct.cte("containing", recursive=True)
-    # UNION, not UNION ALL: a group reached twice is walked up once.
-    tree = tree.union(
-        select(GroupGroupMembership.supergroup_id).join(
-            tree, GroupGroupMembership.subgroup_id == tree.c.group_id
-        )
-    )
-    return set(session.scalars(select(tree.c.group_id)))
-
-
-def message_viewer(session: Session, user: UserProfile) -> Viewer:
-    """``lib.channels.viewer_for``, with the groups read in one query."""
-    return Viewer(
-        user,
-        frozenset(subscribed_stream_ids(session, user.id)),
-        frozenset(containing_group_ids(session, user.id)),
-    )
-
-
 def user_ids_sharing_conversations(session: Session, viewer: UserProfile) -> list[int]:
     """Users the viewer shares a channel subscription or a direct-message conversation with."""
     mine = select(Subscription.recipient_id).where(
@@ -660,7 +637,7 @@ def markdown_context(session: Session, sender: UserProfile, content: str, realm_
     streams_by_name: dict[str, StreamRef] = {}
     channel_names = possible_channel_names(content)
     if channel_names:
-        viewer = message_viewer(session, sender)
+        viewer = viewer_for(session, sender)
         for key, stream in get_streams_by_names(session, sender.realm_id, channel_names).items():
             # Links to channels the sender cannot see would reveal them.
             if has_metadata_access(viewer, stream):

@@ -40,14 +40,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
-from palaver.lib.channels import Viewer, get_stream_by_id, get_stream_by_name, has_metadata_access
+from palaver.lib.channels import Viewer, get_stream_by_id, get_stream_by_name, has_metadata_access, viewer_for
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.messages import (
     access_message,
     can_access_stream_history,
     conversation_member_ids,
     get_dm_group,
-    message_viewer,
     messages_by_id,
     topic_for_lookup,
 )
@@ -163,7 +162,7 @@ class NarrowContext:
     @property
     def viewer(self) -> Viewer:
         if self._viewer is None:
-            self._viewer = message_viewer(self.session, self.user)
+            self._viewer = viewer_for(self.session, self.user)
         return self._viewer
 
 
