@@ -131,8 +131,8 @@ def create_bench_realm(env: dict[str, str]) -> tuple[str, str, str]:
             email,
             "--owner-name",
             "Bench Owner",
-            "--password",
-            secrets.token_urlsafe(16),
+            # One argument: a URL-safe token may start with "-", which would read as a flag.
+            f"--password={secrets.token_urlsafe(16)}",
         ),
         env=env,
         stdin=subprocess.DEVNULL,
