@@ -60,7 +60,11 @@ SEED_USERS: list[tuple[str, str, int]] = [
 ]
 
 
-def seed_realm(services: Services, *, name: str = "Test Organization") -> SeededRealm:
+def seed_realm(
+    services: Services, *, name: str = "Test Organization", default_channels: bool = False
+) -> SeededRealm:
+    """A realm of the named users. Without ``default_channels`` it has no channels, as tests
+    count and name channels and each makes the ones it needs."""
     settings = services.settings
     string_id = f"r{next(_counter)}-{uuid.uuid4().hex[:6]}"
     host = f"{string_id}.{settings.external_host}"
@@ -75,6 +79,7 @@ def seed_realm(services: Services, *, name: str = "Test Organization") -> Seeded
             owner_full_name="Desdemona",
             owner_password_hash=password_hash,
             email_host=email_host,
+            default_channels=default_channels,
         )
         seeded = SeededRealm(realm.id, string_id, host)
         seeded.users["desdemona"] = TestUser(

@@ -151,9 +151,9 @@ def _check_topic_creation_rule(session: Session, stream: Stream) -> None:
         raise IncompatibleParametersError(["can_create_topic_group", "history_public_to_subscribers"])
 
 
-def _insert_stream(session: Session, creator: UserProfile, new: NewChannel) -> Stream:
-    """Insert a validated channel with its recipient."""
-    realm_id = creator.realm_id
+def _insert_stream(session: Session, realm_id: int, creator: UserProfile | None, new: NewChannel) -> Stream:
+    """Insert a validated channel with its recipient; ``creator`` None for the system's own."""
+    creator_id = creator.id if creator is not None else None
     name = check_stream_name(new.name)
     if get_stream_by_name(session, realm_id, name) is not None:
         raise JsonableError(f"Channel '{name}' already exists", code="CHANNEL_ALREADY_EXISTS")
@@ -172,7 +172,7 @@ def _insert_stream(session: Session, creator: UserProfile, new: NewChannel) -> S
         rule = STREAM_GROUP_RULES[setting]
         value = new.group_settings.get(setting)
         if value is None:
-            groups[setting] = default_group_setting(session, realm_id, rule, creator.id)
+            groups[setting] = default_group_setting(session, realm_id, rule, creator_id)
         else:
             resolved = parse_group_setting_value(session, realm_id, setting, value, rule)
             groups[setting] = store_group_setting_value(session, realm_id, resolved)
@@ -181,7 +181,7 @@ def _insert_stream(session: Session, creator: UserProfile, new: NewChannel) -> S
         name=name,
         description=description,
         rendered_description=render_markdown(description),
-        creator_id=creator.id,
+        creator_id=creator_id,
         invite_only=new.invite_only,
         is_web_public=new.is_web_public,
         history_public_to_subscribers=history,
@@ -229,11 +229,21 @@ def create_channel(tx: Tx, session: Session, creator: UserProfile, new: NewChann
     """Create a channel the creator may create, inside the caller's transaction, and tell
     whoever may see it (the creator administers it, so sees even a private one)."""
     check_can_create_channel(session, creator, new)
-    stream = _insert_stream(session, creator, new)
+    stream = _insert_stream(session, creator.realm_id, creator, new)
     notify_stream_created(tx, session, stream, metadata_access_user_ids(session, stream))
     if new.is_default_stream:
         _notify_default_streams(tx, session, stream.realm_id)
     return stream
+
+
+def create_initial_channels(session: Session, realm: Realm, channels: Sequence[NewChannel]) -> list[Stream]:
+    """The channels a new organization starts with, before it has any user.
+
+    Like Zulip's, they have no creator, so only the organization's administrators
+    administer them; with nobody to tell yet, no events are sent.
+    """
+    with transaction(session):
+        return [_insert_stream(session, realm.id, None, new) for new in channels]
 
 
 def announce_new_channels(

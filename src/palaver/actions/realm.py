@@ -7,6 +7,7 @@ import re
 
 from sqlalchemy.orm import Session
 
+from palaver.actions.channels import NewChannel, create_initial_channels
 from palaver.actions.users import do_create_user
 from palaver.db import transaction
 from palaver.lib.exceptions import JsonableError
@@ -49,6 +50,17 @@ DEFAULT_REALM_GROUP_SETTINGS = {
 }
 
 
+# The public default channels a new organization starts with, as in Zulip (which adds a
+# third, named after and about Zulip itself). New users join all of them; "general" also
+# takes the announcements of new channels and of server updates. New-user announcements
+# start off, as they have in Zulip since it dropped its private "core team" channel.
+INITIAL_CHANNELS = (
+    NewChannel(name="sandbox", description="A place to try things out. :test_tube:", is_default_stream=True),
+    NewChannel(name="general", description="Conversations for the whole team.", is_default_stream=True),
+)
+ANNOUNCEMENTS_CHANNEL = "general"
+
+
 def check_string_id(string_id: str) -> str:
     if not _STRING_ID.match(string_id):
         raise JsonableError("Organization ID must be up to 40 lowercase letters, digits and inner hyphens")
@@ -85,8 +97,13 @@ def do_create_realm(
     owner_password_hash: str | None,
     email_host: str,
     description: str = "",
+    default_channels: bool = True,
 ) -> tuple[Realm, UserProfile]:
-    """Create a realm, its system groups, default settings and its first owner."""
+    """Create a realm, its system groups, default settings and its first owner.
+
+    ``default_channels`` False leaves out the initial channels (test fixtures build
+    their own).
+    """
     check_string_id(string_id)
     name = name.strip()
     if not name or len(name) > 40:
@@ -102,6 +119,13 @@ def do_create_realm(
         for setting, group_name in DEFAULT_REALM_GROUP_SETTINGS.items():
             setattr(realm, setting, groups[group_name].id)
         session.flush()
+        if default_channels:
+            # Before the owner, who joins them as every new user joins default channels.
+            streams = create_initial_channels(session, realm, INITIAL_CHANNELS)
+            announcements = next(s for s in streams if s.name == ANNOUNCEMENTS_CHANNEL)
+            realm.new_stream_announcements_stream_id = announcements.id
+            realm.zulip_update_announcements_stream_id = announcements.id
+            session.flush()
         owner = do_create_user(
             session,
             realm,
