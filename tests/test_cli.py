@@ -311,6 +311,36 @@ ROLE_SPELLINGS = [
 ]
 
 
+def test_created_realm_has_default_channels_and_announces_cli_users(
+    cli: Cli, cli_realm: CliRealm, client: TestClient
+) -> None:
+    sid = cli_realm.string_id
+    headers = {"host": cli_realm.host, **basic(cli_realm.owner_email, cli_realm.owner_api_key)}
+    streams = client.get("/api/v1/streams", headers=headers).json()["streams"]
+    ids = {s["name"]: s["stream_id"] for s in streams}
+    assert set(ids) == {"general", "sandbox"}
+    subs = client.get("/api/v1/users/me/subscriptions", headers=headers).json()["subscriptions"]
+    assert {s["name"] for s in subs} == {"general", "sandbox"}
+    # New-user announcements start off; an administrator turns them on.
+    cli.ok(f"create-user --realm {sid} --email early@{sid}.example.com --full-name Early")
+    params = {"signup_announcements_stream_id": str(ids["general"])}
+    assert client.patch("/api/v1/realm", params=params, headers=headers).json()["result"] == "success"
+    out = cli.ok(f"create-user --realm {sid} --email late@{sid}.example.com --full-name 'Late Comer'")
+    user_id = int(out.split("(user ID ", 1)[1].split(")", 1)[0])
+    narrow = json.dumps([{"operator": "channel", "operand": ids["general"]}])
+    query = {
+        "anchor": "newest",
+        "num_before": 10,
+        "num_after": 0,
+        "narrow": narrow,
+        "apply_markdown": "false",
+    }
+    messages = client.get("/api/v1/messages", params=query, headers=headers).json()["messages"]
+    assert [(m["sender_full_name"], m["subject"], m["content"]) for m in messages] == [
+        ("Notification Bot", "signups", f"@_**Late Comer|{user_id}** joined this organization.")
+    ]
+
+
 def test_create_user_roles(cli: Cli, cli_realm: CliRealm, client: TestClient) -> None:
     sid = cli_realm.string_id
     expected: dict[str, str] = {}

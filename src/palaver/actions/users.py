@@ -22,8 +22,10 @@ from sqlalchemy.orm import Session
 from palaver.actions.presence import do_announce_presence_enabled
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
+from palaver.lib.channels import get_announcement_channel
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown import render_markdown
+from palaver.lib.notification_bot import silent_mention
 from palaver.lib.passwords import generate_api_key
 from palaver.lib.profile_fields import get_profile_fields, select_choices
 from palaver.lib.realm import active_admin_ids, active_user_ids
@@ -251,7 +253,45 @@ def _create_user(
             from palaver.actions.subscriptions import do_subscribe_to_default_streams
 
             do_subscribe_to_default_streams(session, user)
+            _announce_signup(session, user, email_host)
     return user
+
+
+SIGNUPS_TOPIC = "signups"
+
+
+def _announce_signup(session: Session, user: UserProfile, email_host: str) -> None:
+    """Zulip's new-user notice: the Notification Bot tells the realm's signup announcements
+    channel, if it has one, of every human who joins after the first."""
+    target = get_announcement_channel(session, user.realm, "signup_announcements_stream_id")
+    if target is None or not _has_other_humans(session, user):
+        return
+    # Imported here: the Notification Bot is itself created through this module.
+    from palaver.actions.messages import SendContext
+    from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
+
+    bot = get_or_create_notification_bot(session, user.realm, email_host)
+    # Markdown needs the realm's URL only to recognise links to the realm, and the notice
+    # holds none; callers such as the CLI have no URL to give.
+    context = SendContext(realm_url="", email_host=email_host)
+    content = f"{silent_mention(user)} joined this organization."
+    internal_send_stream_message(session, bot, target, SIGNUPS_TOPIC, content, context)
+
+
+def _has_other_humans(session: Session, user: UserProfile) -> bool:
+    return (
+        session.scalar(
+            select(UserProfile.id)
+            .where(
+                UserProfile.realm_id == user.realm_id,
+                UserProfile.is_active,
+                UserProfile.is_bot.is_(False),
+                UserProfile.id != user.id,
+            )
+            .limit(1)
+        )
+        is not None
+    )
 
 
 def _settings_columns() -> list[str]:
