@@ -29,6 +29,7 @@ from palaver.lib.channels import (
     viewer_for,
 )
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import is_storable_id
 from palaver.lib.markdown import RenderResult, topic_links
 from palaver.lib.message_edit import (
     NO_PERMISSION_TO_EDIT,
@@ -164,7 +165,7 @@ def _plan_edit(
 
     target_stream = orig_stream
     if stream_id is not None:
-        if not 0 < stream_id < 2**31:
+        if not is_storable_id(stream_id):
             raise JsonableError("Invalid channel ID")
         target_stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
     orig_topic = message.subject

@@ -22,6 +22,7 @@ from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import storable_ids
 from palaver.lib.messages import (
     DEFAULT_HISTORICAL_FLAGS,
     EDITABLE_FLAGS,
@@ -69,7 +70,7 @@ def _unsubscribed_channel_messages(
     )
     rows = session.execute(
         select(Message.id, Message.recipient_id).where(
-            Message.id.in_([i for i in message_ids if 0 < i < 2**31]),
+            Message.id.in_(storable_ids(message_ids)),
             Message.realm_id == user.realm_id,
             Message.is_channel_message,
             Message.recipient_id.not_in(subscribed),
@@ -121,7 +122,7 @@ def update_flags(
             # Larger numbers name no message, and PostgreSQL refuses to compare with them.
             .where(
                 UserMessage.user_profile_id == user.id,
-                UserMessage.message_id.in_([i for i in ids if 0 < i < 2**31]),
+                UserMessage.message_id.in_(storable_ids(ids)),
             )
             .with_for_update()
         )

@@ -33,6 +33,7 @@ from palaver.lib.channels import (
 )
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
+from palaver.lib.ids import is_storable_id
 from palaver.lib.markdown import RenderResult
 from palaver.lib.messages import (
     EMPTY_TOPIC_DISPLAY_NAME,
@@ -87,7 +88,7 @@ class SendContext:
 def _stream_for_send(session: Session, sender: UserProfile, target: ChannelTarget) -> Stream:
     if target.stream_id is not None:
         stream = None
-        if 0 < target.stream_id < 2**31:
+        if is_storable_id(target.stream_id):
             stream = get_stream_by_id(session, sender.realm_id, target.stream_id)
         if stream is None:
             raise JsonableError(

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
+from palaver.lib.ids import get_row
 from palaver.lib.profile_field_admin import (
     DEFAULT_EXTERNAL_ACCOUNTS,
     MAX_SUMMARY_FIELDS,
@@ -26,7 +27,6 @@ from palaver.lib.profile_field_admin import (
 )
 from palaver.lib.profile_fields import format_profile_field, get_profile_fields
 from palaver.lib.realm import active_user_ids
-from palaver.lib.users import MAX_ID
 from palaver.models import CustomProfileField, UserProfile
 
 _DUPLICATE = "A field with that label already exists."
@@ -68,7 +68,7 @@ def _check_unique_name(session: Session, realm_id: int, name: str, exclude_id: i
 
 
 def access_profile_field(session: Session, realm_id: int, field_id: int) -> CustomProfileField:
-    field = session.get(CustomProfileField, field_id) if 0 < field_id <= MAX_ID else None
+    field = get_row(session, CustomProfileField, field_id)
     if field is None or field.realm_id != realm_id:
         raise JsonableError(f"Field id {field_id} not found.")
     return field

@@ -30,9 +30,9 @@ from palaver.lib.group_settings import (
     store_group_setting_value,
     user_has_permission,
 )
+from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.realm import active_user_ids
 from palaver.lib.user_groups import (
-    MAX_ID,
     NOBODY,
     check_group_description,
     check_group_name,
@@ -94,7 +94,7 @@ def _group_payload(session: Session, group: UserGroup) -> ev.UserGroupPayload:
 def _check_users(session: Session, realm_id: int, user_ids: Iterable[int]) -> list[int]:
     """Active users of the realm, in the order given; the first unknown one is named."""
     wanted = list(dict.fromkeys(user_ids))
-    valid = [u for u in wanted if 0 < u <= MAX_ID]
+    valid = storable_ids(wanted)
     found = set(
         session.scalars(
             select(UserProfile.id).where(
@@ -110,7 +110,7 @@ def _check_users(session: Session, realm_id: int, user_ids: Iterable[int]) -> li
 
 def _check_subgroups(session: Session, realm_id: int, group_ids: Iterable[int]) -> list[int]:
     wanted = list(dict.fromkeys(group_ids))
-    valid = [g for g in wanted if 0 < g <= MAX_ID]
+    valid = storable_ids(wanted)
     groups = {
         g.id: g
         for g in session.scalars(
@@ -325,7 +325,7 @@ def _remove_subgroups(tx: Tx, session: Session, user: UserProfile, group: UserGr
     for subgroup_id in wanted:
         if subgroup_id not in existing:
             # Unknown and foreign IDs read the same as groups that are simply not nested here.
-            if not 0 < subgroup_id <= MAX_ID or session.get(UserGroup, subgroup_id) is None:
+            if get_row(session, UserGroup, subgroup_id) is None:
                 raise JsonableError(f"Invalid user group ID: {subgroup_id}")
             raise JsonableError(f"User group {subgroup_id} is not a subgroup of this group.")
     session.execute(

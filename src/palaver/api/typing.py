@@ -9,6 +9,7 @@ from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import is_storable_id
 from palaver.lib.messages import normalize_topic
 
 router = ApiRouter()
@@ -33,7 +34,7 @@ def set_typing_status(
             raise JsonableError("Missing topic")
         if not ctx.me.send_stream_typing_notifications:
             raise JsonableError("User has disabled typing notifications for channel messages")
-        if not 0 < stream_id < 2**31:
+        if not is_storable_id(stream_id):
             # Past PostgreSQL's integer column it names no channel (and must not reach SQL).
             raise JsonableError("Invalid channel ID")
         stream = access_stream_by_id(ctx.session, ctx.me, stream_id, require_content_access=True)

@@ -7,7 +7,6 @@ from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.messages import normalize_topic
-from palaver.lib.user_groups import MAX_ID
 from palaver.models.user_topics import VisibilityPolicy
 
 router = ApiRouter()
@@ -17,9 +16,6 @@ router = ApiRouter()
 def update_user_topic(ctx: Ctx, stream_id: int, topic: str, visibility_policy: int) -> JsonDict:
     if visibility_policy not in set(VisibilityPolicy):
         raise JsonableError("Invalid visibility_policy")
-    if not 0 < stream_id <= MAX_ID:
-        # Past 32 bits no channel exists, and PostgreSQL would refuse the lookup.
-        raise JsonableError("Invalid channel ID")
     stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
     do_set_user_topic_visibility_policy(
         ctx.session, ctx.me, stream, normalize_topic(topic), visibility_policy

@@ -25,6 +25,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import get_row, is_storable_id
 from palaver.lib.messages import bulk_access_message_ids
 from palaver.models import UserProfile
 from palaver.models.attachments import Attachment, AttachmentMessage
@@ -150,7 +151,7 @@ def user_attachments(session: Session, user: UserProfile) -> list[Attachment]:
 
 
 def get_owned_attachment(session: Session, user: UserProfile, attachment_id: int) -> Attachment:
-    attachment = session.get(Attachment, attachment_id) if 0 < attachment_id < 2**31 else None
+    attachment = get_row(session, Attachment, attachment_id)
     if attachment is None or attachment.owner_id != user.id:
         raise invalid_attachment()
     return attachment
@@ -227,7 +228,7 @@ def file_for_temporary_token(session: Session, token: str, now: float | None = N
     if expires < (now if now is not None else time.time()):
         raise not_found
     realm_part = path_id.split("/", 1)[0]
-    if not realm_part.isdigit() or not 0 < int(realm_part) < 2**31:
+    if not realm_part.isdigit() or not is_storable_id(int(realm_part)):
         raise not_found
     attachment = get_attachment_by_path_id(session, int(realm_part), path_id)
     if attachment is None or not hmac.compare_digest(

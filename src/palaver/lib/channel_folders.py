@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.channels import first_unprintable
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH
 from palaver.models.channels import ChannelFolder
 from palaver.timeutil import to_timestamp
@@ -39,7 +40,7 @@ def check_channel_folder_description(description: str) -> str:
 
 
 def get_channel_folder(session: Session, realm_id: int, folder_id: int) -> ChannelFolder:
-    folder = session.get(ChannelFolder, folder_id)
+    folder = get_row(session, ChannelFolder, folder_id)
     if folder is None or folder.realm_id != realm_id:
         raise JsonableError("Invalid channel folder ID")
     return folder

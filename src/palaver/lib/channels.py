@@ -27,6 +27,7 @@ from palaver.lib.group_settings import (
     groups_containing_user,
     render_group_settings,
 )
+from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH
 from palaver.lib.markdown import StreamRef, channel_narrow_url
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
@@ -164,7 +165,7 @@ def check_subscription_property(name: str, value: Any) -> Any:
 
 
 def get_stream_by_id(session: Session, realm_id: int, stream_id: int) -> Stream | None:
-    stream = session.get(Stream, stream_id)
+    stream = get_row(session, Stream, stream_id)
     return stream if stream is not None and stream.realm_id == realm_id else None
 
 
@@ -376,7 +377,7 @@ def access_announcement_channel(session: Session, user: UserProfile, stream_id: 
     """The value to store for an announcement-channel setting; a negative ID turns it off."""
     if stream_id < 0:
         return None
-    stream = get_stream_by_id(session, user.realm_id, stream_id) if stream_id < 2**31 else None
+    stream = get_stream_by_id(session, user.realm_id, stream_id)
     if stream is None or stream.deactivated:
         raise JsonableError("Invalid channel ID")
     # Only a channel whose messages the administrator may read, so that choosing one does

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
+from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
 from palaver.lib.users import get_users
 from palaver.models.drafts import Draft
@@ -115,7 +116,7 @@ def validate_draft(session: Session, user: UserProfile, data: DraftData) -> Vali
 
 def access_draft(session: Session, user: UserProfile, draft_id: int) -> Draft:
     """The user's own draft; another user's looks exactly like a missing one."""
-    draft = session.get(Draft, draft_id)
+    draft = get_row(session, Draft, draft_id)
     if draft is None or draft.user_profile_id != user.id:
         raise ResourceNotFoundError("Draft does not exist")
     return draft

@@ -9,9 +9,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import get_row
 from palaver.lib.markdown import LinkifierRef
 from palaver.lib.url_templates import InvalidUrlTemplateError, url_template_variables
-from palaver.lib.users import MAX_ID
 from palaver.models.linkifiers import RealmFilter
 
 MAX_PATTERN_LENGTH = 1000
@@ -44,7 +44,7 @@ def format_linkifier(linkifier: RealmFilter) -> dict[str, Any]:
 
 
 def access_linkifier(session: Session, realm_id: int, linkifier_id: int) -> RealmFilter:
-    linkifier = session.get(RealmFilter, linkifier_id) if 0 < linkifier_id <= MAX_ID else None
+    linkifier = get_row(session, RealmFilter, linkifier_id)
     if linkifier is None or linkifier.realm_id != realm_id:
         raise JsonableError("Linkifier not found.")
     return linkifier

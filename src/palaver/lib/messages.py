@@ -34,6 +34,7 @@ from palaver.lib.channels import (
     viewer_for,
 )
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import MAX_ID, get_row, storable_ids
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
 from palaver.lib.linkifiers import linkifiers_for_realm
 from palaver.lib.markdown import (
@@ -79,7 +80,6 @@ WILDCARD_MENTION_THRESHOLD = 15
 # "newest" as an anchor: past any message ID that will ever exist (Zulip's value).
 LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000
 MAX_MESSAGES_PER_FETCH = 5000
-_MAX_ID = 2**31 - 1
 
 # Flags of a message the user may read but never received: read, and "historical".
 DEFAULT_HISTORICAL_FLAGS = MessageFlag.READ | MessageFlag.HISTORICAL
@@ -264,7 +264,7 @@ def can_access_stream_history(viewer: Viewer, stream: Stream) -> bool:
 
 def bulk_access_message_ids(session: Session, user: UserProfile, message_ids: Collection[int]) -> set[int]:
     """The messages among these the user may read: received ones, or shared channel history."""
-    ids = {i for i in message_ids if 0 < i < 2**31}
+    ids = set(storable_ids(message_ids))
     if not ids:
         return set()
     received = set(
@@ -292,7 +292,7 @@ def access_message(
     session: Session, user: UserProfile, message_id: int
 ) -> tuple[Message, UserMessage | None]:
     """A message the user may read, with their row for it; missing and hidden look the same."""
-    message = session.get(Message, message_id) if 0 < message_id < 2**31 else None
+    message = get_row(session, Message, message_id)
     if message is None or message.realm_id != user.realm_id:
         raise invalid_message()
     user_message = session.scalars(
@@ -591,7 +591,7 @@ def markdown_context(session: Session, sender: UserProfile, content: str, realm_
     from palaver.lib.channels import get_streams_by_names, has_metadata_access
 
     names = possible_mention_names(content)
-    ids = {i for i in possible_mention_ids(content) if 0 < i < 2**31}
+    ids = set(storable_ids(possible_mention_ids(content)))
     users_by_name: dict[str, UserRef] = {}
     users_by_id: dict[int, UserRef] = {}
     if names:
@@ -735,7 +735,7 @@ def fetch_message_rows(
         before = [
             (r[0], r[1])
             for r in session.execute(
-                query.where(id_column <= min(anchor - 1, _MAX_ID))
+                query.where(id_column <= min(anchor - 1, MAX_ID))
                 .order_by(id_column.desc())
                 .limit(num_before + 1)
             )
@@ -744,7 +744,7 @@ def fetch_message_rows(
     after: list[tuple[int, int | None]] = []
     lowest = anchor if include_anchor else anchor + 1
     # IDs are 32-bit columns; PostgreSQL refuses to compare them with larger numbers.
-    if not anchored_to_right and lowest <= _MAX_ID and (num_after > 0 or include_anchor):
+    if not anchored_to_right and lowest <= MAX_ID and (num_after > 0 or include_anchor):
         limit = num_after + 1 + (1 if include_anchor else 0)
         for r in session.execute(query.where(id_column >= lowest).order_by(id_column.asc()).limit(limit)):
             (anchor_rows if r[0] == anchor else after).append((r[0], r[1]))
@@ -760,7 +760,7 @@ def fetch_rows_by_ids(
 ) -> list[tuple[int, int | None]]:
     from palaver.lib.narrow import narrowed_query
 
-    ids = {i for i in message_ids if 0 < i < 2**31}
+    ids = set(storable_ids(message_ids))
     if not ids:
         return []
     query, id_column = narrowed_query(user, nf)

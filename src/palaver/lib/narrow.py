@@ -42,6 +42,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
 from palaver.lib.channels import Viewer, get_stream_by_id, get_stream_by_name, has_metadata_access, viewer_for
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import MAX_ID, is_storable_id
 from palaver.lib.messages import (
     access_message,
     can_access_stream_history,
@@ -274,7 +275,7 @@ def _flag_clear(bits: int) -> ColumnElement[bool]:
 def _find_stream(ctx: NarrowContext, operand: Any) -> Stream:
     stream: Stream | None = None
     if isinstance(operand, int):
-        if 0 < operand < 2**31:
+        if is_storable_id(operand):
             stream = get_stream_by_id(ctx.session, ctx.user.realm_id, operand)
     elif isinstance(operand, str):
         stream = get_stream_by_name(ctx.session, ctx.user.realm_id, operand)
@@ -431,7 +432,7 @@ def _id(ctx: NarrowContext, term: NarrowTerm) -> ColumnElement[bool]:
         operand = int(operand.strip())
     if not isinstance(operand, int) or isinstance(operand, bool) or operand < 0:
         raise BadNarrowError("Invalid message ID")
-    if operand >= 2**31:
+    if operand > MAX_ID:
         return false()
     ctx.needs_message = True
     return Message.id == operand

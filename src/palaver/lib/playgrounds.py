@@ -9,8 +9,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import get_row
 from palaver.lib.url_templates import InvalidUrlTemplateError, url_template_variables
-from palaver.lib.users import MAX_ID
 from palaver.models.playgrounds import RealmPlayground
 
 MAX_PLAYGROUND_NAME_LENGTH = 60
@@ -39,7 +39,7 @@ def format_playground(playground: RealmPlayground) -> dict[str, Any]:
 
 
 def access_playground(session: Session, realm_id: int, playground_id: int) -> RealmPlayground:
-    playground = session.get(RealmPlayground, playground_id) if 0 < playground_id <= MAX_ID else None
+    playground = get_row(session, RealmPlayground, playground_id)
     if playground is None or playground.realm_id != realm_id:
         raise JsonableError("Invalid playground")
     return playground

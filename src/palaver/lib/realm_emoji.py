@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import is_storable_id
 from palaver.models.realm_emoji import RealmEmoji
 
 MAX_EMOJI_NAME_LENGTH = 60
@@ -119,7 +120,7 @@ def realm_emoji_for_reaction(
     """
     emoji: RealmEmoji | None = None
     if emoji_code is not None:
-        if not emoji_code.isascii() or not emoji_code.isdigit() or not 0 < int(emoji_code) < 2**31:
+        if not emoji_code.isascii() or not emoji_code.isdigit() or not is_storable_id(int(emoji_code)):
             return None
         emoji = session.get(RealmEmoji, int(emoji_code))
         if emoji is None or emoji.realm_id != realm_id:

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import InvalidArgumentError, JsonableError, ResourceNotFoundError
+from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_MESSAGE_LENGTH
 from palaver.models.saved_snippets import MAX_TITLE_LENGTH, SavedSnippet
 from palaver.models.users import UserProfile
@@ -36,7 +37,7 @@ def check_content(content: str) -> str:
 
 def access_saved_snippet(session: Session, user: UserProfile, saved_snippet_id: int) -> SavedSnippet:
     """The user's own snippet; another user's looks exactly like a missing one."""
-    snippet = session.get(SavedSnippet, saved_snippet_id)
+    snippet = get_row(session, SavedSnippet, saved_snippet_id)
     if snippet is None or snippet.user_profile_id != user.id:
         raise ResourceNotFoundError("Saved snippet does not exist.")
     return snippet

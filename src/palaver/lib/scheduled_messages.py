@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
+from palaver.lib.ids import get_row
 from palaver.lib.messages import ChannelTarget, DirectTarget, SendTarget, conversation_member_ids
 from palaver.lib.notification_bot import message_link, silent_mention
 from palaver.models.channels import Stream
@@ -29,7 +30,6 @@ SCHEDULED_IN_PAST = "Scheduled delivery time must be in the future."
 MAX_REMINDER_NOTE_LENGTH = 1000
 # The last second a datetime can hold (9999-12-31T23:59:59Z).
 _MAX_TIMESTAMP = 253402300799
-_MAX_ID = 2**31 - 1
 
 
 def check_delivery_time(timestamp: int) -> datetime:
@@ -118,7 +118,7 @@ def _access(
     session: Session, user: UserProfile, item_id: int, delivery_type: DeliveryType
 ) -> ScheduledMessage | None:
     # Out-of-range IDs would overflow PostgreSQL's integer column; they name nothing.
-    item = session.get(ScheduledMessage, item_id) if 0 < item_id <= _MAX_ID else None
+    item = get_row(session, ScheduledMessage, item_id)
     if item is None or item.sender_id != user.id or item.delivery_type != delivery_type:
         return None
     return item

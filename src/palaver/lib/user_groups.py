@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import get_row
 from palaver.models import GroupGroupMembership, Role, UserGroup, UserGroupMembership, UserProfile
 
 if TYPE_CHECKING:
@@ -108,8 +109,6 @@ MAX_GROUP_NAME_LENGTH = 100
 MAX_GROUP_DESCRIPTION_LENGTH = 1024
 # Prefixes that mention syntax and system groups give a meaning of their own.
 INVALID_NAME_PREFIXES = ("@", "role:", "user:", "stream:", "channel:")
-# IDs are 32-bit in the database; PostgreSQL refuses to compare against larger ones.
-MAX_ID = 2**31 - 1
 
 
 def check_group_name(name: str) -> str:
@@ -140,7 +139,7 @@ def get_named_group_by_name(session: Session, realm_id: int, name: str) -> UserG
 
 def get_named_group(session: Session, realm_id: int, group_id: int) -> UserGroup:
     """A named group of the realm (deactivated ones included); anything else is invalid."""
-    group = session.get(UserGroup, group_id) if 0 < group_id <= MAX_ID else None
+    group = get_row(session, UserGroup, group_id)
     if group is None or group.realm_id != realm_id or group.name is None:
         raise JsonableError("Invalid user group")
     return group

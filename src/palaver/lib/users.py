@@ -11,12 +11,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
+from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.profile_fields import profile_data_for_users
 from palaver.models import EmailVisibility, Realm, Role, UserProfile
 from palaver.timeutil import to_iso
 
 # IDs are 32-bit columns: a larger number names no user, and must not reach the database.
-MAX_ID = 2**31 - 1
 
 _DUMMY_EMAIL = re.compile(r"^user(\d+)@(.+)$")
 
@@ -197,13 +197,13 @@ def get_users(
     query = select(UserProfile).where(UserProfile.realm_id == realm_id).order_by(UserProfile.id)
     query = query.where(accessible_user_filter(session, viewer))
     if user_ids is not None:
-        query = query.where(UserProfile.id.in_([i for i in user_ids if 0 < i <= MAX_ID]))
+        query = query.where(UserProfile.id.in_(storable_ids(user_ids)))
     return list(session.scalars(query))
 
 
 def get_realm_user(session: Session, realm_id: int, user_id: int) -> UserProfile | None:
     """The user of this ID in this realm, if any (deactivated users and bots included)."""
-    target = session.get(UserProfile, user_id) if 0 < user_id <= MAX_ID else None
+    target = get_row(session, UserProfile, user_id)
     return target if target is not None and target.realm_id == realm_id else None
 
 
