@@ -1,12 +1,12 @@
 """Fan-out latency: N clients parked in GET /events, one channel message to all of them.
 
-Run: .venv/bin/python bench/events_fanout.py [--clients 1000] [--database-url URL]
+Run: .venv/bin/python bench/events_fanout.py [--clients 1000] [--database-url URL] [--redis-url URL]
 
-Starts ``palaver serve`` (one process, SQLite unless --database-url) on a temporary data
-directory, seeds N users straight into the database (one transaction through the same
-``do_create_user`` action the API uses), subscribes them all to one channel, registers one
-queue each (``event_types=["message"]``), parks one GET /events long-poll per queue, then
-sends one message to the channel. It reports the time from the send request until the
+Starts ``palaver serve`` (one process, SQLite unless --database-url; in-process queues
+unless --redis-url) on a temporary data directory, seeds N users in bulk (``palaver
+seed-users``), subscribes them all to one channel, registers one queue each
+(``event_types=["message"]``), parks one GET /events long-poll per queue, then sends one
+message to the channel. It reports the time from the send request until the
 p50 and p99 client, and the last one, has the message. Clients run in this process on
 one event loop; the file-descriptor limit is raised to fit. Loopback only; at most 5,000
 clients.
@@ -21,6 +21,7 @@ import math
 import os
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,35 +36,59 @@ MAX_CLIENTS = 5_000
 
 
 def seed_users(env: dict[str, str], string_id: str, count: int) -> list[tuple[int, str, str]]:
-    """(id, email, api_key) of ``count`` new members, created in one transaction."""
-    from palaver.actions.users import do_create_user
+    """(id, email, api_key) of ``count`` new members, made by ``palaver seed-users``.
+
+    Bulk rows without events: creating users through ``do_create_user`` tells every
+    existing user about each new one, which for 5,000 users is 12.5 million events.
+    """
+    from sqlalchemy import select
+
     from palaver.config import load_settings
-    from palaver.db import transaction
-    from palaver.lib.realm import get_realm_by_string_id, realm_email_host
+    from palaver.lib.realm import get_realm_by_string_id
+    from palaver.models import UserProfile
     from palaver.services import build_services
 
+    done = subprocess.run(
+        palaver("seed-users", "--realm", string_id, "--users", str(count), "--channels", "0"),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"palaver seed-users failed:\n{done.stderr}")
     settings = load_settings(env={k: v for k, v in env.items() if k.startswith("PALAVER_")})
     services = build_services(settings)
-    users = []
     try:
         with services.db.session() as session:
             realm = get_realm_by_string_id(session, string_id)
             assert realm is not None
-            host = realm_email_host(settings, realm)
-            with transaction(session):
-                for i in range(count):
-                    user = do_create_user(
-                        session,
-                        realm,
-                        email=f"fan{i}@{string_id}.example.com",
-                        full_name=f"Fan {i}",
-                        password_hash=None,
-                        email_host=host,
-                    )
-                    users.append((user.id, user.email, user.api_key))
+            rows = session.execute(
+                select(UserProfile.id, UserProfile.email, UserProfile.api_key)
+                .where(UserProfile.realm_id == realm.id, UserProfile.full_name.like("Seed User %"))
+                .order_by(UserProfile.id)
+            )
+            users = [(user_id, email, api_key) for user_id, email, api_key in rows]
     finally:
         services.close()
     return users
+
+
+def clear_redis_queues(env: dict[str, str]) -> None:
+    """Delete the queues a run left in Redis (its key prefix is its own database's)."""
+    from palaver.config import load_settings
+    from palaver.events.redis_backend import RedisQueueBackend
+    from palaver.services import build_queue_backend
+
+    backend = build_queue_backend(
+        load_settings(env={k: v for k, v in env.items() if k.startswith("PALAVER_")})
+    )
+    try:
+        if isinstance(backend, RedisQueueBackend):
+            backend.delete_everything()
+    finally:
+        backend.close()
 
 
 def auth(email: str, api_key: str) -> str:
@@ -147,6 +172,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--redis-url", default=None, help="use the Redis queue store (queues deleted after)")
     args = parser.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS:
         raise SystemExit(f"--clients must be 1 to {MAX_CLIENTS}")
@@ -166,6 +192,8 @@ def main() -> None:
         )
         if args.database_url:
             env["PALAVER_DATABASE_URL"] = args.database_url
+        if args.redis_url:
+            env["PALAVER_REDIS_URL"] = args.redis_url
         string_id, email, api_key = create_bench_realm(env)
         users = seed_users(env, string_id, args.clients)
         port = free_port()
@@ -179,9 +207,15 @@ def main() -> None:
                 run(f"http://{LOOPBACK}:{port}", f"{string_id}.{LOOPBACK}:{port}", (email, api_key), users)
             )
     finally:
+        if args.redis_url:
+            clear_redis_queues(env)
         shutil.rmtree(tmp, ignore_errors=True)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"{args.clients} parked clients, {os.cpu_count()} CPUs, load average {load} at the end")
+    store = "redis" if args.redis_url else "in-process"
+    print(
+        f"{args.clients} parked clients, {store} queues, {os.cpu_count()} CPUs, "
+        f"load average {load} at the end"
+    )
     print(", ".join(f"{k} {v:.1f}" for k, v in result.items()))
 
 
