@@ -34,6 +34,7 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from events_fanout import clear_redis_queues
 from users_me import LOOPBACK, clean_environment, create_bench_realm, free_port, palaver, running
 
 MAX_QUEUES = 20_000
@@ -210,6 +211,8 @@ def main() -> None:
             if poller.errors:
                 raise SystemExit(f"long-polls failed: {poller.errors[:3]}")
     finally:
+        if args.redis_url:
+            clear_redis_queues(env)
         shutil.rmtree(tmp, ignore_errors=True)
     per_queue = (with_queues - baseline) / args.queues
     per_parked = (parked - with_queues) / args.queues
