@@ -85,8 +85,21 @@ def clean_environment(**extra: str) -> dict[str, str]:
     return env
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far; NaN where /proc is missing."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return math.nan
+    # Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def running(argv: list[str], env: dict[str, str], log: Path, ready_url: str) -> Iterator[None]:
+def running(
+    argv: list[str], env: dict[str, str], log: Path, ready_url: str
+) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as out:
         process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
     try:
@@ -102,7 +115,7 @@ def running(argv: list[str], env: dict[str, str], log: Path, ready_url: str) -> 
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
-        yield
+        yield process
     finally:
         process.terminate()
         try:
@@ -158,10 +171,17 @@ class Measurement:
     errors: int
     seconds: float
     latencies: list[float]
+    # The server's CPU time over the measured requests (NaN when unknown).
+    server_cpu_seconds: float = math.nan
 
     @property
     def rps(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
+
+    @property
+    def cpu_ms(self) -> float:
+        """Server CPU milliseconds per request: unlike latency, hardly moved by other load."""
+        return 1000 * self.server_cpu_seconds / self.requests if self.requests else math.nan
 
     def percentile(self, q: float) -> float:
         """Nearest-rank percentile in milliseconds."""
@@ -210,14 +230,18 @@ def client_loop() -> tuple[str, Callable[[], asyncio.AbstractEventLoop] | None]:
     return "uvloop", uvloop.new_event_loop
 
 
-def measure(name: str, url: str, headers: dict[str, str], args: argparse.Namespace) -> Measurement:
+def measure(
+    name: str, url: str, headers: dict[str, str], args: argparse.Namespace, server_pid: int
+) -> Measurement:
     with asyncio.Runner(loop_factory=client_loop()[1]) as runner:
         if args.warmup:
             runner.run(drive(url, headers, args.concurrency, args.warmup, MAX_SECONDS))
+        before = cpu_seconds(server_pid)
         issued, errors, elapsed, latencies = runner.run(
             drive(url, headers, args.concurrency, args.requests, args.seconds)
         )
-    return Measurement(name, issued, errors, elapsed, latencies)
+        used = cpu_seconds(server_pid) - before
+    return Measurement(name, issued, errors, elapsed, latencies, used)
 
 
 # Main ----------------------------------------------------------------------------------------
@@ -293,12 +317,12 @@ def main() -> None:
             env,
             tmp / "palaver.log",
             f"http://{LOOPBACK}:{port}/api/v1/server_settings",
-        ):
+        ) as server:
             url = f"http://{LOOPBACK}:{port}/api/v1/users/me"
             probe = httpx.get(url, headers=palaver_headers, trust_env=False)
             if probe.status_code != 200:
                 raise SystemExit(f"GET /users/me answered {probe.status_code}: {probe.text}")
-            ours = measure("palaver", url, palaver_headers, args)
+            ours = measure("palaver", url, palaver_headers, args, server.pid)
 
         port = free_port()
         url = f"http://{LOOPBACK}:{port}/api/v1/users/me"
@@ -307,8 +331,8 @@ def main() -> None:
             clean_environment(),
             tmp / "bare.log",
             url,
-        ):
-            bare = measure("bare starlette", url, {"Authorization": auth}, args)
+        ) as server:
+            bare = measure("bare starlette", url, {"Authorization": auth}, args, server.pid)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -326,17 +350,19 @@ def main() -> None:
         f"per target, after {args.warmup} warm-up requests"
     )
     print()
-    header = ("target", "requests", "errors", "seconds", "req/s", "p50 ms", "p99 ms")
-    print("{:<16} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8}".format(*header))
+    header = ("target", "requests", "errors", "seconds", "req/s", "p50 ms", "p99 ms", "CPU ms/req")
+    print("{:<16} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>10}".format(*header))
     for m in (ours, bare):
         print(
             f"{m.name:<16} {m.requests:>8} {m.errors:>6} {m.seconds:>8.2f} {m.rps:>9.1f} "
-            f"{m.percentile(0.50):>8.2f} {m.percentile(0.99):>8.2f}"
+            f"{m.percentile(0.50):>8.2f} {m.percentile(0.99):>8.2f} {m.cpu_ms:>10.3f}"
         )
     ratio = f"{ours.rps / bare.rps:.3f}" if bare.rps else "n/a"
     p50 = ours.percentile(0.50) / bare.percentile(0.50)
     p99 = ours.percentile(0.99) / bare.percentile(0.99)
-    print(f"{'palaver/bare':<16} {'':>8} {'':>6} {'':>8} {ratio:>9} {p50:>8.2f} {p99:>8.2f}")
+    cpu = ours.cpu_ms / bare.cpu_ms
+    print(f"{'palaver/bare':<16} {'':>8} {'':>6} {'':>8} {ratio:>9} {p50:>8.2f} {p99:>8.2f} {cpu:>10.2f}")
+    print(f"server CPU above bare: {ours.cpu_ms - bare.cpu_ms:.3f} ms per request")
     if ours.errors or bare.errors:
         raise SystemExit("some requests failed; the figures above are not comparable")
 
