@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
@@ -28,8 +28,12 @@ def subdomain_for_host(settings: Settings, host: str) -> str:
     return settings.root_realm_string_id
 
 
+# Built once: every unauthenticated request looks its realm up.
+_REALM_BY_STRING_ID = select(Realm).where(Realm.string_id == bindparam("string_id"))
+
+
 def get_realm_by_string_id(session: Session, string_id: str) -> Realm | None:
-    return session.scalars(select(Realm).where(Realm.string_id == string_id)).one_or_none()
+    return session.scalars(_REALM_BY_STRING_ID, {"string_id": string_id}).one_or_none()
 
 
 def get_realm_for_host(session: Session, settings: Settings, host: str) -> Realm:
