@@ -6,12 +6,15 @@ import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
+from starlette.datastructures import URLPath
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Match, Route
+from starlette.routing import BaseRoute, Match, NoMatchFound, Route
+from starlette.types import Receive, Scope, Send
 
 from palaver.api import discover_routers
 from palaver.api.realm_emoji import emoji_image_routes
@@ -46,6 +49,72 @@ def _precedence(path: str) -> tuple[int, ...]:
     return tuple(ranks)
 
 
+def _first_segment(path: str) -> str | None:
+    """The segment after /api/v1/ (``users`` in /api/v1/users/me); None outside the API."""
+    if not path.startswith(API_PREFIX + "/"):
+        return None
+    return path[len(API_PREFIX) + 1 :].partition("/")[0]
+
+
+class _ApiRoutes(BaseRoute):
+    """The API's routes in precedence order, tried only where the first segment can match.
+
+    Starlette tries every route in turn, one regular expression each, so a path late in the
+    order paid for ~90 failed matches per request. A route whose first segment is literal
+    matches no path with another first segment, so skipping it changes nothing: each path
+    still gets the first route that matches fully, else the first that matches all but the
+    method (a 405), exactly as in the flat list.
+    """
+
+    # The inner route that matched, handed from ``matches`` to ``handle`` in the scope.
+    _ROUTE_KEY = "palaver.route"
+
+    def __init__(self, routes: list[Route]) -> None:
+        self.routes = routes
+        literal = [_first_segment(route.path) for route in routes]
+        # A first segment with a parameter in it may match any first segment.
+        wild = [seg is None or "{" in seg for seg in literal]
+        self._any = [r for r, w in zip(routes, wild, strict=True) if w]
+        self._by_segment: dict[str, list[Route]] = {}
+        for seg, w in zip(literal, wild, strict=True):
+            if seg is not None and not w and seg not in self._by_segment:
+                self._by_segment[seg] = [
+                    r for r, other, ow in zip(routes, literal, wild, strict=True) if ow or other == seg
+                ]
+
+    def _candidates(self, scope: Scope) -> list[Route]:
+        if scope.get("root_path"):
+            # Served under a path prefix: Starlette strips it before matching; try them all.
+            return self.routes
+        segment = _first_segment(scope["path"])
+        if segment is None:
+            # Not under /api/v1/: only a route whose path starts with a parameter could match.
+            return self._any
+        return self._by_segment.get(segment, self._any)
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        partial: tuple[Match, Scope] | None = None
+        for route in self._candidates(scope):
+            match, child_scope = route.matches(scope)
+            if match == Match.FULL:
+                return match, {**child_scope, self._ROUTE_KEY: route}
+            if match == Match.PARTIAL and partial is None:
+                partial = (match, {**child_scope, self._ROUTE_KEY: route})
+        return partial or (Match.NONE, {})
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route: Route = scope[self._ROUTE_KEY]
+        await route.handle(scope, receive, send)
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        for route in self.routes:
+            try:
+                return route.url_path_for(name, **path_params)
+            except NoMatchFound:
+                pass
+        raise NoMatchFound(name, path_params)
+
+
 def _path_routes(services: Services, routers: Sequence[ApiRouter]) -> list[Route]:
     by_path: dict[str, dict[str, Endpoint]] = defaultdict(dict)
     for router in routers:
@@ -69,9 +138,10 @@ def _allowed_methods(request: Request) -> list[str]:
     # Starlette's 405 names only the first route whose path matched; a URL such as
     # /users/5 is served by two routes (PATCH/DELETE by ID, GET by ID or email).
     methods: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE:
-            methods |= route.methods
+    for top in request.app.router.routes:
+        for route in top.routes if isinstance(top, _ApiRoutes) else [top]:
+            if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE:
+                methods |= route.methods
     return sorted(methods)
 
 
@@ -124,8 +194,9 @@ def create_app(
         exception_handlers={HTTPException: _http_exception, Exception: _unhandled_exception},
     )
     app.state.services = services
-    for route in _path_routes(services, discover_routers() if routers is None else routers):
-        app.router.routes.append(route)
+    app.router.routes.append(
+        _ApiRoutes(_path_routes(services, discover_routers() if routers is None else routers))
+    )
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
     app.router.routes.extend(upload_file_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).

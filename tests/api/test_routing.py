@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from sqlalchemy.exc import DataError
 from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Match, Route
 from starlette.testclient import TestClient
 
 import palaver.api.routing as routing
+from palaver.api import discover_routers
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
-from palaver.app import create_app
+from palaver.app import _ApiRoutes, create_app
 from palaver.config import Settings
 from palaver.services import Services
 from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success, basic_auth
@@ -267,3 +270,67 @@ def test_duplicate_endpoints_are_refused(settings: Settings, services: Services)
     other.get("/things/special")(special_thing)
     with pytest.raises(RuntimeError, match="duplicate endpoint GET /things/special"):
         create_app(settings, services, routers=[router, other])
+
+
+# -- The route index -------------------------------------------------------------------------
+
+wild_router = ApiRouter()
+
+
+# A first segment that is a parameter may match any path; the index must still try it.
+@wild_router.get("/{anything}/wild")
+def wild(ctx: Ctx, anything: str) -> JsonDict:
+    return {"route": "wild"}
+
+
+def _flat_match(routes: list[Route], scope: dict[str, Any]) -> tuple[Match, Any]:
+    """What Starlette's own scan of the flat list picks: the first full match, else the first partial."""
+    partial: tuple[Match, Any] | None = None
+    for route in routes:
+        match, _ = route.matches(scope)
+        if match == Match.FULL:
+            return match, route
+        if match == Match.PARTIAL and partial is None:
+            partial = (match, route)
+    return partial or (Match.NONE, None)
+
+
+def _sample_paths(route_path: str) -> list[str]:
+    """Concrete URLs for a route pattern: numbers, words and emails in each parameter."""
+
+    def fill(value: str) -> str:
+        return re.sub(r"{\w+(:\w+)?}", lambda m: "a/b" if m.group(1) == ":path" else value, route_path)
+
+    return [fill(value) for value in ("5", "me", "x@example.com")]
+
+
+def test_route_index_picks_what_the_flat_list_would(settings: Settings, services: Services) -> None:
+    app = create_app(settings, services, routers=[*discover_routers(), router, wild_router])
+    (index,) = [r for r in app.router.routes if isinstance(r, _ApiRoutes)]
+    paths = {p for route in index.routes for p in _sample_paths(route.path)}
+    paths |= {"/api/v1", "/api/v1/", "/api/v1/users/", "/api/v1/nope", "/api/v1/x/wild", "/elsewhere"}
+    # Under each literal first segment, a path only the route with a wild first segment takes.
+    paths |= {"/api/v1/" + path.split("/")[3] + "/wild" for path in list(paths) if path.count("/") > 3}
+    methods = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+    for path in sorted(paths):
+        for method in methods:
+            scope = {"type": "http", "path": path, "root_path": "", "method": method}
+            match, child = index.matches(scope)
+            expected_match, expected_route = _flat_match(index.routes, scope)
+            assert match == expected_match, (method, path)
+            assert child.get("palaver.route") is expected_route, (method, path)
+    # Served under a prefix, the index gives up its shortcut rather than guess.
+    scope = {"type": "http", "path": "/chat/api/v1/users/me", "root_path": "/chat", "method": "GET"}
+    assert index.matches(scope)[1]["palaver.route"] is _flat_match(index.routes, scope)[1]
+
+
+def test_wild_first_segment_is_reachable(settings: Settings, services: Services, realm: SeededRealm) -> None:
+    # Not entered, as in ``tclient``: the lifespan belongs to the session's app.
+    tclient = TestClient(
+        create_app(settings, services, routers=[router, wild_router]), base_url="http://palaver.test"
+    )
+    headers = {"host": realm.host, "authorization": basic_auth(realm.hamlet)}
+    assert assert_json_success(tclient.get("/api/v1/zzz/wild", headers=headers))["route"] == "wild"
+    # A literal first segment still wins where both match.
+    assert assert_json_success(tclient.get("/api/v1/things/wild", headers=headers))["route"] == "name"
+    tclient.close()
