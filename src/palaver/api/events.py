@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.lib.channels import IncludeSubscribers
 from palaver.lib.register import RegisterOptions, build_client_descriptor, normalize_narrow, register_queue
 
 router = ApiRouter()
@@ -20,7 +21,8 @@ def register_options(
     # Bots read the Markdown people typed, so raw content is the default.
     apply_markdown: bool = False,
     client_gravatar: bool = True,
-    include_subscribers: bool = False,
+    # "partial": large channels list only bots and recently active subscribers.
+    include_subscribers: IncludeSubscribers = False,
     slim_presence: bool = False,
     presence_history_limit_days: int | None = None,
     # JSON null, as some clients send it, means every type, as an absent value does.

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
 from palaver.config import Settings
 from palaver.events.queues import LONGPOLL_TIMEOUT_SECONDS, ClientDescriptor, QueueBackend, new_queue_id
+from palaver.lib.channels import IncludeSubscribers
 from palaver.lib.exceptions import JsonableError
 from palaver.models import Realm, UserProfile
 
@@ -46,7 +47,7 @@ class RegisterOptions:
 
     apply_markdown: bool = False
     client_gravatar: bool = True
-    include_subscribers: bool = False
+    include_subscribers: IncludeSubscribers = False
     slim_presence: bool = False
     presence_history_limit_days: int | None = None
     all_public_streams: bool = False

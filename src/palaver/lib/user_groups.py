@@ -151,14 +151,24 @@ def direct_member_ids(session: Session, group_ids: Iterable[int]) -> dict[int, l
     members: dict[int, list[int]] = {gid: [] for gid in ids}
     if not ids:
         return members
+    # Deactivated users are few, so they are dropped here rather than by joining each
+    # membership to its user: the role groups of a large organization list every user.
     rows = session.execute(
-        select(UserGroupMembership.user_group_id, UserGroupMembership.user_profile_id)
-        .join(UserProfile, UserProfile.id == UserGroupMembership.user_profile_id)
-        .where(UserGroupMembership.user_group_id.in_(ids), UserProfile.is_active)
-        .order_by(UserGroupMembership.user_profile_id)
+        select(UserGroupMembership.user_group_id, UserGroupMembership.user_profile_id).where(
+            UserGroupMembership.user_group_id.in_(ids)
+        )
+    ).all()
+    realms = select(UserGroup.realm_id).where(UserGroup.id.in_(ids))
+    inactive = set(
+        session.scalars(
+            select(UserProfile.id).where(UserProfile.realm_id.in_(realms), UserProfile.is_active.is_(False))
+        )
     )
     for group_id, user_id in rows:
-        members[group_id].append(user_id)
+        if user_id not in inactive:
+            members[group_id].append(user_id)
+    for group_members in members.values():
+        group_members.sort()
     return members
 
 

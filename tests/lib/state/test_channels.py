@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from palaver.lib.channels import IncludeSubscribers
 from palaver.services import Services
 from tests.api.test_channels import create_channel, set_realm, system_groups
 from tests.helpers import Api, SeededRealm, assert_json_success
@@ -224,3 +226,160 @@ def test_applying_events_matches_a_fresh_register(
     assert comparable(state) == comparable(fresh)
     # The scenario reached the viewer: they see channels they could not see before.
     assert {s["stream_id"] for s in fresh["streams"]} >= {secret}
+
+
+# The register path against the general formatting ------------------------------------------
+
+
+def _reference_state(
+    services: Services, user_id: int, include_subscribers: IncludeSubscribers, with_archived: bool
+) -> dict[str, Any]:
+    """The channel state as built before POST /register had its own path: ORM objects,
+    ``format_subscriptions`` and ``format_streams``, a query per list. Lists are in channel
+    name order (the subscription lists used to follow the database's row order)."""
+    from sqlalchemy import select
+
+    from palaver.lib.channels import (
+        add_subscriber_lists,
+        format_streams,
+        format_subscriptions,
+        get_streams_for_user,
+        has_metadata_access,
+        realm_streams,
+        viewer_for,
+    )
+    from palaver.models import UserProfile
+    from palaver.models.channels import Stream, Subscription
+
+    with services.db.session() as session:
+        user = session.get(UserProfile, user_id)
+        assert user is not None
+        viewer = viewer_for(session, user)
+        streams = [
+            s
+            for s in realm_streams(session, user.realm_id, include_archived=with_archived)
+            if has_metadata_access(viewer, s)
+        ]
+        by_recipient = {s.recipient_id: s for s in streams}
+        subs = {
+            sub.recipient_id: sub
+            for sub in session.scalars(
+                select(Subscription).where(
+                    Subscription.user_profile_id == user.id, Subscription.recipient_id.in_(by_recipient)
+                )
+            )
+        }
+        active: list[tuple[Stream, Subscription]] = []
+        inactive: list[tuple[Stream, Subscription]] = []
+        for stream in streams:
+            sub = subs.get(stream.recipient_id)
+            if sub is not None:
+                (active if sub.active else inactive).append((stream, sub))
+        never = [s for s in streams if s.recipient_id not in subs]
+        never_items = format_streams(session, never)
+        add_subscriber_lists(session, never_items, include_subscribers)
+        visible = get_streams_for_user(
+            session,
+            user,
+            include_web_public=True,
+            include_all=True,
+            exclude_archived=not with_archived,
+        )
+        return {
+            "subscriptions": format_subscriptions(session, active, include_subscribers=include_subscribers),
+            "unsubscribed": format_subscriptions(session, inactive, include_subscribers=include_subscribers),
+            "never_subscribed": never_items,
+            "streams": format_streams(session, visible),
+        }
+
+
+def test_register_channel_state_matches_the_general_formatting(
+    api: Api, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import palaver.lib.channels as channels_lib
+
+    groups = system_groups(services, realm)
+    set_realm(services, realm, enable_spectator_access=True)
+    create_channel(api, realm.hamlet, "Denmark", [realm.hamlet.id, realm.othello.id, realm.polonius.id])
+    create_channel(api, realm.othello, "Verona", [realm.othello.id, realm.cordelia.id, realm.hamlet.id])
+    assert_json_success(api.delete(realm.hamlet, "users/me/subscriptions", {"subscriptions": ["Verona"]}))
+    secret = create_channel(
+        api, realm.othello, "secret", [realm.othello.id, realm.cordelia.id], invite_only=True
+    )
+    # A setting held by an anonymous group of members and a subgroup.
+    value = {"new": {"direct_members": [realm.othello.id], "direct_subgroups": [groups["role:moderators"]]}}
+    assert_json_success(
+        api.patch(realm.othello, f"streams/{secret}", {"can_remove_subscribers_group": value})
+    )
+    create_channel(api, realm.desdemona, "web", [realm.cordelia.id, realm.polonius.id], is_web_public=True)
+    create_channel(api, realm.cordelia, "quiet", [realm.cordelia.id])
+    archived = create_channel(api, realm.hamlet, "archived", [realm.hamlet.id, realm.desdemona.id])
+    assert_json_success(api.delete(realm.hamlet, f"streams/{archived}"))
+    # Deactivated users are left out of subscriber lists and counts.
+    assert_json_success(api.delete(realm.iago, f"users/{realm.cordelia.id}"))
+    # With include_subscribers=partial, channels of three or more get partial lists.
+    monkeypatch.setattr(channels_lib, "MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE", 3)
+
+    checked = 0
+    for viewer in (realm.desdemona, realm.iago, realm.hamlet, realm.polonius):
+        includes: tuple[IncludeSubscribers, ...] = (False, True, "partial")
+        for include in includes:
+            for with_archived in (False, True):
+                state = register(
+                    api,
+                    viewer,
+                    fetch_event_types=["subscription", "stream"],
+                    include_subscribers=include,
+                    client_capabilities={"archived_channels": with_archived},
+                )
+                expected = _reference_state(services, viewer.id, include, with_archived)
+                assert {key: state[key] for key in expected} == expected, (viewer, include, with_archived)
+                checked += len(state["subscriptions"]) + len(state["never_subscribed"])
+    assert checked > 0
+
+
+def test_register_with_partial_subscribers(
+    api: Api, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import palaver.lib.channels as channels_lib
+    from palaver.models import UserProfile
+    from palaver.models.presence import UserPresence
+    from palaver.timeutil import utcnow
+
+    members = sorted(u.id for u in (realm.desdemona, realm.hamlet, realm.othello, realm.default_bot))
+    big = create_channel(api, realm.hamlet, "big", members)
+    small = create_channel(api, realm.othello, "small", [realm.othello.id, realm.cordelia.id])
+    now = utcnow()
+    with services.db.session() as session:
+        for user_id in members:
+            user = session.get(UserProfile, user_id)
+            assert user is not None
+            user.date_joined = now - timedelta(days=100)
+        # Only Othello used a client lately; the bot is listed as bots always are.
+        session.add(
+            UserPresence(
+                user_profile_id=realm.othello.id,
+                realm_id=realm.id,
+                last_connected_time=now - timedelta(days=1),
+                last_active_time=now - timedelta(days=1),
+            )
+        )
+        session.commit()
+    monkeypatch.setattr(channels_lib, "MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE", len(members))
+
+    state = register(api, realm.hamlet, fetch_event_types=["subscription"], include_subscribers="partial")
+    (listed,) = [s for s in state["subscriptions"] if s["stream_id"] == big]
+    assert "subscribers" not in listed
+    assert listed["partial_subscribers"] == sorted([realm.othello.id, realm.default_bot.id])
+    assert listed["subscriber_count"] == len(members)
+    (other,) = [s for s in state["never_subscribed"] if s["stream_id"] == small]
+    assert other["subscribers"] == sorted([realm.othello.id, realm.cordelia.id])
+    assert "partial_subscribers" not in other
+    full = register(api, realm.hamlet, fetch_event_types=["subscription"], include_subscribers=True)
+    assert [s["subscribers"] for s in full["subscriptions"] if s["stream_id"] == big] == [members]
+
+    # GET /events registers implicitly with the same parameters.
+    response = api.get(realm.hamlet, "events", {"include_subscribers": "partial", "dont_block": True})
+    assert_json_success(response)
+    response = api.post(realm.hamlet, "register", {"include_subscribers": "all"})
+    assert response.json()["code"] == "REQUEST_VARIABLE_INVALID"

@@ -6,70 +6,101 @@ others would show them as live ones.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 
 from palaver.lib.channel_folders import format_channel_folder, get_channel_folders
 from palaver.lib.channels import (
+    StreamInfo,
+    Viewer,
     add_subscriber_lists,
     default_stream_ids,
     format_streams,
-    format_subscriptions,
-    get_streams_for_user,
     has_metadata_access,
-    realm_streams,
+    realm_stream_infos,
+    subscription_properties,
     viewer_for,
 )
 from palaver.lib.register import StateContext, StateDict, state_provider
-from palaver.models.channels import Stream, Subscription
+from palaver.models.channels import Subscription
 
 
-def _with_archived(ctx: StateContext) -> bool:
-    return ctx.client.has_capability("archived_channels")
+@dataclass(frozen=True)
+class _VisibleChannels:
+    viewer: Viewer
+    streams: list[StreamInfo]
+    # Formatted once for both providers; each copies before adding its own keys.
+    formatted: dict[int, dict[str, Any]]
+
+
+def _visible_channels(ctx: StateContext) -> _VisibleChannels:
+    """The channels the user may see, formatted, shared by the subscription and stream state.
+
+    Archived channels reach only clients that declare the ``archived_channels`` capability.
+    """
+    cached = ctx.cache.get("visible_channels")
+    if isinstance(cached, _VisibleChannels):
+        return cached
+    with_archived = ctx.client.has_capability("archived_channels")
+    viewer = viewer_for(ctx.session, ctx.user)
+    streams = [
+        s
+        for s in realm_stream_infos(ctx.session, ctx.user.realm_id)
+        if (with_archived or not s.deactivated) and has_metadata_access(viewer, s)
+    ]
+    formatted = {item["stream_id"]: item for item in format_streams(ctx.session, streams)}
+    visible = _VisibleChannels(viewer, streams, formatted)
+    ctx.cache["visible_channels"] = visible
+    return visible
+
+
+# Personal settings of a subscription, read as plain rows (see StreamInfo).
+_SUBSCRIPTION_COLUMNS = (
+    Subscription.recipient_id,
+    Subscription.active,
+    Subscription.color,
+    Subscription.is_muted,
+    Subscription.pin_to_top,
+    Subscription.desktop_notifications,
+    Subscription.audible_notifications,
+    Subscription.push_notifications,
+    Subscription.email_notifications,
+    Subscription.wildcard_mentions_notify,
+)
 
 
 @state_provider("subscription")
 def subscriptions(ctx: StateContext) -> StateDict:
-    session, user = ctx.session, ctx.user
-    viewer = viewer_for(session, user)
-    streams = [
-        s
-        for s in realm_streams(session, user.realm_id, include_archived=_with_archived(ctx))
-        if has_metadata_access(viewer, s)
-    ]
-    by_recipient = {s.recipient_id: s for s in streams}
-    rows = session.scalars(
-        select(Subscription).where(
-            Subscription.user_profile_id == user.id, Subscription.recipient_id.in_(by_recipient)
+    visible = _visible_channels(ctx)
+    by_recipient = {s.recipient_id: s for s in visible.streams}
+    rows = ctx.session.execute(
+        select(*_SUBSCRIPTION_COLUMNS).where(
+            Subscription.user_profile_id == ctx.user.id, Subscription.recipient_id.in_(by_recipient)
         )
     )
-    active: list[tuple[Stream, Subscription]] = []
-    inactive: list[tuple[Stream, Subscription]] = []
-    for sub in rows:
-        (active if sub.active else inactive).append((by_recipient[sub.recipient_id], sub))
-    known = {stream.id for stream, _ in active + inactive}
-    never = [s for s in streams if s.id not in known]
-    include = ctx.options.include_subscribers
-    never_items: list[dict[str, Any]] = format_streams(session, never)
-    add_subscriber_lists(session, never_items, include)
-    return {
-        "subscriptions": format_subscriptions(session, active, include_subscribers=include),
-        "unsubscribed": format_subscriptions(session, inactive, include_subscribers=include),
-        "never_subscribed": never_items,
-    }
+    # In the channels' order (by name), as the subscription rows come in any order.
+    subs = {by_recipient[row.recipient_id].id: row for row in rows}
+    active: list[dict[str, Any]] = []
+    inactive: list[dict[str, Any]] = []
+    never: list[dict[str, Any]] = []
+    for stream in visible.streams:
+        item = visible.formatted[stream.id]
+        sub = subs.get(stream.id)
+        if sub is None:
+            never.append(dict(item))
+        else:
+            (active if sub.active else inactive).append({**item, **subscription_properties(sub)})
+    # One query for the subscriber lists of all three.
+    add_subscriber_lists(ctx.session, active + inactive + never, ctx.options.include_subscribers)
+    return {"subscriptions": active, "unsubscribed": inactive, "never_subscribed": never}
 
 
 @state_provider("stream")
 def streams(ctx: StateContext) -> StateDict:
-    visible = get_streams_for_user(
-        ctx.session,
-        ctx.user,
-        include_web_public=True,
-        include_all=True,
-        exclude_archived=not _with_archived(ctx),
-    )
-    return {"streams": format_streams(ctx.session, visible)}
+    visible = _visible_channels(ctx)
+    return {"streams": [dict(visible.formatted[s.id]) for s in visible.streams]}
 
 
 @state_provider("default_streams")

@@ -112,10 +112,15 @@ def realm_user_dicts(
         if can_view_delivery_email(viewer, UserProfile(id=0, is_bot=False, email_address_visibility=level))
     )
     table = UserProfile.__table__
-    rows = session.connection().execute(
-        select(*_USER_COLUMNS)
-        .where(table.c.realm_id == realm.id, accessible_user_filter(session, viewer))
-        .order_by(table.c.id)
+    # All at once: iterating the result fetches row by row.
+    rows = (
+        session.connection()
+        .execute(
+            select(*_USER_COLUMNS)
+            .where(table.c.realm_id == realm.id, accessible_user_filter(session, viewer))
+            .order_by(table.c.id)
+        )
+        .all()
     )
     admin_roles = (Role.OWNER, Role.ADMINISTRATOR)
     result = []
