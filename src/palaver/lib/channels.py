@@ -329,7 +329,7 @@ def realm_stream_infos(session: Session, realm_id: int) -> list[StreamInfo]:
     """Every channel of the realm, archived ones included, in ``realm_streams``' order."""
     columns = [Stream.__table__.c[name] for name in StreamInfo._fields]
     query = select(*columns).where(Stream.realm_id == realm_id).order_by(Stream.name, Stream.id)
-    return [StreamInfo._make(row) for row in session.execute(query)]
+    return [StreamInfo._make(row) for row in session.connection().execute(query)]
 
 
 def channel_has_named_topics(session: Session, stream: Stream) -> bool:
@@ -619,22 +619,29 @@ def _sorted_subscriber_lists(session: Session, stream_ids: Sequence[int]) -> dic
     result: dict[int, list[int]] = {i: [] for i in stream_ids}
     if not stream_ids:
         return result
-    rows = session.execute(
-        select(Stream.id, Subscription.user_profile_id)
-        .join(Subscription, Subscription.recipient_id == Stream.recipient_id)
-        .where(Stream.id.in_(stream_ids), Subscription.active)
-    )
     realms = select(Stream.realm_id).where(Stream.id.in_(stream_ids))
     inactive = set(
         session.scalars(
             select(UserProfile.id).where(UserProfile.realm_id.in_(realms), UserProfile.is_active.is_(False))
         )
     )
-    for stream_id, user_id in rows:
-        if user_id not in inactive:
-            result[stream_id].append(user_id)
-    for users in result.values():
-        users.sort()
+    # One row per channel, its subscribers aggregated by the database: a row per
+    # subscription cost twice as much in Python.
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    aggregated = (
+        func.array_agg(Subscription.user_profile_id)
+        if postgresql
+        else func.group_concat(Subscription.user_profile_id)
+    )
+    rows = session.connection().execute(
+        select(Stream.id, aggregated)
+        .join(Subscription, Subscription.recipient_id == Stream.recipient_id)
+        .where(Stream.id.in_(stream_ids), Subscription.active)
+        .group_by(Stream.id)
+    )
+    for stream_id, users in rows:
+        ids = users if postgresql else [int(u) for u in users.split(",")]
+        result[stream_id] = sorted(u for u in ids if u not in inactive) if inactive else sorted(ids)
     return result
 
 

@@ -75,7 +75,7 @@ _SUBSCRIPTION_COLUMNS = (
 def subscriptions(ctx: StateContext) -> StateDict:
     visible = _visible_channels(ctx)
     by_recipient = {s.recipient_id: s for s in visible.streams}
-    rows = ctx.session.execute(
+    rows = ctx.session.connection().execute(
         select(*_SUBSCRIPTION_COLUMNS).where(
             Subscription.user_profile_id == ctx.user.id, Subscription.recipient_id.in_(by_recipient)
         )

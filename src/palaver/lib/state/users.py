@@ -112,15 +112,10 @@ def realm_user_dicts(
         if can_view_delivery_email(viewer, UserProfile(id=0, is_bot=False, email_address_visibility=level))
     )
     table = UserProfile.__table__
-    # All at once: iterating the result fetches row by row.
-    rows = (
-        session.connection()
-        .execute(
-            select(*_USER_COLUMNS)
-            .where(table.c.realm_id == realm.id, accessible_user_filter(session, viewer))
-            .order_by(table.c.id)
-        )
-        .all()
+    rows = session.connection().execute(
+        select(*_USER_COLUMNS)
+        .where(table.c.realm_id == realm.id, accessible_user_filter(session, viewer))
+        .order_by(table.c.id)
     )
     admin_roles = (Role.OWNER, Role.ADMINISTRATOR)
     result = []
