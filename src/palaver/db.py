@@ -47,6 +47,9 @@ class Tx:
             self.events.append(PendingEvent(realm_id, event, ids))
 
 
+SQLITE_POOL_SIZE = 40
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
     cursor = dbapi_connection.cursor()
     # WAL lets readers proceed during a write; busy_timeout makes writers from several
@@ -71,8 +74,11 @@ def make_engine(settings: Settings) -> Engine:
         engine = create_engine(
             settings.database_url,
             connect_args={"check_same_thread": False},
-            pool_size=8,
-            max_overflow=16,
+            # As many kept connections as the worker threads that use them (anyio's default
+            # limit is 40): with fewer, busy periods open and close overflow connections,
+            # each paying for its PRAGMAs. An idle SQLite connection costs little.
+            pool_size=SQLITE_POOL_SIZE,
+            max_overflow=8,
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         # Take BEGIN away from pysqlite: a write transaction must take the write lock at
