@@ -34,26 +34,11 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from events_fanout import clear_redis_queues
+from events_fanout import clear_redis_queues, server_pid
 from users_me import LOOPBACK, clean_environment, create_bench_realm, free_port, palaver, running
 
 MAX_QUEUES = 20_000
 TARGET_PARKED_BYTES = 16 * 1024
-
-
-def server_pid(port: int) -> int:
-    """The ``palaver serve --port PORT`` process (one worker serves in that process)."""
-    wanted = ["serve", "--port", str(port)]
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if "palaver.cli" in argv and all(a in argv for a in wanted):
-            return int(entry.name)
-    raise SystemExit(f"no palaver serve process on port {port}")
 
 
 def rss_bytes(pid: int) -> int:
