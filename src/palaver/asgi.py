@@ -7,10 +7,13 @@ import os
 from fastapi import FastAPI
 
 from palaver.app import create_app
+from palaver.bootstrap import tune_gc_for_serving
 from palaver.config import Settings, load_settings
 
 
 def create_app_from_environment() -> FastAPI:
     serialized = os.environ.get("PALAVER_SETTINGS_JSON")
     settings = Settings.model_validate_json(serialized) if serialized else load_settings()
-    return create_app(settings)
+    app = create_app(settings)
+    tune_gc_for_serving()
+    return app
