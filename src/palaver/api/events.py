@@ -91,14 +91,23 @@ async def get_events(
     # neither a thread nor a connection while it waits.
     backend = ctx.services.bus
     user = ctx.me
+    client = None
     if queue_id is None:
         client = build_client_descriptor(
             ctx.services.settings, user, register_options(**options), user_agent=ctx.user_agent
         )
-        await backend.run_blocking(backend.create_queue, client)
         queue_id, last_event_id = client.queue_id, None
+    user_id = user.id
+    # The pipeline holds ctx until the view returns, and a parked long-poll may wait a
+    # heartbeat interval: the detached UserProfile and its joined Realm (their loaded
+    # columns, instance state and the rows they came from) would be kept that long, for
+    # every parked request. Nothing after this point needs them.
+    del user
+    ctx.user = ctx.realm_or_none = None
+    if client is not None:
+        await backend.run_blocking(backend.create_queue, client)
     events = await backend.get_events(
-        user_id=user.id, queue_id=queue_id, last_event_id=last_event_id, dont_block=dont_block
+        user_id=user_id, queue_id=queue_id, last_event_id=last_event_id, dont_block=dont_block
     )
     return {"events": events, "queue_id": queue_id}
 

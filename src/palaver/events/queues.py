@@ -256,45 +256,88 @@ def restart_event(server_generation: int) -> EventDict:
 
 
 class _Waiter:
-    __slots__ = ("event", "loop")
+    """One waiting long-poll: a flag, plus a future only while it is actually suspended.
+
+    Lighter than an ``asyncio.Event`` awaited through ``asyncio.wait_for`` (an event, its
+    waiter deque, a future and a task per wait): thousands of these are parked at once.
+    """
+
+    __slots__ = ("future", "loop", "woken")
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
-        self.event = asyncio.Event()
+        self.woken = False
+        self.future: asyncio.Future[None] | None = None
+
+    def set(self) -> None:
+        """Wake the request (on its loop's thread)."""
+        self.woken = True
+        future = self.future
+        if future is not None and not future.done():
+            future.set_result(None)
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait until woken or ``timeout`` seconds pass; whether it was woken (and clear it)."""
+        if not self.woken:
+            self.future = future = self.loop.create_future()
+            timer = self.loop.call_later(timeout, _time_out, future)
+            try:
+                await future
+            finally:
+                timer.cancel()
+                self.future = None
+        woken, self.woken = self.woken, False
+        return woken
+
+
+def _time_out(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _set_all(waiters: list[_Waiter]) -> None:
+    for waiter in waiters:
+        waiter.set()
 
 
 class Waiters:
     """Long-polls waiting in this process, by queue ID.
 
     ``wake`` may be called from any thread (publishing happens on whichever thread
-    committed); it hands the wake-up to each waiter's own event loop.
+    committed); it hands the wake-up to each waiter's own event loop, one call per loop,
+    so a message to thousands of clients costs the publishing thread one hand-over.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_queue: dict[str, set[_Waiter]] = {}
+        # A list: most queues have one waiter, and a one-item list is a quarter of a set.
+        self._by_queue: dict[str, list[_Waiter]] = {}
 
     def add(self, queue_id: str) -> _Waiter:
         waiter = _Waiter()
         with self._lock:
-            self._by_queue.setdefault(queue_id, set()).add(waiter)
+            self._by_queue.setdefault(queue_id, []).append(waiter)
         return waiter
 
     def remove(self, queue_id: str, waiter: _Waiter) -> None:
         with self._lock:
             waiters = self._by_queue.get(queue_id)
             if waiters is not None:
-                waiters.discard(waiter)
+                with contextlib.suppress(ValueError):
+                    waiters.remove(waiter)
                 if not waiters:
                     del self._by_queue[queue_id]
 
     def wake(self, queue_ids: Iterable[str]) -> None:
+        by_loop: dict[asyncio.AbstractEventLoop, list[_Waiter]] = {}
         with self._lock:
-            found = [w for qid in set(queue_ids) for w in self._by_queue.get(qid, ())]
-        for waiter in found:
-            # RuntimeError: that loop has closed, and its request is gone with it.
+            for queue_id in set(queue_ids):
+                for waiter in self._by_queue.get(queue_id, ()):
+                    by_loop.setdefault(waiter.loop, []).append(waiter)
+        for loop, waiters in by_loop.items():
+            # RuntimeError: that loop has closed, and its requests are gone with it.
             with contextlib.suppress(RuntimeError):
-                waiter.loop.call_soon_threadsafe(waiter.event.set)
+                loop.call_soon_threadsafe(_set_all, waiters)
 
     def wake_all(self) -> None:
         with self._lock:
@@ -434,12 +477,9 @@ class QueueBackend(ABC):
             while not result.done:
                 remaining = deadline - loop.time()
                 if remaining > 0:
-                    try:
-                        await asyncio.wait_for(waiter.event.wait(), remaining)
-                    except TimeoutError:
+                    # Cleared as it returns, before reading: a later wake-up is not lost.
+                    if not await waiter.wait(remaining):
                         continue
-                    # Clear before reading: a wake-up after this point is not lost.
-                    waiter.event.clear()
                     final = False
                 else:
                     # Nothing happened: a heartbeat keeps proxies from closing an idle request.
