@@ -49,23 +49,18 @@ def prepare_for_serving(settings: Settings, out: TextIO) -> None:
     out.flush()
 
 
-# Generation-0 collections per allocated objects: Python's default (700) runs a collection
-# every few hundred allocations, and a large /register makes about a million objects.
-SERVING_GC_GEN0_THRESHOLD = 50_000
-
-
 def tune_gc_for_serving() -> None:
     """Make the garbage collector cheaper for a long-running server; call once the app is built.
 
     Freezing moves everything alive at start-up (modules, the app, its routes) out of the
-    collector's reach, so full collections stop re-walking it on every request; a larger
-    first-generation threshold makes collections rarer. Only for serving: a test process
-    builds many apps, and frozen objects are never collected.
+    collector's reach, so full collections stop re-walking it during requests. A larger
+    first-generation threshold was tried too: it helped a large /register a little but
+    made every message send 30-40 % dearer (bench/README.md), so it stays at Python's
+    default. Only for serving: a test process builds many apps, and frozen objects are
+    never collected.
     """
     gc.collect()
     gc.freeze()
-    _, second, third = gc.get_threshold()
-    gc.set_threshold(SERVING_GC_GEN0_THRESHOLD, second, third)
 
 
 def run_server(settings: Settings, config_file: str | None) -> None:
