@@ -101,8 +101,8 @@ async def get_events(
     # The pipeline holds ctx until the view returns, and a parked long-poll may wait a
     # heartbeat interval: the detached UserProfile and its joined Realm (their loaded
     # columns, instance state and the rows they came from) would be kept that long, for
-    # every parked request. Nothing after this point needs them.
-    del user
+    # every parked request. Nothing after this point needs them, nor the options.
+    del user, options
     ctx.user = ctx.realm_or_none = None
     if client is not None:
         await backend.run_blocking(backend.create_queue, client)
