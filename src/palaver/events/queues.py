@@ -6,7 +6,7 @@ queue with the next integer ID; a request's ``last_event_id`` acknowledges (prun
 event up to it. A queue nobody has polled for its lifespan is garbage-collected.
 
 ``QueueBackend`` holds what is common to every store: the bus interface, and the
-long-poll loop, which waits on an ``asyncio.Event`` rather than a thread, so thousands of
+long-poll loop, which waits on a future on the event loop rather than a thread, so thousands of
 idle clients cost no threads or database connections. Stores implement a handful of
 synchronous primitives (create, fetch, append, delete, collect) with the same semantics:
 ``memory_backend.py`` for one process, ``redis_backend.py`` for several.
