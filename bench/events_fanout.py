@@ -40,7 +40,7 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from users_me import LOOPBACK, clean_environment, client_loop, create_bench_realm, free_port, palaver, running
+from users_me import LOOPBACK, client_loop, create_bench_realm, free_port, palaver, running, server_env
 
 MAX_CLIENTS = 5_000
 CLIENT_TIMEOUT_SECONDS = 120
@@ -362,19 +362,7 @@ def main() -> None:
     server_cpu, client_cpu = (cpus[0], cpus[1]) if len(cpus) >= 2 and not args.no_pin else (None, None)
     tmp = Path(tempfile.mkdtemp(prefix="palaver-fanout-"))
     try:
-        env = clean_environment(
-            PALAVER_DATA_DIR=str(tmp / "data"),
-            PALAVER_HOST=LOOPBACK,
-            PALAVER_LOG_LEVEL="warning",
-            PALAVER_CREATE_DEMO_REALM="false",
-            PALAVER_API_RATE_LIMIT="1000000000/60",
-            PALAVER_PASSWORD_TIME_COST="1",
-            PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-        )
-        if args.database_url:
-            env["PALAVER_DATABASE_URL"] = args.database_url
-        if args.redis_url:
-            env["PALAVER_REDIS_URL"] = args.redis_url
+        env = server_env(tmp / "data", args.database_url, args.redis_url)
         string_id, email, api_key = create_bench_realm(env)
         users = seed_users(env, string_id, args.clients)
         port = free_port()

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from send_messages import seed_channel, server_env, serving
-from users_me import LOOPBACK, Measurement, create_bench_realm, free_port
+from send_messages import seed_channel, serving
+from users_me import LOOPBACK, Measurement, create_bench_realm, free_port, server_env
 
 
 def params_for(narrow: list[dict[str, Any]]) -> dict[str, str]:
@@ -96,7 +96,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-fetch-"))
     results: list[tuple[str, Measurement, int, float]] = []
     try:
-        env = server_env(tmp, args.database_url)
+        env = server_env(tmp / "data", args.database_url)
         string_id, email, api_key = create_bench_realm(env)
         seed_channel(env, string_id, 10, args.messages)
         port = free_port()

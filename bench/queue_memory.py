@@ -35,7 +35,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from events_fanout import clear_redis_queues, server_pid
-from users_me import LOOPBACK, clean_environment, create_bench_realm, free_port, palaver, running
+from users_me import LOOPBACK, create_bench_realm, free_port, palaver, running, server_env
 
 MAX_QUEUES = 20_000
 TARGET_PARKED_BYTES = 16 * 1024
@@ -153,20 +153,13 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
     tmp = Path(tempfile.mkdtemp(prefix="palaver-qmem-"))
     try:
-        env = clean_environment(
-            PALAVER_DATA_DIR=str(tmp / "data"),
-            PALAVER_HOST=LOOPBACK,
-            PALAVER_LOG_LEVEL="warning",
-            PALAVER_CREATE_DEMO_REALM="false",
-            PALAVER_API_RATE_LIMIT="1000000000/60",
-            PALAVER_PASSWORD_TIME_COST="1",
-            PALAVER_PASSWORD_MEMORY_COST_KIB="8",
+        env = server_env(
+            tmp / "data",
+            redis_url=args.redis_url,
             # Parking 10,000 requests takes a while; none may answer with a heartbeat meanwhile.
             PALAVER_HEARTBEAT_SECONDS="59",
             PALAVER_EVENT_QUEUE_IDLE_TIMEOUT_SECONDS="3600",
         )
-        if args.redis_url:
-            env["PALAVER_REDIS_URL"] = args.redis_url
         string_id, email, api_key = create_bench_realm(env)
         port = free_port()
         host = f"{string_id}.{LOOPBACK}:{port}"

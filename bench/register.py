@@ -38,7 +38,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from users_me import LOOPBACK, clean_environment, cpu_seconds, create_bench_realm, free_port, palaver, running
+from users_me import LOOPBACK, cpu_seconds, create_bench_realm, free_port, palaver, running, server_env
 
 TARGET_P99_MS = 150.0
 VARIANTS: dict[str, dict[str, str]] = {
@@ -196,17 +196,7 @@ def main() -> None:
     data_dir = args.data_dir.resolve() if args.data_dir else tmp / "data"
     results: dict[str, tuple[list[float], int, float]] = {}
     try:
-        env = clean_environment(
-            PALAVER_DATA_DIR=str(data_dir),
-            PALAVER_HOST=LOOPBACK,
-            PALAVER_LOG_LEVEL="warning",
-            PALAVER_CREATE_DEMO_REALM="false",
-            PALAVER_API_RATE_LIMIT="1000000000/60",
-            PALAVER_PASSWORD_TIME_COST="1",
-            PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-        )
-        if args.database_url:
-            env["PALAVER_DATABASE_URL"] = args.database_url
+        env = server_env(data_dir, args.database_url)
         string_id, email, api_key = seeded_realm(env, data_dir / "bench-register.json", args)
         if args.profile:
             profile(env, string_id, email, VARIANTS[args.profile], args.requests)

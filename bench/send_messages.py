@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from users_me import LOOPBACK, Measurement, clean_environment, create_bench_realm, free_port, palaver
+from users_me import LOOPBACK, Measurement, create_bench_realm, free_port, palaver, server_env
 
 CHANNEL = "seed channel 0"
 
@@ -120,21 +120,6 @@ def serving(port: int, env: dict[str, str], log: Path, cpu: int | None = None) -
             process.wait()
 
 
-def server_env(tmp: Path, database_url: str | None) -> dict[str, str]:
-    env = clean_environment(
-        PALAVER_DATA_DIR=str(tmp / "data"),
-        PALAVER_HOST=LOOPBACK,
-        PALAVER_LOG_LEVEL="warning",
-        PALAVER_CREATE_DEMO_REALM="false",
-        PALAVER_API_RATE_LIMIT="1000000000/60",
-        PALAVER_PASSWORD_TIME_COST="1",
-        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-    )
-    if database_url:
-        env["PALAVER_DATABASE_URL"] = database_url
-    return env
-
-
 def sequential(url: str, headers: dict[str, str], count: int) -> Measurement:
     latencies: list[float] = []
     errors = 0
@@ -198,7 +183,7 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-send-"))
     try:
-        env = server_env(tmp, args.database_url)
+        env = server_env(tmp / "data", args.database_url)
         string_id, email, api_key = create_bench_realm(env)
         seed_channel(env, string_id, args.subscribers)
         port = free_port()

@@ -85,6 +85,31 @@ def clean_environment(**extra: str) -> dict[str, str]:
     return env
 
 
+def server_env(
+    data_dir: Path, database_url: str | None = None, redis_url: str | None = None, **extra: str
+) -> dict[str, str]:
+    """The environment every benchmark's ``palaver serve`` runs with, plus ``extra``.
+
+    Rate limiting stays on (its cost is part of every request) but never refuses, and
+    password hashing is cheap so creating organizations and users doesn't dominate.
+    """
+    env = clean_environment(
+        PALAVER_DATA_DIR=str(data_dir),
+        PALAVER_HOST=LOOPBACK,
+        PALAVER_LOG_LEVEL="warning",
+        PALAVER_CREATE_DEMO_REALM="false",
+        PALAVER_API_RATE_LIMIT="1000000000/60",
+        PALAVER_PASSWORD_TIME_COST="1",
+        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
+        **extra,
+    )
+    if database_url:
+        env["PALAVER_DATABASE_URL"] = database_url
+    if redis_url:
+        env["PALAVER_REDIS_URL"] = redis_url
+    return env
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time a process has used so far; NaN where /proc is missing."""
     try:
@@ -293,18 +318,7 @@ def main() -> None:
         return
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-"))
     try:
-        env = clean_environment(
-            PALAVER_DATA_DIR=str(tmp / "data"),
-            PALAVER_HOST=LOOPBACK,
-            PALAVER_LOG_LEVEL="warning",
-            PALAVER_CREATE_DEMO_REALM="false",
-            # Rate limiting stays on (its cost is part of every request) but never refuses.
-            PALAVER_API_RATE_LIMIT="1000000000/60",
-            PALAVER_PASSWORD_TIME_COST="1",
-            PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-        )
-        if args.database_url:
-            env["PALAVER_DATABASE_URL"] = args.database_url
+        env = server_env(tmp / "data", args.database_url)
         database = "postgresql" if args.database_url and "postgres" in args.database_url else "sqlite"
 
         string_id, email, api_key = create_bench_realm(env)
