@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import math
 import os
 import shutil
 import subprocess
@@ -34,7 +33,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from users_me import LOOPBACK, Measurement, create_bench_realm, free_port, palaver, server_env
+from users_me import (
+    LOOPBACK,
+    Measurement,
+    cpu_seconds,
+    create_bench_realm,
+    free_port,
+    palaver,
+    running,
+    server_env,
+)
 
 CHANNEL = "seed channel 0"
 
@@ -79,45 +87,17 @@ class Server:
 
     def cpu_seconds(self) -> float:
         """User plus system CPU time the server has used so far; NaN where /proc is missing."""
-        try:
-            stat = Path(f"/proc/{self.process.pid}/stat").read_text()
-        except OSError:
-            return math.nan
-        # Fields after the parenthesised command name; utime and stime are the 12th and 13th.
-        fields = stat.rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.process.pid)
 
 
 @contextmanager
 def serving(port: int, env: dict[str, str], log: Path, cpu: int | None = None) -> Iterator[Server]:
-    """``palaver serve`` on ``port`` until the block ends (as users_me.running, with its process)."""
+    """``palaver serve`` on ``port`` until the block ends (users_me.running, with CPU pinning)."""
     argv = palaver("serve", "--port", str(port))
     if cpu is not None:
         argv = ["taskset", "--cpu-list", str(cpu), *argv]
-    ready_url = f"http://{LOOPBACK}:{port}/api/v1/server_settings"
-    with log.open("wb") as out:
-        process = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-            if time.monotonic() > deadline:
-                raise SystemExit(f"server did not start within 60 s:\n{log.read_text()[-3000:]}")
-            try:
-                if httpx.get(ready_url, timeout=2, trust_env=False).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
+    with running(argv, env, log, f"http://{LOOPBACK}:{port}/api/v1/server_settings") as process:
         yield Server(process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def sequential(url: str, headers: dict[str, str], count: int) -> Measurement:
