@@ -1,8 +1,9 @@
 """Real-time events end to end: ``palaver serve`` driven by the ``zulip`` client.
 
-A client listening with ``call_on_each_event`` must hear of another client's change
-within a second, on one process with in-memory queues and on several processes sharing
-queues in Redis, where the queue must also outlive every process that served it.
+A client listening with ``call_on_each_event`` must hear of another client's change (a
+message, typing, a reaction, an edit, a subscription) within a second, on one process with
+in-memory queues and on four processes sharing queues in Redis, where the queue must also
+outlive every process that served it.
 """
 
 from __future__ import annotations
@@ -269,11 +270,15 @@ def test_events_reach_a_zulip_client_within_a_second(start_server: Callable[...,
     assert listener.registrations == 1
 
 
+WORKERS = 4
+
+
 def test_several_processes_share_queues_in_redis(start_server: Callable[..., Server]) -> None:
     if not _redis_available():
         pytest.skip(f"no Redis at {REDIS_URL}")
-    server = start_server(workers=2, redis_url=REDIS_URL)
-    assert len(server.worker_pids()) == 2
+    # Four processes, as production runs (palaver serve --workers 4).
+    server = start_server(workers=WORKERS, redis_url=REDIS_URL)
+    assert len(server.worker_pids()) == WORKERS
     listener = _check_live_events(server)
 
     # Each request on a fresh connection may land on either process; all know the queue.
@@ -292,7 +297,7 @@ def test_several_processes_share_queues_in_redis(start_server: Callable[..., Ser
         os.kill(pid, signal.SIGKILL)
     _wait_until_serving(server)
     deadline = time.monotonic() + 30
-    while len(server.worker_pids()) < 2 and time.monotonic() < deadline:
+    while len(server.worker_pids()) < WORKERS and time.monotonic() < deadline:
         time.sleep(0.2)
     ann = server.client(*_logins(server)[1])
     result = ann.call_endpoint("settings", method="PATCH", request={"full_name": "Ann After"})
@@ -304,3 +309,62 @@ def test_several_processes_share_queues_in_redis(start_server: Callable[..., Ser
     # The listener kept its queue through the crash: no BAD_EVENT_QUEUE_ID, no new register.
     assert listener.registrations == 1
     listener.stop(_poke(owner))
+
+
+@pytest.mark.parametrize("workers", [1, WORKERS], ids=["one-process-in-memory", "four-processes-redis"])
+def test_conversation_events_arrive_within_a_second(
+    start_server: Callable[..., Server], workers: int
+) -> None:
+    """Two clients talk: messages, typing, reactions, edits and subscriptions arrive live."""
+    if workers > 1 and not _redis_available():
+        pytest.skip(f"no Redis at {REDIS_URL}")
+    server = start_server(workers=workers, redis_url=REDIS_URL if workers > 1 else None)
+    (owner_email, owner_key), (ann_email, ann_key) = _logins(server)
+    owner = server.client(owner_email, owner_key)
+    ann = server.client(ann_email, ann_key)
+    owner_id = owner.get_profile()["user_id"]
+    listener = Listener(
+        server.client(owner_email, owner_key),
+        ["message", "typing", "reaction", "update_message", "subscription"],
+    )
+    listener.start()
+
+    def within_a_second(action: Callable[[], dict[str, Any]], match: Callable[[dict[str, Any]], bool]) -> Any:
+        started = time.monotonic()
+        result = action()
+        assert result["result"] == "success", result
+        event = listener.wait_for(match, timeout=1.0)
+        assert time.monotonic() - started < 1.0
+        return result, event
+
+    within_a_second(
+        lambda: ann.add_subscriptions([{"name": "live talk"}], principals=[owner_id]),
+        lambda e: (
+            e["type"] == "subscription"
+            and e["op"] == "add"
+            and any(s["name"] == "live talk" for s in e["subscriptions"])
+        ),
+    )
+    sent, event = within_a_second(
+        lambda: ann.send_message({"type": "stream", "to": "live talk", "topic": "plans", "content": "hello"}),
+        # call_on_each_event registers without apply_markdown: raw content.
+        lambda e: e["type"] == "message" and e["message"]["content"] == "hello",
+    )
+    message_id = sent["id"]
+    assert event["message"]["sender_email"] == ann_email
+    within_a_second(
+        lambda: ann.set_typing_status({"op": "start", "to": [owner_id]}),
+        lambda e: e["type"] == "typing" and e["op"] == "start" and e["sender"]["email"] == ann_email,
+    )
+    within_a_second(
+        lambda: ann.add_reaction({"message_id": message_id, "emoji_name": "octopus"}),
+        lambda e: e["type"] == "reaction" and e["op"] == "add" and e["emoji_name"] == "octopus",
+    )
+    within_a_second(
+        lambda: ann.update_message({"message_id": message_id, "content": "hello, edited"}),
+        lambda e: e["type"] == "update_message" and e.get("rendered_content") == "<p>hello, edited</p>",
+    )
+    listener.stop(
+        lambda: ann.send_message({"type": "stream", "to": "live talk", "topic": "plans", "content": "bye"})
+    )
+    assert listener.registrations == 1
