@@ -16,7 +16,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
-from palaver.actions.messages import SendContext, _check_mentions, _mentioned_user_ids
+from palaver.actions.messages import SendContext, _check_mentions, _mentioned_user_ids, note_messages_arrived
 from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
@@ -24,7 +24,6 @@ from palaver.lib.alert_words import user_ids_with_alert_words_in
 from palaver.lib.channels import (
     Viewer,
     access_stream_by_id,
-    metadata_access_user_ids,
     subscriber_ids,
     viewer_for,
 )
@@ -330,7 +329,7 @@ def _apply(
     _send_update_events(tx, message, audience, _event_base(user, message, timestamp, ids, event_fields))
 
     if plan.stream_edited and moved_ids:
-        _note_messages_arrived(tx, session, plan.target_stream, min(moved_ids))
+        note_messages_arrived(tx, session, plan.target_stream, min(moved_ids))
     if plan.moved:
         _send_notifications(session, user, viewer, plan, edit, context, moved_ids)
     return detached
@@ -507,24 +506,6 @@ def _send_update_events(tx: Tx, message: Message, audience: dict[int, int], base
         by_flags[int(bits) & ~int(MessageFlag.IS_PRIVATE)].append(user_id)
     for bits, user_ids in sorted(by_flags.items()):
         tx.send_event(message.realm_id, ev.UpdateMessage(**base, flags=flag_names(bits)), user_ids)
-
-
-def _note_messages_arrived(tx: Tx, session: Session, stream: Stream, oldest_id: int) -> None:
-    changes: list[tuple[str, int | bool]] = []
-    if stream.first_message_id is None or oldest_id < stream.first_message_id:
-        stream.first_message_id = oldest_id
-        changes.append(("first_message_id", oldest_id))
-    if not stream.is_recently_active:
-        stream.is_recently_active = True
-        changes.append(("is_recently_active", True))
-    if changes:
-        audience = metadata_access_user_ids(session, stream)
-        for name, value in changes:
-            tx.send_event(
-                stream.realm_id,
-                ev.StreamUpdate(stream_id=stream.id, name=stream.name, property=name, value=value),
-                audience,
-            )
 
 
 # Notices --------------------------------------------------------------------------------------

@@ -408,7 +408,7 @@ def do_send_message(
             # Uploads the content links become readable by the message's audience.
             update_message_attachments(tx, session, sender, message, rendered.links)
         if stream is not None:
-            _note_stream_activity(tx, session, stream, message.id)
+            note_messages_arrived(tx, session, stream, message.id)
         _send_message_events(
             tx, session, sender, message, stream, flags, context, dm_members=recipients.dm_members
         )
@@ -455,11 +455,13 @@ def _recipient_flags(
     return flags
 
 
-def _note_stream_activity(tx: Tx, session: Session, stream: Stream, message_id: int) -> None:
+def note_messages_arrived(tx: Tx, session: Session, stream: Stream, oldest_id: int) -> None:
+    """Keep a channel's first message and recent activity true when messages arrive in it,
+    by sending or by moving (which may bring in messages older than its first)."""
     changes: list[tuple[str, int | bool]] = []
-    if stream.first_message_id is None:
-        stream.first_message_id = message_id
-        changes.append(("first_message_id", message_id))
+    if stream.first_message_id is None or oldest_id < stream.first_message_id:
+        stream.first_message_id = oldest_id
+        changes.append(("first_message_id", oldest_id))
     if not stream.is_recently_active:
         stream.is_recently_active = True
         changes.append(("is_recently_active", True))

@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session
 from palaver.actions.messages import (
     SendContext,
     _mentioned_user_ids,
-    _note_stream_activity,
     _recipient_flags,
     _Recipients,
     _send_message_events,
+    note_messages_arrived,
 )
 from palaver.actions.users import do_create_user
 from palaver.db import in_write_transaction, transaction
@@ -113,6 +113,6 @@ def internal_send_stream_message(
                 for uid, bits in flags.items()
             ],
         )
-        _note_stream_activity(tx, session, stream, message.id)
+        note_messages_arrived(tx, session, stream, message.id)
         _send_message_events(tx, session, sender, message, stream, flags, context)
     return message.id
