@@ -13,11 +13,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.users import (
+    bot_event_recipients,
     bot_payload,
     check_full_name,
     do_change_full_name,
     do_change_user_role,
     do_create_user,
+    send_bot_added,
 )
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
@@ -31,18 +33,11 @@ from palaver.lib.bots import (
 from palaver.lib.channels import access_stream_by_name
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.passwords import generate_api_key
-from palaver.lib.realm import active_admin_ids, active_user_ids
+from palaver.lib.realm import active_user_ids
 from palaver.lib.user_groups import is_user_in_group
 from palaver.lib.users import get_realm_user, get_user_by_delivery_email
 from palaver.models.bots import BotDefaults, BotService, ServiceInterface
 from palaver.models.users import BotType, UserProfile
-
-
-def bot_event_recipients(session: Session, bot: UserProfile) -> list[int]:
-    recipients = set(active_admin_ids(session, bot.realm_id))
-    if bot.bot_owner_id is not None:
-        recipients.add(bot.bot_owner_id)
-    return sorted(recipients)
 
 
 def _send_bot_change(tx: Tx, session: Session, bot: UserProfile, **changes: object) -> None:
@@ -167,6 +162,7 @@ def do_create_bot(
             email_host=email_host,
             bot_type=bot_type,
             bot_owner=user,
+            announce_bot=False,
         )
         if defaults is not None:
             _apply_defaults(tx, session, user, bot, defaults, announce=False)
@@ -181,22 +177,8 @@ def do_create_bot(
                 )
             )
         session.flush()
-        _complete_bot_announcement(tx, session, bot)
+        send_bot_added(tx, session, bot)
     return bot
-
-
-def _complete_bot_announcement(tx: Tx, session: Session, bot: UserProfile) -> None:
-    """Give the queued realm_bot add event the bot's default channels and service.
-
-    ``do_create_user`` announces the bot before those rows can exist (they refer to its ID).
-    The event is still queued, as the transaction is open; completing it spares clients a
-    half-made bot followed by a string of updates.
-    """
-    extra = bot_extra_fields(session, bot)
-    for pending in tx.events:
-        event = pending.event
-        if isinstance(event, ev.RealmBotAdd) and event.bot.user_id == bot.id:
-            pending.event = ev.RealmBotAdd(bot=ev.BotPayload(**{**event.bot.model_dump(), **extra}))
 
 
 def do_change_bot_owner(session: Session, bot: UserProfile, owner: UserProfile) -> None:
@@ -217,7 +199,7 @@ def do_change_bot_owner(session: Session, bot: UserProfile, owner: UserProfile) 
         if previous is not None:
             update_recipients.discard(previous.id)
         if not owner.is_realm_admin:
-            payload = bot_payload(bot).model_copy(update=bot_extra_fields(session, bot))
+            payload = bot_payload(session, bot)
             tx.send_event(bot.realm_id, ev.RealmBotAdd(bot=payload), [owner.id])
             update_recipients.discard(owner.id)
         tx.send_event(

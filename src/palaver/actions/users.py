@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from palaver.actions.presence import do_announce_presence_enabled
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
+from palaver.lib.bots import bot_extra_fields
 from palaver.lib.channels import get_announcement_channel
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown import render_markdown
@@ -93,7 +94,7 @@ def _user_event_recipients(session: Session, user: UserProfile) -> list[int]:
     return user_ids_who_can_access(session, user)
 
 
-def _bot_event_recipients(session: Session, bot: UserProfile) -> list[int]:
+def bot_event_recipients(session: Session, bot: UserProfile) -> list[int]:
     recipients = set(active_admin_ids(session, bot.realm_id))
     if bot.bot_owner_id is not None:
         recipients.add(bot.bot_owner_id)
@@ -106,7 +107,7 @@ def _send_person_update(
     tx.send_event(user.realm_id, ev.RealmUserUpdate(person=person), _user_event_recipients(session, user))
 
 
-def bot_payload(bot: UserProfile) -> ev.BotPayload:
+def bot_payload(session: Session, bot: UserProfile) -> ev.BotPayload:
     return ev.BotPayload(
         user_id=bot.id,
         full_name=bot.full_name,
@@ -116,10 +117,14 @@ def bot_payload(bot: UserProfile) -> ev.BotPayload:
         is_active=bot.is_active,
         avatar_url=avatar_url(bot),
         owner_id=bot.bot_owner_id,
-        default_sending_stream=None,
-        default_events_register_stream=None,
-        default_all_public_streams=False,
-        services=[],
+        **bot_extra_fields(session, bot),
+    )
+
+
+def send_bot_added(tx: Tx, session: Session, bot: UserProfile) -> None:
+    """The realm_bot add event, to administrators and the bot's owner."""
+    tx.send_event(
+        bot.realm_id, ev.RealmBotAdd(bot=bot_payload(session, bot)), bot_event_recipients(session, bot)
     )
 
 
@@ -167,8 +172,13 @@ def do_create_user(
     bot_type: int | None = None,
     bot_owner: UserProfile | None = None,
     timezone: str = "",
+    announce_bot: bool = True,
 ) -> UserProfile:
-    """Create a user or bot with the realm's default settings and role groups."""
+    """Create a user or bot with the realm's default settings and role groups.
+
+    ``announce_bot`` False leaves the realm_bot add event to the caller, which has more of
+    the bot to set up first (``do_create_bot``: its default channels and services).
+    """
     email = check_email(email)
     full_name = check_full_name(full_name)
     try:
@@ -183,6 +193,7 @@ def do_create_user(
             bot_type=bot_type,
             bot_owner=bot_owner,
             timezone=timezone,
+            announce_bot=announce_bot,
         )
     except IntegrityError as e:
         # Concurrent requests for one address can both pass the check in _create_user; the
@@ -207,6 +218,7 @@ def _create_user(
     bot_type: int | None,
     bot_owner: UserProfile | None,
     timezone: str,
+    announce_bot: bool,
 ) -> UserProfile:
     with transaction(session) as tx:
         if get_user_by_delivery_email(session, realm.id, email) is not None:
@@ -245,9 +257,8 @@ def _create_user(
             )
             tx.send_event(realm.id, ev.RealmUserAdd(person=ev.RealmUserPerson(**person)), [viewer.id])
         if user.is_bot:
-            tx.send_event(
-                realm.id, ev.RealmBotAdd(bot=bot_payload(user)), _bot_event_recipients(session, user)
-            )
+            if announce_bot:
+                send_bot_added(tx, session, user)
         else:
             # After realm_user add, so peers learn of the person before seeing them subscribe.
             from palaver.actions.subscriptions import do_subscribe_to_default_streams
@@ -311,7 +322,7 @@ def do_change_full_name(session: Session, user: UserProfile, full_name: str) -> 
             tx.send_event(
                 user.realm_id,
                 ev.RealmBotUpdate(bot=ev.BotChange(user_id=user.id, full_name=full_name)),
-                _bot_event_recipients(session, user),
+                bot_event_recipients(session, user),
             )
 
 
@@ -466,7 +477,7 @@ def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: User
             tx.send_event(
                 user.realm_id,
                 ev.RealmBotUpdate(bot=ev.BotChange(user_id=user.id, is_active=False)),
-                _bot_event_recipients(session, user),
+                bot_event_recipients(session, user),
             )
         else:
             # A person's bots stop with them, as they would otherwise act unsupervised.
@@ -496,7 +507,7 @@ def do_reactivate_user(session: Session, user: UserProfile) -> None:
             tx.send_event(
                 user.realm_id,
                 ev.RealmBotUpdate(bot=ev.BotChange(user_id=user.id, is_active=True)),
-                _bot_event_recipients(session, user),
+                bot_event_recipients(session, user),
             )
         # Clients dropped the user from every group on deactivation; put them back.
         named_group_ids = session.scalars(
@@ -524,7 +535,7 @@ def do_regenerate_api_key(session: Session, user: UserProfile) -> str:
             tx.send_event(
                 user.realm_id,
                 ev.RealmBotUpdate(bot=ev.BotChange(user_id=user.id, api_key=user.api_key)),
-                _bot_event_recipients(session, user),
+                bot_event_recipients(session, user),
             )
     return user.api_key
 
@@ -604,6 +615,7 @@ def do_change_user_setting(session: Session, user: UserProfile, name: str, value
 __all__ = [
     "ProfileDataChange",
     "api_email_for",
+    "bot_event_recipients",
     "bot_payload",
     "check_email",
     "check_full_name",
@@ -620,6 +632,7 @@ __all__ = [
     "do_regenerate_api_key",
     "do_update_user",
     "do_update_user_custom_profile_data",
+    "send_bot_added",
 ]
 
 
