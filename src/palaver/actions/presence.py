@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.presence import (
     OFFLINE_THRESHOLD_SECONDS,
@@ -98,16 +98,7 @@ def do_update_user_presence(
         presence.last_update_id = _next_update_id(session, user.realm_id)
         session.flush()
         if came_online and user.presence_enabled and not user.is_bot:
-            event = ev.PresenceEvent(
-                user_id=user.id,
-                email=user.email,
-                server_timestamp=time.time(),
-                presence={
-                    "website": ev.LegacyPresenceClient(**legacy_client_presence(presence, user.date_joined))
-                },
-                presences={str(user.id): ev.ModernPresence(**modern_presence(presence, user.date_joined))},
-            )
-            tx.send_event(user.realm_id, event, user_ids_who_can_access(session, user))
+            _send_presence(tx, session, user, presence)
 
 
 def do_announce_presence_enabled(
@@ -143,13 +134,16 @@ def do_announce_presence_enabled(
             presence.last_active_time = moment
         presence.last_update_id = _next_update_id(session, user.realm_id)
         session.flush()
-        event = ev.PresenceEvent(
-            user_id=user.id,
-            email=user.email,
-            server_timestamp=time.time(),
-            presence={
-                "website": ev.LegacyPresenceClient(**legacy_client_presence(presence, user.date_joined))
-            },
-            presences={str(user.id): ev.ModernPresence(**modern_presence(presence, user.date_joined))},
-        )
-        tx.send_event(user.realm_id, event, user_ids_who_can_access(session, user))
+        _send_presence(tx, session, user, presence)
+
+
+def _send_presence(tx: Tx, session: Session, user: UserProfile, presence: UserPresence) -> None:
+    """The user's presence, in the legacy and modern forms, to everyone who may see them."""
+    event = ev.PresenceEvent(
+        user_id=user.id,
+        email=user.email,
+        server_timestamp=time.time(),
+        presence={"website": ev.LegacyPresenceClient(**legacy_client_presence(presence, user.date_joined))},
+        presences={str(user.id): ev.ModernPresence(**modern_presence(presence, user.date_joined))},
+    )
+    tx.send_event(user.realm_id, event, user_ids_who_can_access(session, user))
