@@ -31,6 +31,7 @@ from palaver.lib.group_settings import (
 from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH
 from palaver.lib.markdown import StreamRef, channel_narrow_url
+from palaver.lib.realm import deactivated_user_ids
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
 from palaver.models import Realm, Role, UserGroup, UserProfile
 from palaver.models.channels import (
@@ -619,12 +620,7 @@ def _sorted_subscriber_lists(session: Session, stream_ids: Sequence[int]) -> dic
     result: dict[int, list[int]] = {i: [] for i in stream_ids}
     if not stream_ids:
         return result
-    realms = select(Stream.realm_id).where(Stream.id.in_(stream_ids))
-    inactive = set(
-        session.scalars(
-            select(UserProfile.id).where(UserProfile.realm_id.in_(realms), UserProfile.is_active.is_(False))
-        )
-    )
+    inactive = deactivated_user_ids(session, select(Stream.realm_id).where(Stream.id.in_(stream_ids)))
     # One row per channel, its subscribers aggregated by the database: a row per
     # subscription cost twice as much in Python.
     postgresql = session.get_bind().dialect.name == "postgresql"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
@@ -57,6 +59,21 @@ def realm_email_host(settings: Settings, realm: Realm) -> str:
 def active_user_ids(session: Session, realm_id: int) -> list[int]:
     return list(
         session.scalars(select(UserProfile.id).where(UserProfile.realm_id == realm_id, UserProfile.is_active))
+    )
+
+
+def deactivated_user_ids(session: Session, realm_ids: Any) -> set[int]:
+    """Deactivated users of the realms (IDs, or a subquery of them).
+
+    They are few, so readers of large membership lists (role groups, subscribers) drop
+    them afterwards rather than joining every row to its user.
+    """
+    return set(
+        session.scalars(
+            select(UserProfile.id).where(
+                UserProfile.realm_id.in_(realm_ids), UserProfile.is_active.is_(False)
+            )
+        )
     )
 
 

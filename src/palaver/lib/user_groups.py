@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row
+from palaver.lib.realm import deactivated_user_ids
 from palaver.models import GroupGroupMembership, Role, UserGroup, UserGroupMembership, UserProfile
 
 if TYPE_CHECKING:
@@ -151,14 +152,8 @@ def direct_member_ids(session: Session, group_ids: Iterable[int]) -> dict[int, l
     members: dict[int, list[int]] = {gid: [] for gid in ids}
     if not ids:
         return members
-    # Deactivated users are few, so they are dropped here rather than by joining each
-    # membership to its user: the role groups of a large organization list every user.
-    realms = select(UserGroup.realm_id).where(UserGroup.id.in_(ids))
-    inactive = set(
-        session.scalars(
-            select(UserProfile.id).where(UserProfile.realm_id.in_(realms), UserProfile.is_active.is_(False))
-        )
-    )
+    # The role groups of a large organization list every user.
+    inactive = deactivated_user_ids(session, select(UserGroup.realm_id).where(UserGroup.id.in_(ids)))
     # Through the connection, row by row: ORM result rows for 20,000 memberships cost
     # three times as much, and holding them all at once wakes the garbage collector.
     rows = session.connection().execute(
