@@ -27,7 +27,6 @@ import multiprocessing
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +39,16 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from users_me import LOOPBACK, client_loop, create_bench_realm, free_port, palaver, running, server_env
+from users_me import (
+    LOOPBACK,
+    client_loop,
+    create_bench_realm,
+    free_port,
+    palaver,
+    run_cli,
+    running,
+    server_env,
+)
 
 MAX_CLIENTS = 5_000
 CLIENT_TIMEOUT_SECONDS = 120
@@ -59,16 +67,7 @@ def seed_users(env: dict[str, str], string_id: str, count: int) -> list[tuple[in
     from palaver.models import UserProfile
     from palaver.services import build_services
 
-    done = subprocess.run(
-        palaver("seed-users", "--realm", string_id, "--users", str(count), "--channels", "0"),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"palaver seed-users failed:\n{done.stderr}")
+    run_cli(env, "seed-users", "--realm", string_id, "--users", str(count), "--channels", "0")
     settings = load_settings(env={k: v for k, v in env.items() if k.startswith("PALAVER_")})
     services = build_services(settings)
     try:

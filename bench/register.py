@@ -28,7 +28,6 @@ import math
 import os
 import pstats
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +37,16 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from users_me import LOOPBACK, cpu_seconds, create_bench_realm, free_port, palaver, running, server_env
+from users_me import (
+    LOOPBACK,
+    cpu_seconds,
+    create_bench_realm,
+    free_port,
+    palaver,
+    run_cli,
+    running,
+    server_env,
+)
 
 TARGET_P99_MS = 150.0
 VARIANTS: dict[str, dict[str, str]] = {
@@ -61,17 +69,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def seed(env: dict[str, str], string_id: str, users: int, channels: int) -> str:
-    done = subprocess.run(
-        palaver("seed-users", "--realm", string_id, "--users", str(users), "--channels", str(channels)),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"palaver seed-users failed:\n{done.stderr}")
-    return done.stdout.strip()
+    return run_cli(
+        env, "seed-users", "--realm", string_id, "--users", str(users), "--channels", str(channels)
+    ).strip()
 
 
 def seeded_realm(env: dict[str, str], record: Path, args: argparse.Namespace) -> tuple[str, str, str]:

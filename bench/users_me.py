@@ -154,35 +154,38 @@ def palaver(*args: str) -> list[str]:
     return [sys.executable, "-m", "palaver.cli", *args]
 
 
+def run_cli(env: dict[str, str], *args: str, timeout: float = 1800) -> str:
+    """Run a ``palaver`` command to completion; its standard output, or exit with its errors."""
+    done = subprocess.run(
+        palaver(*args), env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"palaver {args[0]} failed:\n{done.stderr}")
+    return done.stdout
+
+
 def create_bench_realm(env: dict[str, str]) -> tuple[str, str, str]:
     """A fresh organization made with the CLI; returns (string ID, owner email, API key)."""
     string_id = f"bench-{secrets.token_hex(4)}"
     email = f"owner@{string_id}.example.com"
-    done = subprocess.run(
-        palaver(
-            "create-realm",
-            "--name",
-            "Bench",
-            "--string-id",
-            string_id,
-            "--owner-email",
-            email,
-            "--owner-name",
-            "Bench Owner",
-            # One argument: a URL-safe token may start with "-", which would read as a flag.
-            f"--password={secrets.token_urlsafe(16)}",
-        ),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
+    output = run_cli(
+        env,
+        "create-realm",
+        "--name",
+        "Bench",
+        "--string-id",
+        string_id,
+        "--owner-email",
+        email,
+        "--owner-name",
+        "Bench Owner",
+        # One argument: a URL-safe token may start with "-", which would read as a flag.
+        f"--password={secrets.token_urlsafe(16)}",
         timeout=120,
     )
-    if done.returncode != 0:
-        raise SystemExit(f"palaver create-realm failed:\n{done.stderr}")
-    match = re.search(r"API key (\w+)", done.stdout)
+    match = re.search(r"API key (\w+)", output)
     if match is None:
-        raise SystemExit(f"no API key in create-realm output:\n{done.stdout}")
+        raise SystemExit(f"no API key in create-realm output:\n{output}")
     return string_id, email, match.group(1)
 
 
