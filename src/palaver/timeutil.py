@@ -14,4 +14,8 @@ def to_timestamp(value: datetime) -> int:
 
 
 def to_iso(value: datetime) -> str:
-    return value.replace(tzinfo=UTC).isoformat()
+    if value.tzinfo is None:
+        # The stored naive UTC: the same text as an aware copy would give, without making
+        # one (register formats 10,000 of these).
+        return value.isoformat() + "+00:00"
+    return value.astimezone(UTC).isoformat()
