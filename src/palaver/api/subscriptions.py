@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict
 
 from palaver.actions.channels import NewChannel
@@ -23,6 +21,7 @@ from palaver.api.channels import (
 )
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import (
+    IncludeSubscribers,
     access_stream_by_id,
     format_subscriptions,
     get_subscription,
@@ -52,7 +51,7 @@ class SubscriptionPropertyItem(BaseModel):
 
 
 @router.get("/users/me/subscriptions")
-def list_subscriptions(ctx: Ctx, include_subscribers: bool | Literal["partial"] = False) -> JsonDict:
+def list_subscriptions(ctx: Ctx, include_subscribers: IncludeSubscribers = False) -> JsonDict:
     pairs = get_user_subscriptions(ctx.session, ctx.me)
     return {
         "subscriptions": format_subscriptions(ctx.session, pairs, include_subscribers=include_subscribers)
