@@ -25,6 +25,8 @@ SQLITE_BUSY_TIMEOUT_MS = 10_000
 # How long a writer waits for the other writers of its own process before it goes on to
 # SQLite (and its busy timeout) anyway: only a transaction stuck for this long is a bug.
 WRITE_QUEUE_TIMEOUT_SECONDS = 120.0
+# Pooled SQLite connections kept open (see make_engine).
+SQLITE_POOL_SIZE = 40
 
 
 @dataclass
@@ -45,9 +47,6 @@ class Tx:
         ids = sorted(set(user_ids))
         if ids:
             self.events.append(PendingEvent(realm_id, event, ids))
-
-
-SQLITE_POOL_SIZE = 40
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
