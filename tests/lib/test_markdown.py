@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from palaver.lib.markdown import (
@@ -538,3 +540,20 @@ def test_topic_links() -> None:
         {"text": "#7", "url": "https://github.com/zulip/zulip/issues/7"},
     ]
     assert topic_links("plain topic", [ISSUES]) == []
+
+
+def test_linkifier_that_would_backtrack_renders_in_linear_time() -> None:
+    # With Python's backtracking engine this message took seconds, doubling per character.
+    evil = (LinkifierRef(r"(?P<id>(x+x+)+)y", "https://x.example/{id}"),)
+    started = time.perf_counter()
+    result = render("x" * 5000 + " xxy", linkifiers=evil)
+    assert time.perf_counter() - started < 1.0
+    assert result.links == ("https://x.example/xx",)
+
+
+def test_adjacent_linkifier_matches_each_need_a_word_start() -> None:
+    assert render("#1,#2 #3#4 é#5").links == (
+        "https://github.com/zulip/zulip/issues/1",
+        "https://github.com/zulip/zulip/issues/2",
+        "https://github.com/zulip/zulip/issues/3",
+    )

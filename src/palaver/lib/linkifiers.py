@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from sqlalchemy import select
@@ -10,14 +9,13 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row
+from palaver.lib.linkifier_regex import LinkifierPatternError, check_pattern
 from palaver.lib.markdown import LinkifierRef
 from palaver.lib.url_templates import InvalidUrlTemplateError, url_template_variables
 from palaver.models.linkifiers import RealmFilter
 
 MAX_PATTERN_LENGTH = 1000
 MAX_URL_TEMPLATE_LENGTH = 1000
-# The group lib.markdown wraps each pattern in.
-_RENDERER_GROUP = "palaver_linkifier_match"
 
 
 def get_linkifiers(session: Session, realm_id: int) -> list[RealmFilter]:
@@ -62,21 +60,13 @@ def check_linkifier(pattern: str, url_template: str) -> tuple[str, str]:
     if len(url_template) > MAX_URL_TEMPLATE_LENGTH:
         raise JsonableError(f"url_template is too long (limit: {MAX_URL_TEMPLATE_LENGTH} characters)")
     try:
-        regex = re.compile(pattern)
-        # The renderer embeds the pattern in a larger expression (see lib.markdown), where
-        # e.g. global flags that are fine on their own are not; check it compiles there too.
-        re.compile(f"(?P<{_RENDERER_GROUP}>{pattern})")
-    except (re.error, RecursionError, OverflowError) as e:
-        message = e.msg if isinstance(e, re.error) else "pattern is too complex"
-        raise JsonableError(f"Bad regular expression: {message}") from None
-    if regex.fullmatch("") is not None:
-        # A pattern matching nothing at all would link every position of every message.
-        raise JsonableError("Bad regular expression: pattern matches the empty string")
+        groups = check_pattern(pattern)
+    except LinkifierPatternError as e:
+        raise JsonableError(f"Bad regular expression: {e}") from None
     try:
         variables = set(url_template_variables(url_template))
     except InvalidUrlTemplateError:
         raise JsonableError("Invalid URL template.") from None
-    groups = set(regex.groupindex)
     if variables - groups:
         raise JsonableError(
             f"Group {min(variables - groups)!r} in URL template is not present in linkifier pattern."

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -37,6 +37,7 @@ from palaver.lib.emoji import (
     emoji_table,
     find_emoji_sequences,
 )
+from palaver.lib.linkifier_regex import LinkifierPatternError, compile_linkifier
 
 # -- public contract -------------------------------------------------------------------
 
@@ -227,28 +228,16 @@ def expand_url_template(template: str, values: Mapping[str, str | None]) -> str:
     return _TEMPLATE_EXPRESSION.sub(expand, template)
 
 
-@lru_cache(maxsize=512)
-def _compile_linkifier(pattern: str) -> re.Pattern[str] | None:
-    # Anchored as Zulip anchors linkifiers: at a word start, and not running into a word.
-    try:
-        return re.compile(rf"(?<![^\s'\"(,:<])(?P<palaver_linkifier_match>{pattern})(?!\w)")
-    except re.error:
-        return None  # an invalid pattern links nothing rather than breaking every message
-
-
 def _linkifier_matches(text: str, linkifiers: Sequence[LinkifierRef]) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, url) matches; earlier linkifiers win ties."""
     found: list[tuple[int, int, int, str]] = []
     for order, linkifier in enumerate(linkifiers):
-        regex = _compile_linkifier(linkifier.pattern)
-        if regex is None:
-            continue
-        for match in regex.finditer(text):
-            if match.end() == match.start():
-                continue
-            values = {k: v for k, v in match.groupdict().items() if k != "palaver_linkifier_match"}
-            url = expand_url_template(linkifier.url_template, values)
-            found.append((match.start(), order, match.end(), url))
+        try:
+            compiled = compile_linkifier(linkifier.pattern)
+        except LinkifierPatternError:
+            continue  # saved before patterns were checked with RE2: it links nothing
+        for start, end, values in compiled.finditer(text):
+            found.append((start, order, end, expand_url_template(linkifier.url_template, values)))
     found.sort()
     chosen: list[tuple[int, int, str]] = []
     end_of_last = -1
