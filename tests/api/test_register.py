@@ -659,3 +659,61 @@ def test_reactivated_user_returns_to_their_groups(api: Api, realm: SeededRealm) 
 
     options = {"fetch_event_types": FETCH, "event_types": EVENT_TYPES, "client_gravatar": False}
     _apply_and_compare(api, realm.hamlet, options, change)
+
+
+def test_unread_count_and_mentions_leave_out_muted_conversations(api: Api, realm: SeededRealm) -> None:
+    def send(topic: str, content: str, channel: str = "Verona") -> int:
+        body = {"type": "stream", "to": channel, "topic": topic, "content": content}
+        return int(assert_json_success(api.post(realm.othello, "messages", body))["id"])
+
+    for name in ("Verona", "Denmark"):
+        assert_json_success(
+            api.post(
+                realm.othello,
+                "users/me/subscriptions",
+                {"subscriptions": [{"name": name}], "principals": [realm.hamlet.id, realm.othello.id]},
+            )
+        )
+    denmark = assert_json_success(api.get(realm.hamlet, "get_stream_id", {"stream": "Denmark"}))["stream_id"]
+    verona = assert_json_success(api.get(realm.hamlet, "get_stream_id", {"stream": "Verona"}))["stream_id"]
+    assert_json_success(
+        api.post(
+            realm.hamlet,
+            "users/me/subscriptions/properties",
+            {"subscription_data": [{"stream_id": denmark, "property": "is_muted", "value": True}]},
+        )
+    )
+    for stream_id, topic, policy in ((verona, "quiet", 1), (denmark, "followed", 3)):
+        assert_json_success(
+            api.post(
+                realm.hamlet,
+                "user_topics",
+                {"stream_id": stream_id, "topic": topic, "visibility_policy": policy},
+            )
+        )
+    plain = send("open", "hello")
+    in_muted_topic = send("quiet", "hello")
+    wildcard_in_muted_topic = send("quiet", "@**all** hello")
+    direct_in_muted_topic = send("quiet", "@**King Hamlet** hello")
+    in_muted_channel = send("anything", "hello", "Denmark")
+    followed_in_muted_channel = send("followed", "@**all** hello", "Denmark")
+    dm = int(
+        assert_json_success(
+            api.post(realm.othello, "messages", {"type": "direct", "to": [realm.hamlet.id], "content": "hi"})
+        )["id"]
+    )
+    unread = register(api, realm.hamlet, fetch_event_types=["message", "update_message_flags"])["unread_msgs"]
+    # Counted: the open topic, the followed topic of the muted channel, and the DM.
+    assert unread["count"] == 3
+    assert unread["mentions"] == [direct_in_muted_topic, followed_in_muted_channel]
+    # Muted conversations are still listed, for clients that show them.
+    listed = {i for s in unread["streams"] for i in s["unread_message_ids"]}
+    assert listed == {
+        plain,
+        in_muted_topic,
+        wildcard_in_muted_topic,
+        direct_in_muted_topic,
+        in_muted_channel,
+        followed_in_muted_channel,
+    }
+    assert [p["unread_message_ids"] for p in unread["pms"]] == [[dm]]

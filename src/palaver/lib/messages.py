@@ -33,6 +33,7 @@ from palaver.lib.channels import (
     has_content_access,
     viewer_for,
 )
+from palaver.lib.conversation_muting import conversation_muting
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import MAX_ID, get_row, storable_ids
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
@@ -947,8 +948,16 @@ def unread_msgs_state(session: Session, user: UserProfile, *, allow_empty_topic_
     by_person: dict[int, list[int]] = defaultdict(list)
     by_group: dict[str, list[int]] = defaultdict(list)
     mentions = []
+    muting = conversation_muting(session, user.id)
+    # Muted conversations stay listed (clients show them) but count for nothing, and only
+    # direct mentions in them, not wildcards, are mentions.
+    count = 0
     for row in rows:
-        if row.flags & ANY_MENTION_FLAGS:
+        muted = row.is_channel_message and muting.is_muted(
+            streams[row.recipient_id].id, row.recipient_id, row.subject
+        )
+        count += not muted
+        if row.flags & MessageFlag.MENTIONED or (row.flags & ANY_MENTION_FLAGS and not muted):
             mentions.append(row.id)
         if row.is_channel_message:
             by_topic[(streams[row.recipient_id].id, row.subject)].append(row.id)
@@ -961,7 +970,7 @@ def unread_msgs_state(session: Session, user: UserProfile, *, allow_empty_topic_
         else:
             by_group[",".join(str(uid) for uid in people)].append(row.id)
     return {
-        "count": len(rows),
+        "count": count,
         "pms": [
             {"other_user_id": other, "sender_id": other, "unread_message_ids": ids}
             for other, ids in sorted(by_person.items())
