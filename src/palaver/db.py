@@ -36,12 +36,25 @@ class PendingEvent:
     user_ids: list[int]
 
 
+def lock_row(session: Session, obj: Any) -> None:
+    """Re-read a row and hold it until commit, so a state change is decided on current data.
+
+    Call inside a write transaction. PostgreSQL takes a row lock (``FOR UPDATE``): a
+    concurrent transaction changing the same row waits here, then sees the committed result.
+    SQLite writers already run one at a time (``BEGIN IMMEDIATE``), so the re-read is enough.
+    """
+    session.refresh(obj, with_for_update=True)
+
+
 @dataclass
 class Tx:
     """One write transaction. Events queued here reach the bus only if it commits."""
 
     session: Session
     events: list[PendingEvent] = field(default_factory=list)
+
+    def lock(self, obj: Any) -> None:
+        lock_row(self.session, obj)
 
     def send_event(self, realm_id: int, event: Event, user_ids: Iterable[int]) -> None:
         ids = sorted(set(user_ids))
@@ -127,6 +140,10 @@ class Database:
         try:
             with session.begin():
                 session.connection(execution_options={_WRITE_OPTION: True})
+                # Objects loaded before this point may be stale: another request can have
+                # changed or deleted them since. Expired, they re-read on first use, inside
+                # the write transaction (the SQLite write lock, or ``Tx.lock`` for a row lock).
+                session.expire_all()
                 yield tx
         finally:
             del session.info[_TX_KEY]

@@ -1540,3 +1540,21 @@ def test_events_leave_only_after_commit(api: Api, realm: SeededRealm, services: 
     finally:
         services.bus.remove_listener(listener)
     assert seen == ["Prince Hamlet", "The Moor"]
+
+
+def test_role_change_of_deactivated_user_sends_no_group_events(
+    api: Api, realm: SeededRealm, events: EventRecorder
+) -> None:
+    # Clients removed the user from every group at deactivation; adding them back to role
+    # groups now would leave replayed state different from a fresh /register.
+    assert_json_success(api.delete(realm.iago, f"users/{realm.othello.id}"))
+    events.clear()
+    assert_json_success(api.patch(realm.iago, f"users/{realm.othello.id}", {"role": 300}))
+    assert events.of_type("user_group") == []
+    assert len(events.of_type("realm_user", "update")) == 1
+    # Reactivation announces the groups of the role the user has now.
+    assert_json_success(api.post(realm.iago, f"users/{realm.othello.id}/reactivate"))
+    groups = assert_json_success(api.get(realm.iago, "user_groups"))["user_groups"]
+    moderators = next(g for g in groups if g["name"] == "role:moderators")
+    added = [e["group_id"] for e, _ in events.of_type("user_group", "add_members")]
+    assert moderators["id"] in added

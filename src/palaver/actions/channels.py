@@ -403,6 +403,7 @@ def do_update_stream(
 ) -> None:
     """PATCH /streams/{id}: every change applies, or none does."""
     with transaction(session) as tx:
+        tx.lock(stream)
         viewer = viewer_for(session, acting_user)
         _check_update_permissions(session, viewer, stream, changes)
         before = metadata_access_user_ids(session, stream)
@@ -493,6 +494,7 @@ def _notify_access_changes(
 def do_archive_stream(session: Session, stream: Stream, acting_user: UserProfile) -> None:
     """Archive a channel: it leaves lists and the default channels, its subscriptions stay."""
     with transaction(session) as tx:
+        tx.lock(stream)
         _require_administer(viewer_for(session, acting_user), stream)
         if stream.deactivated:
             raise JsonableError("Channel is already deactivated")

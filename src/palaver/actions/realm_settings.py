@@ -73,6 +73,7 @@ def do_update_realm_settings(
     _check_role(acting_user, [*values, *group_settings])
     realm = acting_user.realm
     with transaction(session) as tx:
+        tx.lock(realm)
         for name, raw in values.items():
             value: Any
             if name in REALM_ANNOUNCEMENT_CHANNEL_SETTINGS:

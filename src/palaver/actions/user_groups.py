@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from palaver.db import Tx, transaction
+from palaver.db import Tx, lock_row, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import (
@@ -199,6 +199,7 @@ def do_update_user_group(
         raise JsonableError("No new data supplied")
     with transaction(session) as tx:
         group = get_named_group(session, acting_user.realm_id, group_id)
+        tx.lock(group)
         check_group_permission(session, acting_user, group)
         data: dict[str, Any] = {}
         if changes.name is not None:
@@ -228,6 +229,7 @@ def do_update_user_group(
 
 def _access_active_group_for_update(session: Session, user: UserProfile, group_id: int) -> UserGroup:
     group = get_named_group(session, user.realm_id, group_id)
+    lock_row(session, group)
     if group.deactivated:
         raise JsonableError("User group is deactivated.")
     return group

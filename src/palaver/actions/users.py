@@ -143,7 +143,9 @@ def _set_system_group_membership(tx: Tx, session: Session, user: UserProfile) ->
             )
         )
     )
-    recipients = active_user_ids(session, user.realm_id)
+    # Clients removed a deactivated user from every group; membership still follows the role
+    # (reactivation announces it), but telling clients now would contradict that.
+    recipients = active_user_ids(session, user.realm_id) if user.is_active else []
     for group_id in sorted(current - wanted):
         session.execute(
             delete(UserGroupMembership).where(
@@ -332,6 +334,7 @@ def do_change_user_role(session: Session, user: UserProfile, role: int, *, actin
     with transaction(session) as tx:
         if Role.OWNER in (role, user.role):
             lock_realm_owners(session, user, acting_user)
+        tx.lock(user)
         if user.role == role:
             return
         if Role.OWNER in (role, user.role) and not acting_user.is_realm_owner:
@@ -462,6 +465,7 @@ def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: User
     with transaction(session) as tx:
         if user.is_realm_owner:
             lock_realm_owners(session, user)
+        tx.lock(user)
         if not user.is_active:
             raise JsonableError("User is already deactivated")
         if is_last_owner(session, user):
@@ -490,6 +494,7 @@ def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: User
 
 def do_reactivate_user(session: Session, user: UserProfile) -> None:
     with transaction(session) as tx:
+        tx.lock(user)
         if user.is_active:
             raise JsonableError("User is already active")
         if user.is_bot and user.bot_owner_id is not None:
