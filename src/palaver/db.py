@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -17,6 +18,7 @@ from palaver.config import Settings
 from palaver.events.bus import EventBus
 from palaver.events.types import Event
 
+logger = logging.getLogger(__name__)
 _TX_KEY = "palaver_tx"
 _WRITE_OPTION = "palaver_write"
 
@@ -150,8 +152,21 @@ class Database:
             if queued:
                 assert self._write_lock is not None
                 self._write_lock.release()
-        for pending in tx.events:
-            self.bus.publish(pending.realm_id, pending.event.to_dict(), pending.user_ids)
+        self._publish(tx.events)
+
+    def _publish(self, events: list[PendingEvent]) -> None:
+        # The write has committed: a failure to deliver one event must neither turn the
+        # request into an error nor keep the other events from their clients.
+        for pending in events:
+            try:
+                self.bus.publish(pending.realm_id, pending.event.to_dict(), pending.user_ids)
+            except Exception:
+                logger.exception(
+                    "Could not publish a committed %s event to %d users of realm %d",
+                    type(pending.event).__name__,
+                    len(pending.user_ids),
+                    pending.realm_id,
+                )
 
     def dispose(self) -> None:
         self.engine.dispose()

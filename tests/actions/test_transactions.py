@@ -83,3 +83,43 @@ def test_owners_demoting_each_other_at_once_leave_one_owner(services: Services, 
             )
         ).all()
     assert len(owners) == 1
+
+
+def test_a_failing_publish_neither_fails_the_write_nor_drops_other_events(
+    services: Services, realm: SeededRealm, events: EventRecorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    failures = 0
+
+    def broken_listener(realm_id: int, event: dict[str, object], user_ids: object) -> None:
+        nonlocal failures
+        if event["type"] == "realm_user" and failures == 0:
+            failures += 1
+            raise RuntimeError("queue backend hiccup")
+
+    # Registered before the recorder, so the recorder would miss events if publishing stopped.
+    services.bus.remove_listener(events)
+    services.bus.add_listener(broken_listener)
+    services.bus.add_listener(events)
+    try:
+        with services.db.session() as session:
+            hamlet = session.get(UserProfile, realm.hamlet.id)
+            othello = session.get(UserProfile, realm.othello.id)
+            assert hamlet is not None and othello is not None
+            with transaction(session):
+                do_change_full_name(session, hamlet, "Hamlet, Prince")
+                do_change_full_name(session, othello, "Othello, General")
+    finally:
+        services.bus.remove_listener(broken_listener)
+    assert failures == 1
+    assert "Could not publish a committed RealmUserUpdate event" in caplog.text
+    with services.db.session() as session:
+        names = set(
+            session.scalars(
+                select(UserProfile.full_name).where(UserProfile.id.in_([realm.hamlet.id, realm.othello.id]))
+            )
+        )
+    assert names == {"Hamlet, Prince", "Othello, General"}
+    # The second rename's event still reached its clients.
+    assert [e["person"]["full_name"] for e, _ in events.of_type("realm_user", "update")][-1:] == [
+        "Othello, General"
+    ]
