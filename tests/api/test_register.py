@@ -454,9 +454,14 @@ def apply_event(state: dict[str, Any], event: dict[str, Any], *, client_gravatar
             user["is_active"] = person["is_active"]
             state["realm_users" if person["is_active"] else "realm_non_active_users"].append(user)
             if not person["is_active"]:
-                for group in state["realm_user_groups"]:
+                # The reference: deactivated users belong to no group, the anonymous groups
+                # of permission settings included.
+                for group in state.get("realm_user_groups", []):
                     if user_id in group["members"]:
                         group["members"].remove(user_id)
+                    for value in group.values():
+                        if isinstance(value, dict) and user_id in value.get("direct_members", []):
+                            value["direct_members"].remove(user_id)
         elif "new_email" in person:
             user["email"] = person["new_email"]
             if user_id == me:
@@ -503,6 +508,10 @@ def apply_event(state: dict[str, Any], event: dict[str, Any], *, client_gravatar
         # Clients without the user_settings_object keep the legacy top-level copy current.
         if event["property"] in state:
             state[event["property"]] = event["value"]
+    elif kind == "user_group" and op == "update":
+        for group in state["realm_user_groups"]:
+            if group["id"] == event["group_id"]:
+                group.update(event["data"])
     elif kind == "user_group" and op in ("add_members", "remove_members"):
         for group in state["realm_user_groups"]:
             if group["id"] == event["group_id"]:

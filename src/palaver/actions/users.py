@@ -19,6 +19,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from palaver.actions.anonymous_settings import send_settings_naming_user
 from palaver.actions.presence import do_announce_presence_enabled
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
@@ -526,6 +527,7 @@ def do_reactivate_user(session: Session, user: UserProfile) -> None:
             tx.send_event(
                 user.realm_id, ev.UserGroupAddMembers(group_id=group_id, user_ids=[user.id]), recipients
             )
+        send_settings_naming_user(tx, session, user.realm, user.id)
 
 
 def do_change_password(session: Session, user: UserProfile, password_hash: str) -> None:
