@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -46,6 +46,20 @@ def lock_row(session: Session, obj: Any) -> None:
     SQLite writers already run one at a time (``BEGIN IMMEDIATE``), so the re-read is enough.
     """
     session.refresh(obj, with_for_update=True)
+
+
+def lock_rows(session: Session, model: Any, ids: Iterable[int]) -> list[int]:
+    """Lock rows by primary key (PostgreSQL ``FOR UPDATE``), in ID order so that two
+    transactions locking overlapping sets cannot deadlock; returns the IDs that exist.
+
+    For a decision that depends on rows other than the ones locked (who is subscribed to a
+    channel), lock the parent row: concurrent writers of that decision then take turns.
+    """
+    wanted = sorted(set(ids))
+    if not wanted:
+        return []
+    query = select(model.id).where(model.id.in_(wanted)).order_by(model.id).with_for_update()
+    return list(session.scalars(query))
 
 
 @dataclass

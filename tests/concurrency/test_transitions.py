@@ -6,6 +6,7 @@ real threads, so their transactions overlap in the database as a server's would.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -116,3 +117,90 @@ def test_anonymous_group_settings_at_once_leave_no_orphans(
     assert all(r.status_code == 200 for r in responses), [r.text for r in responses]
     # The setting holds one anonymous group; every replaced one is gone.
     assert anonymous_groups(services, realm.id) == before + 1
+
+
+def send(api: Api, realm: SeededRealm, stream: str = "Scotland", topic: str = "t") -> int:
+    body = {"type": "stream", "to": stream, "topic": topic, "content": "hello"}
+    return int(assert_json_success(api.post(realm.iago, "messages", body))["id"])
+
+
+def test_subscribing_at_once_subscribes_once(api: Api, realm: SeededRealm, events: EventRecorder) -> None:
+    channel_id(api, realm, "Scotland")
+    events.clear()
+    request = {"subscriptions": [{"name": "Scotland"}], "principals": [realm.hamlet.id]}
+    at_once(lambda: api.post(realm.iago, "users/me/subscriptions", request))
+    adds = [e for e, users in events.of_type("subscription", "add") if realm.hamlet.id in users]
+    assert len(adds) == 1
+    peer_adds = events.of_type("subscription", "peer_add")
+    assert sum(realm.hamlet.id in e["user_ids"] for e, _ in peer_adds) <= 1
+
+
+def test_same_reaction_at_once_is_added_once(api: Api, realm: SeededRealm, events: EventRecorder) -> None:
+    channel_id(api, realm, "Scotland")
+    message_id = send(api, realm)
+    events.clear()
+    reaction = {"emoji_name": "octopus"}
+    counts = outcomes(at_once(lambda: api.post(realm.iago, f"messages/{message_id}/reactions", reaction)))
+    assert counts == {"ok": 1, "Reaction already exists.": CLIENTS - 1}
+    assert len(events.of_type("reaction", "add")) == 1
+
+
+def test_deleting_a_message_at_once_deletes_once(api: Api, realm: SeededRealm, events: EventRecorder) -> None:
+    channel_id(api, realm, "Scotland")
+    message_id = send(api, realm)
+    events.clear()
+    counts = outcomes(at_once(lambda: api.delete(realm.iago, f"messages/{message_id}")))
+    assert counts["ok"] == 1
+    assert sum(counts.values()) == CLIENTS
+    assert len(events.of_type("delete_message")) == 1
+
+
+def test_edits_at_once_keep_a_consistent_history(api: Api, realm: SeededRealm) -> None:
+    channel_id(api, realm, "Scotland")
+    message_id = send(api, realm)
+    counter = iter(range(CLIENTS))
+    lock = threading.Lock()
+
+    def edit() -> httpx.Response:
+        with lock:
+            n = next(counter)
+        return api.patch(realm.iago, f"messages/{message_id}", {"content": f"edit {n}"})
+
+    assert all(r.status_code == 200 for r in at_once(edit))
+    history = assert_json_success(api.get(realm.iago, f"messages/{message_id}/history"))["message_history"]
+    # The original plus one entry per edit, each starting from the content before it.
+    assert len(history) == CLIENTS + 1
+    for before, after in itertools.pairwise(history):
+        assert after["prev_content"] == before["content"]
+
+
+def test_topic_moves_at_once_leave_every_message_in_one_topic(api: Api, realm: SeededRealm) -> None:
+    channel_id(api, realm, "Scotland")
+    ids = [send(api, realm, topic="start") for _ in range(3)]
+    counter = iter(range(CLIENTS))
+    lock = threading.Lock()
+
+    def move() -> httpx.Response:
+        with lock:
+            n = next(counter)
+        return api.patch(
+            realm.iago, f"messages/{ids[0]}", {"topic": f"moved {n}", "propagate_mode": "change_all"}
+        )
+
+    at_once(move)
+    fetched = assert_json_success(
+        api.get(realm.iago, "messages", {"anchor": ids[0], "num_before": 0, "num_after": 10, "narrow": []})
+    )["messages"]
+    topics = {m["subject"] for m in fetched if m["id"] in ids}
+    assert len(topics) == 1
+
+
+def test_group_members_added_at_once_are_added_once(
+    api: Api, realm: SeededRealm, events: EventRecorder
+) -> None:
+    created = api.post(realm.iago, "user_groups/create", {"name": "crew", "description": "", "members": "[]"})
+    group_id = int(assert_json_success(created)["group_id"])
+    events.clear()
+    at_once(lambda: api.post(realm.iago, f"user_groups/{group_id}/members", {"add": [realm.hamlet.id]}))
+    adds = events.of_type("user_group", "add_members")
+    assert len(adds) == 1

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
-from palaver.db import Tx, transaction
+from palaver.db import Tx, lock_rows, transaction
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
 from palaver.lib.channels import (
@@ -564,6 +564,8 @@ def _check_can_delete(session: Session, user: UserProfile, message: Message, str
 
 def do_delete_message(session: Session, user: UserProfile, message_id: int) -> None:
     with transaction(session) as tx:
+        # A concurrent delete of the same message waits here, then finds it gone.
+        lock_rows(session, Message, [message_id])
         message, _ = access_message(session, user, message_id)
         stream = stream_for_message(session, message) if message.is_channel_message else None
         _check_can_delete(session, user, message, stream)

@@ -26,7 +26,7 @@ from palaver.actions.channels import (
 )
 from palaver.actions.message_flags import mark_unsubscribed_channels_read
 from palaver.actions.messages import SendContext
-from palaver.db import Tx, transaction
+from palaver.db import Tx, lock_rows, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import (
     can_add_subscribers,
@@ -85,6 +85,9 @@ def add_subscriptions(
     outcome = SubscribeOutcome()
     if not streams or not users:
         return outcome
+    # Concurrent changes to one channel's subscribers take turns, so each decides on rows
+    # the other has committed (two adds of one user must not both insert).
+    lock_rows(session, Stream, [s.id for s in streams])
     before = {s.id: metadata_access_user_ids(session, s) for s in streams}
     existing = subscriptions_by_user(session, [u.id for u in users], [s.id for s in streams])
     taken = {u.id: used_colors(session, u.id) for u in users}
@@ -234,6 +237,9 @@ def remove_subscriptions(
     not_removed: list[tuple[UserProfile, Stream]] = []
     if not streams or not users:
         return removed, not_removed
+    # Concurrent changes to one channel's subscribers take turns, so each decides on rows
+    # the other has committed (two adds of one user must not both insert).
+    lock_rows(session, Stream, [s.id for s in streams])
     before = {s.id: metadata_access_user_ids(session, s) for s in streams}
     existing = subscriptions_by_user(session, [u.id for u in users], [s.id for s in streams])
     for user in users:
