@@ -1,0 +1,89 @@
+"""Two ways in for the concurrency tests: the app in this process, and ``palaver serve``.
+
+The real server shares the test database, so realms seeded here are the ones it serves;
+its Host-based realm routing matches the in-process app's (same ``external_url``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from palaver.config import Settings
+from tests.e2e.test_zulip_client import (
+    RunningServer,
+    clean_environment,
+    free_port,
+    palaver_command,
+    stop,
+    wait_until_serving,
+)
+from tests.helpers import Api, SeededRealm, assert_json_success
+
+
+@pytest.fixture(scope="module")
+def real_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    tmp: Path = tmp_path_factory.mktemp("concurrency-server")
+    port = free_port()
+    env = clean_environment(
+        PALAVER_DATA_DIR=str(tmp / "data"),
+        PALAVER_DATABASE_URL=settings.database_url,
+        PALAVER_EXTERNAL_URL=settings.external_url,
+        PALAVER_CREATE_DEMO_REALM="false",
+        PALAVER_RATE_LIMITING="false",
+        PALAVER_PASSWORD_TIME_COST="1",
+        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
+        PALAVER_LOG_LEVEL="warning",
+    )
+    stdout, stderr = tmp / "stdout.txt", tmp / "stderr.txt"
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        process = subprocess.Popen(
+            [*palaver_command(), "serve", "--port", str(port)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+        )
+    running = RunningServer(f"http://127.0.0.1:{port}", port, tmp / "data", stdout, stderr, process)
+    try:
+        wait_until_serving(running)
+        yield running
+    finally:
+        stop(process)
+    assert "Traceback" not in stderr.read_text(), running.logs()
+
+
+@pytest.fixture(params=["in-process", "real-server"])
+def conc_api(request: pytest.FixtureRequest, client: TestClient, realm: SeededRealm) -> Iterator[Api]:
+    if request.param == "in-process":
+        yield Api(client, realm)
+        return
+    server: RunningServer = request.getfixturevalue("real_server")
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        yield Api(http, realm)  # type: ignore[arg-type]  # httpx.Client has TestClient's request()
+
+
+class EventTap:
+    """A client's event queue, read through the API as a client would."""
+
+    def __init__(self, api: Api, realm: SeededRealm, user: str = "iago") -> None:
+        self.api, self.user = api, realm.users[user]
+        state = assert_json_success(api.post(self.user, "register", {}))
+        self.queue_id, self.last = state["queue_id"], state["last_event_id"]
+
+    def events(self) -> list[dict[str, Any]]:
+        body = assert_json_success(
+            self.api.get(
+                self.user, "events", {"queue_id": self.queue_id, "last_event_id": -1, "dont_block": True}
+            )
+        )
+        return [e for e in body["events"] if e["type"] != "heartbeat"]
+
+    def of_type(self, kind: str, op: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.events() if e["type"] == kind and (op is None or e.get("op") == op)]
