@@ -79,6 +79,8 @@ class Settings(BaseModel):
 
     event_queue_idle_timeout_seconds: int = Field(default=600, ge=1)
     heartbeat_seconds: int = Field(default=50, ge=1, le=59)
+    # Registering past this collects the user's least recently used queues first.
+    max_event_queues_per_user: int = Field(default=50, ge=1)
 
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"

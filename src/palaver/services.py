@@ -60,8 +60,13 @@ def build_queue_backend(settings: Settings) -> QueueBackend:
     )
 
 
+def configure_queue_limits(bus: QueueBackend, settings: Settings) -> QueueBackend:
+    bus.max_queues_per_user = settings.max_event_queues_per_user
+    return bus
+
+
 def build_services(settings: Settings) -> Services:
-    bus = build_queue_backend(settings)
+    bus = configure_queue_limits(build_queue_backend(settings), settings)
     limiter: RateLimiter
     if not settings.rate_limiting:
         limiter = NoRateLimiter()

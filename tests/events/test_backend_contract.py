@@ -433,3 +433,19 @@ async def test_deleted_queues_leave_no_keys(make_backend: BackendFactory) -> Non
     backend.collect_garbage(now=time.time() + 5)
     assert backend.get_client(expired) is None
     assert backend.keys() == []
+
+
+async def test_registering_past_the_per_user_cap_collects_the_least_recently_used(
+    backend: QueueBackend,
+) -> None:
+    backend.max_queues_per_user = 3
+    others = register(backend, OTHELLO)
+    first, second, third = (register(backend) for _ in range(3))
+    time.sleep(0.01)
+    await poll(backend, first)  # used since: the least recently used is now ``second``
+    fourth = register(backend)
+    with pytest.raises(BadEventQueueIdError):
+        await poll(backend, second)
+    for queue_id in (first, third, fourth):
+        await poll(backend, queue_id)
+    await poll(backend, others, user_id=OTHELLO)

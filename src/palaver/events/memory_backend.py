@@ -130,7 +130,14 @@ class MemoryQueueBackend(QueueBackend):
     def create_queue(self, client: ClientDescriptor) -> None:
         client.last_access = time.time()
         with self._lock:
+            mine = self._by_user.get(client.user_id, set())
+            excess = len(mine) + 1 - self.max_queues_per_user
+            evicted = sorted(mine, key=lambda qid: self._entries[qid].client.last_access)[: max(excess, 0)]
+            for queue_id in evicted:
+                self._remove_entry(queue_id)
             self._add_entry(_Entry(client, EventQueue()))
+        # A request parked on an evicted queue answers BAD_EVENT_QUEUE_ID and re-registers.
+        self._waiters.wake(evicted)
 
     def fetch(self, request: FetchRequest) -> FetchResult:
         queue_id, token = request.queue_id, request.token

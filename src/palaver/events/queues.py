@@ -35,6 +35,8 @@ from palaver.lib.exceptions import JsonableError
 
 logger = logging.getLogger("palaver.events")
 
+DEFAULT_MAX_QUEUES_PER_USER = 50
+
 T = TypeVar("T")
 
 # Clients use this as their HTTP timeout for GET /events; it must exceed the heartbeat.
@@ -388,6 +390,10 @@ class QueueBackend(ABC):
         self._listeners = Listeners()
         self._waiters = Waiters()
         self._gc_task: asyncio.Task[None] | None = None
+        # Queues one user may hold; registering past it collects their least recently used
+        # ones first, so abandoned queues (a client that re-registers on every page load)
+        # cannot pile up until idle collection.
+        self.max_queues_per_user = DEFAULT_MAX_QUEUES_PER_USER
 
     # The bus ------------------------------------------------------------------------------
 

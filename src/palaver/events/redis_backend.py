@@ -360,6 +360,7 @@ class RedisQueueBackend(QueueBackend):
     def create_queue(self, client: ClientDescriptor) -> None:
         now = time.time()
         client.last_access = now
+        self._evict_least_recently_used(client.user_id, now)
         deadline = now + client.lifespan_seconds
         pipe = self._client.pipeline(transaction=True)
         pipe.hset(
@@ -463,6 +464,19 @@ class RedisQueueBackend(QueueBackend):
             args=[queue_id, self.prefix, self._channel, mode, "" if user_id is None else user_id, repr(now)],
         )
         return bool(removed)
+
+    def _evict_least_recently_used(self, user_id: int, now: float) -> None:
+        """Make room for one more queue of the user: their queues' deadlines order them by
+        last use. Each removal is the atomic delete script, so racing registrations at most
+        evict one queue more than needed, never corrupt one."""
+        mine = sorted(cast(set[str], self._client.smembers(self._user(user_id))))
+        excess = len(mine) + 1 - self.max_queues_per_user
+        if excess <= 0:
+            return
+        deadlines = self._client.zmscore(self._queues_key, mine)
+        by_age = sorted(zip(mine, deadlines, strict=True), key=lambda pair: pair[1] or 0.0)
+        for queue_id, _deadline in by_age[:excess]:
+            self._remove(queue_id, "delete", user_id, now)
 
     def delete_queue(self, user_id: int, queue_id: str) -> None:
         if not self._remove(queue_id, "delete", user_id, time.time()):
