@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Match, NoMatchFound, Route
 from starlette.types import Receive, Scope, Send
 
 from palaver.api import discover_routers
+from palaver.api.avatars import avatar_routes
 from palaver.api.realm_emoji import emoji_image_routes
 from palaver.api.routing import (
     ApiRouter,
@@ -199,6 +200,9 @@ def create_app(
     )
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
     app.router.routes.extend(upload_file_routes(services))
+    # Avatars and organization images, and /avatar/ redirects (api/avatars.py); before the
+    # custom emoji route, which takes the rest of /user_avatars/.
+    app.router.routes.extend(avatar_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).
     app.router.routes.extend(emoji_image_routes(services))
     return app

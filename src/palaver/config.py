@@ -80,6 +80,14 @@ class Settings(BaseModel):
     event_queue_idle_timeout_seconds: int = Field(default=600, ge=1)
     heartbeat_seconds: int = Field(default=50, ge=1, le=59)
 
+    # Media (lib/avatars.py, lib/thumbnails.py, lib/previews.py). Off by default so a server
+    # without Internet access still shows pictures: avatars are generated locally instead.
+    gravatar: bool = False
+    # Link and image previews fetch from the Internet; off turns every outgoing fetch off.
+    outgoing_fetches: bool = True
+    # Tests only: lets previews fetch from loopback/private addresses (a local test server).
+    outgoing_fetches_allow_private: bool = False
+
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
     )

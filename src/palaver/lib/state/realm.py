@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from palaver.lib import limits
 from palaver.lib.group_settings import render_group_settings
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.realm_images import realm_image_fields
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_groups import get_system_groups
 from palaver.lib.user_settings import setting_specs
@@ -80,7 +79,6 @@ def realm_state(ctx: StateContext) -> StateDict:
     realm = ctx.realm
     settings = ctx.settings
     url = realm_url(settings, realm)
-    digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
     moves_within = realm.move_messages_within_stream_limit_seconds
     moves_between = realm.move_messages_between_streams_limit_seconds
     group_ids = {name: getattr(realm, name) for name in REALM_GROUP_SETTINGS}
@@ -97,12 +95,7 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_date_created": to_timestamp(realm.date_created),
         "realm_org_type": realm.org_type,
         "realm_plan_type": 1,
-        "realm_icon_url": f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={realm.icon_version}",
-        "realm_icon_source": realm.icon_source,
-        "realm_logo_url": "",
-        "realm_logo_source": "D",
-        "realm_night_logo_url": "",
-        "realm_night_logo_source": "D",
+        **realm_image_fields(settings, realm),
         "realm_bot_domain": realm_email_host(settings, realm),
         "realm_default_language": realm.default_language,
         "realm_invite_required": realm.invite_required,
@@ -132,8 +125,8 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_send_welcome_emails": False,
         "realm_message_content_allowed_in_email_notifications": True,
         "realm_want_advertise_in_communities_directory": False,
-        "realm_inline_image_preview": True,
-        "realm_inline_url_embed_preview": False,
+        "realm_inline_image_preview": realm.inline_image_preview,
+        "realm_inline_url_embed_preview": realm.inline_url_embed_preview,
         "realm_default_code_block_language": "",
         "realm_video_chat_provider": 0,
         "realm_available_video_chat_providers": {"disabled": {"name": "None", "id": 0}},

@@ -1,0 +1,131 @@
+"""Image decoding and resizing with Pillow, shared by avatars, realm images, emoji and thumbnails.
+
+Every decode goes through ``open_image``: it bounds the pixel count before decoding (a tiny
+file can claim to be 100,000 x 100,000 pixels) and turns any decoder failure into the
+error users see, never a 500.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from dataclasses import dataclass
+
+from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+
+from palaver.lib.exceptions import JsonableError
+
+# Larger images are refused rather than decoded (about 9k x 9k).
+MAX_PIXELS = 80_000_000
+# Animated images with more frames than this are treated as still (first frame) when resized.
+MAX_FRAMES = 500
+
+BAD_IMAGE = "Could not decode image; did you upload an image file?"
+
+_FORMAT_TYPES = {"PNG": "image/png", "GIF": "image/gif", "JPEG": "image/jpeg", "WEBP": "image/webp"}
+
+
+class BadImageError(JsonableError):
+    def __init__(self, msg: str = BAD_IMAGE) -> None:
+        super().__init__(msg)
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    width: int
+    height: int
+    frames: int
+    content_type: str
+
+    @property
+    def animated(self) -> bool:
+        return self.frames > 1
+
+
+def open_image(data: bytes) -> Image.Image:
+    try:
+        with warnings.catch_warnings():
+            # Pillow warns (and our test settings turn warnings into errors) before it refuses.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            if image.width * image.height > MAX_PIXELS:
+                raise BadImageError("Image size exceeds limit.")
+            image.load()
+    except BadImageError:
+        raise
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError, SyntaxError):
+        raise BadImageError() from None
+    if image.format not in _FORMAT_TYPES:
+        raise BadImageError()
+    return image
+
+
+def image_info(data: bytes) -> ImageInfo:
+    image = open_image(data)
+    assert image.format is not None
+    frames = getattr(image, "n_frames", 1)
+    return ImageInfo(image.width, image.height, frames, _FORMAT_TYPES[image.format])
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    # Phone photos are stored sideways with an EXIF orientation; pictures must look upright.
+    upright = ImageOps.exif_transpose(image)
+    return upright if upright is not None else image
+
+
+def _png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def _rgba(image: Image.Image) -> Image.Image:
+    return image if image.mode == "RGBA" else image.convert("RGBA")
+
+
+def square_png(data: bytes, size: int) -> bytes:
+    """The image cropped to a centred square and resized to ``size`` pixels, as PNG."""
+    image = _upright(open_image(data))
+    return _png(ImageOps.fit(_rgba(image), (size, size), Image.Resampling.LANCZOS))
+
+
+def fit_png(data: bytes, max_width: int, max_height: int) -> bytes:
+    """The image scaled down (never up) to fit the box, aspect kept, as PNG."""
+    image = _rgba(_upright(open_image(data)))
+    image.thumbnail((max_width, max_height), Image.Resampling.LANCZOS)
+    return _png(image)
+
+
+def resize_frames(data: bytes, max_width: int, max_height: int, fmt: str, *, animated: bool = True) -> bytes:
+    """The image scaled down to fit the box in ``fmt`` ("png", "webp", "gif", "jpg").
+
+    With ``animated`` and an animated source every frame is kept (GIF and WebP only);
+    otherwise the first frame.
+    """
+    image = open_image(data)
+    frames = getattr(image, "n_frames", 1)
+    out = io.BytesIO()
+    pil_format = {"jpg": "JPEG", "jpeg": "JPEG"}.get(fmt, fmt.upper())
+    if animated and frames > 1 and frames <= MAX_FRAMES and pil_format in ("GIF", "WEBP"):
+        resized: list[Image.Image] = []
+        durations: list[int] = []
+        for frame in ImageSequence.Iterator(image):
+            copy = _rgba(frame.copy())
+            copy.thumbnail((max_width, max_height), Image.Resampling.LANCZOS)
+            resized.append(copy)
+            durations.append(int(frame.info.get("duration", 100)))
+        resized[0].save(
+            out,
+            format=pil_format,
+            save_all=True,
+            append_images=resized[1:],
+            duration=durations,
+            loop=image.info.get("loop", 0),
+            disposal=2,
+        )
+        return out.getvalue()
+    still = _upright(image)
+    still = still.convert("RGB") if pil_format == "JPEG" else _rgba(still)
+    still.thumbnail((max_width, max_height), Image.Resampling.LANCZOS)
+    still.save(out, format=pil_format)
+    return out.getvalue()
