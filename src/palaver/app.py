@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 
 from palaver.api import discover_routers
 from palaver.api.avatars import avatar_routes
+from palaver.api.emoji_images import emoji_static_routes
 from palaver.api.realm_emoji import emoji_image_routes
 from palaver.api.routing import (
     ApiRouter,
@@ -203,6 +204,8 @@ def create_app(
     # Avatars and organization images, and /avatar/ redirects (api/avatars.py); before the
     # custom emoji route, which takes the rest of /user_avatars/.
     app.router.routes.extend(avatar_routes(services))
+    # Unicode emoji pictures and the emoji data file (api/emoji_images.py).
+    app.router.routes.extend(emoji_static_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).
     app.router.routes.extend(emoji_image_routes(services))
     return app

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from PIL import Image
 from starlette.testclient import TestClient
 
 from palaver.app import create_app
@@ -16,16 +14,7 @@ from palaver.lib.avatars import colour_index, initials
 from palaver.services import Services, build_services
 from tests.conftest import make_test_settings
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
-
-
-def image_bytes(width: int, height: int, fmt: str = "PNG", colour: str = "red") -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (width, height), colour).save(out, format=fmt)
-    return out.getvalue()
-
-
-def decode(data: bytes) -> Image.Image:
-    return Image.open(io.BytesIO(data))
+from tests.images import decode, image_bytes
 
 
 @pytest.fixture(scope="module")

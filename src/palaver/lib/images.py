@@ -129,3 +129,16 @@ def resize_frames(data: bytes, max_width: int, max_height: int, fmt: str, *, ani
     still.thumbnail((max_width, max_height), Image.Resampling.LANCZOS)
     still.save(out, format=pil_format)
     return out.getvalue()
+
+
+def emoji_images(data: bytes, extension: str, size: int) -> tuple[bytes, bytes | None]:
+    """(picture, still PNG or None) of a custom emoji: scaled to fit ``size`` when larger.
+
+    Animated images stay animated and get a still first frame, which clients show to users
+    who turned animation off.
+    """
+    info = image_info(data)
+    small = info.width <= size and info.height <= size
+    picture = data if small else resize_frames(data, size, size, extension, animated=True)
+    still = resize_frames(data, size, size, "png", animated=False) if info.animated else None
+    return picture, still

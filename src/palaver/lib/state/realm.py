@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from palaver.lib import limits
+from palaver.lib.emoji_images import EMOJI_DATA_PATH
 from palaver.lib.group_settings import render_group_settings
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.realm_images import realm_image_fields
@@ -96,6 +97,7 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_org_type": realm.org_type,
         "realm_plan_type": 1,
         **realm_image_fields(settings, realm),
+        "server_emoji_data_url": url + EMOJI_DATA_PATH,
         "realm_bot_domain": realm_email_host(settings, realm),
         "realm_default_language": realm.default_language,
         "realm_invite_required": realm.invite_required,
