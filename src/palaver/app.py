@@ -27,11 +27,13 @@ from palaver.api.routing import (
     internal_error_response,
     make_path_handler,
 )
+from palaver.api.thumbnails import thumbnail_routes
 from palaver.api.uploads import upload_file_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.workers.thumbnails import ThumbnailWorker
 
 API_PREFIX = "/api/v1"
 
@@ -179,9 +181,13 @@ def create_app(
         # Sends scheduled messages and reminders when due (lib/scheduler.py).
         scheduler = Scheduler(services)
         await scheduler.start()
+        # Makes thumbnails of uploaded images (workers/thumbnails.py).
+        thumbnails = ThumbnailWorker(services)
+        await thumbnails.start()
         try:
             yield
         finally:
+            await thumbnails.stop()
             await scheduler.stop()
             # Saves in-process queues for the next start (after requests have finished).
             await services.bus.stop()
@@ -200,6 +206,8 @@ def create_app(
         _ApiRoutes(_path_routes(services, discover_routers() if routers is None else routers))
     )
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
+    # Thumbnails of uploaded images, before the upload routes (api/thumbnails.py).
+    app.router.routes.extend(thumbnail_routes(services))
     app.router.routes.extend(upload_file_routes(services))
     # Avatars and organization images, and /avatar/ redirects (api/avatars.py); before the
     # custom emoji route, which takes the rest of /user_avatars/.

@@ -42,7 +42,8 @@ class ImageInfo:
         return self.frames > 1
 
 
-def open_image(data: bytes) -> Image.Image:
+def open_image(data: bytes, *, load: bool = True) -> Image.Image:
+    """The decoded image (with ``load`` False, only its header: size, format, frames)."""
     try:
         with warnings.catch_warnings():
             # Pillow warns (and our test settings turn warnings into errors) before it refuses.
@@ -50,7 +51,8 @@ def open_image(data: bytes) -> Image.Image:
             image = Image.open(io.BytesIO(data))
             if image.width * image.height > MAX_PIXELS:
                 raise BadImageError("Image size exceeds limit.")
-            image.load()
+            if load:
+                image.load()
     except BadImageError:
         raise
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError, SyntaxError):
@@ -61,9 +63,12 @@ def open_image(data: bytes) -> Image.Image:
 
 
 def image_info(data: bytes) -> ImageInfo:
-    image = open_image(data)
+    image = open_image(data, load=False)
     assert image.format is not None
-    frames = getattr(image, "n_frames", 1)
+    try:
+        frames = int(getattr(image, "n_frames", 1))
+    except (OSError, ValueError, EOFError):
+        raise BadImageError() from None
     return ImageInfo(image.width, image.height, frames, _FORMAT_TYPES[image.format])
 
 

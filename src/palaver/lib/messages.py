@@ -656,7 +656,11 @@ def markdown_context(session: Session, sender: UserProfile, content: str, realm_
 
 
 def render_content(session: Session, sender: UserProfile, content: str, realm_url: str) -> RenderResult:
-    return render_message(content, markdown_context(session, sender, content, realm_url))
+    from palaver.lib.thumbnails import apply_media_markup
+
+    rendered = render_message(content, markdown_context(session, sender, content, realm_url))
+    # Uploaded images show their thumbnails (or a placeholder while they are made).
+    return apply_media_markup(session, sender.realm, rendered)
 
 
 # Fetching -------------------------------------------------------------------------------------

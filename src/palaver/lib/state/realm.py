@@ -8,6 +8,7 @@ from palaver.lib.group_settings import render_group_settings
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.realm_images import realm_image_fields
 from palaver.lib.register import StateContext, StateDict, state_provider
+from palaver.lib.thumbnails import server_thumbnail_formats
 from palaver.lib.user_groups import get_system_groups
 from palaver.lib.user_settings import setting_specs
 from palaver.models import RealmUserDefault
@@ -56,8 +57,8 @@ def _server_fields(ctx: StateContext) -> StateDict:
         "server_min_deactivated_realm_deletion_days": None,
         "server_max_deactivated_realm_deletion_days": None,
         "server_inline_image_preview": True,
-        "server_inline_url_embed_preview": False,
-        "server_thumbnail_formats": [],
+        "server_inline_url_embed_preview": ctx.settings.outgoing_fetches,
+        "server_thumbnail_formats": server_thumbnail_formats(),
         "server_avatar_changes_disabled": False,
         "server_name_changes_disabled": False,
         "server_needs_upgrade": False,
