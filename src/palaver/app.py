@@ -33,6 +33,7 @@ from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.workers.previews import PreviewWorker
 from palaver.workers.thumbnails import ThumbnailWorker
 
 API_PREFIX = "/api/v1"
@@ -184,9 +185,15 @@ def create_app(
         # Makes thumbnails of uploaded images (workers/thumbnails.py).
         thumbnails = ThumbnailWorker(services)
         await thumbnails.start()
+        # Link and image previews, when outgoing fetches are allowed (workers/previews.py).
+        previews = PreviewWorker(services) if settings.outgoing_fetches else None
+        if previews is not None:
+            await previews.start()
         try:
             yield
         finally:
+            if previews is not None:
+                await previews.stop()
             await thumbnails.stop()
             await scheduler.stop()
             # Saves in-process queues for the next start (after requests have finished).

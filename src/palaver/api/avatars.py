@@ -155,10 +155,10 @@ def _avatar_redirect(services: Services, request: Request, email_or_id: str, med
 # Serving the pictures -------------------------------------------------------------------------
 
 
-def _png_response(data: bytes, max_age: int) -> Response:
+def _png_response(data: bytes, max_age: int, media_type: str = "image/png") -> Response:
     return Response(
         data,
-        media_type="image/png",
+        media_type=media_type,
         headers={"X-Content-Type-Options": "nosniff", "Cache-Control": f"public, max-age={max_age}"},
     )
 
@@ -170,8 +170,8 @@ def _stored_png(services: Services, key: str) -> Response:
         data = None
     if data is None:
         return error_response(ResourceNotFoundError())
-    # URLs carry ?version=, so a changed picture has a new URL.
-    return _png_response(data, 86400)
+    # URLs carry ?version= (or a hash of what they show), so a changed picture has a new URL.
+    return _png_response(data, 86400, "image/webp" if key.endswith(".webp") else "image/png")
 
 
 def avatar_routes(services: Services) -> list[Route]:
@@ -185,7 +185,9 @@ def avatar_routes(services: Services) -> list[Route]:
     async def uploaded(request: Request) -> Response:
         params = request.path_params
         name = str(params["name"])
-        if not name.endswith(".png") or params["kind"] not in ("avatars", "realm"):
+        # Avatars and organization images are PNG; link previews' pictures WebP.
+        extension = {"avatars": ".png", "realm": ".png", "previews": ".webp"}.get(str(params["kind"]))
+        if extension is None or not name.endswith(extension):
             return error_response(ResourceNotFoundError())
         key = f"{params['realm_id']}/{params['kind']}/{name}"
         return await run_in_threadpool(_stored_png, services, key)
