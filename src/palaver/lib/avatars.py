@@ -26,7 +26,7 @@ from urllib.parse import quote
 from PIL import Image, ImageDraw, ImageFont
 from sqlalchemy.orm import Session, object_session
 
-from palaver.lib.images import square_png
+from palaver.lib.images import square_pngs
 from palaver.models import UserProfile
 
 AVATAR_SIZE = 100
@@ -168,10 +168,11 @@ def render_generated_avatar(colour: int, letters: str, size: int) -> bytes:
         draw.text((size * scale / 2, size * scale / 2), letters, fill="white", font=font, anchor="mm")
     canvas = canvas.resize((size, size), Image.Resampling.LANCZOS)
     out = io.BytesIO()
-    canvas.save(out, format="PNG", optimize=True)
+    canvas.save(out, format="PNG")
     return out.getvalue()
 
 
 def avatar_images(data: bytes) -> tuple[bytes, bytes]:
     """(normal, medium) square PNGs of an uploaded picture."""
-    return square_png(data, AVATAR_SIZE), square_png(data, MEDIUM_AVATAR_SIZE)
+    normal, medium = square_pngs(data, (AVATAR_SIZE, MEDIUM_AVATAR_SIZE))
+    return normal, medium

@@ -71,7 +71,7 @@ def emoji_png(code: str, size: int = EMOJI_SIZE) -> bytes | None:
     y = round((top + bottom - side) / 2)
     square = canvas.crop((x, y, x + side, y + side)).resize((size, size), Image.Resampling.LANCZOS)
     out = io.BytesIO()
-    square.save(out, format="PNG", optimize=True)
+    square.save(out, format="PNG")
     return out.getvalue()
 
 
