@@ -124,3 +124,25 @@ def test_no_outgoing_fetches(services: Services, api: Api, realm: SeededRealm, b
     worker.fetcher.close()
     state = assert_json_success(api.post(realm.hamlet, "register", {"fetch_event_types": '["realm"]'}))
     assert state["server_inline_url_embed_preview"] is False
+
+
+def test_edits_are_previewed_afresh(
+    papi: Api, fetching: tuple[Settings, Services], realm: SeededRealm, base: str, recorder: EventRecorder
+) -> None:
+    worker = PreviewWorker(fetching[1])
+    message_id = send(papi, realm.hamlet, realm.othello, "no links yet")
+    recorder.clear()
+    assert_json_success(
+        papi.patch(realm.hamlet, f"messages/{message_id}", {"content": f"now {base}/pic.png"})
+    )
+    [(edit, _)] = recorder.of_type("update_message")[:1]
+    worker._on_event(realm.id, edit, [])
+    assert worker.run_pending() == 1
+    assert f'<div class="message_inline_image"><a href="{base}/pic.png"' in content(
+        papi, realm.othello, message_id
+    )
+    # The rendering-only update it sent is not taken for another edit.
+    rendering = [e for e, _ in recorder.of_type("update_message") if e["rendering_only"]]
+    worker._on_event(realm.id, rendering[0], [])
+    assert worker.run_pending() == 0
+    worker.fetcher.close()

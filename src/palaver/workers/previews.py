@@ -39,6 +39,7 @@ from palaver.lib.storage import make_storage
 from palaver.models import Realm
 from palaver.models.messages import Message
 from palaver.services import Services
+from palaver.workers.thumbnails import rendered_message
 
 logger = logging.getLogger(__name__)
 
@@ -157,15 +158,13 @@ class PreviewWorker:
     # Running in the server ------------------------------------------------------------------
 
     def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
-        if event.get("type") != "message":
-            return
-        message = event.get("message") or {}
-        content = str(message.get("rendered_content") or message.get("content") or "")
-        if 'href="http' not in content or not isinstance(message.get("id"), int):
+        # New messages and content edits (an edit renders afresh, without previews).
+        message_id, content = rendered_message(event)
+        if message_id is None or 'href="http' not in content:
             return
         with self._lock:
-            if message["id"] not in self._queue:
-                self._queue.append(message["id"])
+            if message_id not in self._queue:
+                self._queue.append(message_id)
         if self._loop is not None and self._wake is not None:
             self._loop.call_soon_threadsafe(self._wake.set)
 

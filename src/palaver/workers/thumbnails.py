@@ -25,6 +25,19 @@ from palaver.timeutil import utcnow
 logger = logging.getLogger(__name__)
 
 
+def rendered_message(event: dict[str, Any]) -> tuple[int | None, str]:
+    """(message ID, rendered HTML) of a new message or a content edit, else (None, "")."""
+    if event.get("type") == "message":
+        message = event.get("message") or {}
+        content = message.get("rendered_content") or message.get("content") or ""
+        message_id = message.get("id")
+    elif event.get("type") == "update_message" and not event.get("rendering_only"):
+        content, message_id = event.get("rendered_content") or "", event.get("message_id")
+    else:
+        return None, ""
+    return (message_id, str(content)) if isinstance(message_id, int) else (None, "")
+
+
 class ThumbnailWorker:
     def __init__(
         self, services: Services, *, max_sleep_seconds: float = 60.0, clock: Callable[[], datetime] = utcnow
@@ -72,13 +85,11 @@ class ThumbnailWorker:
     def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
         kind = event.get("type")
         wake = kind == "attachment" and event.get("op") == "add"
-        if kind == "message":
-            message = event.get("message") or {}
-            content = str(message.get("rendered_content") or message.get("content") or "")
-            if "image-loading-placeholder" in content and isinstance(message.get("id"), int):
-                with self._messages_lock:
-                    self._messages.add(message["id"])
-                wake = True
+        message_id, content = rendered_message(event)
+        if message_id is not None and "image-loading-placeholder" in content:
+            with self._messages_lock:
+                self._messages.add(message_id)
+            wake = True
         if wake and self._loop is not None and self._wake is not None:
             self._loop.call_soon_threadsafe(self._wake.set)
 
