@@ -160,3 +160,23 @@ def test_register_lists_the_formats(qapi: Api, realm: SeededRealm) -> None:
         },
         {"name": "840x560.webp", "max_width": 840, "max_height": 560, "format": "webp", "animated": False},
     ]
+
+
+def test_deleting_the_upload_deletes_its_thumbnails(
+    qapi: Api, quiet: tuple[Settings, Services], realm: SeededRealm
+) -> None:
+    url = upload(qapi, realm.hamlet, "gone.png", image_bytes(30, 30))
+    ThumbnailWorker(quiet[1]).run_pending()
+    thumb = "/user_uploads/thumbnail/" + url.removeprefix("/user_uploads/") + "/840x560.webp"
+    assert qapi.get(realm.hamlet, thumb).headers["content-type"] == "image/webp"
+    attachments = assert_json_success(qapi.get(realm.hamlet, "attachments"))["attachments"]
+    [attachment] = [a for a in attachments if a["path_id"] == url.removeprefix("/user_uploads/")]
+    assert_json_success(qapi.delete(realm.hamlet, f"attachments/{attachment['id']}"))
+    storage_root = quiet[0].upload_dir
+    assert storage_root is not None
+    assert (
+        not (storage_root / "thumbnail" / url.removeprefix("/user_uploads/"))
+        .joinpath("840x560.webp")
+        .exists()
+    )
+    assert qapi.get(realm.hamlet, thumb).status_code == 404

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import delete, insert
 from sqlalchemy.orm import Session
 
-from palaver.actions.thumbnails import record_image
+from palaver.actions.thumbnails import delete_thumbnails, record_image
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.attachments import (
@@ -79,6 +79,7 @@ def do_delete_attachment(
         )
     # After the commit: a rolled-back delete must leave the file in place.
     storage.delete(path_id)
+    delete_thumbnails(storage, path_id)
 
 
 def _send_attachment_event(tx: Tx, session: Session, attachment: Attachment, op: str) -> None:

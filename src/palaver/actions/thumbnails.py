@@ -22,6 +22,7 @@ from palaver.lib.thumbnails import (
     DONE,
     FAILED,
     PENDING,
+    THUMBNAIL_FORMATS,
     describe_upload,
     formats_for,
     has_placeholder,
@@ -61,6 +62,12 @@ def record_image(session: Session, attachment: Attachment, data: bytes) -> Image
     )
     session.add(image)
     return image
+
+
+def delete_thumbnails(storage: FileStorage, path_id: str) -> None:
+    """Remove an upload's thumbnails (after the upload itself is gone); missing ones are fine."""
+    for fmt in THUMBNAIL_FORMATS:
+        storage.delete(thumbnail_key(path_id, fmt.name))
 
 
 def pending_image_ids(session: Session, now: datetime, limit: int = 50) -> list[int]:
