@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 import zulip
 
-from tests.e2e.test_zulip_client import client, server, server_database_url  # noqa: F401
-
 # The running server and its demo owner's client, shared with the client end-to-end tests.
+from tests.e2e.test_zulip_client import client, server, server_database_url  # noqa: F401
 from tests.images import image_bytes
 
 pytestmark = pytest.mark.e2e
