@@ -58,6 +58,10 @@ def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -
         "auth_rate_limit_per_ip": "1000/60",
         "create_demo_realm": False,
         "log_level": "warning",
+        # The suite checks Gravatar URLs (client_gravatar); tests of generated avatars and
+        # of previews build apps with their own settings (tests/api/test_avatars.py).
+        "gravatar": True,
+        "outgoing_fetches": False,
     }
     values.update(overrides)
     return load_settings(env={}, **values)

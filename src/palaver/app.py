@@ -17,6 +17,8 @@ from starlette.routing import BaseRoute, Match, NoMatchFound, Route
 from starlette.types import Receive, Scope, Send
 
 from palaver.api import discover_routers
+from palaver.api.avatars import avatar_routes
+from palaver.api.emoji_images import emoji_static_routes
 from palaver.api.realm_emoji import emoji_image_routes
 from palaver.api.routing import (
     ApiRouter,
@@ -25,11 +27,14 @@ from palaver.api.routing import (
     internal_error_response,
     make_path_handler,
 )
+from palaver.api.thumbnails import thumbnail_routes
 from palaver.api.uploads import upload_file_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.workers.previews import PreviewWorker
+from palaver.workers.thumbnails import ThumbnailWorker
 
 API_PREFIX = "/api/v1"
 
@@ -177,9 +182,19 @@ def create_app(
         # Sends scheduled messages and reminders when due (lib/scheduler.py).
         scheduler = Scheduler(services)
         await scheduler.start()
+        # Makes thumbnails of uploaded images (workers/thumbnails.py).
+        thumbnails = ThumbnailWorker(services)
+        await thumbnails.start()
+        # Link and image previews, when outgoing fetches are allowed (workers/previews.py).
+        previews = PreviewWorker(services) if settings.outgoing_fetches else None
+        if previews is not None:
+            await previews.start()
         try:
             yield
         finally:
+            if previews is not None:
+                await previews.stop()
+            await thumbnails.stop()
             await scheduler.stop()
             # Saves in-process queues for the next start (after requests have finished).
             await services.bus.stop()
@@ -198,7 +213,14 @@ def create_app(
         _ApiRoutes(_path_routes(services, discover_routers() if routers is None else routers))
     )
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
+    # Thumbnails of uploaded images, before the upload routes (api/thumbnails.py).
+    app.router.routes.extend(thumbnail_routes(services))
     app.router.routes.extend(upload_file_routes(services))
+    # Avatars and organization images, and /avatar/ redirects (api/avatars.py); before the
+    # custom emoji route, which takes the rest of /user_avatars/.
+    app.router.routes.extend(avatar_routes(services))
+    # Unicode emoji pictures and the emoji data file (api/emoji_images.py).
+    app.router.routes.extend(emoji_static_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).
     app.router.routes.extend(emoji_image_routes(services))
     return app

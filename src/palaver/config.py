@@ -82,6 +82,14 @@ class Settings(BaseModel):
     # Registering past this collects the user's least recently used queues first.
     max_event_queues_per_user: int = Field(default=50, ge=1)
 
+    # Media (lib/avatars.py, lib/thumbnails.py, lib/previews.py). Off by default so a server
+    # without Internet access still shows pictures: avatars are generated locally instead.
+    gravatar: bool = False
+    # Link and image previews fetch from the Internet; off turns every outgoing fetch off.
+    outgoing_fetches: bool = True
+    # Tests only: lets previews fetch from loopback/private addresses (a local test server).
+    outgoing_fetches_allow_private: bool = False
+
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
     )

@@ -121,6 +121,8 @@ def make_engine(settings: Settings) -> Engine:
 class Database:
     def __init__(self, settings: Settings, bus: EventBus) -> None:
         self.engine = make_engine(settings)
+        # Readers that only hold a session (avatar URLs follow the `gravatar` setting) find it here.
+        self.settings = settings
         self.bus = bus
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         # SQLite has one write lock per database, and its busy handler waits for it by

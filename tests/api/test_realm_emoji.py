@@ -13,12 +13,11 @@ from palaver.lib.realm_emoji import realm_emoji_for_reaction
 from palaver.services import Services
 from tests import helpers
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
+from tests.images import GIF, PNG
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
 BAD_CHARS = (
     "Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores."
 )
-GIF = b"GIF89a" + b"\x00" * 40
 
 
 def upload(api: Api, user: helpers.TestUser, name: str, data: bytes = PNG) -> Any:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from tests.helpers import Api, SeededRealm, assert_json_success
-
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
+from tests.images import PNG
 
 
 def test_custom_emoji_images_are_served_by_the_app(api: Api, realm: SeededRealm) -> None:

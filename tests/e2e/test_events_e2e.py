@@ -111,6 +111,8 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
             PALAVER_API_RATE_LIMIT="100000/60",
             # Long-polls end every two seconds, so workers restart and tests stop promptly.
             PALAVER_HEARTBEAT_SECONDS="2",
+            # Tests contact loopback only: no link previews.
+            PALAVER_OUTGOING_FETCHES="false",
         )
         if redis_url:
             env["PALAVER_REDIS_URL"] = redis_url

@@ -11,6 +11,7 @@ import zulip
 
 # The running server and its demo owner's client, shared with the client end-to-end tests.
 from tests.e2e.test_zulip_client import client, server, server_database_url  # noqa: F401
+from tests.images import image_bytes
 
 pytestmark = pytest.mark.e2e
 
@@ -59,7 +60,7 @@ def test_realm_administration(client: zulip.Client) -> None:  # noqa: F811
     } in linkifiers
     ok(client.remove_realm_filter(linkifier["id"]))
 
-    image = io.BytesIO(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32)
+    image = io.BytesIO(image_bytes(32, 32))
     image.name = "e2e.png"
     ok(client.upload_custom_emoji("e2e_tick", image))
     emoji = ok(client.get_realm_emoji())["emoji"]

@@ -132,6 +132,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, server_database_url: str) -
         PALAVER_PASSWORD_TIME_COST="1",
         PALAVER_PASSWORD_MEMORY_COST_KIB="8",
         PALAVER_LOG_LEVEL="warning",
+        # Tests contact loopback only: no link previews.
+        PALAVER_OUTGOING_FETCHES="false",
     )
     stdout, stderr = tmp / "stdout.txt", tmp / "stderr.txt"
     # Files, not pipes: nobody would drain a pipe while the tests run, and a full pipe

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import delete, insert
 from sqlalchemy.orm import Session
 
+from palaver.actions.thumbnails import delete_thumbnails, record_image
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.attachments import (
@@ -52,6 +53,8 @@ def do_upload_file(
             )
             session.add(attachment)
             session.flush()
+            # Images are noted for the thumbnail worker (workers/thumbnails.py).
+            record_image(session, attachment, data)
             _send_attachment_event(tx, session, attachment, "add")
     except BaseException:
         storage.delete(path_id)
@@ -76,6 +79,7 @@ def do_delete_attachment(
         )
     # After the commit: a rolled-back delete must leave the file in place.
     storage.delete(path_id)
+    delete_thumbnails(storage, path_id)
 
 
 def _send_attachment_event(tx: Tx, session: Session, attachment: Attachment, op: str) -> None:

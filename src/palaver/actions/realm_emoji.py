@@ -9,14 +9,17 @@ from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.emoji import is_valid_emoji_name
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
+from palaver.lib.images import emoji_images
 from palaver.lib.realm import active_user_ids
 from palaver.lib.realm_emoji import (
+    EMOJI_IMAGE_SIZE,
     active_realm_emoji_by_name,
     check_emoji_name,
     emoji_storage_key,
     image_kind,
     normalize_emoji_name,
     realm_emoji_dict,
+    still_file_name,
 )
 from palaver.lib.storage import FileStorage
 from palaver.lib.user_groups import is_user_in_group
@@ -42,6 +45,7 @@ def do_add_realm_emoji(
     if is_valid_emoji_name(name) and not user.is_realm_admin:
         raise JsonableError("Only administrators can override default emoji.")
     kind = image_kind(data)
+    picture, still = emoji_images(data, kind.extension, EMOJI_IMAGE_SIZE)
     try:
         with transaction(session) as tx:
             if active_realm_emoji_by_name(session, user.realm_id, name) is not None:
@@ -50,8 +54,11 @@ def do_add_realm_emoji(
             session.add(emoji)
             session.flush()
             emoji.file_name = f"{emoji.id}.{kind.extension}"
+            emoji.is_animated = still is not None
             # Stored before the commit: if storing fails, no emoji row points at a missing file.
-            storage.save(emoji_storage_key(user.realm_id, emoji.file_name), data, kind.content_type)
+            storage.save(emoji_storage_key(user.realm_id, emoji.file_name), picture, kind.content_type)
+            if still is not None:
+                storage.save(emoji_storage_key(user.realm_id, still_file_name(emoji)), still, "image/png")
             _notify(tx, session, user.realm_id)
     except IntegrityError:
         raise JsonableError(_DUPLICATE) from None

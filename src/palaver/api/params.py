@@ -287,7 +287,7 @@ def parse_params(specs: list[ParamSpec], raw: RawParams) -> tuple[dict[str, Any]
             name, value = spec.request_name, raw.path[spec.arg_name]
         elif spec.is_file:
             name, value = spec.request_name, raw.files.get(spec.request_name, _NOT_GIVEN)
-            if value is _NOT_GIVEN and raw.files and spec.required:
+            if value is _NOT_GIVEN and raw.files:
                 # Clients name the file field freely (zulip-js uses the file's name).
                 name, value = next(iter(raw.files.items()))
             used.update(raw.files)

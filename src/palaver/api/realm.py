@@ -36,6 +36,8 @@ def update_realm(
     new_stream_announcements_stream_id: int | None = None,
     signup_announcements_stream_id: int | None = None,
     zulip_update_announcements_stream_id: int | None = None,
+    inline_image_preview: bool | None = None,
+    inline_url_embed_preview: bool | None = None,
     **group_settings: GroupSettingUpdate | None,
 ) -> JsonDict:
     values = {
@@ -59,6 +61,8 @@ def update_realm(
             "new_stream_announcements_stream_id": new_stream_announcements_stream_id,
             "signup_announcements_stream_id": signup_announcements_stream_id,
             "zulip_update_announcements_stream_id": zulip_update_announcements_stream_id,
+            "inline_image_preview": inline_image_preview,
+            "inline_url_embed_preview": inline_url_embed_preview,
         }.items()
         if value is not None
     }

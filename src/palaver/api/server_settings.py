@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import realm_streams
 from palaver.lib.markdown import render_markdown
 from palaver.lib.realm import realm_url
+from palaver.lib.realm_images import realm_icon_url
 from palaver.models import Realm
 
 router = ApiRouter()
@@ -58,12 +57,11 @@ def get_server_settings(ctx: Ctx) -> JsonDict:
     realm = ctx.realm_or_none
     if realm is not None:
         url = realm_url(settings, realm)
-        digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
         result.update(
             realm_url=url,
             realm_uri=url,
             realm_name=realm.name,
-            realm_icon=f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={realm.icon_version}",
+            realm_icon=realm_icon_url(settings, realm),
             realm_description=render_markdown(realm.description),
             realm_web_public_access_enabled=_web_public_access_enabled(ctx, realm),
         )

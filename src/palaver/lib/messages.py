@@ -27,6 +27,7 @@ import orjson
 from sqlalchemy import func, literal, select
 from sqlalchemy.orm import Session
 
+from palaver.lib.avatars import avatar_url, hosted_by_gravatar
 from palaver.lib.channels import (
     Viewer,
     first_unprintable,
@@ -51,7 +52,6 @@ from palaver.lib.markdown import (
     render_message,
     topic_links,
 )
-from palaver.lib.users import avatar_url
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import (
@@ -403,7 +403,7 @@ def _wide_message_dict(
         "avatar_url": avatar_url(sender),
         "raw_content": message.content,
         # Clients computing Gravatar URLs need the real address, shown as sender_email.
-        "avatar_computable": sender.avatar_source == "G" and sender.email == sender.delivery_email,
+        "avatar_computable": hosted_by_gravatar(sender) and sender.email == sender.delivery_email,
     }
     if message.is_channel_message:
         stream = streams[message.recipient_id]
@@ -657,7 +657,11 @@ def markdown_context(session: Session, sender: UserProfile, content: str, realm_
 
 
 def render_content(session: Session, sender: UserProfile, content: str, realm_url: str) -> RenderResult:
-    return render_message(content, markdown_context(session, sender, content, realm_url))
+    from palaver.lib.thumbnails import apply_media_markup
+
+    rendered = render_message(content, markdown_context(session, sender, content, realm_url))
+    # Uploaded images show their thumbnails (or a placeholder while they are made).
+    return apply_media_markup(session, sender.realm, rendered)
 
 
 # Fetching -------------------------------------------------------------------------------------

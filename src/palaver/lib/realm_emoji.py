@@ -19,6 +19,8 @@ from palaver.lib.ids import is_storable_id
 from palaver.models.realm_emoji import RealmEmoji
 
 MAX_EMOJI_NAME_LENGTH = 60
+# Custom emoji are stored scaled down to fit this square (pixels), as Zulip does.
+EMOJI_IMAGE_SIZE = 64
 SOURCE_URL_PREFIX = "/user_avatars/"
 
 _VALID_NAME = re.compile(r"^[0-9a-z\-_]+(?<![\-_])$")
@@ -78,6 +80,17 @@ def source_url(emoji: RealmEmoji) -> str:
     return SOURCE_URL_PREFIX + emoji_storage_key(emoji.realm_id, emoji.file_name)
 
 
+def still_file_name(emoji: RealmEmoji) -> str:
+    """The first frame of an animated emoji, as PNG (``<id>.png`` under ``still/``)."""
+    return f"still/{emoji.id}.png"
+
+
+def still_url(emoji: RealmEmoji) -> str | None:
+    if not emoji.is_animated:
+        return None
+    return SOURCE_URL_PREFIX + emoji_storage_key(emoji.realm_id, still_file_name(emoji))
+
+
 def get_all_realm_emoji(session: Session, realm_id: int) -> list[RealmEmoji]:
     return list(
         session.scalars(select(RealmEmoji).where(RealmEmoji.realm_id == realm_id).order_by(RealmEmoji.id))
@@ -89,8 +102,7 @@ def format_realm_emoji(emoji: RealmEmoji) -> dict[str, Any]:
         "id": str(emoji.id),
         "name": emoji.name,
         "source_url": source_url(emoji),
-        # Animated images would need a still frame extracted; none are marked animated yet.
-        "still_url": None,
+        "still_url": still_url(emoji),
         "deactivated": emoji.deactivated,
         "author_id": emoji.author_id,
     }

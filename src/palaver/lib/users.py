@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -10,6 +9,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from palaver.lib.avatars import avatar_url as avatar_url  # re-exported for older callers
+from palaver.lib.avatars import hosted_by_gravatar
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.profile_fields import profile_data_for_users
@@ -45,16 +46,6 @@ def can_view_delivery_email(viewer: UserProfile | None, target: UserProfile) -> 
     return False
 
 
-def gravatar_url(email: str, version: int, *, medium: bool = False) -> str:
-    digest = hashlib.md5(email.strip().lower().encode(), usedforsecurity=False).hexdigest()
-    size = "&s=500" if medium else ""
-    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={version}{size}"
-
-
-def avatar_url(user: UserProfile, *, medium: bool = False) -> str:
-    return gravatar_url(user.delivery_email, user.avatar_version, medium=medium)
-
-
 def format_user(
     target: UserProfile,
     viewer: UserProfile | None,
@@ -68,7 +59,7 @@ def format_user(
     ``email_host`` is needed for a viewer who is not logged in (``None``).
     """
     sees_email = can_view_delivery_email(viewer, target)
-    hosted_elsewhere = target.avatar_source == "G"
+    hosted_elsewhere = hosted_by_gravatar(target)
     email = target.email
     if viewer is None and not target.is_bot:
         # Visibility "everyone" means everyone in the organization; a spectator is not.

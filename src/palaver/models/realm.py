@@ -83,6 +83,14 @@ class Realm(Base):
 
     icon_source: Mapped[str] = mapped_column(String(1), default="G")
     icon_version: Mapped[int] = mapped_column(default=1)
+    # "D" default, "U" uploaded (lib/realm_images.py).
+    logo_source: Mapped[str] = mapped_column(String(1), default="D")
+    logo_version: Mapped[int] = mapped_column(default=1)
+    night_logo_source: Mapped[str] = mapped_column(String(1), default="D")
+    night_logo_version: Mapped[int] = mapped_column(default=1)
+    # Previews in rendered messages (lib/previews.py).
+    inline_image_preview: Mapped[bool] = mapped_column(default=True)
+    inline_url_embed_preview: Mapped[bool] = mapped_column(default=False)
 
     can_access_all_users_group: Mapped[int | None] = mapped_column(default=None)
     can_add_custom_emoji_group: Mapped[int | None] = mapped_column(default=None)

@@ -62,6 +62,8 @@ class UserProfile(UserSettingsMixin, Base):
     timezone: Mapped[str] = mapped_column(String(40), default="")
     avatar_source: Mapped[str] = mapped_column(String(1), default="G")
     avatar_version: Mapped[int] = mapped_column(default=1)
+    # Random part of an uploaded avatar's storage key (lib/avatars.py): unguessable URLs.
+    avatar_hash: Mapped[str | None] = mapped_column(String(40), default=None)
     date_joined: Mapped[datetime] = mapped_column(default=utcnow)
     last_login: Mapped[datetime | None] = mapped_column(default=None)
     is_imported_stub: Mapped[bool] = mapped_column(default=False)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from palaver.lib import limits
+from palaver.lib.emoji_images import EMOJI_DATA_PATH
 from palaver.lib.group_settings import render_group_settings
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.realm_images import realm_image_fields
 from palaver.lib.register import StateContext, StateDict, state_provider
+from palaver.lib.thumbnails import server_thumbnail_formats
 from palaver.lib.user_groups import get_system_groups
 from palaver.lib.user_settings import setting_specs
 from palaver.models import RealmUserDefault
@@ -56,8 +57,8 @@ def _server_fields(ctx: StateContext) -> StateDict:
         "server_min_deactivated_realm_deletion_days": None,
         "server_max_deactivated_realm_deletion_days": None,
         "server_inline_image_preview": True,
-        "server_inline_url_embed_preview": False,
-        "server_thumbnail_formats": [],
+        "server_inline_url_embed_preview": ctx.settings.outgoing_fetches,
+        "server_thumbnail_formats": server_thumbnail_formats(),
         "server_avatar_changes_disabled": False,
         "server_name_changes_disabled": False,
         "server_needs_upgrade": False,
@@ -80,7 +81,6 @@ def realm_state(ctx: StateContext) -> StateDict:
     realm = ctx.realm
     settings = ctx.settings
     url = realm_url(settings, realm)
-    digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
     moves_within = realm.move_messages_within_stream_limit_seconds
     moves_between = realm.move_messages_between_streams_limit_seconds
     group_ids = {name: getattr(realm, name) for name in REALM_GROUP_SETTINGS}
@@ -97,12 +97,8 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_date_created": to_timestamp(realm.date_created),
         "realm_org_type": realm.org_type,
         "realm_plan_type": 1,
-        "realm_icon_url": f"https://secure.gravatar.com/avatar/{digest}?d=identicon&version={realm.icon_version}",
-        "realm_icon_source": realm.icon_source,
-        "realm_logo_url": "",
-        "realm_logo_source": "D",
-        "realm_night_logo_url": "",
-        "realm_night_logo_source": "D",
+        **realm_image_fields(settings, realm),
+        "server_emoji_data_url": url + EMOJI_DATA_PATH,
         "realm_bot_domain": realm_email_host(settings, realm),
         "realm_default_language": realm.default_language,
         "realm_invite_required": realm.invite_required,
@@ -132,8 +128,8 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_send_welcome_emails": False,
         "realm_message_content_allowed_in_email_notifications": True,
         "realm_want_advertise_in_communities_directory": False,
-        "realm_inline_image_preview": True,
-        "realm_inline_url_embed_preview": False,
+        "realm_inline_image_preview": realm.inline_image_preview,
+        "realm_inline_url_embed_preview": realm.inline_url_embed_preview,
         "realm_default_code_block_language": "",
         "realm_video_chat_provider": 0,
         "realm_available_video_chat_providers": {"disabled": {"name": "None", "id": 0}},

@@ -8,11 +8,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.lib.avatars import GRAVATAR, avatar_url_for, gravatar_enabled
 from palaver.lib.bots import bots_extra_fields
 from palaver.lib.profile_fields import format_profile_field, get_profile_fields
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_groups import is_user_in_group
-from palaver.lib.users import accessible_user_filter, avatar_url, can_view_delivery_email, gravatar_url
+from palaver.lib.users import accessible_user_filter, avatar_url, can_view_delivery_email
 from palaver.models import (
     CustomProfileField,
     CustomProfileFieldValue,
@@ -76,6 +77,7 @@ _USER_COLUMNS = tuple(
         "avatar_version",
         "is_imported_stub",
         "email_address_visibility",
+        "avatar_hash",
     )
 )
 
@@ -118,6 +120,7 @@ def realm_user_dicts(
         .order_by(table.c.id)
     )
     admin_roles = (Role.OWNER, Role.ADMINISTRATOR)
+    gravatar = gravatar_enabled(session)
     result = []
     for (
         user_id,
@@ -135,6 +138,7 @@ def realm_user_dicts(
         avatar_version,
         is_imported_stub,
         visibility,
+        avatar_hash,
     ) in rows:
         sees_email = is_bot or user_id == viewer.id or visibility in visible_levels
         person = {
@@ -153,8 +157,17 @@ def realm_user_dicts(
             "role": role,
             "timezone": timezone,
             "avatar_url": None
-            if (client_gravatar and sees_email and avatar_source == "G")
-            else gravatar_url(delivery_email, avatar_version),
+            if (client_gravatar and sees_email and gravatar and avatar_source == GRAVATAR)
+            else avatar_url_for(
+                realm_id=realm.id,
+                user_id=user_id,
+                full_name=full_name,
+                delivery_email=delivery_email,
+                source=avatar_source,
+                version=avatar_version,
+                avatar_hash=avatar_hash,
+                gravatar=gravatar,
+            ),
             "avatar_version": avatar_version,
             "is_imported_stub": is_imported_stub,
         }
