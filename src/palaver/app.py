@@ -26,6 +26,7 @@ from palaver.api.routing import (
     make_path_handler,
 )
 from palaver.api.uploads import upload_file_routes
+from palaver.api.webhooks import webhook_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
@@ -201,4 +202,6 @@ def create_app(
     app.router.routes.extend(upload_file_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).
     app.router.routes.extend(emoji_image_routes(services))
+    # Incoming webhooks read raw bodies and provider headers (api/webhooks.py).
+    app.router.routes.extend(webhook_routes(services))
     return app
