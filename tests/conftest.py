@@ -58,6 +58,8 @@ def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -
         "auth_rate_limit_per_ip": "1000/60",
         "create_demo_realm": False,
         "log_level": "warning",
+        # Service-bot tests drive the worker themselves (tests/workers/).
+        "service_bot_worker": False,
     }
     values.update(overrides)
     return load_settings(env={}, **values)

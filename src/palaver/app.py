@@ -31,6 +31,7 @@ from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.workers.outgoing_webhooks import ServiceBotWorker
 
 API_PREFIX = "/api/v1"
 
@@ -178,9 +179,15 @@ def create_app(
         # Sends scheduled messages and reminders when due (lib/scheduler.py).
         scheduler = Scheduler(services)
         await scheduler.start()
+        # Delivers work to outgoing-webhook and embedded bots (workers/outgoing_webhooks.py).
+        bot_worker = ServiceBotWorker(services) if settings.service_bot_worker else None
+        if bot_worker is not None:
+            await bot_worker.start()
         try:
             yield
         finally:
+            if bot_worker is not None:
+                await bot_worker.stop()
             await scheduler.stop()
             # Saves in-process queues for the next start (after requests have finished).
             await services.bus.stop()

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
+from palaver.actions.service_bot_queue import queue_service_bot_events
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
@@ -384,11 +385,12 @@ def do_send_message(
         session.add(message)
         session.flush()
 
+        mentioned = _mentioned_user_ids(session, rendered)
         flags = _recipient_flags(
             sender,
             recipients,
             rendered,
-            _mentioned_user_ids(session, rendered),
+            mentioned,
             participants,
             context,
             read_user_ids=_muting_user_ids(session, sender),
@@ -412,6 +414,8 @@ def do_send_message(
         _send_message_events(
             tx, session, sender, message, stream, flags, context, dm_members=recipients.dm_members
         )
+        # Outgoing-webhook and embedded bots mentioned or written to (workers/outgoing_webhooks.py).
+        queue_service_bot_events(session, sender, message.id, mentioned, recipients.dm_members)
     return message.id
 
 

@@ -1,0 +1,1 @@
+"""Background workers that run inside each server process, off the request threads."""
