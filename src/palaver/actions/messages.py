@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
@@ -20,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
 from palaver.actions.service_bot_queue import queue_service_bot_events
+from palaver.actions.submessages import create_widget_submessages
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
@@ -411,8 +413,18 @@ def do_send_message(
             update_message_attachments(tx, session, sender, message, rendered.links)
         if stream is not None:
             note_messages_arrived(tx, session, stream, message.id)
+        # A /poll or /todo message carries its widget from the start (lib/widgets.py).
+        submessages = create_widget_submessages(session, message)
         _send_message_events(
-            tx, session, sender, message, stream, flags, context, dm_members=recipients.dm_members
+            tx,
+            session,
+            sender,
+            message,
+            stream,
+            flags,
+            context,
+            dm_members=recipients.dm_members,
+            submessages=submessages,
         )
         # Outgoing-webhook and embedded bots mentioned or written to (workers/outgoing_webhooks.py).
         queue_service_bot_events(session, sender, message.id, mentioned, recipients.dm_members)
@@ -489,6 +501,7 @@ def _send_message_events(
     context: SendContext,
     *,
     dm_members: Sequence[UserProfile] = (),
+    submessages: Sequence[dict[str, Any]] = (),
 ) -> None:
     """The message events of a message just written; a direct message needs ``dm_members``
     (or they are read back from the database)."""
@@ -496,6 +509,8 @@ def _send_message_events(
         wide = new_message_wide_dict(message, sender, stream, dm_members)
     else:
         wide = wide_message_dicts(session, [message])[message.id]
+    if submessages:
+        wide["submessages"] = list(submessages)
     payload = ev.MessagePayload(
         **finalize_message(wide, apply_markdown=True, client_gravatar=False, allow_empty_topic_name=True)
     )
