@@ -35,6 +35,7 @@ def create_bot(
     default_sending_stream: str | None = None,
     default_events_register_stream: str | None = None,
     default_all_public_streams: bool | None = None,
+    config_data: dict[str, str] | None = None,
 ) -> JsonDict:
     if bot_type == BotType.OUTGOING_WEBHOOK:
         check_service_url(ctx.services.settings.outgoing_webhooks_allow_private, "payload_url", payload_url)
@@ -51,6 +52,7 @@ def create_bot(
         defaults=_defaults_change(
             default_sending_stream, default_events_register_stream, default_all_public_streams
         ),
+        config_data=config_data,
     )
     extra = bot_extra_fields(ctx.session, bot)
     return {

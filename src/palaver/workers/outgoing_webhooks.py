@@ -157,7 +157,7 @@ class ServiceBotWorker:
     def _run_embedded(
         self, session: Session, event: ServiceBotEvent, bot: UserProfile, message: Message
     ) -> None:
-        from palaver.lib.embedded_bots import run_embedded_bot
+        from palaver.workers.embedded_bots import run_embedded_bot
 
         try:
             run_embedded_bot(session, self.services.settings, bot, message, event.trigger)
