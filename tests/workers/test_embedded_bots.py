@@ -9,7 +9,7 @@ import pytest
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from tests import helpers
 from tests.api.test_messages_send import create_channel, fetch, fetch_one, send_dm, send_stream
-from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success
+from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
 from tests.workers.conftest import create_service_bot
 
 
@@ -119,3 +119,17 @@ def test_a_failing_bot_tells_its_owner(
     assert note["type"] == "private"
     assert "Channel 'nowhere' does not exist" in note["content"]
     assert worker.run_due() == 0
+
+
+def test_config_data_can_be_changed(api: Api, realm: SeededRealm, events: EventRecorder) -> None:
+    bot = embedded(api, realm.hamlet, "follow", "followup", config_data={"stream": "a"})
+    events.clear()
+    assert_json_success(api.patch(realm.hamlet, f"bots/{bot.id}", {"config_data": {"stream": "b"}}))
+    [(event, _)] = events.of_type("realm_bot", "update")
+    assert event["bot"]["services"] == [{"service_name": "followup", "config_data": {"stream": "b"}}]
+    hello = embedded(api, realm.hamlet, "generic", "helloworld")
+    assert_json_success(api.patch(realm.hamlet, f"bots/{hello.id}", {"config_data": {"k": "v"}}))
+    assert_json_error(
+        api.patch(realm.hamlet, f"bots/{realm.default_bot.id}", {"config_data": {"k": "v"}}),
+        "Only embedded bots have config_data",
+    )

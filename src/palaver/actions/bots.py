@@ -234,6 +234,7 @@ def do_update_bot(
     defaults: BotDefaultsChange | None = None,
     service_payload_url: str | None = None,
     service_interface: int = ServiceInterface.GENERIC,
+    config_data: dict[str, str] | None = None,
 ) -> None:
     """All the changes apply together or not at all."""
     with transaction(session) as tx:
@@ -267,3 +268,23 @@ def do_update_bot(
             for service in services:
                 service.base_url, service.interface = service_payload_url, service_interface
             _send_services(tx, session, bot)
+        if config_data is not None:
+            _set_bot_config(session, bot, config_data)
+            _send_services(tx, session, bot)
+
+
+def _set_bot_config(session: Session, bot: UserProfile, config_data: dict[str, str]) -> None:
+    """Set (add or replace) an embedded bot's configuration keys."""
+    if bot.bot_type != BotType.EMBEDDED:
+        raise JsonableError("Only embedded bots have config_data")
+    services = get_bot_services(session, bot.id)
+    _, config = check_embedded_bot(services[0].name if services else None, config_data)
+    existing = {
+        row.key: row
+        for row in session.scalars(select(BotConfigData).where(BotConfigData.bot_profile_id == bot.id))
+    }
+    for key, value in config.items():
+        if key in existing:
+            existing[key].value = value
+        else:
+            session.add(BotConfigData(bot_profile_id=bot.id, key=key, value=value))

@@ -99,6 +99,7 @@ def update_bot(
     default_all_public_streams: bool | None = None,
     service_payload_url: str | None = None,
     service_interface: int = ServiceInterface.GENERIC,
+    config_data: dict[str, str] | None = None,
 ) -> JsonDict:
     bot = access_bot_by_id(ctx.session, ctx.me, bot_id)
     if service_payload_url is not None:
@@ -116,6 +117,7 @@ def update_bot(
         ),
         service_payload_url=service_payload_url,
         service_interface=service_interface,
+        config_data=config_data,
     )
     extra = bot_extra_fields(ctx.session, bot)
     result: JsonDict = {
