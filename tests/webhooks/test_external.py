@@ -19,7 +19,7 @@ def test_text_posts_the_body_to_the_channel_and_topic(hook: Hook) -> None:
     assert message["subject"] == "backups"
     assert message["sender_id"] == hook.bot.id
     assert "<strong>done</strong>" in message["content"]
-    assert message["client"] == "Plain textWebhook"
+    assert message["client"] == "Webhook/text"
 
 
 def test_text_form_content_field_and_default_topic(hook: Hook) -> None:

@@ -69,7 +69,7 @@ def _handle(services: Services, integration: Integration, request: WebhookReques
         context = SendContext(
             realm_url=realm_url(services.settings, realm),
             email_host=realm_email_host(services.settings, realm),
-            client=f"{integration.display_name}Webhook",
+            client=f"Webhook/{integration.name}",
         )
         ids = do_send_webhook_notifications(
             session,

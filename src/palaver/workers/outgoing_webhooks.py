@@ -290,8 +290,12 @@ class ServiceBotWorker:
     # Running in the server ----------------------------------------------------------------------
 
     def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
-        # Any new message may have queued work; the round that follows costs one small query.
-        if event.get("type") == "message" and self._loop is not None and self._wake is not None:
+        # Only direct messages and messages with a mention can trigger a bot: plain channel
+        # chatter does not cost a round (and its queries) per message.
+        if event.get("type") != "message" or self._loop is None or self._wake is None:
+            return
+        message = event.get("message") or {}
+        if message.get("type") == "private" or "user-mention" in str(message.get("content", "")):
             self._loop.call_soon_threadsafe(self._wake.set)
 
     async def _run(self) -> None:
