@@ -133,3 +133,15 @@ def test_config_data_can_be_changed(api: Api, realm: SeededRealm, events: EventR
         api.patch(realm.hamlet, f"bots/{realm.default_bot.id}", {"config_data": {"k": "v"}}),
         "Only embedded bots have config_data",
     )
+
+
+def test_virtual_fs_keeps_its_files_in_storage(
+    api: Api, realm: SeededRealm, channel: str, worker: ServiceBotWorker
+) -> None:
+    embedded(api, realm.hamlet, "fs", "virtual_fs")
+    send_stream(api, realm.othello, channel, "files", "@**Fs** mkdir home")
+    worker.run_due()
+    assert latest(api, realm.othello)["content"].endswith("directory created")
+    send_stream(api, realm.othello, channel, "files", "@**Fs** ls")
+    worker.run_due()
+    assert "home" in latest(api, realm.othello)["content"]
