@@ -62,6 +62,8 @@ def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -
         # of previews build apps with their own settings (tests/api/test_avatars.py).
         "gravatar": True,
         "outgoing_fetches": False,
+        # Service-bot tests drive the worker themselves (tests/workers/).
+        "service_bot_worker": False,
     }
     values.update(overrides)
     return load_settings(env={}, **values)

@@ -29,10 +29,12 @@ from palaver.api.routing import (
 )
 from palaver.api.thumbnails import thumbnail_routes
 from palaver.api.uploads import upload_file_routes
+from palaver.api.webhooks import webhook_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from palaver.workers.previews import PreviewWorker
 from palaver.workers.thumbnails import ThumbnailWorker
 
@@ -189,9 +191,15 @@ def create_app(
         previews = PreviewWorker(services) if settings.outgoing_fetches else None
         if previews is not None:
             await previews.start()
+        # Delivers work to outgoing-webhook and embedded bots (workers/outgoing_webhooks.py).
+        bot_worker = ServiceBotWorker(services) if settings.service_bot_worker else None
+        if bot_worker is not None:
+            await bot_worker.start()
         try:
             yield
         finally:
+            if bot_worker is not None:
+                await bot_worker.stop()
             if previews is not None:
                 await previews.stop()
             await thumbnails.stop()
@@ -223,4 +231,6 @@ def create_app(
     app.router.routes.extend(emoji_static_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).
     app.router.routes.extend(emoji_image_routes(services))
+    # Incoming webhooks read raw bodies and provider headers (api/webhooks.py).
+    app.router.routes.extend(webhook_routes(services))
     return app

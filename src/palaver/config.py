@@ -90,6 +90,13 @@ class Settings(BaseModel):
     # Tests only: lets previews fetch from loopback/private addresses (a local test server).
     outgoing_fetches_allow_private: bool = False
 
+    # Outgoing-webhook and embedded bots (workers/outgoing_webhooks.py). Service URLs that
+    # resolve to private, loopback or link-local addresses are refused unless allowed.
+    outgoing_webhooks_allow_private: bool = False
+    outgoing_webhook_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
+    # Run the bot worker in each server process; tests drive it themselves.
+    service_bot_worker: bool = True
+
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
     )

@@ -130,7 +130,7 @@ def test_outgoing_webhook_and_defaults(api: Api, realm: SeededRealm, events: Eve
         ({"short_name": "a b"}, "Bad name or username"),
         ({"full_name": " "}, "Name too short!"),
         ({"bot_type": 7}, "Invalid bot type"),
-        ({"bot_type": 4}, "Embedded bots are not enabled."),
+        ({"bot_type": 4}, "Invalid embedded bot name."),
         ({"bot_type": 3, "payload_url": "nope"}, "payload_url is not a URL"),
         ({"interface_type": 9}, "Invalid interface type"),
         ({"default_sending_stream": "no such channel"}, "Invalid channel name 'no such channel'"),

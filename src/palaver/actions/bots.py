@@ -31,12 +31,14 @@ from palaver.lib.bots import (
     get_bot_services,
 )
 from palaver.lib.channels import access_stream_by_name
+from palaver.lib.embedded_bots import check_embedded_bot
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.passwords import generate_api_key
 from palaver.lib.realm import active_user_ids
 from palaver.lib.user_groups import is_user_in_group
 from palaver.lib.users import get_realm_user, get_user_by_delivery_email
 from palaver.models.bots import BotDefaults, BotService, ServiceInterface
+from palaver.models.service_bots import BotConfigData
 from palaver.models.users import BotType, UserProfile
 
 
@@ -67,8 +69,6 @@ def check_bot_creation_allowed(session: Session, user: UserProfile, bot_type: in
         raise JsonableError("Not allowed for guest users")
     if bot_type not in set(BotType):
         raise JsonableError("Invalid bot type")
-    if bot_type == BotType.EMBEDDED:
-        raise JsonableError("Embedded bots are not enabled.")
     realm = user.realm
     if is_user_in_group(session, user, realm.can_create_bots_group):
         return
@@ -141,8 +141,11 @@ def do_create_bot(
     service_name: str | None = None,
     interface_type: int = ServiceInterface.GENERIC,
     defaults: BotDefaultsChange | None = None,
+    config_data: dict[str, str] | None = None,
 ) -> UserProfile:
     check_bot_creation_allowed(session, user, bot_type)
+    if bot_type == BotType.EMBEDDED:
+        service_name, config_data = check_embedded_bot(service_name, config_data)
     short_name = check_short_name(short_name)
     full_name = check_full_name(full_name)
     check_interface_type(interface_type)
@@ -166,7 +169,7 @@ def do_create_bot(
         )
         if defaults is not None:
             _apply_defaults(tx, session, user, bot, defaults, announce=False)
-        if bot_type == BotType.OUTGOING_WEBHOOK:
+        if bot_type in (BotType.OUTGOING_WEBHOOK, BotType.EMBEDDED):
             session.add(
                 BotService(
                     bot_profile_id=bot.id,
@@ -175,6 +178,12 @@ def do_create_bot(
                     token=generate_api_key(),
                     interface=interface_type,
                 )
+            )
+        if bot_type == BotType.EMBEDDED:
+            # The embedded bot's settings (lib/embedded_bots.py), read by get_config_info.
+            session.add_all(
+                BotConfigData(bot_profile_id=bot.id, key=key, value=value)
+                for key, value in (config_data or {}).items()
             )
         session.flush()
         send_bot_added(tx, session, bot)
@@ -225,6 +234,7 @@ def do_update_bot(
     defaults: BotDefaultsChange | None = None,
     service_payload_url: str | None = None,
     service_interface: int = ServiceInterface.GENERIC,
+    config_data: dict[str, str] | None = None,
 ) -> None:
     """All the changes apply together or not at all."""
     with transaction(session) as tx:
@@ -258,3 +268,23 @@ def do_update_bot(
             for service in services:
                 service.base_url, service.interface = service_payload_url, service_interface
             _send_services(tx, session, bot)
+        if config_data is not None:
+            _set_bot_config(session, bot, config_data)
+            _send_services(tx, session, bot)
+
+
+def _set_bot_config(session: Session, bot: UserProfile, config_data: dict[str, str]) -> None:
+    """Set (add or replace) an embedded bot's configuration keys."""
+    if bot.bot_type != BotType.EMBEDDED:
+        raise JsonableError("Only embedded bots have config_data")
+    services = get_bot_services(session, bot.id)
+    _, config = check_embedded_bot(services[0].name if services else None, config_data)
+    existing = {
+        row.key: row
+        for row in session.scalars(select(BotConfigData).where(BotConfigData.bot_profile_id == bot.id))
+    }
+    for key, value in config.items():
+        if key in existing:
+            existing[key].value = value
+        else:
+            session.add(BotConfigData(bot_profile_id=bot.id, key=key, value=value))

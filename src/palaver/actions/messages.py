@@ -13,12 +13,15 @@ from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
+from palaver.actions.service_bot_queue import queue_service_bot_events
+from palaver.actions.submessages import create_widget_submessages
 from palaver.db import Tx, lock_rows, transaction
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
@@ -384,11 +387,12 @@ def do_send_message(
         session.add(message)
         session.flush()
 
+        mentioned = _mentioned_user_ids(session, rendered)
         flags = _recipient_flags(
             sender,
             recipients,
             rendered,
-            _mentioned_user_ids(session, rendered),
+            mentioned,
             participants,
             context,
             read_user_ids=_muting_user_ids(session, sender),
@@ -409,9 +413,21 @@ def do_send_message(
             update_message_attachments(tx, session, sender, message, rendered.links)
         if stream is not None:
             note_messages_arrived(tx, session, stream, message.id)
+        # A /poll or /todo message carries its widget from the start (lib/widgets.py).
+        submessages = create_widget_submessages(session, message)
         _send_message_events(
-            tx, session, sender, message, stream, flags, context, dm_members=recipients.dm_members
+            tx,
+            session,
+            sender,
+            message,
+            stream,
+            flags,
+            context,
+            dm_members=recipients.dm_members,
+            submessages=submessages,
         )
+        # Outgoing-webhook and embedded bots mentioned or written to (workers/outgoing_webhooks.py).
+        queue_service_bot_events(session, sender, message.id, mentioned, recipients.dm_members)
     return message.id
 
 
@@ -485,6 +501,7 @@ def _send_message_events(
     context: SendContext,
     *,
     dm_members: Sequence[UserProfile] = (),
+    submessages: Sequence[dict[str, Any]] = (),
 ) -> None:
     """The message events of a message just written; a direct message needs ``dm_members``
     (or they are read back from the database)."""
@@ -492,6 +509,8 @@ def _send_message_events(
         wide = new_message_wide_dict(message, sender, stream, dm_members)
     else:
         wide = wide_message_dicts(session, [message])[message.id]
+    if submessages:
+        wide["submessages"] = list(submessages)
     payload = ev.MessagePayload(
         **finalize_message(wide, apply_markdown=True, client_gravatar=False, allow_empty_topic_name=True)
     )

@@ -6,6 +6,7 @@ from palaver.actions.bots import BotDefaultsChange, do_create_bot, do_update_bot
 from palaver.actions.users import do_deactivate_user, do_regenerate_api_key
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.bots import access_bot_by_id, bot_extra_fields, owned_bots
+from palaver.lib.outgoing_webhooks import check_service_url
 from palaver.lib.realm import realm_email_host
 from palaver.lib.users import avatar_url, get_realm_user
 from palaver.models.bots import ServiceInterface
@@ -34,7 +35,10 @@ def create_bot(
     default_sending_stream: str | None = None,
     default_events_register_stream: str | None = None,
     default_all_public_streams: bool | None = None,
+    config_data: dict[str, str] | None = None,
 ) -> JsonDict:
+    if bot_type == BotType.OUTGOING_WEBHOOK:
+        check_service_url(ctx.services.settings.outgoing_webhooks_allow_private, "payload_url", payload_url)
     bot = do_create_bot(
         ctx.session,
         ctx.me,
@@ -48,6 +52,7 @@ def create_bot(
         defaults=_defaults_change(
             default_sending_stream, default_events_register_stream, default_all_public_streams
         ),
+        config_data=config_data,
     )
     extra = bot_extra_fields(ctx.session, bot)
     return {
@@ -94,8 +99,12 @@ def update_bot(
     default_all_public_streams: bool | None = None,
     service_payload_url: str | None = None,
     service_interface: int = ServiceInterface.GENERIC,
+    config_data: dict[str, str] | None = None,
 ) -> JsonDict:
     bot = access_bot_by_id(ctx.session, ctx.me, bot_id)
+    if service_payload_url is not None:
+        allow_private = ctx.services.settings.outgoing_webhooks_allow_private
+        check_service_url(allow_private, "service_payload_url", service_payload_url)
     do_update_bot(
         ctx.session,
         ctx.me,
@@ -108,6 +117,7 @@ def update_bot(
         ),
         service_payload_url=service_payload_url,
         service_interface=service_interface,
+        config_data=config_data,
     )
     extra = bot_extra_fields(ctx.session, bot)
     result: JsonDict = {

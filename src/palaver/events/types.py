@@ -1150,3 +1150,17 @@ class NavigationViewRemove(Event):
     type: Literal["navigation_view"] = "navigation_view"
     op: Literal["remove"] = "remove"
     fragment: str
+
+
+# submessage -------------------------------------------------------------------------------
+
+
+class SubmessageEvent(Event):
+    """Widget data added to a message (a vote, an option, a task)."""
+
+    type: Literal["submessage"] = "submessage"
+    msg_type: str
+    content: str
+    message_id: int
+    sender_id: int
+    submessage_id: int

@@ -19,7 +19,8 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.users import get_realm_user
 from palaver.models.bots import BotDefaults, BotService, ServiceInterface
 from palaver.models.channels import Stream
-from palaver.models.users import UserProfile
+from palaver.models.service_bots import BotConfigData
+from palaver.models.users import BotType, UserProfile
 
 # What the local part of a bot's email may hold before "-bot".
 _SHORT_NAME = re.compile(r"^[A-Za-z0-9_.+\-]+$")
@@ -91,10 +92,20 @@ def bots_extra_fields(session: Session, bots: Sequence[UserProfile]) -> dict[int
         rows = session.execute(select(Stream.id, Stream.name).where(Stream.id.in_(stream_ids)))
         stream_names = {stream_id: name for stream_id, name in rows}
     services: dict[int, list[dict[str, Any]]] = {bot_id: [] for bot_id in bot_ids}
+    embedded = {bot.id for bot in bots if bot.bot_type == BotType.EMBEDDED}
+    configs: dict[int, dict[str, str]] = {bot_id: {} for bot_id in embedded}
+    if embedded:
+        for row in session.scalars(select(BotConfigData).where(BotConfigData.bot_profile_id.in_(embedded))):
+            configs[row.bot_profile_id][row.key] = row.value
     for service in session.scalars(
         select(BotService).where(BotService.bot_profile_id.in_(bot_ids)).order_by(BotService.id)
     ):
-        services[service.bot_profile_id].append(format_service(service))
+        if service.bot_profile_id in embedded:
+            # Embedded bots show which bot runs and its settings instead of a URL.
+            entry = {"service_name": service.name, "config_data": configs[service.bot_profile_id]}
+            services[service.bot_profile_id].append(entry)
+        else:
+            services[service.bot_profile_id].append(format_service(service))
     result: dict[int, dict[str, Any]] = {}
     for bot_id in bot_ids:
         d = defaults.get(bot_id)

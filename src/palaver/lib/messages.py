@@ -52,6 +52,7 @@ from palaver.lib.markdown import (
     render_message,
     topic_links,
 )
+from palaver.lib.widgets import submessages_by_message
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import (
@@ -349,12 +350,16 @@ def wide_message_dicts(
         select(Reaction).where(Reaction.message_id.in_([m.id for m in messages])).order_by(Reaction.id)
     ):
         reactions[reaction.message_id].append(reaction)
-    return {
+    result = {
         message.id: _wide_message_dict(
             message, users, streams, members, reactions.get(message.id, []), allow_edit_history
         )
         for message in messages
     }
+    # Widgets' data (lib/widgets.py).
+    for message_id, submessages in submessages_by_message(session, result).items():
+        result[message_id]["submessages"] = submessages
+    return result
 
 
 def new_message_wide_dict(

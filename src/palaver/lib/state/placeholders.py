@@ -23,16 +23,6 @@ def realm_filters(ctx: StateContext) -> StateDict:
     return {"realm_filters": []}
 
 
-@state_provider("realm_embedded_bots", placeholder=True)
-def realm_embedded_bots(ctx: StateContext) -> StateDict:
-    return {"realm_embedded_bots": []}
-
-
-@state_provider("realm_incoming_webhook_bots", placeholder=True)
-def realm_incoming_webhook_bots(ctx: StateContext) -> StateDict:
-    return {"realm_incoming_webhook_bots": []}
-
-
 @state_provider("onboarding_steps", placeholder=True)
 def onboarding_steps(ctx: StateContext) -> StateDict:
     return {"onboarding_steps": [], "navigation_tour_video_url": None}
