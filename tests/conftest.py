@@ -58,6 +58,8 @@ def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -
         "auth_rate_limit_per_ip": "1000/60",
         "create_demo_realm": False,
         "log_level": "warning",
+        # Tests drive the email worker themselves (tests/lib/email/), with their own clock.
+        "email_worker": False,
     }
     values.update(overrides)
     return load_settings(env={}, **values)

@@ -30,6 +30,7 @@ from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.workers.email import EmailWorker
 
 API_PREFIX = "/api/v1"
 
@@ -177,10 +178,16 @@ def create_app(
         # Sends scheduled messages and reminders when due (lib/scheduler.py).
         scheduler = Scheduler(services)
         await scheduler.start()
+        # Delivers the email outbox and queues missed-message emails (workers/email.py).
+        email_worker = EmailWorker(services) if settings.email_worker else None
+        if email_worker is not None:
+            await email_worker.start()
         try:
             yield
         finally:
             await scheduler.stop()
+            if email_worker is not None:
+                await email_worker.stop()
             # Saves in-process queues for the next start (after requests have finished).
             await services.bus.stop()
             services.close()

@@ -80,6 +80,14 @@ class Settings(BaseModel):
     event_queue_idle_timeout_seconds: int = Field(default=600, ge=1)
     heartbeat_seconds: int = Field(default=50, ge=1, le=59)
 
+    # Email (lib/email/): without smtp_url, mail is written to <data_dir>/outbox/ as .eml files.
+    smtp_url: str | None = None
+    noreply_email: str = ""
+    # Domain of reply-by-email and channel addresses; empty means the external_url's host.
+    email_gateway_domain: str = ""
+    # Run the email-delivery worker in each server process (workers/email.py).
+    email_worker: bool = True
+
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
     )
@@ -139,6 +147,15 @@ class Settings(BaseModel):
             parts = urlsplit(value)
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise ValueError("must be an http:// or https:// URL")
+        return value or None
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _check_smtp_url(cls, value: str | None) -> str | None:
+        if value:
+            from palaver.lib.email.smtp_url import parse_smtp_url
+
+            parse_smtp_url(value)  # raises ValueError with the reason
         return value or None
 
     @model_validator(mode="after")

@@ -1,0 +1,13 @@
+"""Missed-message emails (filled in below)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from palaver.config import Settings
+
+
+def queue_due_missed_message_emails(session: Session, settings: Settings, now: datetime) -> int:
+    return 0

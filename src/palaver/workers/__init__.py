@@ -1,0 +1,1 @@
+"""Background workers started from the app's lifespan."""
