@@ -30,6 +30,7 @@ from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.web_pages import web_page_routes
 from palaver.workers.email import EmailWorker
 
 API_PREFIX = "/api/v1"
@@ -208,4 +209,6 @@ def create_app(
     app.router.routes.extend(upload_file_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).
     app.router.routes.extend(emoji_image_routes(services))
+    # Server-rendered sign-up, password-reset and email-confirmation pages (web_pages/).
+    app.router.routes.extend(web_page_routes(services))
     return app

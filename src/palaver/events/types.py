@@ -1150,3 +1150,12 @@ class NavigationViewRemove(Event):
     type: Literal["navigation_view"] = "navigation_view"
     op: Literal["remove"] = "remove"
     fragment: str
+
+
+# invites ------------------------------------------------------------------------------------
+
+
+class InvitesChanged(Event):
+    """The invitations a user may manage changed; clients refetch GET /invites."""
+
+    type: Literal["invites_changed"] = "invites_changed"

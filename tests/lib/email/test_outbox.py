@@ -17,8 +17,8 @@ from palaver.models.email_outbox import EmailOutbox
 from palaver.services import Services
 from palaver.timeutil import utcnow
 from palaver.workers.email import EmailWorker
+from tests.email_helpers import SmtpSink, free_port, parts
 from tests.helpers import SeededRealm
-from tests.lib.email.conftest import SmtpSink, free_port, parts
 
 
 def _queue_login_notice(services: Services, realm: SeededRealm, to: str) -> int:
