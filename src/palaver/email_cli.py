@@ -57,7 +57,55 @@ def cmd_outbox(args: argparse.Namespace) -> None:
         print(f"{Path(e['file']).name}  {e['to']:<32}  {e['subject']}")
 
 
+def cmd_email_gateway(args: argparse.Namespace) -> None:
+    from palaver.bootstrap import open_services
+    from palaver.cli import CliError, _settings
+    from palaver.lib.email.gateway_server import make_controller, receive
+    from palaver.lib.email.incoming import recipient_addresses
+
+    settings = _settings(args)
+    if args.stdin:
+        raw = sys.stdin.buffer.read()
+        recipients = [args.recipient] if args.recipient else recipient_addresses(raw)
+        if not recipients:
+            raise CliError("no recipient: pass --recipient (Postfix: ${original_recipient})")
+        with open_services(settings) as services:
+            delivered, refused = receive(services, raw, recipients)
+        if refused and not delivered:
+            # Mail servers bounce on exit code 67 (EX_NOUSER) and retry on 75 (EX_TEMPFAIL).
+            print(f"palaver: error: {refused[0]}", file=sys.stderr)
+            raise SystemExit(75 if refused[0].startswith("4") else 67)
+        return
+    if args.port is None:
+        raise CliError("give --port N to listen, or --stdin to read one message")
+    import signal
+    import threading
+
+    with open_services(settings) as services:
+        controller = make_controller(services, args.host, args.port, lmtp=args.lmtp)
+        controller.start()
+        kind = "LMTP" if args.lmtp else "SMTP"
+        print(f"Email gateway ({kind}) listening on {args.host}:{args.port}", flush=True)
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            controller.stop()
+
+
 def register_email_commands(add: AddCommand) -> None:
     outbox = add("outbox", cmd_outbox, "list emails written to <data_dir>/outbox/ (no smtp_url set)")
     outbox.add_argument("--json", action="store_true", help="print JSON")
     outbox.add_argument("--show", metavar="NAME", help="print one email (file name or its prefix)")
+
+    gateway = add("email-gateway", cmd_email_gateway, "post incoming email as messages (SMTP/LMTP or stdin)")
+    gateway.add_argument("--port", type=int, help="listen for SMTP (or LMTP) on this port")
+    gateway.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    gateway.add_argument("--lmtp", action="store_true", help="speak LMTP instead of SMTP")
+    gateway.add_argument(
+        "--stdin", action="store_true", help="read one message from stdin (mail server pipe)"
+    )
+    gateway.add_argument("--recipient", help="with --stdin: the address it was delivered to")
