@@ -34,6 +34,18 @@ def outbox_entries(directory: Path) -> list[dict[str, Any]]:
     return entries
 
 
+def readable_email(path: Path) -> str:
+    """Main headers and the decoded plain-text part (the raw file may be quoted-printable)."""
+    with path.open("rb") as f:
+        message = BytesParser(policy=policy.default).parse(f)
+    lines = [
+        f"{name}: {message[name]}" for name in ("Date", "From", "To", "Reply-To", "Subject") if message[name]
+    ]
+    body = message.get_body(preferencelist=("plain",))
+    text = body.get_content() if body is not None and hasattr(body, "get_content") else ""
+    return "\n".join(lines) + "\n\n" + str(text)
+
+
 def cmd_outbox(args: argparse.Namespace) -> None:
     from palaver.cli import _settings
     from palaver.lib.email.transport import outbox_dir
@@ -45,7 +57,7 @@ def cmd_outbox(args: argparse.Namespace) -> None:
         if not match:
             print(f"palaver: error: no email {args.show!r} in the outbox", file=sys.stderr)
             raise SystemExit(1)
-        sys.stdout.write(Path(match[-1]["file"]).read_text(errors="replace"))
+        sys.stdout.write(readable_email(Path(match[-1]["file"])))
         return
     if args.json:
         print(json.dumps(entries, indent=2))
@@ -99,7 +111,9 @@ def cmd_email_gateway(args: argparse.Namespace) -> None:
 def register_email_commands(add: AddCommand) -> None:
     outbox = add("outbox", cmd_outbox, "list emails written to <data_dir>/outbox/ (no smtp_url set)")
     outbox.add_argument("--json", action="store_true", help="print JSON")
-    outbox.add_argument("--show", metavar="NAME", help="print one email (file name or its prefix)")
+    outbox.add_argument(
+        "--show", metavar="NAME", help="print one email's headers and text (file name or prefix)"
+    )
 
     gateway = add("email-gateway", cmd_email_gateway, "post incoming email as messages (SMTP/LMTP or stdin)")
     gateway.add_argument("--port", type=int, help="listen for SMTP (or LMTP) on this port")

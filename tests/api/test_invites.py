@@ -261,3 +261,29 @@ def test_bad_expiry(api: Api, realm: SeededRealm, minutes: int) -> None:
         ),
         "Invalid invite_expires_in_minutes",
     )
+
+
+def test_signup_from_the_outbox_directory_and_chat(
+    api: Api, client: TestClient, realm: SeededRealm, services: Any, tmp_path: Any, capsys: Any
+) -> None:
+    """The embedded default: no SMTP, the invitation is read from `palaver outbox`."""
+    from palaver.cli import main
+    from palaver.lib.email.transport import DirectoryTransport
+
+    new = f"romeo@{realm.string_id}.example.com"
+    assert_json_success(api.post(realm.hamlet, "invites", {"invitee_emails": new, "stream_ids": []}))
+    EmailWorker(services, transport=DirectoryTransport(tmp_path / "outbox")).run_once()
+    main(["outbox", "--data-dir", str(tmp_path), "--json"])
+    import json
+
+    [entry] = [e for e in json.loads(capsys.readouterr().out) if e["to"] == new]
+    main(["outbox", "--data-dir", str(tmp_path), "--show", entry["file"].rsplit("/", 1)[1]])
+    shown = capsys.readouterr().out
+    [link] = [u for u in links(shown) if "/join/" in u]
+    assert _signup_page(client, realm, link, full_name="Romeo", password="wherefore").status_code == 200
+    login = assert_json_success(api.post(None, "fetch_api_key", {"username": new, "password": "wherefore"}))
+    auth = {"authorization": _basic(new, login["api_key"])}
+    sent = api.post(
+        None, "messages", {"type": "direct", "to": [realm.hamlet.id], "content": "hi"}, headers=auth
+    )
+    assert_json_success(sent)

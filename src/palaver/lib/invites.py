@@ -31,9 +31,6 @@ DEFAULT_INVITE_EXPIRY_MINUTES = 14400
 INSUFFICIENT_PERMISSION = "Insufficient permission"
 NO_SUCH_INVITATION = "No such invitation"
 VALID_ROLES = frozenset(int(r) for r in Role)
-# A few well-known throwaway-address services; `disallow_disposable_email_addresses` is not a
-# realm setting here, so this list applies only where a realm restricts sign-ups by domain.
-DISPOSABLE_DOMAINS = frozenset({"mailinator.com", "guerrillamail.com", "10minutemail.com", "trashmail.com"})
 
 
 def new_key() -> str:
@@ -159,8 +156,6 @@ def email_domain_error(session: Session, realm: Realm, email: str) -> str | None
         )
         if not ok:
             return f"Email addresses from {domain} are not allowed in this organization."
-        if domain in DISPOSABLE_DOMAINS:
-            return "Please use your real email address."
     return None
 
 
