@@ -287,3 +287,29 @@ def test_signup_from_the_outbox_directory_and_chat(
         None, "messages", {"type": "direct", "to": [realm.hamlet.id], "content": "hi"}, headers=auth
     )
     assert_json_success(sent)
+
+
+@pytest.mark.parametrize("include_defaults", [True, False])
+def test_include_realm_default_subscriptions(
+    api: Api, client: TestClient, realm: SeededRealm, include_defaults: bool
+) -> None:
+    default = create_channel(api, realm, "Lobby")
+    extra = create_channel(api, realm, "Extra")
+    assert_json_success(api.post(realm.iago, "default_streams", {"stream_id": default}))
+    link = assert_json_success(
+        api.post(
+            realm.iago,
+            "invites/multiuse",
+            {"stream_ids": [extra], "include_realm_default_subscriptions": include_defaults},
+        )
+    )["invite_link"]
+    email = f"new-{include_defaults}@{realm.string_id}.example.com"
+    assert (
+        _signup_page(client, realm, link, email=email, full_name="New", password="password1").status_code
+        == 200
+    )
+    login = assert_json_success(api.post(None, "fetch_api_key", {"username": email, "password": "password1"}))
+    auth = {"authorization": _basic(email, login["api_key"])}
+    subs = assert_json_success(api.get(None, "users/me/subscriptions", headers=auth))["subscriptions"]
+    expected = {default, extra} if include_defaults else {extra}
+    assert {s["stream_id"] for s in subs} == expected

@@ -179,3 +179,22 @@ def test_text_helpers() -> None:
     )
     assert strip_quoted_reply("New\n\n-----Original Message-----\nFrom: x\nold") == "New"
     assert strip_quoted_reply("> only a quote") == "> only a quote"
+
+
+def test_lmtp_receiver(api: Api, realm: SeededRealm, services: Services) -> None:
+    stream_id, address = channel_address(api, realm, "Lmtp")
+    port = free_port()
+    controller = make_controller(services, "127.0.0.1", port, lmtp=True)
+    controller.start()
+    try:
+        mail = EmailMessage()
+        mail["Subject"] = "Over LMTP"
+        mail["From"] = "a@b.example"
+        mail["To"] = address
+        mail.set_content("delivered by LMTP")
+        with smtplib.LMTP("127.0.0.1", port) as lmtp:
+            lmtp.send_message(mail)
+    finally:
+        controller.stop()
+    message = newest(api, realm, [{"operator": "channel", "operand": stream_id}])
+    assert message["subject"] == "Over LMTP" and message["content"] == "<p>delivered by LMTP</p>"
