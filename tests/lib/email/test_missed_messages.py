@@ -179,3 +179,13 @@ def test_followed_topic_and_wildcard_mentions(
     assert email["From"].startswith("Test Organization <")
     text, _ = parts(email)
     assert "mentioned everyone" in text and "in a topic you follow" in text
+
+
+def test_links_in_emailed_html_are_absolute() -> None:
+    from palaver.lib.email.missed import absolute_links
+
+    html = '<a href="/user_uploads/1/a.pdf">a</a><a href="#narrow/channel/1-x">x</a><a href="https://e.example/">e</a>'
+    assert absolute_links(html, "http://r.test") == (
+        '<a href="http://r.test/user_uploads/1/a.pdf">a</a><a href="http://r.test/#narrow/channel/1-x">x</a>'
+        '<a href="https://e.example/">e</a>'
+    )

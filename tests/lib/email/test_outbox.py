@@ -123,3 +123,25 @@ def test_without_smtp_emails_land_in_the_outbox_directory(
     assert files[0].name in out and "New login to Test Organization" in out
     main(["outbox", "--data-dir", str(tmp_path), "--show", files[0].name])
     assert f"To: {to}" in capsys.readouterr().out
+
+
+def test_the_server_runs_the_worker(services: Services, realm: SeededRealm, tmp_path: Path) -> None:
+    """With email_worker on, the app's lifespan starts the worker; mail reaches the outbox."""
+    import time
+
+    from starlette.testclient import TestClient
+
+    from palaver.app import create_app
+    from palaver.services import build_services
+
+    to = f"lifespan@{realm.string_id}.example.com"
+    _queue_login_notice(services, realm, to)
+    settings = services.settings.model_copy(update={"email_worker": True, "data_dir": tmp_path})
+    with TestClient(create_app(settings, build_services(settings))):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            found = [p for p in (tmp_path / "outbox").glob("*.eml") if to in p.read_text()]
+            if found:
+                break
+            time.sleep(0.1)
+    assert len(found) == 1

@@ -12,6 +12,7 @@ transaction that queues the emails, so two processes never send the same batch.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections import defaultdict
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from palaver.db import transaction
 from palaver.lib.email.build import server_domain
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.notification_bot import topic_narrow_path
+from palaver.lib.realm import realm_url
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import Recipient, Stream, Subscription
 from palaver.models.email_outbox import MissedMessageAddress, MissedMessageEmail
@@ -226,6 +228,13 @@ def _queue_user_batch(session: Session, settings: Settings, user_id: int) -> int
     return len(conversations)
 
 
+def absolute_links(html: str, base: str) -> str:
+    """Rendered messages link within the realm (/user_uploads/..., #narrow/...); a mail client
+    needs the full URL."""
+    html = re.sub(r'(href|src)="/', rf'\1="{base}/', html)
+    return re.sub(r'href="#', f'href="{base}/#', html)
+
+
 class _Taken(Exception):
     pass
 
@@ -240,6 +249,7 @@ def _queue_conversation_email(
 ) -> None:
     realm = session.get(Realm, user.realm_id)
     assert realm is not None
+    base = realm_url(settings, realm)
     senders = {
         u.id: u
         for u in session.scalars(select(UserProfile).where(UserProfile.id.in_({m.sender_id for m in batch})))
@@ -253,7 +263,7 @@ def _queue_conversation_email(
                 "time": f"{m.date_sent:%Y-%m-%d %H:%M} UTC",
                 "reason": _REASONS.get(triggers.get(m.id, ""), ""),
                 "text": m.content,
-                "html": m.rendered_content or "",
+                "html": absolute_links(m.rendered_content or "", base),
             }
             for m in batch
         ],
