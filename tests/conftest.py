@@ -60,6 +60,7 @@ def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -
         "log_level": "warning",
         # Tests drive the email worker themselves (tests/lib/email/), with their own clock.
         "email_worker": False,
+        "email_gateway_domain": "palaver.test",
     }
     values.update(overrides)
     return load_settings(env={}, **values)

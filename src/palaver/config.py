@@ -83,7 +83,7 @@ class Settings(BaseModel):
     # Email (lib/email/): without smtp_url, mail is written to <data_dir>/outbox/ as .eml files.
     smtp_url: str | None = None
     noreply_email: str = ""
-    # Domain of reply-by-email and channel addresses; empty means the external_url's host.
+    # Domain whose mail reaches the email gateway; empty turns reply-by-email and channel addresses off.
     email_gateway_domain: str = ""
     # Run the email-delivery worker in each server process (workers/email.py).
     email_worker: bool = True

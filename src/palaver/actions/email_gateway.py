@@ -119,6 +119,9 @@ def do_get_channel_email_address(
     """The channel's address for mail sent as ``sender_id`` (default: the Email Gateway bot)."""
     with transaction(session):
         stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
+        domain = gateway_domain(settings)
+        if domain is None:
+            raise JsonableError("The email gateway is not set up on this server")
         email_host = realm_email_host(settings, user.realm)
         gateway_bot = get_or_create_email_gateway_bot(session, user.realm, email_host)
         if sender_id is None or sender_id == gateway_bot.id:
@@ -148,7 +151,7 @@ def do_get_channel_email_address(
             )
             session.add(row)
             session.flush()
-        return f"{_slug(stream.name)}.{row.token}@{gateway_domain(settings)}"
+        return f"{_slug(stream.name)}.{row.token}@{domain}"
 
 
 # Receiving -----------------------------------------------------------------------------------

@@ -189,3 +189,34 @@ def test_links_in_emailed_html_are_absolute() -> None:
         '<a href="http://r.test/user_uploads/1/a.pdf">a</a><a href="http://r.test/#narrow/channel/1-x">x</a>'
         '<a href="https://e.example/">e</a>'
     )
+
+
+def test_without_an_email_gateway_there_is_no_reply_address(
+    api: Api, realm: SeededRealm, services: Services, smtp_server: SmtpSink
+) -> None:
+    import dataclasses
+
+    import pytest
+
+    from palaver.actions.email_gateway import do_get_channel_email_address
+    from palaver.lib.email.smtp_url import parse_smtp_url
+    from palaver.lib.email.transport import SmtpTransport
+    from palaver.lib.exceptions import JsonableError
+    from palaver.models import UserProfile
+
+    no_gateway = dataclasses.replace(
+        services, settings=services.settings.model_copy(update={"email_gateway_domain": ""})
+    )
+    worker = EmailWorker(no_gateway, transport=SmtpTransport(parse_smtp_url(smtp_server.url)))
+    dm(api, realm.hamlet, [realm.othello], "hello")
+    [email] = emails(worker, smtp_server, realm.othello, after(121))
+    assert email["Reply-To"] == "noreply@palaver.test"
+    assert "Replies to this email are not read" in parts(email)[0]
+    body = assert_json_success(
+        api.post(realm.iago, "channels/create", {"name": "G", "subscribers": [realm.iago.id]})
+    )
+    with services.db.session() as session:
+        iago = session.get(UserProfile, realm.iago.id)
+        assert iago is not None
+        with pytest.raises(JsonableError, match="email gateway is not set up"):
+            do_get_channel_email_address(session, iago, body["id"], None, no_gateway.settings)

@@ -24,7 +24,6 @@ from sqlalchemy.orm import Session
 
 from palaver.config import Settings
 from palaver.db import transaction
-from palaver.lib.email.build import server_domain
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.notification_bot import topic_narrow_path
 from palaver.lib.realm import realm_url
@@ -50,8 +49,10 @@ _REASONS = {
 }
 
 
-def gateway_domain(settings: Settings) -> str:
-    return settings.email_gateway_domain or server_domain(settings)
+def gateway_domain(settings: Settings) -> str | None:
+    """The email gateway's domain; None when the operator has not set one up, so that no
+    email invites replies nobody would receive."""
+    return settings.email_gateway_domain or None
 
 
 def _triggers(message: Message, stream: Stream | None, flags: Mapping[int, int]) -> dict[int, str]:
@@ -295,9 +296,12 @@ def _queue_conversation_email(
             group_names=", ".join(names) if len(others) > 1 else "",
             narrow_path="/#narrow/dm/" + ",".join(str(p) for p in others),
         )
-    token = secrets.token_hex(16)
-    session.add(MissedMessageAddress(token=token, user_profile_id=user.id, message_id=batch[-1].id))
-    reply_to = f"mm{token}@{gateway_domain(settings)}"
+    reply_to = None
+    domain = gateway_domain(settings)
+    if domain is not None:
+        token = secrets.token_hex(16)
+        session.add(MissedMessageAddress(token=token, user_profile_id=user.id, message_id=batch[-1].id))
+        reply_to = f"mm{token}@{domain}"
     context["reply_to"] = reply_to
     from_name = ", ".join(context["senders"]) if context["is_private"] else realm.name
     queue_email(
