@@ -46,11 +46,40 @@ def readable_email(path: Path) -> str:
     return "\n".join(lines) + "\n\n" + str(text)
 
 
+def _print_queue(settings: Any, *, as_json: bool) -> None:
+    from palaver.bootstrap import open_services
+    from palaver.lib.email.outbox import recent_emails
+
+    with open_services(settings) as services, services.db.session() as session:
+        rows = [
+            {
+                "id": r.id,
+                "to": r.to_address,
+                "template": r.template,
+                "created": r.created.isoformat(),
+                "attempts": r.attempts,
+                "status": "sent" if r.sent_at else "failed" if r.failed else "queued",
+                "next_attempt_at": r.next_attempt_at.isoformat(),
+                "last_error": r.last_error,
+            }
+            for r in recent_emails(session)
+        ]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        error = f"  ({r['last_error']})" if r["last_error"] and r["status"] != "sent" else ""
+        print(f"{r['id']:>6}  {r['status']:<6}  {r['attempts']:>2}  {r['to']:<32}  {r['template']}{error}")
+
+
 def cmd_outbox(args: argparse.Namespace) -> None:
     from palaver.cli import _settings
     from palaver.lib.email.transport import outbox_dir
 
     settings = _settings(args)
+    if args.queue:
+        _print_queue(settings, as_json=args.json)
+        return
     entries = outbox_entries(outbox_dir(settings))
     if args.show is not None:
         match = [e for e in entries if Path(e["file"]).name.startswith(args.show) or e["file"] == args.show]
@@ -111,6 +140,9 @@ def cmd_email_gateway(args: argparse.Namespace) -> None:
 def register_email_commands(add: AddCommand) -> None:
     outbox = add("outbox", cmd_outbox, "list emails written to <data_dir>/outbox/ (no smtp_url set)")
     outbox.add_argument("--json", action="store_true", help="print JSON")
+    outbox.add_argument(
+        "--queue", action="store_true", help="the delivery queue: queued, sent, failed emails"
+    )
     outbox.add_argument(
         "--show", metavar="NAME", help="print one email's headers and text (file name or prefix)"
     )

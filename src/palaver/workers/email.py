@@ -46,8 +46,9 @@ Job = Callable[[Session, Settings, datetime], int]
 def default_jobs() -> list[Job]:
     from palaver.lib.email.digest import queue_due_digests
     from palaver.lib.email.missed import queue_due_missed_message_emails
+    from palaver.lib.email.outbox import prune_done_emails
 
-    return [queue_due_missed_message_emails, queue_due_digests]
+    return [queue_due_missed_message_emails, queue_due_digests, prune_done_emails]
 
 
 def template_context(session: Session, settings: Settings, row: EmailOutbox) -> dict[str, Any]:

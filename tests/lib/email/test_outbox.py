@@ -145,3 +145,26 @@ def test_the_server_runs_the_worker(services: Services, realm: SeededRealm, tmp_
                 break
             time.sleep(0.1)
     assert len(found) == 1
+
+
+def test_queue_listing_and_pruning(
+    services: Services, realm: SeededRealm, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from palaver.lib.email.outbox import prune_done_emails
+
+    to = f"queue@{realm.string_id}.example.com"
+    email_id = _queue_login_notice(services, realm, to)
+    down = EmailWorker(services, transport=SmtpTransport(parse_smtp_url(f"smtp://127.0.0.1:{free_port()}")))
+    now = utcnow()
+    down.deliver_due(now)
+    main(["outbox", "--queue", "--data-dir", str(tmp_path), "--database-url", services.settings.database_url])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if to in line]
+    assert line.split()[:3] == [str(email_id), "queued", "1"] and "ConnectionRefusedError" in line
+    EmailWorker(services, transport=DirectoryTransport(tmp_path / "outbox")).deliver_due(
+        now + timedelta(minutes=2)
+    )
+    with services.db.session() as session:
+        prune_done_emails(session, services.settings, now + timedelta(days=29))
+        assert session.get(EmailOutbox, email_id) is not None
+        prune_done_emails(session, services.settings, now + timedelta(days=31))
+        assert session.get(EmailOutbox, email_id) is None

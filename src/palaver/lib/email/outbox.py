@@ -13,9 +13,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import or_, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
+from palaver.config import Settings
+from palaver.db import transaction
 from palaver.models.email_outbox import EmailOutbox
 
 # Retries wait 1, 2, 4 ... minutes, at most an hour; after MAX_ATTEMPTS the row is abandoned.
@@ -116,3 +118,24 @@ def mark_failed_attempt(session: Session, email_id: int, attempts: int, now: dat
 
 def recent_emails(session: Session, limit: int = 50) -> list[EmailOutbox]:
     return list(session.scalars(select(EmailOutbox).order_by(EmailOutbox.id.desc()).limit(limit)))
+
+
+# Sent and abandoned rows are kept this long, for `palaver outbox --queue`, then deleted.
+KEEP_DONE = timedelta(days=30)
+
+
+def prune_done_emails(session: Session, settings: Settings, now: datetime) -> int:
+    """A worker job: forget emails sent or abandoned more than KEEP_DONE ago."""
+    cutoff = now - KEEP_DONE
+    with transaction(session):
+        session.execute(
+            delete(EmailOutbox)
+            .where(
+                or_(
+                    EmailOutbox.sent_at < cutoff,
+                    EmailOutbox.failed.is_(True) & (EmailOutbox.created < cutoff),
+                )
+            )
+            .execution_options(synchronize_session=False)
+        )
+    return 0
