@@ -97,20 +97,25 @@ def do_reset_password(session: Session, confirmation: Confirmation, password_has
 # Changing the email address ----------------------------------------------------------------
 
 
-def do_request_email_change(session: Session, user: UserProfile, new_email: str) -> None:
-    """Send a confirmation link to the new address; the change applies when it is opened."""
+def check_email_change(session: Session, user: UserProfile, new_email: str) -> str:
+    """The new address, if the user may move to it (raises otherwise); writes nothing."""
     from palaver.actions.users import check_email
 
+    new_email = check_email(new_email)
+    if user.is_bot:
+        raise JsonableError("Bots cannot change their email address this way")
+    if get_user_by_delivery_email(session, user.realm_id, new_email) is not None:
+        raise JsonableError("Email is already in use.")
+    reason = email_domain_error(session, user.realm, new_email)
+    if reason is not None:
+        raise JsonableError(reason)
+    return new_email
+
+
+def do_request_email_change(session: Session, user: UserProfile, new_email: str) -> None:
+    """Send a confirmation link to the new address; the change applies when it is opened."""
     with transaction(session):
-        new_email = check_email(new_email)
-        if user.is_bot:
-            raise JsonableError("Bots cannot change their email address this way")
-        existing = get_user_by_delivery_email(session, user.realm_id, new_email)
-        if existing is not None:
-            raise JsonableError("Email is already in use.")
-        reason = email_domain_error(session, user.realm, new_email)
-        if reason is not None:
-            raise JsonableError(reason)
+        new_email = check_email_change(session, user, new_email)
         key = _new_confirmation(session, user, ConfirmationKind.EMAIL_CHANGE, new_email)
         queue_email(
             session,
