@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
@@ -127,15 +127,10 @@ KEEP_DONE = timedelta(days=30)
 def prune_done_emails(session: Session, settings: Settings, now: datetime) -> int:
     """A worker job: forget emails sent or abandoned more than KEEP_DONE ago."""
     cutoff = now - KEEP_DONE
+    done = or_(EmailOutbox.sent_at < cutoff, and_(EmailOutbox.failed.is_(True), EmailOutbox.created < cutoff))
+    # Read first: most rounds find nothing, and should not take SQLite's write lock for it.
+    if session.scalar(select(EmailOutbox.id).where(done).limit(1)) is None:
+        return 0
     with transaction(session):
-        session.execute(
-            delete(EmailOutbox)
-            .where(
-                or_(
-                    EmailOutbox.sent_at < cutoff,
-                    EmailOutbox.failed.is_(True) & (EmailOutbox.created < cutoff),
-                )
-            )
-            .execution_options(synchronize_session=False)
-        )
+        session.execute(delete(EmailOutbox).where(done).execution_options(synchronize_session=False))
     return 0
