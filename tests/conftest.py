@@ -64,6 +64,9 @@ def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -
         "outgoing_fetches": False,
         # Service-bot tests drive the worker themselves (tests/workers/).
         "service_bot_worker": False,
+        # Tests drive the email worker themselves (tests/lib/email/), with their own clock.
+        "email_worker": False,
+        "email_gateway_domain": "palaver.test",
     }
     values.update(overrides)
     return load_settings(env={}, **values)

@@ -34,6 +34,8 @@ from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.web_pages import web_page_routes
+from palaver.workers.email import EmailWorker
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from palaver.workers.previews import PreviewWorker
 from palaver.workers.thumbnails import ThumbnailWorker
@@ -195,9 +197,15 @@ def create_app(
         bot_worker = ServiceBotWorker(services) if settings.service_bot_worker else None
         if bot_worker is not None:
             await bot_worker.start()
+        # Delivers the email outbox and queues missed-message emails (workers/email.py).
+        email_worker = EmailWorker(services) if settings.email_worker else None
+        if email_worker is not None:
+            await email_worker.start()
         try:
             yield
         finally:
+            if email_worker is not None:
+                await email_worker.stop()
             if bot_worker is not None:
                 await bot_worker.stop()
             if previews is not None:
@@ -233,4 +241,6 @@ def create_app(
     app.router.routes.extend(emoji_image_routes(services))
     # Incoming webhooks read raw bodies and provider headers (api/webhooks.py).
     app.router.routes.extend(webhook_routes(services))
+    # Server-rendered sign-up, password-reset and email-confirmation pages (web_pages/).
+    app.router.routes.extend(web_page_routes(services))
     return app

@@ -97,6 +97,14 @@ class Settings(BaseModel):
     # Run the bot worker in each server process; tests drive it themselves.
     service_bot_worker: bool = True
 
+    # Email (lib/email/): without smtp_url, mail is written to <data_dir>/outbox/ as .eml files.
+    smtp_url: str | None = None
+    noreply_email: str = ""
+    # Domain whose mail reaches the email gateway; empty turns reply-by-email and channel addresses off.
+    email_gateway_domain: str = ""
+    # Run the email-delivery worker in each server process (workers/email.py).
+    email_worker: bool = True
+
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
     )
@@ -156,6 +164,15 @@ class Settings(BaseModel):
             parts = urlsplit(value)
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise ValueError("must be an http:// or https:// URL")
+        return value or None
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _check_smtp_url(cls, value: str | None) -> str | None:
+        if value:
+            from palaver.lib.email.smtp_url import parse_smtp_url
+
+            parse_smtp_url(value)  # raises ValueError with the reason
         return value or None
 
     @model_validator(mode="after")

@@ -389,9 +389,14 @@ def test_password_change_is_atomic_with_other_settings(
 # Email -----------------------------------------------------------------------------------
 
 
-def test_email_change_is_refused(api: Api, realm: SeededRealm) -> None:
-    response = api.patch(realm.hamlet, "settings", {"email": "new-hamlet@example.com"})
-    assert_json_error(response, "Email changes are not available on this server", 400)
+def test_email_change_waits_for_confirmation(api: Api, realm: SeededRealm) -> None:
+    # The change applies when the link emailed to the new address is opened
+    # (tests/api/test_account_emails.py follows the link).
+    assert_json_success(api.patch(realm.hamlet, "settings", {"email": "new-hamlet@example.com"}))
+    me = assert_json_success(api.get(realm.hamlet, "users/me"))
+    assert me["delivery_email"] == realm.hamlet.email
+    response = api.patch(realm.hamlet, "settings", {"email": realm.othello.email})
+    assert_json_error(response, "Email is already in use.", 400)
 
 
 def test_same_email_is_no_change(api: Api, realm: SeededRealm, events: EventRecorder) -> None:

@@ -34,6 +34,7 @@ from palaver.lib.channels import (
     subscriber_counts,
     subscriber_ids,
 )
+from palaver.lib.email.missed import schedule_missed_message_emails
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
 from palaver.lib.ids import is_storable_id
@@ -428,6 +429,8 @@ def do_send_message(
         )
         # Outgoing-webhook and embedded bots mentioned or written to (workers/outgoing_webhooks.py).
         queue_service_bot_events(session, sender, message.id, mentioned, recipients.dm_members)
+        # Offline recipients who may need an email; the email worker batches and sends it.
+        schedule_missed_message_emails(session, message, stream, flags)
     return message.id
 
 

@@ -176,8 +176,12 @@ def do_create_user(
     bot_owner: UserProfile | None = None,
     timezone: str = "",
     announce_bot: bool = True,
+    default_streams: bool = True,
 ) -> UserProfile:
     """Create a user or bot with the realm's default settings and role groups.
+
+    ``default_streams`` False skips subscribing a new human to the realm's default channels
+    (an invitation may say so).
 
     ``announce_bot`` False leaves the realm_bot add event to the caller, which has more of
     the bot to set up first (``do_create_bot``: its default channels and services).
@@ -197,6 +201,7 @@ def do_create_user(
             bot_owner=bot_owner,
             timezone=timezone,
             announce_bot=announce_bot,
+            default_streams=default_streams,
         )
     except IntegrityError as e:
         # Concurrent requests for one address can both pass the check in _create_user; the
@@ -222,6 +227,7 @@ def _create_user(
     bot_owner: UserProfile | None,
     timezone: str,
     announce_bot: bool,
+    default_streams: bool = True,
 ) -> UserProfile:
     with transaction(session) as tx:
         if get_user_by_delivery_email(session, realm.id, email) is not None:
@@ -266,7 +272,8 @@ def _create_user(
             # After realm_user add, so peers learn of the person before seeing them subscribe.
             from palaver.actions.subscriptions import do_subscribe_to_default_streams
 
-            do_subscribe_to_default_streams(session, user)
+            if default_streams:
+                do_subscribe_to_default_streams(session, user)
             _announce_signup(session, user, email_host)
     return user
 
@@ -643,14 +650,17 @@ __all__ = [
 ]
 
 
-def do_record_login(session: Session, user: UserProfile) -> None:
-    """Note a password login.
+def do_record_login(session: Session, user: UserProfile, *, client: str = "") -> None:
+    """Note a password login (API or web), and queue the new-login email.
 
     An account made for someone (through the API, the command line or an import) joined,
     for clients, when its owner first logs in; until then date_joined is its creation time.
     """
+    from palaver.actions.account_emails import queue_login_notice
+
     with transaction(session) as tx:
         first_login = user.last_login is None or user.is_imported_stub
+        queue_login_notice(session, user, client=client, first_login=first_login)
         user.last_login = utcnow()
         if first_login:
             user.date_joined = user.last_login

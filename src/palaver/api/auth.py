@@ -67,5 +67,5 @@ def fetch_api_key(ctx: Ctx, username: str, password: str) -> JsonDict:
         raise RealmDeactivatedError()
     if not user.is_active:
         raise UserDeactivatedError()
-    do_record_login(ctx.session, user)
+    do_record_login(ctx.session, user, client=ctx.user_agent)
     return {"api_key": user.api_key, "email": user.email, "user_id": user.id}

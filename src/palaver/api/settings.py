@@ -6,6 +6,7 @@ import inspect
 import math
 from typing import Any
 
+from palaver.actions.account_emails import check_email_change, do_request_email_change
 from palaver.actions.user_settings import do_update_personal_settings
 from palaver.api.auth import clear_username_limit, hit_username_limit
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
@@ -67,8 +68,10 @@ def update_settings(
 ) -> JsonDict:
     user = ctx.me
     passwords = ctx.services.passwords
-    if email is not None and email.strip().lower() != user.delivery_email.lower():
-        raise JsonableError("Email changes are not available on this server")
+    change_email = email is not None and email.strip().lower() != user.delivery_email.lower()
+    if change_email and email is not None:
+        # Checked first, so a refused address leaves every other setting unchanged.
+        check_email_change(ctx.session, user, email)
     new_hash = None
     if new_password is not None:
         if old_password is None:
@@ -89,6 +92,10 @@ def update_settings(
         new_password_hash=new_hash,
         settings=changes,
     )
+    if change_email and email is not None:
+        # The new address must be confirmed: a link goes to it, and the change applies when
+        # it is opened (actions/account_emails.py).
+        do_request_email_change(ctx.session, user, email)
     return {}
 
 

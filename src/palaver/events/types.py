@@ -1164,3 +1164,12 @@ class SubmessageEvent(Event):
     message_id: int
     sender_id: int
     submessage_id: int
+
+
+# invites ------------------------------------------------------------------------------------
+
+
+class InvitesChanged(Event):
+    """The invitations a user may manage changed; clients refetch GET /invites."""
+
+    type: Literal["invites_changed"] = "invites_changed"

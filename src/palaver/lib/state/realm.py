@@ -119,11 +119,11 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_topics_policy": realm.topics_policy,
         "realm_mandatory_topics": realm.mandatory_topics,
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
-        "realm_email_changes_disabled": True,
+        "realm_email_changes_disabled": False,  # PATCH /settings email sends a confirmation link
         "realm_name_changes_disabled": False,
         "realm_avatar_changes_disabled": False,
         "realm_require_unique_names": False,
-        "realm_digest_emails_enabled": False,
+        "realm_digest_emails_enabled": True,  # weekly digests (lib/email/digest.py)
         "realm_digest_weekday": 1,
         "realm_send_welcome_emails": False,
         "realm_message_content_allowed_in_email_notifications": True,

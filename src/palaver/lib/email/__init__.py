@@ -1,0 +1,1 @@
+"""Email: building messages from templates, the outbox, SMTP delivery and the gateway."""

@@ -1,0 +1,72 @@
+"""Rendering pages: one Jinja2 environment over templates/pages/, and the realm of a request."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from sqlalchemy.orm import Session
+from starlette.responses import HTMLResponse
+
+from palaver.config import Settings
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.realm import get_realm_for_host, realm_url
+from palaver.models import Realm
+
+MIN_PASSWORD_LENGTH = 6
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("palaver", "templates"),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+    )
+
+
+def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    context.setdefault("min_password_length", MIN_PASSWORD_LENGTH)
+    html = _environment().get_template(f"pages/{name}.html").render(context)
+    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def message_page(
+    realm_name: str,
+    heading: str,
+    text: str,
+    *,
+    status: int = 200,
+    link_url: str | None = None,
+    link_text: str = "",
+    is_error: bool = False,
+) -> HTMLResponse:
+    return page(
+        "message",
+        status,
+        realm_name=realm_name,
+        heading=heading,
+        text=text,
+        link_url=link_url,
+        link_text=link_text,
+        is_error=is_error,
+    )
+
+
+def realm_or_page(session: Session, settings: Settings, host: str) -> Realm | HTMLResponse:
+    try:
+        realm = get_realm_for_host(session, settings, host)
+    except JsonableError:
+        return message_page(
+            "Palaver", "No organization here", "There is no organization at this URL.", status=404
+        )
+    if realm.deactivated:
+        return message_page(
+            realm.name, "Organization deactivated", "This organization is deactivated.", status=403
+        )
+    return realm
+
+
+def login_link(settings: Settings, realm: Realm) -> str:
+    return realm_url(settings, realm) + "/"
