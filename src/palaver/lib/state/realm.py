@@ -138,7 +138,7 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_video_chat_provider": 0,
         "realm_available_video_chat_providers": {"disabled": {"name": "None", "id": 0}},
         "realm_jitsi_server_url": None,
-        "realm_enable_read_receipts": True,
+        "realm_enable_read_receipts": realm.enable_read_receipts,
         "realm_enable_guest_user_indicator": True,
         "realm_enable_guest_user_dm_warning": True,
         "realm_presence_disabled": False,
