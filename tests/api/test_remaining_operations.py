@@ -199,3 +199,12 @@ def test_dev_fetch_api_key(
         "This user is not registered.",
         401,
     )
+
+
+def test_messages_with_bad_tex_are_sent(api: Api, realm: SeededRealm) -> None:
+    create_channel(api, realm.hamlet, "Denmark")
+    for content in ("$$x^$$", "```math\n\\begin{matrix}\n```", "$$" + "{" * 3000 + "$$"):
+        data = {"type": "stream", "to": "Denmark", "topic": "t", "content": content}
+        message_id = assert_json_success(api.post(realm.hamlet, "messages", data))["id"]
+        rendered = assert_json_success(api.get(realm.hamlet, f"messages/{message_id}"))["message"]["content"]
+        assert 'class="tex-error"' in rendered

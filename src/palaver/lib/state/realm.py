@@ -65,13 +65,14 @@ def _server_fields(ctx: StateContext) -> StateDict:
         "server_jitsi_server_url": None,
         "server_can_summarize_topics": False,
         "settings_send_digest_emails": False,
-        "development_environment": False,
+        "development_environment": ctx.settings.development_auth,
         "password_min_length": PASSWORD_MIN_LENGTH,
         "password_max_length": PASSWORD_MAX_LENGTH,
         "password_min_guesses": 10000,
         "zulip_plan_is_not_limited": True,
         "upgrade_text_for_wide_organization_logo": "",
-        "jitsi_server_url": None,
+        # A string (realm or server Jitsi URL); no Jitsi server is configured here.
+        "jitsi_server_url": "",
     }
 
 
