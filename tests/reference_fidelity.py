@@ -171,8 +171,11 @@ def _allow_spec_event_types(schema: Any) -> None:
 def _segment_rank(segment: str, types: dict[str, str]) -> tuple[int, str]:
     if not segment.startswith("{"):
         return 0, re.escape(segment)
-    if types.get(segment.strip("{}")) == "integer":
+    name = segment.strip("{}")
+    if types.get(name) == "integer":
         return 1, r"-?\d+"
+    if name == "filename":
+        return 3, r".+"  # an uploaded file's name includes its directory
     return 2, r"[^/]+"
 
 

@@ -59,6 +59,9 @@ def test_paths_match_the_most_specific_operation(reference: Reference) -> None:
     assert _op(reference, "GET", "/users/a@b.example") == Operation("GET", "/users/{email}", "reference")
     assert _op(reference, "PATCH", "/users/a@b.example") == Operation("PATCH", "/users/{email}", "reference")
     assert _op(reference, "POST", "/channels/create") == Operation("POST", "/channels/create", "spec")
+    assert _op(reference, "GET", "/user_uploads/2/ab/cd/file.txt") == Operation(
+        "GET", "/user_uploads/{realm_id_str}/{filename}", "reference"
+    )
     assert _op(reference, "GET", "/no_such_thing") is None
 
 

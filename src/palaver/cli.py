@@ -342,6 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
     users.add_argument(
         "--subscriptions", type=int, default=10, help="channels each seeded member joins (default 10)"
     )
+    from palaver.cli_admin import add_admin_commands
+
+    add_admin_commands(add)
     return parser
 
 
