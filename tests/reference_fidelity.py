@@ -6,7 +6,9 @@ router's ``handle``: the concrete path is matched to an operation of Zulip's Ope
 reference (``shared/reference/zulip-openapi-fl372.yaml``) or of the spec
 (``shared/spec/interface.md``), and a JSON body answered for a documented status is validated
 against that response's schema. A test whose responses do not match fails at teardown with
-the differences; ``tests/test_reference_fidelity.py`` checks at the end of a full run that
+the differences. Events that actions publish in tests (through the ``events`` fixture's
+recorder) are checked against the reference's event schemas the same way.
+``tests/test_reference_fidelity.py`` checks at the end of a full run that
 every operation was called.
 
 The reference is read from outside the repository (we copy none of its text): from
@@ -253,6 +255,43 @@ class Recorder:
 RECORDER = Recorder()
 
 
+@cache
+def _event_validator() -> Draft7Validator | None:
+    """The reference's schema of one ``events`` item (with the spec's event types allowed)."""
+    reference = load_reference()
+    if reference is None:
+        return None
+    validator = reference.validator(Operation("GET", "/events", "reference"), 200)
+    if validator is None:
+        return None
+    found: list[Any] = []
+
+    def find(node: Any) -> None:
+        if isinstance(node, dict):
+            events = node.get("properties", {}).get("events")
+            if isinstance(events, dict) and "items" in events:
+                found.append(events["items"])
+                return
+            for value in node.values():
+                find(value)
+        elif isinstance(node, list):
+            for value in node:
+                find(value)
+
+    find(validator.schema["allOf"])
+    return Draft7Validator({"components": reference.components, "allOf": [found[0]]})
+
+
+def check_published_event(event: dict[str, Any]) -> None:
+    """Validate an event as an action published it (before per-client tailoring)."""
+    validator = _event_validator()
+    if validator is None:
+        return
+    body = {"id": 0, **event}
+    for error in list(validator.iter_errors(body))[:1]:
+        RECORDER.mismatches.append(f"event {event.get('type')}/{event.get('op')}: {error.message[:300]}")
+
+
 def _install() -> None:
     original = _ApiRoutes.handle
     if getattr(original, "_fidelity", False):
@@ -287,6 +326,22 @@ FIDELITY_TEST = "test_every_operation_is_called"
 
 def pytest_configure(config: pytest.Config) -> None:
     _install()
+    _install_event_check()
+
+
+def _install_event_check() -> None:
+    from tests.helpers import EventRecorder
+
+    original = EventRecorder.__call__
+    if getattr(original, "_fidelity", False):
+        return
+
+    def record(self: EventRecorder, realm_id: int, event: dict[str, Any], user_ids: Any) -> None:
+        original(self, realm_id, event, user_ids)
+        check_published_event(event)
+
+    record._fidelity = True  # type: ignore[attr-defined]
+    EventRecorder.__call__ = record  # type: ignore[method-assign]
 
 
 def pytest_collection_modifyitems(

@@ -120,3 +120,16 @@ def test_every_operation_is_called(request: pytest.FixtureRequest, reference: Re
         if op not in RECORDER.called and (op.method, op.path) not in NOT_YET_ROUTED
     )
     assert not missing, "operations no test calls:\n" + "\n".join(missing)
+
+
+def test_published_events_are_checked(reference: Reference) -> None:
+    from tests.reference_fidelity import check_published_event
+
+    before = len(RECORDER.mismatches)
+    check_published_event({"type": "realm_user", "op": "remove", "person": {"user_id": 3, "full_name": "A"}})
+    check_published_event({"type": "channel_folder", "op": "add"})  # a type only the spec has
+    assert len(RECORDER.mismatches) == before
+    check_published_event({"type": "realm_user", "op": "remove", "person": {"user_id": "3"}})
+    check_published_event({"type": "no_such_event"})
+    assert len(RECORDER.mismatches) == before + 2
+    del RECORDER.mismatches[before:]
