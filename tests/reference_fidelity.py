@@ -133,6 +133,7 @@ class Reference:
         converted = _to_json_schema(schema)
         if (operation.method, operation.path) == ("GET", "/events"):
             _allow_spec_event_types(converted)
+            _allow_null_stream_update_values(converted)
         # References point into the whole document's components, converted once.
         return Draft7Validator({"components": self.components, "allOf": [converted]})
 
@@ -168,6 +169,30 @@ def _allow_spec_event_types(schema: Any) -> None:
     elif isinstance(schema, list):
         for value in schema:
             _allow_spec_event_types(value)
+
+
+def _enum_of(schema: Any) -> list[Any]:
+    if not isinstance(schema, dict):
+        return []
+    if "enum" in schema:
+        return list(schema["enum"])
+    return [value for part in schema.get("allOf", []) for value in _enum_of(part)]
+
+
+def _allow_null_stream_update_values(schema: Any) -> None:
+    """``stream`` ``update`` values may be null: properties that GET /streams documents as
+    nullable (message_retention_days, first_message_id, the spec's folder_id) change to null,
+    though the reference's event schema lists only non-null types."""
+    if isinstance(schema, dict):
+        properties = schema.get("properties", {})
+        if _enum_of(properties.get("type")) == ["stream"] and _enum_of(properties.get("op")) == ["update"]:
+            properties["value"] = {"anyOf": [properties["value"], {"type": "null"}]}
+            return
+        for value in schema.values():
+            _allow_null_stream_update_values(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _allow_null_stream_update_values(value)
 
 
 def _segment_rank(segment: str, types: dict[str, str]) -> tuple[int, str]:

@@ -9,7 +9,8 @@ from sqlalchemy.orm import Session
 
 from palaver.models.onboarding_steps import OnboardingStep
 
-# The one-time notices clients show until the user dismisses them, in display order.
+# The one-time notices clients show until the user dismisses them, in display order. (No
+# navigation tour video: this server hosts none, so navigation_tour_video_url is null.)
 ONE_TIME_NOTICES = (
     "visibility_policy_banner",
     "intro_inbox_view_modal",
@@ -19,7 +20,6 @@ ONE_TIME_NOTICES = (
     "non_interleaved_view_messages_fading",
     "interleaved_view_messages_fading",
     "intro_resolve_topic",
-    "navigation_tour_video",
 )
 
 
