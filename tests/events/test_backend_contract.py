@@ -433,3 +433,17 @@ async def test_deleted_queues_leave_no_keys(make_backend: BackendFactory) -> Non
     backend.collect_garbage(now=time.time() + 5)
     assert backend.get_client(expired) is None
     assert backend.keys() == []
+
+
+async def test_realm_deactivation_closes_the_recipients_queues(backend: QueueBackend) -> None:
+    backend.realm_close_delay_seconds = 0.0
+    hamlet_queues = [register(backend, HAMLET), register(backend, HAMLET)]
+    othello_queue = register(backend, OTHELLO)
+    assert sorted(backend.queue_ids_for_user(HAMLET)) == sorted(hamlet_queues)
+    backend.publish(REALM, {"type": "realm", "op": "deactivated", "realm_id": REALM}, [HAMLET])
+    deadline = time.monotonic() + 5
+    while backend.queue_ids_for_user(HAMLET) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert backend.queue_ids_for_user(HAMLET) == []
+    assert all(backend.get_client(q) is None for q in hamlet_queues)
+    assert backend.get_client(othello_queue) is not None
