@@ -23,6 +23,9 @@ from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
+# Records the operations the suite calls and checks their bodies against the reference.
+pytest_plugins = ["tests.reference_fidelity"]
+
 
 def _backend() -> str:
     return os.environ.get("PALAVER_TEST_DATABASE", "sqlite")

@@ -345,6 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
     from palaver.email_cli import register_email_commands
 
     register_email_commands(add)
+    from palaver.cli_admin import add_admin_commands
+
+    add_admin_commands(add)
     return parser
 
 

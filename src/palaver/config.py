@@ -105,6 +105,12 @@ class Settings(BaseModel):
     # Run the email-delivery worker in each server process (workers/email.py).
     email_worker: bool = True
 
+    # BigBlueButton server for GET /calls/bigbluebutton/create (its API URL and shared secret).
+    big_blue_button_url: str | None = None
+    big_blue_button_secret: str | None = None
+    # POST /dev_fetch_api_key hands out any user's API key without a password: development only.
+    development_auth: bool = False
+
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
     )

@@ -129,12 +129,26 @@ def test_folder_of_another_realm_is_invalid(api: Api, realm: SeededRealm, servic
     assert_json_error(response, "Invalid channel folder ID")
 
 
-def test_folder_with_channels_cannot_be_archived(api: Api, realm: SeededRealm) -> None:
+def test_archiving_a_folder_uncategorizes_its_channels(
+    api: Api, realm: SeededRealm, events: EventRecorder
+) -> None:
     folder_id = create_folder(api, realm.iago, "Design")
-    body = assert_json_success(
-        api.post(realm.iago, "channels/create", {"name": "ux", "subscribers": [], "folder_id": folder_id})
-    )
-    response = api.patch(realm.iago, f"channel_folders/{folder_id}", {"is_archived": True})
-    assert_json_error(response, "You need to remove all the channels from this folder to archive it.")
-    assert_json_success(api.delete(realm.iago, f"streams/{body['id']}"))
+    channel_ids = []
+    for name in ("ux", "ui"):
+        body = assert_json_success(
+            api.post(realm.iago, "channels/create", {"name": name, "subscribers": [], "folder_id": folder_id})
+        )
+        channel_ids.append(body["id"])
+    assert_json_success(api.delete(realm.iago, f"streams/{channel_ids[1]}"))
+    events.clear()
     assert_json_success(api.patch(realm.iago, f"channel_folders/{folder_id}", {"is_archived": True}))
+    updates = events.of_type("stream", "update")
+    assert [(e["stream_id"], e["property"], e["value"]) for e, _ in updates] == [
+        (channel_ids[0], "folder_id", None),
+        (channel_ids[1], "folder_id", None),
+    ]
+    assert realm.hamlet.id in updates[0][1]
+    [(folder_event, _)] = events.of_type("channel_folder", "update")
+    assert folder_event["data"] == {"is_archived": True}
+    stream = assert_json_success(api.get(realm.hamlet, f"streams/{channel_ids[0]}"))["stream"]
+    assert stream["folder_id"] is None

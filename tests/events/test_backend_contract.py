@@ -449,3 +449,17 @@ async def test_registering_past_the_per_user_cap_collects_the_least_recently_use
     for queue_id in (first, third, fourth):
         await poll(backend, queue_id)
     await poll(backend, others, user_id=OTHELLO)
+
+
+async def test_realm_deactivation_closes_the_recipients_queues(backend: QueueBackend) -> None:
+    backend.realm_close_delay_seconds = 0.0
+    hamlet_queues = [register(backend, HAMLET), register(backend, HAMLET)]
+    othello_queue = register(backend, OTHELLO)
+    assert sorted(backend.queue_ids_for_user(HAMLET)) == sorted(hamlet_queues)
+    backend.publish(REALM, {"type": "realm", "op": "deactivated", "realm_id": REALM}, [HAMLET])
+    deadline = time.monotonic() + 5
+    while backend.queue_ids_for_user(HAMLET) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert backend.queue_ids_for_user(HAMLET) == []
+    assert all(backend.get_client(q) is None for q in hamlet_queues)
+    assert backend.get_client(othello_queue) is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from html import escape
 
 import pytest
 
@@ -169,15 +170,52 @@ def test_spoiler_without_header() -> None:
     )
 
 
-def test_inline_math_is_escaped_tex() -> None:
-    assert html("area $$\\pi r^2 < 4$$ ok") == '<p>area <span class="katex">\\pi r^2 &lt; 4</span> ok</p>'
+MATH = (
+    '<math xmlns="http://www.w3.org/1998/Math/MathML" display="{}"><semantics>{}'
+    '<annotation encoding="application/x-tex">{}</annotation></semantics></math>'
+)
+
+
+def test_inline_math_is_mathml_with_the_tex() -> None:
+    mathml = MATH.format(
+        "inline",
+        "<mrow><mi>π</mi><msup><mi>r</mi><mn>2</mn></msup><mo>&lt;</mo><mn>4</mn></mrow>",
+        "\\pi r^2 &lt; 4",
+    )
+    assert html("area $$\\pi r^2 < 4$$ ok") == f'<p>area <span class="katex">{mathml}</span> ok</p>'
     assert html("costs $5 and $$ alone") == "<p>costs $5 and $$ alone</p>"
 
 
 def test_math_block() -> None:
-    assert html("```math\n\\frac{1}{2} <b>\n```") == (
-        '<p><span class="katex-display"><span class="katex">\\frac{1}{2} &lt;b&gt;</span></span></p>'
+    mathml = MATH.format(
+        "block",
+        "<mrow><mfrac><mrow><mn>1</mn></mrow><mrow><mn>2</mn></mrow></mfrac><mo>&lt;</mo><mi>b</mi><mo>&gt;</mo></mrow>",
+        "\\frac{1}{2} &lt;b&gt;",
     )
+    assert html("```math\n\\frac{1}{2} <b>\n```") == (
+        f'<p><span class="katex-display"><span class="katex">{mathml}</span></span></p>'
+    )
+
+
+@pytest.mark.parametrize("tex", ["x^", "\\frac{1}", "\\notacommand x", "\\begin{matrix} a", "}{", "{" * 5000])
+def test_invalid_tex_is_an_error_span(tex: str) -> None:
+    assert (
+        html(f"see $${tex}$$") == f'<p>see <span class="tex-error">$${escape(tex, quote=False)}$$</span></p>'
+    )
+
+
+def test_math_cannot_smuggle_links_or_styles() -> None:
+    out = html("$$\\href{javascript:alert(1)}{x} \\style{color:red}{y} \\class{evil}{z}$$")
+    assert "javascript" not in out.split("<annotation")[0]
+    for bad in ("href=", "style=", 'class="evil"'):
+        assert bad not in out
+    assert "<mi>x</mi>" in out
+
+
+def test_math_keeps_layout_attributes() -> None:
+    out = html("$$\\color{red}{x} \\boxed{y} \\sqrt[3]{z} \\begin{pmatrix} a & b \\\\ c & d \\end{pmatrix}$$")
+    for kept in ('mathcolor="red"', 'notation="box"', "<mroot>", "<mtable>", "<mtd><mi>d</mi></mtd>"):
+        assert kept in out
 
 
 # -- mentions ----------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channel_folders import (
     channel_folder_name_in_use,
@@ -14,6 +14,7 @@ from palaver.lib.channel_folders import (
     format_channel_folder,
     next_channel_folder_order,
 )
+from palaver.lib.channels import metadata_access_user_ids
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown import render_markdown
 from palaver.lib.realm import active_user_ids
@@ -70,16 +71,20 @@ def do_update_channel_folder(
                 folder.description = change["description"] = description
                 folder.rendered_description = change["rendered_description"] = render_markdown(description)
         if is_archived is not None and is_archived != folder.is_archived:
-            if is_archived and _has_active_channels(session, folder):
-                raise JsonableError("You need to remove all the channels from this folder to archive it.")
+            if is_archived:
+                _uncategorize_channels(tx, session, folder)
             folder.is_archived = change["is_archived"] = is_archived
         if change:
             event = ev.ChannelFolderUpdate(channel_folder_id=folder.id, data=ev.ChannelFolderChange(**change))
             tx.send_event(folder.realm_id, event, active_user_ids(session, folder.realm_id))
 
 
-def _has_active_channels(session: Session, folder: ChannelFolder) -> bool:
-    found = session.scalar(
-        select(Stream.id).where(Stream.folder_id == folder.id, Stream.deactivated.is_(False)).limit(1)
-    )
-    return found is not None
+def _uncategorize_channels(tx: Tx, session: Session, folder: ChannelFolder) -> None:
+    """Archiving a folder leaves its channels (archived ones too) without a folder."""
+    streams = session.scalars(select(Stream).where(Stream.folder_id == folder.id).order_by(Stream.id)).all()
+    for stream in streams:
+        stream.folder_id = None
+    session.flush()
+    for stream in streams:
+        event = ev.StreamUpdate(stream_id=stream.id, name=stream.name, property="folder_id", value=None)
+        tx.send_event(stream.realm_id, event, metadata_access_user_ids(session, stream))

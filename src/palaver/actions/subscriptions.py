@@ -24,6 +24,7 @@ from palaver.actions.channels import (
     notify_stream_created,
     notify_stream_deleted,
 )
+from palaver.actions.guest_access import GuestAccessTracker
 from palaver.actions.message_flags import mark_unsubscribed_channels_read
 from palaver.actions.messages import SendContext
 from palaver.db import Tx, lock_rows, transaction
@@ -88,6 +89,7 @@ def add_subscriptions(
     # Concurrent changes to one channel's subscribers take turns, so each decides on rows
     # the other has committed (two adds of one user must not both insert).
     lock_rows(session, Stream, [s.id for s in streams])
+    guests = _guest_tracker(session, streams, users)
     before = {s.id: metadata_access_user_ids(session, s) for s in streams}
     existing = subscriptions_by_user(session, [u.id for u in users], [s.id for s in streams])
     taken = {u.id: used_colors(session, u.id) for u in users}
@@ -134,7 +136,15 @@ def add_subscriptions(
         payloads.setdefault(user_id, []).append(ev.SubscriptionPayload(**item))
     for user_id, subs in payloads.items():
         tx.send_event(realm_id, ev.SubscriptionAdd(subscriptions=subs), [user_id])
+    guests.send(tx)
     return outcome
+
+
+def _guest_tracker(
+    session: Session, streams: Sequence[Stream], users: Sequence[UserProfile]
+) -> GuestAccessTracker:
+    recipient_ids = [s.recipient_id for s in streams if s.recipient_id is not None]
+    return GuestAccessTracker(session, streams[0].realm_id, recipient_ids, [u.id for u in users])
 
 
 def do_add_subscriptions(
@@ -240,6 +250,7 @@ def remove_subscriptions(
     # Concurrent changes to one channel's subscribers take turns, so each decides on rows
     # the other has committed (two adds of one user must not both insert).
     lock_rows(session, Stream, [s.id for s in streams])
+    guests = _guest_tracker(session, streams, users)
     before = {s.id: metadata_access_user_ids(session, s) for s in streams}
     existing = subscriptions_by_user(session, [u.id for u in users], [s.id for s in streams])
     for user in users:
@@ -270,6 +281,7 @@ def remove_subscriptions(
         lost = before[stream.id] - after
         if lost:
             notify_stream_deleted(tx, stream, lost)
+    guests.send(tx)
     return removed, not_removed
 
 

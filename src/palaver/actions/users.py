@@ -622,8 +622,28 @@ def do_change_user_setting(session: Session, user: UserProfile, name: str, value
             language_name=LANGUAGES.get(value) if name == "default_language" else None,
         )
         tx.send_event(user.realm_id, event, [user.id])
+        _send_legacy_setting_event(tx, user, name, value, event.language_name)
         if name == "presence_enabled":
             do_announce_presence_enabled(session, user, value)
+
+
+def _send_legacy_setting_event(
+    tx: Tx, user: UserProfile, name: str, value: Any, language: str | None
+) -> None:
+    """The pre-user_settings_object copy of the change; the queue layer gives it only to
+    clients without that capability."""
+    from palaver.lib.state.user_settings import LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS
+
+    legacy: ev.Event
+    if name in LEGACY_DISPLAY_SETTINGS:
+        legacy = ev.UpdateDisplaySettings(
+            user=user.email, setting_name=name, setting=value, language_name=language
+        )
+    elif name in LEGACY_NOTIFICATION_SETTINGS:
+        legacy = ev.UpdateGlobalNotifications(user=user.email, notification_name=name, setting=value)
+    else:
+        return
+    tx.send_event(user.realm_id, legacy, [user.id])
 
 
 __all__ = [

@@ -185,6 +185,10 @@ class MemoryQueueBackend(QueueBackend):
                 self._remove_entry(queue_id)
         return expired
 
+    def queue_ids_for_user(self, user_id: int) -> list[str]:
+        with self._lock:
+            return sorted(self._by_user.get(user_id, ()))
+
     def get_client(self, queue_id: str) -> ClientDescriptor | None:
         with self._lock:
             entry = self._entries.get(queue_id)

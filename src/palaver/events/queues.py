@@ -192,6 +192,12 @@ def event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | 
         # user_topic replaces muted_topics; a client asking for both wants only the new one.
         if event_type == "muted_topics" and "user_topic" in client.event_types:
             return None
+    if event_type in ("update_display_settings", "update_global_notifications") and (
+        client.event_types is None or client.has_capability("user_settings_object")
+    ):
+        # Legacy copies of user_settings events: only for clients that name the legacy type
+        # and do not understand the user_settings object.
+        return None
     if event_type == "message":
         return _message_event_for_client(client, event)
     if event_type == "update_message":
@@ -400,6 +406,30 @@ class QueueBackend(ABC):
     def publish(self, realm_id: int, event: EventDict, user_ids: Sequence[int]) -> None:
         self._listeners.notify(realm_id, event, user_ids)
         self.deliver(realm_id, event, user_ids)
+        if event.get("type") == "realm" and event.get("op") == "deactivated":
+            self._close_queues_later(user_ids)
+
+    # Seconds between telling a deactivated realm's clients and closing their queues, so
+    # long-polls already waiting hand the event over first (later requests get a 401).
+    realm_close_delay_seconds: float = 5.0
+
+    def _close_queues_later(self, user_ids: Sequence[int]) -> None:
+        timer = threading.Timer(
+            self.realm_close_delay_seconds, self.close_user_queues, args=(list(user_ids),)
+        )
+        timer.daemon = True
+        timer.start()
+
+    def close_user_queues(self, user_ids: Sequence[int]) -> None:
+        for user_id in user_ids:
+            for queue_id in self.queue_ids_for_user(user_id):
+                # It may have expired or been deleted in the meantime.
+                with contextlib.suppress(BadEventQueueIdError):
+                    self.delete_queue(user_id, queue_id)
+
+    def queue_ids_for_user(self, user_id: int) -> list[str]:
+        """The user's queues (stores override this; the default knows of none)."""
+        return []
 
     def add_listener(self, listener: Listener) -> None:
         self._listeners.add(listener)

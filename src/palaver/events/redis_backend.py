@@ -351,6 +351,9 @@ class RedisQueueBackend(QueueBackend):
                     found[queue_id] = client
         return found
 
+    def queue_ids_for_user(self, user_id: int) -> list[str]:
+        return sorted(cast(set[str], self._client.smembers(self._user(user_id))))
+
     def get_client(self, queue_id: str) -> ClientDescriptor | None:
         raw = self._client.hget(self._q(queue_id), "desc")
         return ClientDescriptor.from_dict(orjson.loads(cast(str, raw))) if raw is not None else None

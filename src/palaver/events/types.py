@@ -1173,3 +1173,88 @@ class InvitesChanged(Event):
     """The invitations a user may manage changed; clients refetch GET /invites."""
 
     type: Literal["invites_changed"] = "invites_changed"
+
+
+# Reference variants completed by the ref-api work -------------------------------------------
+
+
+class RealmDeactivated(Event):
+    """Sent to every user of a realm as it is deactivated; their queues then close."""
+
+    type: Literal["realm"] = "realm"
+    op: Literal["deactivated"] = "deactivated"
+    realm_id: int
+
+
+class RealmBotRemovedBot(Payload):
+    user_id: int
+    full_name: str
+
+
+class RealmBotRemove(Event):
+    """Deprecated: no longer sent since feature level 222 (``realm_bot`` delete replaced it)."""
+
+    type: Literal["realm_bot"] = "realm_bot"
+    op: Literal["remove"] = "remove"
+    bot: RealmBotRemovedBot
+
+
+class DefaultStreamGroupPayload(Payload):
+    id: int
+    name: str
+    description: str
+    streams: list[int]
+
+
+class DefaultStreamGroups(Event):
+    type: Literal["default_stream_groups"] = "default_stream_groups"
+    default_stream_groups: list[DefaultStreamGroupPayload]
+
+
+class OnboardingStepPayload(Payload):
+    type: Literal["one_time_notice"] = "one_time_notice"
+    name: str
+
+
+class OnboardingSteps(Event):
+    type: Literal["onboarding_steps"] = "onboarding_steps"
+    onboarding_steps: list[OnboardingStepPayload]
+
+
+class RealmFilters(Event):
+    """Legacy linkifier event, no longer sent since feature level 176 (``realm_linkifiers``)."""
+
+    type: Literal["realm_filters"] = "realm_filters"
+    realm_filters: list[list[int | str]]
+
+
+class UpdateDisplaySettings(Event):
+    """Legacy copy of a ``user_settings`` update of a display setting, for clients without
+    the ``user_settings_object`` capability."""
+
+    type: Literal["update_display_settings"] = "update_display_settings"
+    user: str
+    setting_name: str
+    setting: bool | int | str
+    language_name: str | None = _omit_none()
+
+
+class UpdateGlobalNotifications(Event):
+    """Legacy copy of a ``user_settings`` update of a notification setting."""
+
+    type: Literal["update_global_notifications"] = "update_global_notifications"
+    user: str
+    notification_name: str
+    setting: bool | int | str
+
+
+class HasZoomToken(Event):
+    type: Literal["has_zoom_token"] = "has_zoom_token"
+    value: bool
+
+
+class WebReloadClient(Event):
+    """Asks web clients to reload (after a server upgrade); ``immediate`` skips the wait."""
+
+    type: Literal["web_reload_client"] = "web_reload_client"
+    immediate: bool

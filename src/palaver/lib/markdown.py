@@ -38,6 +38,7 @@ from palaver.lib.emoji import (
     find_emoji_sequences,
 )
 from palaver.lib.linkifier_regex import LinkifierPatternError, compile_linkifier
+from palaver.lib.math import MATHML_ATTRIBUTES, MATHML_FIXED_VALUES, MATHML_TAGS, tex_to_html
 
 # -- public contract -------------------------------------------------------------------
 
@@ -444,9 +445,7 @@ def _channel_link_rule(state: StateInline, silent: bool) -> bool:
 
 
 def _math_html(tex: str, display: bool) -> str:
-    # Clients style these classes; without a TeX engine the source itself is shown.
-    inner = f'<span class="katex">{escapeHtml(tex)}</span>'
-    return f'<span class="katex-display">{inner}</span>' if display else inner
+    return tex_to_html(tex, display)  # MathML with the TeX as annotation (lib/math.py)
 
 
 def _inline_math_rule(state: StateInline, silent: bool) -> bool:
@@ -963,7 +962,7 @@ _ALLOWED_CLASSES = {
     "a": {"stream", "stream-topic", "message-link"},
     "span": {
         "user-mention", "user-group-mention", "topic-mention", "channel-wildcard-mention", "silent",
-        "emoji", "katex", "katex-display",
+        "emoji", "katex", "katex-display", "tex-error",
     },
     "div": {
         "codehilite", "spoiler-block", "spoiler-header", "spoiler-content", "message_inline_image",
@@ -980,9 +979,9 @@ def _cleaner() -> nh3.Cleaner:
     emoji_classes = {f"emoji-{code}" for code in emoji_table().code_to_name}
     classes = {**_ALLOWED_CLASSES, "span": _ALLOWED_CLASSES["span"] | emoji_classes}
     return nh3.Cleaner(
-        tags=_ALLOWED_TAGS,
-        attributes=_ALLOWED_ATTRIBUTES,
-        tag_attribute_values=_FIXED_ATTRIBUTE_VALUES,
+        tags=_ALLOWED_TAGS | MATHML_TAGS,
+        attributes={**_ALLOWED_ATTRIBUTES, **MATHML_ATTRIBUTES},
+        tag_attribute_values={**_FIXED_ATTRIBUTE_VALUES, **MATHML_FIXED_VALUES},
         allowed_classes=classes,
         url_schemes={"http", "https", "mailto", "ftp"},
         link_rel="noopener noreferrer",

@@ -31,6 +31,7 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.devices import SECRETBOX_KEY_PREFIX
+from palaver.lib.legacy_push import legacy_targets, send_to_legacy_targets
 from palaver.models.devices import Device
 
 if TYPE_CHECKING:
@@ -75,12 +76,13 @@ def relay_request(target: PushTarget, payload: JsonDict) -> JsonDict:
     }
 
 
-def push_targets(session: Session, user_id: int) -> list[PushTarget]:
-    devices = session.scalars(
-        select(Device)
-        .where(Device.user_profile_id == user_id, Device.push_key.is_not(None), Device.token_id.is_not(None))
-        .order_by(Device.id)
+def push_targets(session: Session, user_id: int, token_id: str | None = None) -> list[PushTarget]:
+    query = select(Device).where(
+        Device.user_profile_id == user_id, Device.push_key.is_not(None), Device.token_id.is_not(None)
     )
+    if token_id is not None:
+        query = query.where(Device.token_id == token_id)
+    devices = session.scalars(query.order_by(Device.id))
     return [
         PushTarget(
             device_id=d.id,
@@ -96,7 +98,12 @@ def push_targets(session: Session, user_id: int) -> list[PushTarget]:
 
 
 def send_push_to_user(
-    services: Services, user_id: int, payload: JsonDict, *, transport: httpx.BaseTransport | None = None
+    services: Services,
+    user_id: int,
+    payload: JsonDict,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    token: str | None = None,
 ) -> int:
     """Send a notification to every registered device of the user, now.
 
@@ -109,11 +116,13 @@ def send_push_to_user(
         return 0
     try:
         with services.db.session() as session:
-            targets = push_targets(session, user_id)
-        if not targets:
+            targets = push_targets(session, user_id, token)
+            legacy = legacy_targets(session, user_id, token)
+        if not targets and not legacy:
             return 0
         delivered = 0
         with httpx.Client(timeout=RELAY_TIMEOUT, transport=transport) as client:
+            delivered += send_to_legacy_targets(services, legacy, payload, client)
             for target in targets:
                 try:
                     response = client.post(url, json=relay_request(target, payload))

@@ -63,6 +63,8 @@ class Realm(Base):
     waiting_period_threshold: Mapped[int] = mapped_column(default=0)
     default_language: Mapped[str] = mapped_column(default="en")
     enable_spectator_access: Mapped[bool] = mapped_column(default=False)
+    # Whether members may see who read a message (GET /messages/{id}/read_receipts).
+    enable_read_receipts: Mapped[bool] = mapped_column(default=True)
     message_retention_days: Mapped[int | None] = mapped_column(default=None)
 
     allow_message_editing: Mapped[bool] = mapped_column(default=True)

@@ -66,13 +66,14 @@ def _server_fields(ctx: StateContext) -> StateDict:
         "server_jitsi_server_url": None,
         "server_can_summarize_topics": False,
         "settings_send_digest_emails": False,
-        "development_environment": False,
+        "development_environment": ctx.settings.development_auth,
         "password_min_length": PASSWORD_MIN_LENGTH,
         "password_max_length": PASSWORD_MAX_LENGTH,
         "password_min_guesses": 10000,
         "zulip_plan_is_not_limited": True,
         "upgrade_text_for_wide_organization_logo": "",
-        "jitsi_server_url": None,
+        # A string (realm or server Jitsi URL); no Jitsi server is configured here.
+        "jitsi_server_url": "",
     }
 
 
@@ -134,7 +135,7 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_video_chat_provider": 0,
         "realm_available_video_chat_providers": {"disabled": {"name": "None", "id": 0}},
         "realm_jitsi_server_url": None,
-        "realm_enable_read_receipts": True,
+        "realm_enable_read_receipts": realm.enable_read_receipts,
         "realm_enable_guest_user_indicator": True,
         "realm_enable_guest_user_dm_warning": True,
         "realm_presence_disabled": False,
