@@ -1150,3 +1150,28 @@ class NavigationViewRemove(Event):
     type: Literal["navigation_view"] = "navigation_view"
     op: Literal["remove"] = "remove"
     fragment: str
+
+
+# realm deactivation, realm exports (operators' tools) -----------------------------------------
+
+
+class RealmDeactivated(Event):
+    type: Literal["realm"] = "realm"
+    op: Literal["deactivated"] = "deactivated"
+    realm_id: int
+
+
+class RealmExportPayload(Payload):
+    id: int
+    export_time: float
+    acting_user_id: int
+    export_url: str | None
+    deleted_timestamp: float | None
+    failed_timestamp: float | None
+    pending: bool
+    export_type: int
+
+
+class RealmExport(Event):
+    type: Literal["realm_export"] = "realm_export"
+    exports: list[RealmExportPayload]
