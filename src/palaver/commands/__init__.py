@@ -37,7 +37,8 @@ def common_options() -> argparse.ArgumentParser:
 
 
 def register_commands(add: AddCommand) -> None:
-    from palaver.commands import accounts, realms
+    from palaver.commands import accounts, portability, realms
 
     accounts.register(add)
     realms.register(add)
+    portability.register(add)
