@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 
 from palaver.api import discover_routers
 from palaver.api.realm_emoji import emoji_image_routes
+from palaver.api.realm_export import export_file_routes
 from palaver.api.routing import (
     ApiRouter,
     Endpoint,
@@ -30,6 +31,7 @@ from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.workers.exports import ExportWorker
 
 API_PREFIX = "/api/v1"
 
@@ -177,9 +179,13 @@ def create_app(
         # Sends scheduled messages and reminders when due (lib/scheduler.py).
         scheduler = Scheduler(services)
         await scheduler.start()
+        # Makes realm exports requested through the API (workers/exports.py).
+        export_worker = ExportWorker(services)
+        await export_worker.start()
         try:
             yield
         finally:
+            await export_worker.stop()
             await scheduler.stop()
             # Saves in-process queues for the next start (after requests have finished).
             await services.bus.stop()
@@ -201,4 +207,6 @@ def create_app(
     app.router.routes.extend(upload_file_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).
     app.router.routes.extend(emoji_image_routes(services))
+    # Realm export archives, at the export_url GET /export/realm reports (api/realm_export.py).
+    app.router.routes.extend(export_file_routes(services))
     return app

@@ -610,6 +610,10 @@ def do_change_user_setting(session: Session, user: UserProfile, name: str, value
         tx.send_event(user.realm_id, event, [user.id])
         if name == "presence_enabled":
             do_announce_presence_enabled(session, user, value)
+        if name == "allow_private_data_export":
+            from palaver.actions.realm_export import do_notify_export_consent
+
+            do_notify_export_consent(session, user)
 
 
 __all__ = [

@@ -1175,3 +1175,9 @@ class RealmExportPayload(Payload):
 class RealmExport(Event):
     type: Literal["realm_export"] = "realm_export"
     exports: list[RealmExportPayload]
+
+
+class RealmExportConsent(Event):
+    type: Literal["realm_export_consent"] = "realm_export_consent"
+    user_id: int
+    consented: bool

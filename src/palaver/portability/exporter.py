@@ -30,11 +30,12 @@ from palaver.portability.archive import (
 )
 from palaver.portability.remap import MEMBERS_FIELD
 from palaver.portability.schema import (
+    Restrictions,
     TablePlan,
     direct_message_group_members,
     exported_plans,
-    realm_condition,
     realm_rows,
+    scoped_condition,
 )
 from palaver.services import Services
 from palaver.timeutil import utcnow
@@ -59,6 +60,7 @@ def export_realm(
     progress: TextIO | None = None,
     batch_size: int = 5_000,
     storage: FileStorage | None = None,
+    restrict: Restrictions | None = None,
 ) -> ExportResult:
     """Write the realm's rows and files to ``path`` (replaced only once complete)."""
     started = time.monotonic()
@@ -71,11 +73,13 @@ def export_realm(
         with engine.connect().execution_options(**options) as conn, conn.begin():
             realm = conn.execute(select(Realm.__table__).where(Realm.id == realm_id)).mappings().one()
             plans = exported_plans()
-            counts = {p.name: _count(conn, p, realm_id) for p in plans}
+            counts = {p.name: _count(conn, p, realm_id, restrict) for p in plans}
             bar = Progress("export", sum(counts.values()), progress)
             with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=3) as zf:
-                tables = {str(p.name): _write_table(conn, zf, p, realm_id, batch_size, bar) for p in plans}
-                uploads = _write_uploads(conn, zf, storage, realm_id)
+                tables = {
+                    str(p.name): _write_table(conn, zf, p, realm_id, batch_size, bar, restrict) for p in plans
+                }
+                uploads = _write_uploads(conn, zf, storage, realm_id, restrict)
                 manifest = {
                     "format": FORMAT_NAME,
                     "format_version": FORMAT_VERSION,
@@ -99,13 +103,20 @@ def export_realm(
     return ExportResult(path, manifest, time.monotonic() - started)
 
 
-def _count(conn: Connection, plan: TablePlan, realm_id: int) -> int:
-    query = select(func.count()).select_from(plan.table).where(realm_condition(plan.name, realm_id))
+def _count(conn: Connection, plan: TablePlan, realm_id: int, restrict: Restrictions | None) -> int:
+    condition = scoped_condition(plan.name, realm_id, restrict)
+    query = select(func.count()).select_from(plan.table).where(condition)
     return int(conn.scalar(query) or 0)
 
 
 def _write_table(
-    conn: Connection, zf: zipfile.ZipFile, plan: TablePlan, realm_id: int, batch_size: int, bar: Progress
+    conn: Connection,
+    zf: zipfile.ZipFile,
+    plan: TablePlan,
+    realm_id: int,
+    batch_size: int,
+    bar: Progress,
+    restrict: Restrictions | None,
 ) -> dict[str, int | None]:
     binary = frozenset(c.name for c in plan.table.columns if isinstance(c.type, LargeBinary))
     members: dict[int, list[int]] = defaultdict(list)
@@ -114,7 +125,7 @@ def _write_table(
         for group_id, user_id in conn.execute(direct_message_group_members(realm_id)):
             members[group_id].append(user_id)
     rows, low, high = 0, None, None
-    query = realm_rows(plan, realm_id).execution_options(yield_per=batch_size)
+    query = realm_rows(plan, realm_id, restrict).execution_options(yield_per=batch_size)
     with zf.open(table_member(plan.name), "w", force_zip64=True) as out:
         for batch in conn.execute(query).mappings().partitions():
             chunk = []
@@ -134,9 +145,10 @@ def _write_table(
 
 
 def _write_uploads(
-    conn: Connection, zf: zipfile.ZipFile, storage: FileStorage, realm_id: int
+    conn: Connection, zf: zipfile.ZipFile, storage: FileStorage, realm_id: int, restrict: Restrictions | None
 ) -> dict[str, int]:
-    keys = list(conn.scalars(select(Attachment.path_id).where(Attachment.realm_id == realm_id)))
+    condition = scoped_condition("attachment", realm_id, restrict)
+    keys = list(conn.scalars(select(Attachment.path_id).where(condition)))
     emoji = conn.scalars(
         select(RealmEmoji.file_name).where(RealmEmoji.realm_id == realm_id, RealmEmoji.file_name != "")
     )

@@ -10,6 +10,7 @@ a test fails for an undeclared one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +19,10 @@ from sqlalchemy import ColumnElement, Integer, Select, Table, and_, or_, select
 import palaver.models  # noqa: F401  (every model registers its table)
 from palaver.models import Base
 
-# Tables whose rows are not exported, and why. (None today: every table belongs to a realm.)
-EXCLUDED: dict[str, str] = {}
+# Tables whose rows are not exported, and why.
+EXCLUDED: dict[str, str] = {
+    "realm_export": "exports made on the old server: their files are not in the archive",
+}
 
 # Integer columns that hold another table's ID without a foreign key.
 SOFT_REFERENCES: dict[tuple[str, str], str] = {
@@ -158,9 +161,46 @@ def _recipient_condition(realm_id: int) -> ColumnElement[bool]:
     )
 
 
-def realm_rows(plan: TablePlan, realm_id: int) -> Select[tuple[object, ...]]:
+Restrictions = Mapping[str, ColumnElement[bool]]
+
+
+def scoped_condition(
+    table_name: str, realm_id: int, restrict: Restrictions | None = None
+) -> ColumnElement[bool]:
+    """``realm_condition``, narrowed by ``restrict`` (extra conditions on some tables).
+
+    A row that references a row left out is left out too (a reaction to an unexported
+    message), so the archive never holds a dangling foreign key.
+    """
+    condition = realm_condition(table_name, realm_id)
+    if not restrict:
+        return condition
+    table = _tables()[table_name]
+    parts = [condition]
+    if table_name in restrict:
+        parts.append(restrict[table_name])
+    for fk in table.foreign_keys:
+        parent = fk.column.table.name
+        if parent != table_name and _is_restricted(parent, restrict):
+            inner = select(fk.column).where(scoped_condition(parent, realm_id, restrict))
+            parts.append(or_(fk.parent.is_(None), fk.parent.in_(inner)))
+    return and_(*parts)
+
+
+def _is_restricted(table_name: str, restrict: Restrictions, _seen: frozenset[str] = frozenset()) -> bool:
+    if table_name in restrict:
+        return True
+    table = _tables()[table_name]
+    return any(
+        _is_restricted(fk.column.table.name, restrict, _seen | {table_name})
+        for fk in table.foreign_keys
+        if fk.column.table.name not in _seen | {table_name}
+    )
+
+
+def realm_rows(plan: TablePlan, realm_id: int, restrict: Restrictions | None = None) -> Select[Any]:
     """The table's rows of the realm, in primary-key order (stable, and parents first)."""
-    query = select(plan.table).where(realm_condition(plan.name, realm_id))
+    query = select(plan.table).where(scoped_condition(plan.name, realm_id, restrict))
     return query.order_by(*plan.table.primary_key.columns)
 
 

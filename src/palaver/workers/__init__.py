@@ -1,0 +1,1 @@
+"""Background jobs of each server process, started from the app's lifespan (``app.py``)."""
