@@ -32,6 +32,7 @@ from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, Resourc
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
 from palaver.workers.exports import ExportWorker
+from palaver.workers.retention import RetentionWorker
 
 API_PREFIX = "/api/v1"
 
@@ -182,9 +183,13 @@ def create_app(
         # Makes realm exports requested through the API (workers/exports.py).
         export_worker = ExportWorker(services)
         await export_worker.start()
+        # Archives messages past their retention period, daily (workers/retention.py).
+        retention = RetentionWorker(services)
+        await retention.start()
         try:
             yield
         finally:
+            await retention.stop()
             await export_worker.stop()
             await scheduler.stop()
             # Saves in-process queues for the next start (after requests have finished).

@@ -37,8 +37,9 @@ def common_options() -> argparse.ArgumentParser:
 
 
 def register_commands(add: AddCommand) -> None:
-    from palaver.commands import accounts, portability, realms
+    from palaver.commands import accounts, portability, realms, retention
 
     accounts.register(add)
     realms.register(add)
     portability.register(add)
+    retention.register(add)
