@@ -645,7 +645,7 @@ def test_subprocess_account_workflow(subprocess_env: dict[str, str], tmp_path: P
     url = f"sqlite:///{tmp_path / 'data' / 'palaver.db'}"
     created = run_palaver(env, f"{realm} --password pw --database-url {url}")
     assert created.returncode == 0, created.stderr
-    assert created.stdout.startswith("Created organization 'Root Org' at http://localhost:9991\n")
+    assert created.stdout.startswith("Created organization 'Root Org' at http://127.0.0.1:9991\n")
 
     # --realm defaults to the root-domain realm.
     user = run_palaver(env, "create-user --email ann@example.com --full-name Ann --role 300 --no-password")

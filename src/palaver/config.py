@@ -152,9 +152,6 @@ class Settings(BaseModel):
         if not self.external_url:
             # Point clients at the address actually bound; a wildcard bind means "this host".
             host = "localhost" if self.host in ("0.0.0.0", "::", "") else self.host
-            # Loopback as "localhost", so realms get *.localhost subdomains, which browsers
-            # and curl resolve to loopback; subdomains of an IP address cannot exist.
-            host = "localhost" if host in ("127.0.0.1", "::1") else host
             host = f"[{host}]" if ":" in host else host
             object.__setattr__(self, "external_url", f"http://{host}:{self.port}")
         if self.upload_dir is None:
