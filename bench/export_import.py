@@ -27,8 +27,8 @@ from pathlib import Path
 from users_me import clean_environment, create_bench_realm, palaver, run_cli
 
 
-def measured(env: dict[str, str], *args: str) -> tuple[float, float, str]:
-    """Run a palaver command; (seconds, peak RSS in MiB, stdout)."""
+def measured(env: dict[str, str], *args: str) -> tuple[float, float, float, str]:
+    """Run a palaver command; (wall seconds, CPU seconds, peak RSS in MiB, stdout)."""
     started = time.monotonic()
     process = subprocess.Popen(
         palaver(*args), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -41,7 +41,7 @@ def measured(env: dict[str, str], *args: str) -> tuple[float, float, str]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"palaver {args[0]} failed:\n{err}")
-    return seconds, usage.ru_maxrss / 1024, out
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
 
 
 def main() -> None:
@@ -82,9 +82,11 @@ def main() -> None:
         )
         seeded = time.monotonic() - started
         archive = tmp / "export.zip"
-        export_s, export_mib, _ = measured(source_env, "export", string_id, str(archive), "--quiet")
+        export_s, export_cpu, export_mib, _ = measured(
+            source_env, "export", string_id, str(archive), "--quiet"
+        )
         run_cli(target_env, "migrate")
-        import_s, import_mib, _ = measured(target_env, "import", str(archive), "--quiet")
+        import_s, import_cpu, import_mib, _ = measured(target_env, "import", str(archive), "--quiet")
         with zipfile.ZipFile(archive) as zf:
             tables = json.loads(zf.read("manifest.json"))["tables"]
         rows = sum(t["rows"] for t in tables.values())
@@ -94,9 +96,12 @@ def main() -> None:
             f"messages {tables['message']['rows']:,}, user_message rows {tables['user_message']['rows']:,},"
             f" all rows {rows:,}, archive {archive.stat().st_size / 2**20:,.0f} MiB"
         )
-        print(f"{'step':<8} {'seconds':>8} {'rows/s':>10} {'peak RSS MiB':>13}")
-        for step, seconds, mib in (("export", export_s, export_mib), ("import", import_s, import_mib)):
-            print(f"{step:<8} {seconds:>8.1f} {rows / seconds:>10,.0f} {mib:>13.0f}")
+        print(f"{'step':<8} {'wall s':>8} {'CPU s':>8} {'rows/s':>10} {'peak RSS MiB':>13}")
+        for step, seconds, cpu, mib in (
+            ("export", export_s, export_cpu, export_mib),
+            ("import", import_s, import_cpu, import_mib),
+        ):
+            print(f"{step:<8} {seconds:>8.1f} {cpu:>8.1f} {rows / seconds:>10,.0f} {mib:>13.0f}")
     finally:
         if args.keep:
             print(f"kept {tmp}")

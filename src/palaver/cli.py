@@ -40,7 +40,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(config_file=getattr(args, "config", None), **overrides)
 
 
-def _password(args: argparse.Namespace, *, required: bool) -> str | None:
+def _password(args: argparse.Namespace) -> str | None:
     from palaver.commands.passwords import explicit_password
 
     given = explicit_password(args)
@@ -63,7 +63,6 @@ def _password(args: argparse.Namespace, *, required: bool) -> str | None:
         return first
     # Off a terminal a password must be given explicitly (or explicitly refused with
     # --no-password): a script that forgot it must not create an account nobody can use.
-    del required
     options = "--password-file FILE or --password-stdin"
     if hasattr(args, "no_password"):
         options = "--password-file FILE, --password-stdin or --no-password"
@@ -110,7 +109,7 @@ def cmd_create_realm(args: argparse.Namespace) -> None:
     from palaver.lib.realm import realm_email_host, realm_url
 
     settings = _settings(args)
-    password = _password(args, required=True)
+    password = _password(args)
     with open_services(settings) as services, services.db.session() as session:
         probe = Realm(string_id=args.string_id, name=args.name)
         realm, owner = do_create_realm(
@@ -141,7 +140,7 @@ def cmd_create_user(args: argparse.Namespace) -> None:
     if is_bot and (args.password is not None or args.password_file or args.password_stdin):
         # Bots authenticate with their API key only; a password would be silently dropped.
         raise CliError("bots have no password; they log in with their API key")
-    password = None if is_bot else _password(args, required=False)
+    password = None if is_bot else _password(args)
     with open_services(settings) as services, services.db.session() as session:
         realm = _require_realm(session, args.realm)
         owner = None
@@ -188,7 +187,7 @@ def cmd_change_password(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
 
     settings = _settings(args)
-    password = _password(args, required=True)
+    password = _password(args)
     assert password is not None
     with open_services(settings) as services, services.db.session() as session:
         user = _require_user(session, args.realm, args.email)

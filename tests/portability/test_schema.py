@@ -89,3 +89,20 @@ def test_row_rewrites() -> None:
         plans["realm"], {"id": 1, "can_create_groups": 4, "signup_announcements_stream_id": 5}, ids
     )
     assert realm == {"id": 3, "can_create_groups": 14, "signup_announcements_stream_id": 1005}
+
+
+def test_progress_line() -> None:
+    import io
+
+    from palaver.portability.archive import Progress
+
+    out = io.StringIO()
+    bar = Progress("export", 10, out)
+    bar.advance(4, "message")
+    bar.finish()
+    text = out.getvalue()
+    assert text.startswith("\rexport [") and text.endswith("\n")
+    assert " 4/10 rows " in text and "message" in text
+    silent = Progress("import", 10, None)  # off a terminal: nothing drawn
+    silent.advance(10, "message")
+    silent.finish()

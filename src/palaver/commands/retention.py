@@ -71,5 +71,6 @@ def register(add: AddCommand) -> None:
     restore.set_defaults(func=cmd_retention_restore)
 
 
-def _usage(args: argparse.Namespace) -> None:  # replaced by the action's own function
+def _usage(args: argparse.Namespace) -> None:
+    # Never reached: argparse requires an action, whose own func replaces this one.
     raise CliError("choose an action: run or restore")
