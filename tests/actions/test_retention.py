@@ -160,3 +160,15 @@ async def test_worker_runs_with_an_injected_clock(
     assert report.archived.get(realm.string_id) == 2
     await worker.start()
     await worker.stop()
+
+
+async def test_daemon_thread_jobs_return_and_raise() -> None:
+    from palaver.workers import in_daemon_thread
+
+    assert await in_daemon_thread(lambda: 42, "test-job") == 42
+
+    def fail() -> None:
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        await in_daemon_thread(fail, "test-job")

@@ -30,6 +30,7 @@ from palaver.models.realm_export import RealmExportRecord
 from palaver.portability.exporter import export_realm
 from palaver.services import Services
 from palaver.timeutil import utcnow
+from palaver.workers import in_daemon_thread
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ class ExportWorker:
         while True:
             self._wake.clear()
             try:
-                await asyncio.to_thread(self.run_pending)
+                await in_daemon_thread(self.run_pending, "palaver-export")
             except Exception:
                 logger.exception("export worker round failed")
             with contextlib.suppress(TimeoutError):

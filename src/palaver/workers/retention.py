@@ -20,6 +20,7 @@ from palaver.lib.realm import get_realm_by_string_id
 from palaver.lib.retention import expired_condition, realms_with_retention
 from palaver.services import Services
 from palaver.timeutil import utcnow
+from palaver.workers import in_daemon_thread
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class RetentionWorker:
         await asyncio.sleep(self.first_delay_seconds)
         while True:
             try:
-                await asyncio.to_thread(self.run_once)
+                await in_daemon_thread(self.run_once, "palaver-retention")
             except Exception:
                 logger.exception("retention round failed")
             await asyncio.sleep(self.interval.total_seconds())
