@@ -15,6 +15,7 @@ from palaver.config import Settings
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
+from palaver.lib.ids import get_row
 from palaver.lib.realm import active_admin_ids
 from palaver.lib.realm_export import realm_exports
 from palaver.lib.storage import FileStorage
@@ -86,7 +87,8 @@ def do_delete_realm_export(
     if not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
     with transaction(session) as tx:
-        record = session.get(RealmExportRecord, export_id)
+        # The ID is the client's: one past 32 bits is a missing export, not a database error.
+        record = get_row(session, RealmExportRecord, export_id)
         if record is None or record.realm_id != user.realm_id:
             raise JsonableError("Invalid data export ID")
         if record.date_deleted is not None:
