@@ -248,7 +248,7 @@ def test_create_realm_without_password_off_a_terminal(cli: Cli, services: Servic
     message = cli.fails(
         f"create-realm --name Org --string-id {sid} --owner-email o@example.com --owner-name O"
     )
-    assert message == "--password is required when not run in a terminal"
+    assert message == "not a terminal, so no password prompt: give --password-file FILE or --password-stdin"
     with services.db.session() as session:
         assert get_realm_by_string_id(session, sid) is None
 
@@ -322,10 +322,12 @@ def test_created_realm_has_default_channels_and_announces_cli_users(
     subs = client.get("/api/v1/users/me/subscriptions", headers=headers).json()["subscriptions"]
     assert {s["name"] for s in subs} == {"general", "sandbox"}
     # New-user announcements start off; an administrator turns them on.
-    cli.ok(f"create-user --realm {sid} --email early@{sid}.example.com --full-name Early")
+    cli.ok(f"create-user --realm {sid} --email early@{sid}.example.com --full-name Early --no-password")
     params = {"signup_announcements_stream_id": str(ids["general"])}
     assert client.patch("/api/v1/realm", params=params, headers=headers).json()["result"] == "success"
-    out = cli.ok(f"create-user --realm {sid} --email late@{sid}.example.com --full-name 'Late Comer'")
+    out = cli.ok(
+        f"create-user --realm {sid} --email late@{sid}.example.com --full-name 'Late Comer' --no-password"
+    )
     user_id = int(out.split("(user ID ", 1)[1].split(")", 1)[0])
     narrow = json.dumps([{"operator": "channel", "operand": ids["general"]}])
     query = {
@@ -346,14 +348,17 @@ def test_create_user_roles(cli: Cli, cli_realm: CliRealm, client: TestClient) ->
     expected: dict[str, str] = {}
     for i, (spelling, number, name) in enumerate(ROLE_SPELLINGS):
         email = f"u{i}@{sid}.example.com"
-        out = cli.ok(f"create-user --realm {sid} --email {email} --full-name 'User {i}' --role {spelling}")
+        out = cli.ok(
+            f"create-user --realm {sid} --email {email} --full-name 'User {i}'"
+            f" --role {spelling} --no-password"
+        )
         first, second = out.splitlines()
         assert first.startswith(f"Created user {email} (user ID ")
         me = get_me(client, cli_realm, email, api_key_from(second)).json()
         assert me["role"] == number, (spelling, me)
         expected[email] = name
     default_email = f"plain@{sid}.example.com"
-    cli.ok(f"create-user --realm {sid} --email {default_email} --full-name Plain")
+    cli.ok(f"create-user --realm {sid} --email {default_email} --full-name Plain --no-password")
     expected[default_email] = "member"
 
     rows = users_by_email(cli, cli_realm)
@@ -373,8 +378,11 @@ def test_create_user_bad_role(cli: Cli, cli_realm: CliRealm, role: str) -> None:
 def test_create_user_with_and_without_password(cli: Cli, cli_realm: CliRealm, client: TestClient) -> None:
     sid = cli_realm.string_id
     cli.ok(f"create-user --realm {sid} --email pw@{sid}.example.com --full-name P --password user-pw")
-    # Off a terminal, no --password means an account without one (API key only).
-    cli.ok(f"create-user --realm {sid} --email nopw@{sid}.example.com --full-name N")
+    # Off a terminal, an account without a password (API key only) must be asked for.
+    assert cli.fails(f"create-user --realm {sid} --email nopw@{sid}.example.com --full-name N") == (
+        "not a terminal, so no password prompt: give --password-file FILE, --password-stdin or --no-password"
+    )
+    cli.ok(f"create-user --realm {sid} --email nopw@{sid}.example.com --full-name N --no-password")
     assert fetch_api_key(client, cli_realm, f"pw@{sid}.example.com", "user-pw").json()["result"] == "success"
     body = fetch_api_key(client, cli_realm, f"nopw@{sid}.example.com", "").json()
     assert body["result"] == "error"
@@ -421,11 +429,11 @@ def test_create_user_errors(cli: Cli, cli_realm: CliRealm) -> None:
     member = f"member@{sid}.example.com"
     bot = f"a-bot@{sid}.example.com"
     new = f"new@{sid}.example.com"
-    cli.ok(f"create-user --realm {sid} --email {member} --full-name M")
+    cli.ok(f"create-user --realm {sid} --email {member} --full-name M --no-password")
     cli.ok(f"create-user --realm {sid} --email {bot} --full-name B --bot-type 1 --bot-owner {member}")
 
     def fails(options: str) -> str:
-        return cli.fails(f"create-user --full-name Someone {options}")
+        return cli.fails(f"create-user --full-name Someone --no-password {options}")
 
     assert fails("--realm nowhere --email x@example.com") == "no organization with string ID 'nowhere'"
     assert fails(f"--realm {sid} --email {member}") == "Email is already in use."
@@ -442,7 +450,9 @@ def test_create_user_errors(cli: Cli, cli_realm: CliRealm) -> None:
     assert fails(f"--realm {sid} --email {new} --bot-type 1 --bot-owner {member} --password pw") == (
         "bots have no password; they log in with their API key"
     )
-    assert fails(f"--realm {sid} --email {new} --password ''") == "password cannot be empty"
+    assert cli.fails(f"create-user --full-name S --realm {sid} --email {new} --password ''") == (
+        "password cannot be empty"
+    )
     # None of the failures created anyone.
     assert set(users_by_email(cli, cli_realm)) == {cli_realm.owner_email, member, bot}
 
@@ -476,7 +486,7 @@ def test_change_password_errors(cli: Cli, cli_realm: CliRealm) -> None:
     sid = cli_realm.string_id
     email = cli_realm.owner_email
     assert cli.fails(f"change-password --realm {sid} --email {email}") == (
-        "--password is required when not run in a terminal"
+        "not a terminal, so no password prompt: give --password-file FILE or --password-stdin"
     )
     assert cli.fails(f"change-password --realm {sid} --email {email} --password ''") == (
         "password cannot be empty"
@@ -513,7 +523,7 @@ def test_regenerate_api_key_unknown_user(cli: Cli, cli_realm: CliRealm) -> None:
 def test_list_users(cli: Cli, cli_realm: CliRealm) -> None:
     sid = cli_realm.string_id
     guest, bot = f"gina@{sid}.example.com", f"robo@{sid}.example.com"
-    cli.ok(f"create-user --realm {sid} --email {guest} --full-name 'Gina Guest' --role guest")
+    cli.ok(f"create-user --realm {sid} --email {guest} --full-name 'Gina Guest' --role guest --no-password")
     cli.ok(f"create-user --realm {sid} --email {bot} --full-name Robo --bot-type 1 --bot-owner {guest}")
 
     rows = json.loads(cli.ok(f"list-users --realm {sid} --json"))
@@ -627,7 +637,8 @@ def test_subprocess_account_workflow(subprocess_env: dict[str, str], tmp_path: P
     assert (no_password.returncode, no_password.stdout, no_password.stderr) == (
         1,
         "",
-        "palaver: error: --password is required when not run in a terminal\n",
+        "palaver: error: not a terminal, so no password prompt:"
+        " give --password-file FILE or --password-stdin\n",
     )
 
     # --database-url naming the same file works the same as the data dir.
@@ -637,9 +648,9 @@ def test_subprocess_account_workflow(subprocess_env: dict[str, str], tmp_path: P
     assert created.stdout.startswith("Created organization 'Root Org' at http://127.0.0.1:9991\n")
 
     # --realm defaults to the root-domain realm.
-    user = run_palaver(env, "create-user --email ann@example.com --full-name Ann --role 300")
+    user = run_palaver(env, "create-user --email ann@example.com --full-name Ann --role 300 --no-password")
     assert user.returncode == 0, user.stderr
-    dup = run_palaver(env, "create-user --email ann@example.com --full-name Ann")
+    dup = run_palaver(env, "create-user --email ann@example.com --full-name Ann --no-password")
     assert (dup.returncode, dup.stdout, dup.stderr) == (1, "", "palaver: error: Email is already in use.\n")
 
     listed = run_palaver(env, "list-users --json")

@@ -1,26 +1,12 @@
-"""``palaver deactivate-realm``, ``reactivate-realm`` and ``reload-clients``."""
+"""``palaver reload-clients`` (deactivate-realm and reactivate-realm: tests/admin/)."""
 
 from __future__ import annotations
 
 from palaver.actions.web_reload import do_reload_web_clients
 from palaver.models import Realm
 from palaver.services import Services
-from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
+from tests.helpers import EventRecorder, SeededRealm
 from tests.test_cli import Cli, cli, cli_env  # noqa: F401  (fixtures)
-
-
-def test_deactivate_and_reactivate(cli: Cli, api: Api, realm: SeededRealm, services: Services) -> None:  # noqa: F811
-    assert (
-        cli.ok(f"deactivate-realm --realm {realm.string_id}")
-        == f"Organization {realm.string_id!r} deactivated\n"
-    )
-    assert_json_error(api.get(realm.hamlet, "users/me"), "This organization is deactivated", 401)
-    with services.db.session() as session:
-        row = session.get(Realm, realm.id)
-        assert row is not None and row.deactivated
-    cli.ok(f"reactivate-realm --realm {realm.string_id}")
-    assert_json_success(api.get(realm.hamlet, "users/me"))
-    assert cli.fails("deactivate-realm --realm nowhere") == "no organization with string ID 'nowhere'"
 
 
 def test_reload_clients(cli: Cli, realm: SeededRealm, services: Services, events: EventRecorder) -> None:  # noqa: F811

@@ -20,6 +20,7 @@ from palaver.api import discover_routers
 from palaver.api.avatars import avatar_routes
 from palaver.api.emoji_images import emoji_static_routes
 from palaver.api.realm_emoji import emoji_image_routes
+from palaver.api.realm_export import export_file_routes
 from palaver.api.routing import (
     ApiRouter,
     Endpoint,
@@ -36,8 +37,10 @@ from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
 from palaver.web_pages import web_page_routes
 from palaver.workers.email import EmailWorker
+from palaver.workers.exports import ExportWorker
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from palaver.workers.previews import PreviewWorker
+from palaver.workers.retention import RetentionWorker
 from palaver.workers.thumbnails import ThumbnailWorker
 
 API_PREFIX = "/api/v1"
@@ -201,9 +204,17 @@ def create_app(
         email_worker = EmailWorker(services) if settings.email_worker else None
         if email_worker is not None:
             await email_worker.start()
+        # Makes realm exports requested through the API (workers/exports.py).
+        export_worker = ExportWorker(services)
+        await export_worker.start()
+        # Archives messages past their retention period, daily (workers/retention.py).
+        retention = RetentionWorker(services)
+        await retention.start()
         try:
             yield
         finally:
+            await retention.stop()
+            await export_worker.stop()
             if email_worker is not None:
                 await email_worker.stop()
             if bot_worker is not None:
@@ -243,4 +254,6 @@ def create_app(
     app.router.routes.extend(webhook_routes(services))
     # Server-rendered sign-up, password-reset and email-confirmation pages (web_pages/).
     app.router.routes.extend(web_page_routes(services))
+    # Realm export archives, at the export_url GET /export/realm reports (api/realm_export.py).
+    app.router.routes.extend(export_file_routes(services))
     return app

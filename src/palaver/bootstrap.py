@@ -45,7 +45,11 @@ def prepare_for_serving(settings: Settings, out: TextIO) -> None:
             describe_demo(settings, demo, out)
     # An IPv6 literal needs brackets, or the port reads as part of the address.
     bind = f"[{settings.host}]" if ":" in settings.host else settings.host
-    out.write(f"Palaver is serving on http://{bind}:{settings.port} ({settings.external_url})\n")
+    listening = f"http://{bind}:{settings.port}"
+    where = settings.external_url
+    if where != listening:
+        where += f" (listening on {bind}:{settings.port})"
+    out.write(f"Palaver is serving on {where}\n")
     out.flush()
 
 

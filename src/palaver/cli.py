@@ -37,10 +37,17 @@ def _settings(args: argparse.Namespace) -> Settings:
         "database_url": getattr(args, "database_url", None),
         "data_dir": getattr(args, "data_dir", None),
     }
-    return load_settings(config_file=args.config, **overrides)
+    return load_settings(config_file=getattr(args, "config", None), **overrides)
 
 
-def _password(args: argparse.Namespace, *, required: bool) -> str | None:
+def _password(args: argparse.Namespace) -> str | None:
+    from palaver.commands.passwords import explicit_password
+
+    given = explicit_password(args)
+    if given is not None:
+        return given
+    if getattr(args, "no_password", False):
+        return None
     if args.password is not None:
         # The prompt refuses an empty password; `--password ""` (often an unset shell
         # variable) must not quietly create an account nobody can log in to.
@@ -54,9 +61,12 @@ def _password(args: argparse.Namespace, *, required: bool) -> str | None:
         if not first:
             raise CliError("password cannot be empty")
         return first
-    if required:
-        raise CliError("--password is required when not run in a terminal")
-    return None
+    # Off a terminal a password must be given explicitly (or explicitly refused with
+    # --no-password): a script that forgot it must not create an account nobody can use.
+    options = "--password-file FILE or --password-stdin"
+    if hasattr(args, "no_password"):
+        options = "--password-file FILE, --password-stdin or --no-password"
+    raise CliError(f"not a terminal, so no password prompt: give {options}")
 
 
 def _role(value: str) -> int:
@@ -86,8 +96,11 @@ def cmd_serve(args: argparse.Namespace) -> None:
     settings = _settings(args)
     if settings.workers > 1 and not settings.redis_url:
         raise CliError("--workers above 1 needs a Redis URL (PALAVER_REDIS_URL): events must cross processes")
+    from palaver.commands.ports import ensure_port_free
+
+    ensure_port_free(settings)
     prepare_for_serving(settings, out=sys.stdout)
-    run_server(settings, config_file=args.config)
+    run_server(settings, config_file=getattr(args, "config", None))
 
 
 def cmd_create_realm(args: argparse.Namespace) -> None:
@@ -96,7 +109,7 @@ def cmd_create_realm(args: argparse.Namespace) -> None:
     from palaver.lib.realm import realm_email_host, realm_url
 
     settings = _settings(args)
-    password = _password(args, required=True)
+    password = _password(args)
     with open_services(settings) as services, services.db.session() as session:
         probe = Realm(string_id=args.string_id, name=args.name)
         realm, owner = do_create_realm(
@@ -124,10 +137,10 @@ def cmd_create_user(args: argparse.Namespace) -> None:
         raise CliError("--bot-owner is required for a bot")
     if not is_bot and args.bot_owner is not None:
         raise CliError("--bot-owner is only for bots (give --bot-type)")
-    if is_bot and args.password is not None:
+    if is_bot and (args.password is not None or args.password_file or args.password_stdin):
         # Bots authenticate with their API key only; a password would be silently dropped.
         raise CliError("bots have no password; they log in with their API key")
-    password = None if is_bot else _password(args, required=False)
+    password = None if is_bot else _password(args)
     with open_services(settings) as services, services.db.session() as session:
         realm = _require_realm(session, args.realm)
         owner = None
@@ -174,7 +187,7 @@ def cmd_change_password(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
 
     settings = _settings(args)
-    password = _password(args, required=True)
+    password = _password(args)
     assert password is not None
     with open_services(settings) as services, services.db.session() as session:
         user = _require_user(session, args.realm, args.email)
@@ -272,15 +285,22 @@ def cmd_seed_users(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="palaver", description="Palaver team chat server")
-    parser.add_argument("--config", help="TOML configuration file (default: $PALAVER_CONFIG)")
+    from palaver.commands import common_options, register_commands
+    from palaver.commands.passwords import add_password_options
+
+    # The global options are accepted before and after the subcommand alike.
+    parser = argparse.ArgumentParser(
+        prog="palaver", description="Palaver team chat server", parents=[common_options()]
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def add(name: str, func: Callable[[argparse.Namespace], None], help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    def add(
+        name: str, func: Callable[[argparse.Namespace], None], help_text: str, aliases: Sequence[str] = ()
+    ) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name, help=help_text, description=help_text, parents=[common_options()], aliases=list(aliases)
+        )
         p.set_defaults(func=func)
-        p.add_argument("--database-url", help="override the database URL")
-        p.add_argument("--data-dir", help="override the data directory")
         return p
 
     serve = add("serve", cmd_serve, "run the server (migrates, and creates a demo organization if empty)")
@@ -296,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     realm.add_argument("--owner-email", required=True)
     realm.add_argument("--owner-name", required=True, help="owner's full name")
     realm.add_argument("--password", help="owner's password (prompted for in a terminal)")
+    add_password_options(realm, allow_none=False)
 
     user = add("create-user", cmd_create_user, "create a user or bot")
     user.add_argument("--realm", default="", help="organization string ID (default: root domain)")
@@ -307,11 +328,13 @@ def build_parser() -> argparse.ArgumentParser:
     user.add_argument("--bot-type", type=int, choices=[1, 2, 3, 4], help="make a bot of this type")
     user.add_argument("--bot-owner", help="email of the bot's owner")
     user.add_argument("--password", help="password (prompted for in a terminal; none for bots)")
+    add_password_options(user, allow_none=True)
 
-    pw = add("change-password", cmd_change_password, "set a user's password")
+    pw = add("reset-password", cmd_change_password, "set a user's password", aliases=["change-password"])
     pw.add_argument("--realm", default="")
     pw.add_argument("--email", required=True)
     pw.add_argument("--password", help="new password (prompted for in a terminal)")
+    add_password_options(pw, allow_none=False)
 
     key = add("regenerate-api-key", cmd_regenerate_api_key, "replace a user's API key and print it")
     key.add_argument("--realm", default="")
@@ -348,6 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     from palaver.cli_admin import add_admin_commands
 
     add_admin_commands(add)
+    register_commands(add)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""Organization-wide commands: deactivate or reactivate an organization, reload web clients.
+"""Organization-wide commands: reload web clients (deactivating organizations: commands/realms.py).
 
 Events these send reach running servers through Redis (``redis_url``); with in-process
 queues only the database change takes effect (a deactivated organization's users are
@@ -13,26 +13,6 @@ from collections.abc import Callable
 AddCommand = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
 
-def cmd_deactivate_realm(args: argparse.Namespace) -> None:
-    from palaver.actions.realm_deactivation import do_deactivate_realm
-    from palaver.bootstrap import open_services
-    from palaver.cli import _require_realm, _settings
-
-    with open_services(_settings(args)) as services, services.db.session() as session:
-        do_deactivate_realm(session, _require_realm(session, args.realm))
-        print(f"Organization {args.realm!r} deactivated")
-
-
-def cmd_reactivate_realm(args: argparse.Namespace) -> None:
-    from palaver.actions.realm_deactivation import do_reactivate_realm
-    from palaver.bootstrap import open_services
-    from palaver.cli import _require_realm, _settings
-
-    with open_services(_settings(args)) as services, services.db.session() as session:
-        do_reactivate_realm(session, _require_realm(session, args.realm))
-        print(f"Organization {args.realm!r} reactivated")
-
-
 def cmd_reload_clients(args: argparse.Namespace) -> None:
     from palaver.actions.web_reload import do_reload_web_clients
     from palaver.bootstrap import open_services
@@ -44,10 +24,6 @@ def cmd_reload_clients(args: argparse.Namespace) -> None:
 
 
 def add_admin_commands(add: AddCommand) -> None:
-    deactivate = add("deactivate-realm", cmd_deactivate_realm, "deactivate an organization")
-    deactivate.add_argument("--realm", default="", help="organization string ID (default: root domain)")
-    reactivate = add("reactivate-realm", cmd_reactivate_realm, "reactivate a deactivated organization")
-    reactivate.add_argument("--realm", default="", help="organization string ID (default: root domain)")
     reload_clients = add("reload-clients", cmd_reload_clients, "ask an organization's web clients to reload")
     reload_clients.add_argument("--realm", default="", help="organization string ID (default: root domain)")
     reload_clients.add_argument("--immediate", action="store_true", help="reload now, not at a quiet moment")

@@ -77,6 +77,9 @@ class Settings(BaseModel):
     password_time_cost: int = Field(default=3, ge=1)
     password_memory_cost_kib: int = Field(default=65536, ge=8)
 
+    # Archived messages (message retention) can be restored for this many days.
+    archive_retention_days: int = Field(default=30, ge=0)
+
     event_queue_idle_timeout_seconds: int = Field(default=600, ge=1)
     heartbeat_seconds: int = Field(default=50, ge=1, le=59)
     # Registering past this collects the user's least recently used queues first.

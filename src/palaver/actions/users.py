@@ -625,6 +625,10 @@ def do_change_user_setting(session: Session, user: UserProfile, name: str, value
         _send_legacy_setting_event(tx, user, name, value, event.language_name)
         if name == "presence_enabled":
             do_announce_presence_enabled(session, user, value)
+        if name == "allow_private_data_export":
+            from palaver.actions.realm_export import do_notify_export_consent
+
+            do_notify_export_consent(session, user)
 
 
 def _send_legacy_setting_event(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from palaver.actions.realm_deactivation import do_deactivate_realm
+from palaver.actions.realm_lifecycle import do_deactivate_realm
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.exceptions import OrganizationOwnerRequiredError
 

@@ -1258,3 +1258,25 @@ class WebReloadClient(Event):
 
     type: Literal["web_reload_client"] = "web_reload_client"
     immediate: bool
+
+
+class RealmExportPayload(Payload):
+    id: int
+    export_time: float
+    acting_user_id: int
+    export_url: str | None
+    deleted_timestamp: float | None
+    failed_timestamp: float | None
+    pending: bool
+    export_type: int
+
+
+class RealmExport(Event):
+    type: Literal["realm_export"] = "realm_export"
+    exports: list[RealmExportPayload]
+
+
+class RealmExportConsent(Event):
+    type: Literal["realm_export_consent"] = "realm_export_consent"
+    user_id: int
+    consented: bool

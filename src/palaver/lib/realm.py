@@ -27,7 +27,15 @@ def subdomain_for_host(settings: Settings, host: str) -> str:
     base = _strip_port(settings.external_host)
     if host.endswith("." + base):
         return host[: -len(base) - 1]
+    if base in _LOOPBACK and host.endswith(".localhost"):
+        # IP addresses have no subdomains; on loopback, realms live under *.localhost.
+        return host.removesuffix(".localhost")
     return settings.root_realm_string_id
+
+
+# Served on loopback by address, realms are reached as <string ID>.localhost, which
+# browsers and curl resolve to the loopback address by themselves.
+_LOOPBACK = frozenset({"127.0.0.1", "[::1]", "localhost"})
 
 
 # Built once: every unauthenticated request looks its realm up.
@@ -48,7 +56,11 @@ def get_realm_for_host(session: Session, settings: Settings, host: str) -> Realm
 def realm_url(settings: Settings, realm: Realm) -> str:
     if realm.string_id == settings.root_realm_string_id:
         return settings.external_url
-    return f"{settings.external_scheme}://{realm.string_id}.{settings.external_host}"
+    host = settings.external_host
+    if _strip_port(host) in _LOOPBACK:
+        port = host.removeprefix(_strip_port(host))
+        return f"{settings.external_scheme}://{realm.string_id}.localhost{port}"
+    return f"{settings.external_scheme}://{realm.string_id}.{host}"
 
 
 def realm_email_host(settings: Settings, realm: Realm) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import shutil
 import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path, PurePosixPath
@@ -51,6 +52,14 @@ class FileStorage(ABC):
     def exists(self, key: str) -> bool:
         return self.read(key) is not None
 
+    def save_file(self, key: str, source: Path, content_type: str | None = None) -> None:
+        """Store a file's contents; large files (realm exports) need not pass through memory."""
+        self.save(key, source.read_bytes(), content_type)
+
+    def local_path(self, key: str) -> Path | None:
+        """The file on local disk holding the key, if there is one (to stream it)."""
+        return None
+
 
 class LocalFileStorage(FileStorage):
     def __init__(self, root: Path) -> None:
@@ -85,6 +94,23 @@ class LocalFileStorage(FileStorage):
 
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
+
+    def save_file(self, key: str, source: Path, content_type: str | None = None) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+        os.close(fd)
+        try:
+            shutil.copyfile(source, tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+    def local_path(self, key: str) -> Path | None:
+        path = self._path(key)
+        return path if path.is_file() else None
 
 
 class S3FileStorage(FileStorage):

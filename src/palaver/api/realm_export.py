@@ -1,0 +1,75 @@
+"""Realm exports: GET/POST /export/realm, DELETE /export/realm/{export_id}, consents; the files."""
+
+from __future__ import annotations
+
+import re
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import Route
+
+from palaver.actions.realm_export import do_delete_realm_export, do_request_realm_export
+from palaver.api.routing import ApiRouter, Ctx, JsonDict, error_response
+from palaver.lib.exceptions import OrganizationAdministratorRequiredError, ResourceNotFoundError
+from palaver.lib.realm_export import EXPORT_URL_PREFIX, export_consents, realm_exports
+from palaver.lib.storage import make_storage
+from palaver.models.realm_export import RealmExportType
+from palaver.services import Services
+
+router = ApiRouter()
+
+
+def _require_admin(ctx: Ctx) -> None:
+    if not ctx.me.is_realm_admin:
+        raise OrganizationAdministratorRequiredError()
+
+
+@router.get("/export/realm")
+def list_realm_exports(ctx: Ctx) -> JsonDict:
+    _require_admin(ctx)
+    return {"exports": realm_exports(ctx.session, ctx.services.settings, ctx.me.realm)}
+
+
+@router.post("/export/realm")
+def create_realm_export(ctx: Ctx, export_type: int = RealmExportType.PUBLIC) -> JsonDict:
+    return {"id": do_request_realm_export(ctx.session, ctx.services.settings, ctx.me, export_type)}
+
+
+@router.delete("/export/realm/{export_id:int}")
+def delete_realm_export(ctx: Ctx, export_id: int) -> JsonDict:
+    settings = ctx.services.settings
+    do_delete_realm_export(ctx.session, settings, make_storage(settings), ctx.me, export_id)
+    return {}
+
+
+@router.get("/export/realm/consents")
+def list_export_consents(ctx: Ctx) -> JsonDict:
+    _require_admin(ctx)
+    return {"export_consents": export_consents(ctx.session, ctx.me.realm_id)}
+
+
+# The archives, at the export_url the API reports. The key holds an unguessable token, as
+# Zulip's export URLs do, so a download link works in a browser without credentials.
+_EXPORT_KEY = re.compile(r"^\d+/exports/[A-Za-z0-9_-]{32}/[A-Za-z0-9._-]+\.zip$")
+
+
+def _serve_export(services: Services, key: str) -> Response:
+    if not _EXPORT_KEY.match(key):
+        return error_response(ResourceNotFoundError())
+    storage = make_storage(services.settings)
+    headers = {"Content-Disposition": f'attachment; filename="{key.rsplit("/", 1)[-1]}"'}
+    path = storage.local_path(key)
+    if path is not None:
+        return FileResponse(path, media_type="application/zip", headers=headers)
+    data = storage.read(key)
+    if data is None:
+        return error_response(ResourceNotFoundError())
+    return Response(data, media_type="application/zip", headers=headers)
+
+
+def export_file_routes(services: Services) -> list[Route]:
+    async def serve(request: Request) -> Response:
+        return await run_in_threadpool(_serve_export, services, request.path_params["key"])
+
+    return [Route(EXPORT_URL_PREFIX + "{key:path}", serve, methods=["GET", "HEAD"])]

@@ -1,0 +1,112 @@
+"""``palaver export``, ``import`` and ``backup``."""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from palaver.cli import CliError, _require_realm, _settings
+from palaver.commands import AddCommand
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    from palaver.bootstrap import open_services
+    from palaver.portability.exporter import export_realm
+
+    path = Path(args.file)
+    if path.exists() and not args.force:
+        raise CliError(f"{path} exists already (give --force to replace it)")
+    with open_services(_settings(args)) as services:
+        with services.db.session() as session:
+            realm_id = _require_realm(session, args.realm).id
+        result = export_realm(services, realm_id, path, progress=None if args.quiet else _progress_stream())
+    tables = result.manifest["tables"]
+    print(
+        f"Exported {args.realm!r}: {tables.get('user_profile', {}).get('rows', 0)} users,"
+        f" {result.messages} messages, {result.manifest['uploads']['files']} files"
+        f" to {path} in {result.seconds:.1f}s"
+    )
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    from palaver.bootstrap import open_services
+    from palaver.lib.realm import realm_url
+    from palaver.models import Realm
+    from palaver.portability.archive import ArchiveError
+    from palaver.portability.importer import import_realm
+
+    settings = _settings(args)
+    path = Path(args.file)
+    if not path.is_file():
+        raise CliError(f"{path} does not exist")
+    with open_services(settings) as services:
+        try:
+            result = import_realm(
+                services,
+                path,
+                string_id=args.string_id,
+                progress=None if args.quiet else _progress_stream(),
+            )
+        except ArchiveError as e:
+            raise CliError(str(e)) from None
+        with services.db.session() as session:
+            realm = session.get(Realm, result.realm_id)
+            assert realm is not None
+            url = realm_url(settings, realm)
+    messages = result.manifest["tables"].get("message", {}).get("rows", 0)
+    print(
+        f"Imported {result.string_id!r} (realm ID {result.realm_id}, {messages} messages)"
+        f" in {result.seconds:.1f}s"
+    )
+    print(f"It is served at {url}")
+
+
+def cmd_backup(args: argparse.Namespace) -> None:
+    settings = _settings(args)
+    if not settings.is_sqlite:
+        raise CliError("backup copies SQLite databases; for PostgreSQL use pg_dump (see README)")
+    source = Path(settings.database_url.removeprefix("sqlite:///"))
+    if not source.is_file():
+        raise CliError(f"no database at {source}")
+    target = Path(args.file)
+    if target.exists() and not args.force:
+        raise CliError(f"{target} exists already (give --force to replace it)")
+    partial = target.with_name(target.name + ".partial")
+    partial.unlink(missing_ok=True)
+    # SQLite's online backup copies a consistent snapshot while the server keeps writing:
+    # a few pages at a time, restarting if a writer changes pages already copied.
+    src = sqlite3.connect(source)
+    try:
+        dst = sqlite3.connect(partial)
+        try:
+            src.backup(dst, pages=4096)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    partial.replace(target)
+    print(f"Backed up {source} to {target} ({target.stat().st_size:,} bytes)")
+
+
+def _progress_stream() -> TextIO | None:
+    return sys.stderr if sys.stderr.isatty() else None
+
+
+def register(add: AddCommand) -> None:
+    export = add("export", cmd_export, "export an organization to a zip archive")
+    export.add_argument("realm", metavar="REALM", help='organization string ID ("" for the root domain)')
+    export.add_argument("file", metavar="FILE", help="archive to write")
+    export.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    export.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    imp = add("import", cmd_import, "import an organization from an export archive")
+    imp.add_argument("file", metavar="FILE", help="archive written by palaver export")
+    imp.add_argument("--string-id", help="import under this string ID instead of the exported one")
+    imp.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    backup = add("backup", cmd_backup, "copy the SQLite database while the server runs")
+    backup.add_argument("file", metavar="FILE", help="backup file to write")
+    backup.add_argument("--force", action="store_true", help="replace FILE if it exists")
