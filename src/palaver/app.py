@@ -30,6 +30,7 @@ from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.scheduler import Scheduler
 from palaver.services import Services, build_services
+from palaver.serving import on_stop_signals
 
 API_PREFIX = "/api/v1"
 
@@ -178,7 +179,9 @@ def create_app(
         scheduler = Scheduler(services)
         await scheduler.start()
         try:
-            yield
+            # On SIGTERM/SIGINT, parked long-polls answer at once (serving.py).
+            with on_stop_signals(services.bus.begin_draining):
+                yield
         finally:
             await scheduler.stop()
             # Saves in-process queues for the next start (after requests have finished).

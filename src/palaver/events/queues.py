@@ -388,6 +388,8 @@ class QueueBackend(ABC):
         self._listeners = Listeners()
         self._waiters = Waiters()
         self._gc_task: asyncio.Task[None] | None = None
+        # Set when the process is told to stop: parked long-polls answer at once.
+        self.draining = False
 
     # The bus ------------------------------------------------------------------------------
 
@@ -476,13 +478,15 @@ class QueueBackend(ABC):
             deadline = loop.time() + self.heartbeat_seconds
             while not result.done:
                 remaining = deadline - loop.time()
-                if remaining > 0:
+                if remaining > 0 and not self.draining:
                     # Cleared as it returns, before reading: a later wake-up is not lost.
                     if not await waiter.wait(remaining):
                         continue
                     final = False
                 else:
-                    # Nothing happened: a heartbeat keeps proxies from closing an idle request.
+                    # Nothing happened (or the process is stopping, and the client must be
+                    # answered before its connection closes): a heartbeat keeps proxies from
+                    # closing an idle request, and tells a client all is well.
                     await self.aappend(queue_id, heartbeat_event())
                     final = True
                 result = await self.afetch(dataclasses.replace(request, final=final))
@@ -491,6 +495,15 @@ class QueueBackend(ABC):
             self._waiters.remove(queue_id, waiter)
 
     # Lifecycle (the app's lifespan) -------------------------------------------------------
+
+    def begin_draining(self) -> None:
+        """Answer every parked long-poll now, and park no new ones (the process is stopping).
+
+        Safe to call from any thread; the answers are heartbeats or the events waiting, so a
+        client simply polls again, reaching the next process or the restarted one.
+        """
+        self.draining = True
+        self._waiters.wake_all()
 
     async def start(self) -> None:
         """Begin serving: restore saved queues (memory store) and collect garbage regularly."""
