@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -28,7 +27,9 @@ from palaver.api.routing import (
 from palaver.api.uploads import upload_file_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
+from palaver.lib.logs import configure_logging
 from palaver.lib.scheduler import Scheduler
+from palaver.operations import install_operations
 from palaver.services import Services, build_services
 from palaver.serving import on_stop_signals
 
@@ -166,9 +167,7 @@ def create_app(
     settings: Settings, services: Services | None = None, *, routers: Sequence[ApiRouter] | None = None
 ) -> FastAPI:
     """The ASGI app; ``routers`` replaces the discovered API modules (tests mount their own)."""
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings)
     services = services or build_services(settings)
 
     @asynccontextmanager
@@ -204,4 +203,6 @@ def create_app(
     app.router.routes.extend(upload_file_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).
     app.router.routes.extend(emoji_image_routes(services))
+    # /health, /health/ready, /metrics; request limits, request IDs, access log (operations.py).
+    install_operations(app, services)
     return app

@@ -481,6 +481,9 @@ class RedisQueueBackend(QueueBackend):
             if len(batch) < 500:
                 return removed
 
+    def queue_count_for_metrics(self) -> int:
+        return int(self._client.zcard(self._queues_key))
+
     def should_collect(self) -> bool:
         """One process per interval does the scan; the others skip it."""
         lock = self._client.set(
