@@ -54,9 +54,25 @@ _DESCRIPTOR_CACHE_SIZE = 50_000
 _ASYNC_CONNECTIONS = 16
 _FETCH_BATCH = 500
 
-# KEYS: q, ev. ARGV: queue_id, user_id, last_event_id or "", token, claim, final, now,
-# hold_seconds, channel. Returns {"missing"}, {"pruned"}, or {"ok", done, events}.
-_FETCH = """
+# Keys outlive their queue's deadline by this much, then Redis deletes them itself: a
+# deployment whose processes are all gone leaves nothing behind for ever.
+KEY_EXPIRY_SLACK_SECONDS = 60
+
+# Lua: make ``key`` live at least until ``until_s`` (client clock), never shortening it.
+_EXTEND = """
+local function extend(key, now, until_s)
+  local wanted = math.ceil((until_s - now) * 1000)
+  local left = redis.call('PTTL', key)
+  if left == -1 or (left >= 0 and left < wanted) then
+    redis.call('PEXPIRE', key, wanted)
+  end
+end
+"""
+
+# KEYS: q, ev, queues. ARGV: queue_id, user_id, last_event_id or "", token, claim, final,
+# now, hold_seconds, channel, prefix, slack. Returns {"missing"}, {"pruned"}, or
+# {"ok", done, events}.
+_FETCH = _EXTEND + """
 local q, ev = KEYS[1], KEYS[2]
 local queue_id, user_id, last, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local claim, final, now, hold, channel = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
@@ -97,6 +113,11 @@ else
 end
 redis.call('HSET', q, 'deadline', deadline)
 redis.call('ZADD', KEYS[3], deadline, queue_id)
+local prefix, expires = ARGV[10], deadline + tonumber(ARGV[11])
+for _, key in ipairs({q, ev, KEYS[3], prefix .. 'user:' .. info[1],
+                      prefix .. 'public:' .. redis.call('HGET', q, 'realm_id')}) do
+  extend(key, now, expires)
+end
 return {'ok', done and '1' or '0', events}
 """
 
@@ -110,6 +131,11 @@ for i = 1, #KEYS / 2 do
     local id = redis.call('HINCRBY', q, 'next_id', 1) - 1
     local body = ARGV[2 * i + 1]
     redis.call('ZADD', ev, id, '{"id":' .. id .. ',' .. string.sub(body, 2))
+    -- The events expire with their queue (whose expiry each poll extends).
+    local left = redis.call('PTTL', q)
+    if left > 0 then
+      redis.call('PEXPIRE', ev, left)
+    end
     woken[#woken + 1] = ARGV[2 * i]
   end
 end
@@ -378,6 +404,13 @@ class RedisQueueBackend(QueueBackend):
         if client.all_public_streams:
             pipe.sadd(self._public(client.realm_id), client.queue_id)
         pipe.zadd(self._queues_key, {client.queue_id: deadline})
+        expires = client.lifespan_seconds + KEY_EXPIRY_SLACK_SECONDS
+        pipe.expire(self._q(client.queue_id), expires)
+        # Shared keys are only ever lengthened: here (GT, or NX for a key with no expiry
+        # yet) and by every poll (_FETCH).
+        for key in (self._user(client.user_id), self._public(client.realm_id), self._queues_key):
+            pipe.expire(key, expires, nx=True)
+            pipe.expire(key, expires, gt=True)
         pipe.execute()
         self._remember(client)
 
@@ -422,6 +455,8 @@ class RedisQueueBackend(QueueBackend):
             repr(time.time()),
             request.hold_seconds,
             self._channel,
+            self.prefix,
+            KEY_EXPIRY_SLACK_SECONDS,
         ]
         return keys, args
 
