@@ -572,8 +572,12 @@ class QueueBackend(ABC):
                 removed = await self.run_blocking(self.collect_garbage)
                 if removed:
                     logger.info("Collected %d idle event queue(s)", len(removed))
-            except Exception:
-                logger.exception("Event queue garbage collection failed")
+            except Exception as error:
+                from palaver.lib.dependencies import dependency_of
+
+                if dependency_of(error) is None:
+                    logger.exception("Event queue garbage collection failed")
+                # Else an outage, logged once where requests meet it; the next round retries.
 
     @property
     def waiting_requests(self) -> int:

@@ -30,8 +30,11 @@ from typing import Any, cast
 import orjson
 import redis
 import redis.asyncio
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from palaver.events.backlog import DeliveryBacklog
 from palaver.events.bus import EventDict
 from palaver.events.queues import (
     BadEventQueueIdError,
@@ -72,7 +75,9 @@ end
 # KEYS: q, ev, queues. ARGV: queue_id, user_id, last_event_id or "", token, claim, final,
 # now, hold_seconds, channel, prefix, slack. Returns {"missing"}, {"pruned"}, or
 # {"ok", done, events}.
-_FETCH = _EXTEND + """
+_FETCH = (
+    _EXTEND
+    + """
 local q, ev = KEYS[1], KEYS[2]
 local queue_id, user_id, last, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local claim, final, now, hold, channel = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
@@ -120,6 +125,7 @@ for _, key in ipairs({q, ev, KEYS[3], prefix .. 'user:' .. info[1],
 end
 return {'ok', done and '1' or '0', events}
 """
+)
 
 # KEYS: q1, ev1, q2, ev2, ... ARGV: channel, queue_id1, event_json1, queue_id2, ...
 # Each event's JSON arrives without its ID; the ID is spliced in as the first member.
@@ -185,6 +191,7 @@ class _Subscription:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._lost = False
 
     @property
     def ready(self) -> bool:
@@ -218,16 +225,22 @@ class _Subscription:
                         continue
                     if message["type"] == "subscribe":
                         self._ready.set()
+                        if self._lost:
+                            self._lost = False
+                            logger.warning("Redis event subscription restored")
                         # Anything announced while we were not listening is unheard; every
                         # waiting request reads its queue again.
                         self._waiters.wake_all()
                         backoff = 0.1
                     elif message["type"] == "message":
                         self._waiters.wake(str(message["data"]).split())
-            except RedisError:
+            except RedisError as error:
                 self._ready.clear()
                 if not self._stop.is_set():
-                    logger.warning("Lost the Redis event subscription; reconnecting", exc_info=True)
+                    if not self._lost:
+                        # Once per outage, not once per reconnection attempt.
+                        self._lost = True
+                        logger.warning("Lost the Redis event subscription (%s); reconnecting", error)
                     self._stop.wait(backoff)
                     backoff = min(backoff * 2, 5.0)
             finally:
@@ -314,7 +327,11 @@ class RedisQueueBackend(QueueBackend):
         )
         self.prefix = key_prefix
         self._url = url
-        self._client = redis.Redis.from_url(url, decode_responses=True, health_check_interval=30)
+        # Timeouts, so a Redis that stops answering fails requests (503) instead of hanging them.
+        self._client = redis.Redis.from_url(
+            url, decode_responses=True, health_check_interval=30, socket_connect_timeout=2, socket_timeout=10
+        )
+        self._backlog = DeliveryBacklog(self._deliver_now, (RedisConnectionError, RedisTimeoutError))
         # Long-polls read their queues with a client of their own event loop, so a burst of
         # wake-ups never queues up for the worker threads that serve ordinary requests.
         self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AsyncScripts] = (
@@ -416,25 +433,29 @@ class RedisQueueBackend(QueueBackend):
 
     def deliver(self, realm_id: int, event: EventDict, user_ids: Sequence[int]) -> None:
         try:
-            sets = [self._user(user_id) for user_id in user_ids]
-            if reaches_all_public_streams_clients(event):
-                sets.append(self._public(realm_id))
-            queue_ids = cast(set[str], self._client.sunion(sets)) if sets else set()
-            keys: list[str] = []
-            args: list[str] = [self._channel]
-            for queue_id, client in sorted(self._descriptors_for(queue_ids).items()):
-                if client.realm_id != realm_id:
-                    continue
-                tailored = event_for_client(client, event)
-                if tailored is not None:
-                    keys += [self._q(queue_id), self._ev(queue_id)]
-                    args += [queue_id, orjson.dumps(tailored).decode()]
-            if keys:
-                self._append_script(keys=keys, args=args)
+            # Held in order while Redis is unreachable, delivered when it returns.
+            self._backlog.deliver(realm_id, event, user_ids)
         except RedisError:
-            # The write is committed; failing the request now would misreport it. Clients
-            # whose queues missed the event resynchronize when their queue is lost.
+            # Not an outage (held above) but a failure of this event: the write is
+            # committed, and failing the request now would misreport it.
             logger.exception("Could not deliver a %s event to Redis queues", event.get("type"))
+
+    def _deliver_now(self, realm_id: int, event: EventDict, user_ids: Sequence[int]) -> None:
+        sets = [self._user(user_id) for user_id in user_ids]
+        if reaches_all_public_streams_clients(event):
+            sets.append(self._public(realm_id))
+        queue_ids = cast(set[str], self._client.sunion(sets)) if sets else set()
+        keys: list[str] = []
+        args: list[str] = [self._channel]
+        for queue_id, client in sorted(self._descriptors_for(queue_ids).items()):
+            if client.realm_id != realm_id:
+                continue
+            tailored = event_for_client(client, event)
+            if tailored is not None:
+                keys += [self._q(queue_id), self._ev(queue_id)]
+                args += [queue_id, orjson.dumps(tailored).decode()]
+        if keys:
+            self._append_script(keys=keys, args=args)
 
     def append(self, queue_id: str, event: EventDict) -> None:
         self._append_script(
@@ -546,6 +567,7 @@ class RedisQueueBackend(QueueBackend):
         if self._closed:
             return
         self._closed = True
+        self._backlog.close()
         self._subscription.stop()
         self._client.close()
 
