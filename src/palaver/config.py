@@ -98,6 +98,8 @@ class Settings(BaseModel):
     trusted_proxies: list[str] = Field(default_factory=list)
     # How long start-up waits for PostgreSQL and Redis before giving up.
     startup_dependency_timeout_seconds: float = Field(default=30, ge=0)
+    # The Jitsi Meet server clients create video calls on (server_jitsi_server_url).
+    jitsi_server_url: str = "https://meet.jit.si"
 
     @field_validator("trusted_proxies", mode="before")
     @classmethod
