@@ -51,4 +51,6 @@ def install_operations(app: FastAPI, services: Services) -> None:
 
     app.router.routes.extend(health_routes(services))
     templates = {route.endpoint: route.path for route in app.router.routes if isinstance(route, Route)}
-    app.add_middleware(RequestMiddleware, settings=settings, route_templates=templates)
+    app.add_middleware(
+        RequestMiddleware, settings=settings, route_templates=templates, outages=services.outages
+    )

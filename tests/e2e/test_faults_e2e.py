@@ -316,3 +316,35 @@ def test_unreachable_dependency_at_start_is_one_line_then_exit(
     assert named.format(port=closed) in lines[1]
     assert "startup_dependency_timeout_seconds" in lines[1]
     assert 2 <= elapsed < 20
+
+
+def test_kill_9_of_a_worker_under_load(restartable: Callable[..., Restartable]) -> None:  # noqa: F811
+    """A worker dies without warning while clients poll and send: the supervisor replaces it,
+    queues live on in Redis, requests it held fail to connect (and are retried), none 5xx."""
+    from tests.e2e.test_events_e2e import _redis_available
+
+    if not _redis_available():
+        pytest.skip("no Redis")
+    from tests.e2e.test_events_e2e import REDIS_URL
+
+    server = restartable(workers=2, redis_url=REDIS_URL)
+    server.start()
+    assert server.server is not None
+    owner, ann = _logins(server.server)
+    traffic = Traffic(server.url, owner, ann, _register(server.url, owner))
+    traffic.start()
+    time.sleep(1.5)
+    victim = server.server.worker_pids()[0]
+    os.kill(victim, 9)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        pids = server.server.worker_pids()
+        if len(pids) == 2 and victim not in pids:
+            break
+        time.sleep(0.2)
+    time.sleep(1.5)
+    traffic.stop()
+    assert traffic.bad == [], traffic.bad[:5]
+    assert len(traffic.acknowledged) > 20
+    assert set(traffic.acknowledged) <= _stored_message_ids(server.url, owner)
+    server.stop()

@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palaver.config import Settings
 from palaver.lib import metrics
+from palaver.lib.dependencies import OutageMonitor
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.logs import RequestLog, current_request
 from palaver.lib.operational_errors import (
@@ -84,8 +85,16 @@ def _error_messages(error: JsonableError, request_id: str) -> tuple[Message, Mes
 
 
 class RequestMiddleware:
-    def __init__(self, app: ASGIApp, settings: Settings, route_templates: Mapping[Any, str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        settings: Settings,
+        route_templates: Mapping[Any, str],
+        outages: OutageMonitor | None = None,
+    ) -> None:
         self.app = app
+        # Routes outside the API pipeline (file serving) meet outages too: 503, not 500.
+        self.outages = outages
         self.settings = settings
         self.limits = Limits(settings)
         self.proxies = [ipaddress.ip_network(cidr, strict=False) for cidr in settings.trusted_proxies]
@@ -136,6 +145,14 @@ class RequestMiddleware:
                 await send(start)
                 await send(body)
                 status = error.http_status
+        except Exception as error:
+            unavailable = self.outages.unavailable_error(error) if self.outages else None
+            if unavailable is None or status != 0:
+                raise
+            start, body = _error_messages(unavailable, request_id)
+            await send(start)
+            await send(body)
+            status = unavailable.http_status
         finally:
             self._record(scope, status or 500, time.perf_counter() - started, log)
             current_request.reset(token)

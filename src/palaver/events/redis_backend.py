@@ -56,6 +56,8 @@ _DESCRIPTOR_CACHE_SIZE = 50_000
 # Connections each event loop uses for long-polls, and reads sent in one pipeline.
 _ASYNC_CONNECTIONS = 16
 _FETCH_BATCH = 500
+# How long a long-poll waits for this process's subscription to (re)connect.
+_SUBSCRIBE_WAIT_SECONDS = 1.0
 
 # Keys outlive their queue's deadline by this much, then Redis deletes them itself: a
 # deployment whose processes are all gone leaves nothing behind for ever.
@@ -262,6 +264,8 @@ class _AsyncScripts:
             health_check_interval=30,
             max_connections=_ASYNC_CONNECTIONS,
             timeout=30,
+            socket_connect_timeout=2,
+            socket_timeout=10,
         )
         self.client = redis.asyncio.Redis(connection_pool=pool)
         self.fetch_script = self.client.register_script(_FETCH)
@@ -551,7 +555,9 @@ class RedisQueueBackend(QueueBackend):
 
     async def prepare_to_wait(self) -> None:
         if not self._subscription.ready:
-            await self.run_blocking(self._subscription.ensure_started)
+            # Briefly: during an outage every poll would otherwise hold a worker thread for
+            # the full wait. Waiting less is safe, as a new subscription wakes every waiter.
+            await self.run_blocking(self._subscription.ensure_started, _SUBSCRIBE_WAIT_SECONDS)
 
     async def start(self) -> None:
         await self.run_blocking(self._subscription.ensure_started)
