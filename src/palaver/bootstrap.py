@@ -114,4 +114,8 @@ def _operational_options(settings: Settings) -> dict[str, object]:
         # The app writes its own access log, with request IDs, users and durations.
         "access_log": False,
         "log_config": None,
+        # A worker starting (or answering the supervisor's ping) on a loaded machine can take
+        # more than uvicorn's 5 s; too short, and a rolling restart aborts or a busy worker
+        # is killed as hung.
+        "timeout_worker_healthcheck": 30,
     }
