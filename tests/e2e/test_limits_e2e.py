@@ -126,3 +126,35 @@ def test_metrics_add_up_across_worker_processes(restartable: Callable[..., Resta
     directory = Path(server.env()["PALAVER_DATA_DIR"]) / "prometheus-multiproc"
     assert any(directory.iterdir())
     server.stop()
+
+
+def test_json_logs_from_a_real_server(restartable: Callable[..., Restartable]) -> None:  # noqa: F811
+    import json
+
+    server = restartable()
+    original = server.env
+
+    def env() -> dict[str, str]:
+        values = original()
+        values["PALAVER_LOG_FORMAT"] = "json"
+        return values
+
+    server.env = env  # type: ignore[method-assign]
+    server.start()
+    assert server.server is not None
+    response = httpx.get(
+        f"{server.url}/api/v1/server_settings", headers={"X-Request-Id": "json-check"}, timeout=5
+    )
+    assert response.headers["X-Request-Id"] == "json-check"
+    server.stop()
+    entries = [
+        json.loads(line) for line in server.server.log.read_text().splitlines() if line.startswith("{")
+    ]
+    assert entries, "no JSON log lines"
+    access = [e for e in entries if e.get("request_id") == "json-check" and e["logger"] == "palaver.access"]
+    assert len(access) == 1
+    entry = access[0]
+    assert (entry["route"], entry["status"], entry["method"]) == ("/api/v1/server_settings", 200, "GET")
+    assert entry["ts"].endswith("+00:00") and entry["duration_ms"] >= 0
+    # uvicorn's own lines come through the same formatter.
+    assert any(e["logger"].startswith("uvicorn") for e in entries)
