@@ -230,7 +230,8 @@ def _parked_poll_answers_on_sigterm(server: Restartable, auth: tuple[str, str], 
     response = answered["response"]
     assert response.status_code == 200, response.text
     assert [e["type"] for e in response.json()["events"]] == ["heartbeat"]
-    assert answered["at"] - signalled < 1.0
+    # Well before the 45 s heartbeat (a supervisor relays SIGTERM to its workers twice a second).
+    assert answered["at"] - signalled < 3.0
     return stop_seconds
 
 
