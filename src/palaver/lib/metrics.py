@@ -54,7 +54,6 @@ EVENTS_DELIVERED = Counter("palaver_events_delivered_total", "Events handed to c
 PARKED_POLLS = Gauge(
     "palaver_event_parked_polls", "GET /events requests waiting for news", multiprocess_mode="livesum"
 )
-QUEUES_REGISTERED = Counter("palaver_event_queues_registered_total", "Event queues registered")
 DB_CONNECTIONS_IN_USE = Gauge(
     "palaver_db_connections_in_use",
     "Database connections checked out of the pool",
