@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -33,8 +32,11 @@ from palaver.api.uploads import upload_file_routes
 from palaver.api.webhooks import webhook_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
+from palaver.lib.logs import configure_logging
 from palaver.lib.scheduler import Scheduler
+from palaver.operations import install_operations
 from palaver.services import Services, build_services
+from palaver.serving import on_stop_signals
 from palaver.web_pages import web_page_routes
 from palaver.workers.email import EmailWorker
 from palaver.workers.exports import ExportWorker
@@ -177,9 +179,7 @@ def create_app(
     settings: Settings, services: Services | None = None, *, routers: Sequence[ApiRouter] | None = None
 ) -> FastAPI:
     """The ASGI app; ``routers`` replaces the discovered API modules (tests mount their own)."""
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings)
     services = services or build_services(settings)
 
     @asynccontextmanager
@@ -211,7 +211,9 @@ def create_app(
         retention = RetentionWorker(services)
         await retention.start()
         try:
-            yield
+            # On SIGTERM/SIGINT, parked long-polls answer at once (serving.py).
+            with on_stop_signals(services.bus.begin_draining):
+                yield
         finally:
             await retention.stop()
             await export_worker.stop()
@@ -256,4 +258,6 @@ def create_app(
     app.router.routes.extend(web_page_routes(services))
     # Realm export archives, at the export_url GET /export/realm reports (api/realm_export.py).
     app.router.routes.extend(export_file_routes(services))
+    # /health, /health/ready, /metrics; request limits, request IDs, access log (operations.py).
+    install_operations(app, services)
     return app

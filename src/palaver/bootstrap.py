@@ -37,7 +37,10 @@ def open_services(settings: Settings) -> Iterator[Services]:
 
 def prepare_for_serving(settings: Settings, out: TextIO) -> None:
     from palaver.demo import create_demo_realm, describe_demo
+    from palaver.lib.dependencies import wait_for_dependencies
 
+    # PostgreSQL and Redis may still be starting (containers, boot): wait, then give up.
+    wait_for_dependencies(settings)
     with open_services(settings) as services, services.db.session() as session:
         empty = not session.scalar(select(func.count()).select_from(Realm))
         if empty and settings.create_demo_realm:
@@ -76,9 +79,9 @@ def run_server(settings: Settings, config_file: str | None) -> None:
         "log_level": settings.log_level,
         "loop": "uvloop",
         "http": "httptools",
-        "proxy_headers": True,
         "timeout_graceful_shutdown": 5,
     }
+    options.update(_operational_options(settings))
     if settings.workers == 1:
         from palaver.app import create_app
 
@@ -86,8 +89,37 @@ def run_server(settings: Settings, config_file: str | None) -> None:
         tune_gc_for_serving()
         uvicorn.run(app, **options)  # type: ignore[arg-type]
         return
+    # Workers add their metrics up through files in a directory the server empties at start.
+    from palaver.lib.metrics import prepare_multiprocess_dir
+
+    prepare_multiprocess_dir(settings.data_dir)
     # Worker processes import the app by name and read the same settings from the environment.
     os.environ["PALAVER_SETTINGS_JSON"] = settings.model_dump_json()
     if config_file:
         os.environ["PALAVER_CONFIG"] = config_file
     uvicorn.run("palaver.asgi:create_app_from_environment", factory=True, workers=settings.workers, **options)  # type: ignore[arg-type]
+
+
+def _operational_options(settings: Settings) -> dict[str, object]:
+    """uvicorn options for limits, proxies and logs (README "Operating")."""
+    import math
+
+    from palaver.lib.logs import configure_logging
+    from palaver.serving import GuardedHttpToolsProtocol, configure_protocol
+
+    configure_logging(settings)
+    configure_protocol(settings)
+    return {
+        # Header size, count and time limits (serving.py); workers configure it themselves.
+        "http": GuardedHttpToolsProtocol,
+        "timeout_keep_alive": math.ceil(settings.keep_alive_timeout_seconds),
+        # X-Forwarded-* are believed only from trusted_proxies, by the app (api/middleware.py).
+        "proxy_headers": False,
+        # The app writes its own access log, with request IDs, users and durations.
+        "access_log": False,
+        "log_config": None,
+        # A worker starting (or answering the supervisor's ping) on a loaded machine can take
+        # more than uvicorn's 5 s; too short, and a rolling restart aborts or a busy worker
+        # is killed as hung.
+        "timeout_worker_healthcheck": 30,
+    }

@@ -114,6 +114,42 @@ class Settings(BaseModel):
     # POST /dev_fetch_api_key hands out any user's API key without a password: development only.
     development_auth: bool = False
 
+    # Operating: logs, limits, proxies, dependencies (README "Operating").
+    log_format: Literal["text", "json"] = "text"
+    access_log: bool = True
+    # Requests slower than this are logged as warnings (long-polls excepted); 0 turns it off.
+    slow_request_ms: int = Field(default=2000, ge=0)
+    # Bodies other than uploads (multipart): form, JSON. Uploads use max_file_upload_size_mib.
+    max_request_body_kib: int = Field(default=1024, ge=1)
+    max_request_header_kib: int = Field(default=16, ge=1)
+    max_request_headers: int = Field(default=100, ge=1)
+    request_header_timeout_seconds: float = Field(default=10, gt=0)
+    request_body_timeout_seconds: float = Field(default=30, gt=0)
+    keep_alive_timeout_seconds: float = Field(default=20, gt=0)
+    max_parked_polls_per_user: int = Field(default=20, ge=1)
+    max_parked_polls: int = Field(default=10000, ge=1)
+    # Peers (CIDRs) whose X-Forwarded-For / X-Forwarded-Proto are believed; none by default.
+    trusted_proxies: list[str] = Field(default_factory=list)
+    # How long start-up waits for PostgreSQL and Redis before giving up.
+    startup_dependency_timeout_seconds: float = Field(default=30, ge=0)
+    # The Jitsi Meet server clients create video calls on (server_jitsi_server_url).
+    jitsi_server_url: str = "https://meet.jit.si"
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _parse_proxies(cls, value: object) -> object:
+        import ipaddress
+
+        if isinstance(value, str):
+            value = [part for part in value.replace(" ", ",").split(",") if part]
+        if isinstance(value, list):
+            for item in value:
+                try:
+                    ipaddress.ip_network(str(item), strict=False)
+                except ValueError:
+                    raise ValueError(f"{item!r} is not an IP address or CIDR network") from None
+        return value
+
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
     )

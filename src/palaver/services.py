@@ -12,6 +12,7 @@ from palaver.lib.passwords import Passwords
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 
 if TYPE_CHECKING:
+    from palaver.lib.dependencies import OutageMonitor
     from palaver.lib.push import PushDispatcher
 
 EVENT_QUEUE_STATE_FILE = "event_queues.json"
@@ -27,12 +28,16 @@ class Services:
     rate_limiter: RateLimiter
     # Present when a push relay is configured: pushes DMs and mentions after commit.
     push: PushDispatcher | None = None
+    # Turns "database/Redis unreachable" into 503s, logged once per outage (lib/dependencies.py).
+    outages: OutageMonitor | None = None
 
     @property
     def queues(self) -> QueueBackend:
         return self.bus
 
     def close(self) -> None:
+        if self.outages is not None:
+            self.outages.close()
         if self.push is not None:
             self.bus.remove_listener(self.push)
             self.push.close()

@@ -463,3 +463,67 @@ async def test_realm_deactivation_closes_the_recipients_queues(backend: QueueBac
     assert backend.queue_ids_for_user(HAMLET) == []
     assert all(backend.get_client(q) is None for q in hamlet_queues)
     assert backend.get_client(othello_queue) is not None
+
+
+async def test_every_key_expires_even_if_no_process_is_left(make_backend: BackendFactory) -> None:
+    """Queues must not outlive their idle timeout in Redis when every server is gone."""
+    backend = make_backend()
+    if isinstance(backend, MemoryQueueBackend):
+        pytest.skip("Redis keys only")
+    from palaver.events.redis_backend import KEY_EXPIRY_SLACK_SECONDS, RedisQueueBackend
+
+    assert isinstance(backend, RedisQueueBackend)
+    queue_id = register(backend, all_public_streams=True, lifespan=300)
+    backend.publish(REALM, settings_event(), [HAMLET])
+    await poll(backend, queue_id, None)
+    backend.publish(REALM, settings_event(False), [HAMLET])
+    keys = backend.keys()
+    assert len(keys) >= 5  # q, ev, user, public, queues
+    client = backend._client
+    for key in keys:
+        ttl = client.ttl(key)
+        assert 0 < ttl <= 300 + _HOLD + KEY_EXPIRY_SLACK_SECONDS, (key, ttl)
+
+
+_HOLD = HEARTBEAT + 30
+
+
+async def test_draining_answers_parked_polls_at_once(make_backend: BackendFactory) -> None:
+    """On SIGTERM the server drains: a parked poll answers with a heartbeat, new ones do not park."""
+    backend = make_backend(heartbeat_seconds=30)
+    queue_id = register(backend)
+    other = register(backend, OTHELLO)
+    waiting = asyncio.ensure_future(poll(backend, queue_id, block=True))
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    started = time.monotonic()
+    backend.begin_draining()
+    events = await asyncio.wait_for(waiting, PROMPT)
+    assert [e["type"] for e in events] == ["heartbeat"]
+    assert time.monotonic() - started < PROMPT
+    # Arriving while the process stops: answered at once too.
+    late = await asyncio.wait_for(poll(backend, other, user_id=OTHELLO, block=True), PROMPT)
+    assert [e["type"] for e in late] == ["heartbeat"]
+
+
+async def test_parked_polls_are_capped_per_user_and_per_process(make_backend: BackendFactory) -> None:
+    from palaver.lib.operational_errors import ServiceUnavailableError, TooManyLongPollsError
+
+    backend = make_backend(heartbeat_seconds=30)
+    backend.max_parked_per_user = 2
+    backend.max_parked = 3
+    mine = [register(backend) for _ in range(3)]
+    parked = [asyncio.ensure_future(poll(backend, q, block=True)) for q in mine[:2]]
+    await asyncio.sleep(0.2)
+    with pytest.raises(TooManyLongPollsError):
+        await poll(backend, mine[2], block=True)
+    # Not blocking costs nothing to hold: always allowed.
+    assert await poll(backend, mine[2]) == []
+    theirs = [register(backend, OTHELLO) for _ in range(2)]
+    parked.append(asyncio.ensure_future(poll(backend, theirs[0], user_id=OTHELLO, block=True)))
+    await asyncio.sleep(0.2)
+    with pytest.raises(ServiceUnavailableError):
+        await poll(backend, theirs[1], user_id=OTHELLO, block=True)
+    assert backend.waiting_requests == 3
+    backend.begin_draining()
+    await asyncio.wait_for(asyncio.gather(*parked), PROMPT)

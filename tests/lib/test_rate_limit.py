@@ -76,25 +76,45 @@ RULE = RateLimit(count=3, seconds=60)
 
 
 def test_allows_count_hits_per_window_then_denies(limiter: RateLimiter, key: str, clock: FakeClock) -> None:
-    clock.advance(10)  # mid-window: the window still ends on its boundary
-    window_end = clock.now - 10 + 60
+    clock.advance(10)
+    first = clock.now
     results = [limiter.hit(key, RULE) for _ in range(5)]
     assert [r.allowed for r in results] == [True, True, True, False, False]
     assert [r.remaining for r in results] == [2, 1, 0, 0, 0]
     assert {r.limit for r in results} == {3}
-    assert {r.reset_at for r in results} == {window_end}
-    assert results[-1].retry_after == pytest.approx(50)
+    # A slot frees when the oldest counted request is a window old.
+    assert {r.reset_at for r in results} == {first + 60}
+    assert results[-1].retry_after == pytest.approx(60)
 
 
-def test_a_new_window_starts_afresh(limiter: RateLimiter, key: str, clock: FakeClock) -> None:
-    for _ in range(4):
-        limiter.hit(key, RULE)
+def test_slots_free_as_requests_age_out(limiter: RateLimiter, key: str, clock: FakeClock) -> None:
+    limiter.hit(key, RULE)
+    clock.advance(20)
+    limiter.hit(key, RULE)
+    limiter.hit(key, RULE)
     assert not limiter.hit(key, RULE).allowed
-    clock.advance(59.9)
+    clock.advance(39.9)
     assert not limiter.hit(key, RULE).allowed
     clock.advance(0.1)
+    # Only the first request has left the window: one slot, not a fresh budget.
     result = limiter.hit(key, RULE)
-    assert (result.allowed, result.remaining) == (True, 2)
+    assert (result.allowed, result.remaining) == (True, 0)
+    assert not limiter.hit(key, RULE).allowed
+    clock.advance(20)
+    # Both requests made at 20 s have left; the one made at 60 s still counts.
+    result = limiter.hit(key, RULE)
+    assert (result.allowed, result.remaining) == (True, 1)
+
+
+def test_no_burst_of_twice_the_limit_at_a_window_edge(
+    limiter: RateLimiter, key: str, clock: FakeClock
+) -> None:
+    """A fixed window lets ``count`` through just before its end and ``count`` more just
+    after; a sliding one allows ``count`` in any window-long stretch."""
+    clock.advance(59)
+    assert [limiter.hit(key, RULE).allowed for _ in range(3)] == [True, True, True]
+    clock.advance(2)
+    assert [limiter.hit(key, RULE).allowed for _ in range(3)] == [False, False, False]
 
 
 def test_keys_are_independent(limiter: RateLimiter, key: str, clock: FakeClock) -> None:
@@ -107,7 +127,6 @@ def test_keys_are_independent(limiter: RateLimiter, key: str, clock: FakeClock) 
 def test_rules_of_different_windows_count_separately(
     limiter: RateLimiter, key: str, clock: FakeClock
 ) -> None:
-    # The clock sits on a boundary shared by both windows, so their windows start together.
     short, long = RateLimit(count=1, seconds=60), RateLimit(count=1, seconds=3600)
     assert limiter.hit(key, short).allowed
     assert limiter.hit(key, long).allowed
@@ -184,7 +203,7 @@ def test_memory_sweep_drops_ended_windows(key: str, clock: FakeClock) -> None:
         limiter.hit(f"{key}:{i}", RateLimit(count=5, seconds=60))
     clock.advance(60)
     limiter.hit(f"{key}:new", RateLimit(count=5, seconds=60))
-    assert len(limiter._counts) == 1  # white-box: the memory is what this test is about
+    assert len(limiter._logs) == 1  # white-box: the memory is what this test is about
 
 
 def test_memory_sweeps_are_amortised_when_every_window_is_live(
@@ -195,7 +214,7 @@ def test_memory_sweeps_are_amortised_when_every_window_is_live(
     sweep = limiter._sweep
 
     def counting_sweep(now: float) -> None:
-        sweeps.append(len(limiter._counts))
+        sweeps.append(len(limiter._logs))
         sweep(now)
 
     monkeypatch.setattr(limiter, "_sweep", counting_sweep)
@@ -212,6 +231,7 @@ def test_redis_keys_expire_with_their_window(key: str, clock: FakeClock) -> None
     names = list(limiter._redis.scan_iter(f"palaver:ratelimit:{key}:*"))
     assert len(names) == 1
     assert 0 < limiter._redis.ttl(names[0]) <= RULE.seconds + 1
+    assert limiter._redis.zcard(names[0]) == 1
     limiter.clear(key, RULE)
     assert list(limiter._redis.scan_iter(f"palaver:ratelimit:{key}:*")) == []
 
@@ -252,38 +272,40 @@ def getter(client: TestClient, realm: SeededRealm) -> Get:
 def test_api_rate_limit_per_user(limited: tuple[TestClient, SeededRealm, Services], clock: FakeClock) -> None:
     client, realm, _ = limited
     get = getter(client, realm)
-    window_end = int(clock.now) + 60
     clock.advance(20)
+    # The first request leaves the window a minute after it was made.
+    reset = int(clock.now) + 60
     for remaining in (2, 1, 0):
         response = get("users/me", realm.hamlet)
         assert_json_success(response)
         assert response.headers["X-RateLimit-Limit"] == "3"
         assert response.headers["X-RateLimit-Remaining"] == str(remaining)
-        assert response.headers["X-RateLimit-Reset"] == str(window_end)
+        assert response.headers["X-RateLimit-Reset"] == str(reset)
+        clock.advance(10)
 
     response = get("users/me", realm.hamlet)
     body = assert_json_error(response, "API usage exceeded rate limit", 429, code="RATE_LIMIT_HIT")
-    assert body["retry-after"] == pytest.approx(40)
-    assert response.headers["Retry-After"] == "40"
+    assert body["retry-after"] == pytest.approx(30)
+    assert response.headers["Retry-After"] == "30"
     assert response.headers["X-RateLimit-Limit"] == "3"
     assert response.headers["X-RateLimit-Remaining"] == "0"
-    assert response.headers["X-RateLimit-Reset"] == str(window_end)
+    assert response.headers["X-RateLimit-Reset"] == str(reset)
 
     # Another user has a budget of their own.
     assert_json_success(get("users/me", realm.othello))
 
-    clock.advance(40)
+    clock.advance(30)
     response = get("users/me", realm.hamlet)
     assert_json_success(response)
-    assert response.headers["X-RateLimit-Remaining"] == "2"
+    assert response.headers["X-RateLimit-Remaining"] == "0"
 
 
 def test_retry_after_rounds_up(limited: tuple[TestClient, SeededRealm, Services], clock: FakeClock) -> None:
     client, realm, _ = limited
     get = getter(client, realm)
-    clock.advance(59.5)
     for _ in range(3):
         get("users/me", realm.hamlet)
+    clock.advance(59.5)
     response = get("users/me", realm.hamlet)
     assert response.status_code == 429
     assert response.json()["retry-after"] == pytest.approx(0.5)

@@ -10,6 +10,7 @@ from palaver.lib.exceptions import (
     RealmDeactivatedError,
     UserDeactivatedError,
 )
+from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.rate_limit import RateLimitResult
 from palaver.lib.users import get_user_by_delivery_email
 
@@ -40,6 +41,7 @@ def clear_username_limit(ctx: Ctx, username: str) -> None:
 
 def raise_if_limited(result: RateLimitResult) -> None:
     if not result.allowed:
+        RATE_LIMITED.labels("auth").inc()
         raise RateLimitedError(result.retry_after, result.limit)
 
 

@@ -285,6 +285,9 @@ def parse_params(specs: list[ParamSpec], raw: RawParams) -> tuple[dict[str, Any]
         value: Any
         if spec.in_path:
             name, value = spec.request_name, raw.path[spec.arg_name]
+            # The Python bindings repeat the path's ID in the body (add_reaction,
+            # update_message): it is this parameter, not an unsupported one.
+            used.add(spec.request_name)
         elif spec.is_file:
             name, value = spec.request_name, raw.files.get(spec.request_name, _NOT_GIVEN)
             if value is _NOT_GIVEN and raw.files:

@@ -30,6 +30,7 @@ from starlette.formparsers import MultiPartException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from palaver.api.multipart import read_multipart
 from palaver.api.params import ParamSpec, RawParams, build_param_specs, parse_params
 from palaver.lib.exceptions import (
     InvalidAPIKeyError,
@@ -40,6 +41,8 @@ from palaver.lib.exceptions import (
     UnauthorizedError,
     UserDeactivatedError,
 )
+from palaver.lib.logs import note_user
+from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.models import Realm, UserProfile
 from palaver.services import Services
@@ -154,7 +157,7 @@ async def read_request_params(request: Request) -> RawParams:
             values.update(parse_qsl(request.url.query, keep_blank_values=True, errors="strict"))
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "multipart/form-data":
-            form = await request.form()
+            form = await read_multipart(request)
             for key, value in form.multi_items():
                 if isinstance(value, UploadFile):
                     files[key] = value
@@ -227,6 +230,7 @@ def _rate_limit(services: Services, user: UserProfile | None, client_ip: str) ->
     key = f"user:{user.id}" if user is not None else f"ip:{client_ip}"
     result = services.rate_limiter.hit(key, rule)
     if not result.allowed:
+        RATE_LIMITED.labels("api").inc()
         raise RateLimitedError(result.retry_after, result.limit, reset_at=result.reset_at)
     return {
         "X-RateLimit-Limit": str(result.limit),
@@ -257,6 +261,8 @@ def _prepare(
     session: Session, services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
 ) -> Prepared:
     realm, user = authenticate(session, services, endpoint.auth, info.host, info.authorization)
+    if user is not None:
+        note_user(user.id)
     headers = _rate_limit(services, user, info.client_ip) if endpoint.rate_limited else {}
     try:
         kwargs, ignored = parse_params(endpoint.specs, raw)
@@ -285,11 +291,22 @@ def internal_error_response() -> Response:
     )
 
 
-def _internal_error(endpoint: Endpoint, session: Session | None = None) -> Response:
+def _internal_error(
+    endpoint: Endpoint, session: Session | None = None, services: Services | None = None
+) -> Response:
     """The response to an exception no view meant to raise (call from ``except``)."""
     if session is not None:
-        session.rollback()
+        try:
+            session.rollback()
+        except Exception:
+            # The connection itself is gone (the database went away): nothing to roll back.
+            session.invalidate()
     error = sys.exc_info()[1]
+    if services is not None and services.outages is not None and error is not None:
+        # The database or Redis is unreachable: the client should retry, not report a bug.
+        unavailable = services.outages.unavailable_error(error)
+        if unavailable is not None:
+            return error_response(unavailable)
     if isinstance(error, DataError):
         # The database refused a value (out of range, too long): input a view did not check.
         # Logged in full so the check gets added, but it is the client's request that failed.
@@ -309,7 +326,7 @@ def execute(services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawP
     except JsonableError as e:
         return error_response(e, prepared.headers if prepared else None)
     except Exception:
-        return _internal_error(endpoint, session)
+        return _internal_error(endpoint, session, services)
     finally:
         session.close()
 
@@ -329,7 +346,7 @@ def prepare_for_async_view(
     except JsonableError as e:
         return error_response(e)
     except Exception:
-        return _internal_error(endpoint, session)
+        return _internal_error(endpoint, session, services)
     finally:
         session.close()
 
@@ -345,7 +362,7 @@ async def execute_async(
     except JsonableError as e:
         return error_response(e, prepared.headers)
     except Exception:
-        return _internal_error(endpoint)
+        return _internal_error(endpoint, services=services)
 
 
 def make_path_handler(services: Services, endpoints: dict[str, Endpoint]) -> Callable[[Request], Any]:

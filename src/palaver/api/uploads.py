@@ -8,6 +8,7 @@ the file's bytes, not a JSON envelope, and they also accept the ``api_key`` quer
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Any
 from urllib.parse import quote
 
@@ -47,6 +48,15 @@ _CHUNK = 1024 * 1024
 _INLINE_TYPES = ("image/", "video/", "audio/", "application/pdf", "text/plain")
 
 
+def effective_content_type(file_name: str, declared: str | None) -> str:
+    """The declared type, unless the client sent none or the generic one (the Python
+    bindings send ``application/octet-stream`` for everything): then the file name's."""
+    if declared and declared.split(";")[0].strip().lower() != "application/octet-stream":
+        return declared
+    guessed, _ = mimetypes.guess_type(file_name, strict=False)
+    return guessed or "application/octet-stream"
+
+
 def _read_limited(upload: UploadFile, limit_mib: int) -> bytes:
     limit = limit_mib * 1024 * 1024
     chunks: list[bytes] = []
@@ -72,7 +82,7 @@ def upload_file(ctx: Ctx, filename: UploadFile) -> JsonDict:
         ctx.me,
         filename.filename or "uploaded-file",
         data,
-        filename.content_type,
+        effective_content_type(filename.filename or "", filename.content_type),
     )
     url = upload_url(attachment.path_id)
     return {"uri": url, "url": url, "filename": attachment.file_name}
@@ -91,7 +101,7 @@ def _file_response(services: Services, served: ServedFile) -> Response:
     data = make_storage(services.settings).read(served.path_id)
     if data is None:
         raise JsonableError("File not found", status=404)
-    content_type = served.content_type or "application/octet-stream"
+    content_type = effective_content_type(served.file_name, served.content_type)
     disposition = "inline" if content_type.startswith(_INLINE_TYPES) else "attachment"
     return Response(
         data,

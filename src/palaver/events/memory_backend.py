@@ -198,6 +198,9 @@ class MemoryQueueBackend(QueueBackend):
         with self._lock:
             return len(self._entries)
 
+    def queue_count_for_metrics(self) -> int:
+        return self.queue_count()
+
     # Saving across restarts ---------------------------------------------------------------
 
     async def start(self) -> None:

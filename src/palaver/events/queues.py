@@ -31,7 +31,9 @@ from anyio import to_thread
 
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
 from palaver.events.bus import EventDict, Listener, Listeners
+from palaver.lib import metrics
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.operational_errors import ServiceUnavailableError, TooManyLongPollsError
 
 logger = logging.getLogger("palaver.events")
 
@@ -400,6 +402,14 @@ class QueueBackend(ABC):
         # ones first, so abandoned queues (a client that re-registers on every page load)
         # cannot pile up until idle collection.
         self.max_queues_per_user = DEFAULT_MAX_QUEUES_PER_USER
+        # Set when the process is told to stop: parked long-polls answer at once.
+        self.draining = False
+        # Parked long-polls allowed at once, per user and in this process (each holds a
+        # socket and a task); the app sets them from settings.
+        self.max_parked_per_user = 20
+        self.max_parked = 10_000
+        self._parked_by_user: dict[int, int] = {}
+        self._parked = 0
 
     # The bus ------------------------------------------------------------------------------
 
@@ -496,11 +506,14 @@ class QueueBackend(ABC):
         self, *, user_id: int, queue_id: str, last_event_id: int | None, dont_block: bool
     ) -> list[EventDict]:
         """Answer GET /events: events at once, or wait for one, or a heartbeat."""
+        if not dont_block:
+            self._check_parked_limits(user_id)
         await self.prepare_to_wait()
         token = secrets.token_hex(8)
         hold = self.heartbeat_seconds + _HOLD_SLACK_SECONDS
         # Register before the first read, so an event published in between still wakes us.
         waiter = self._waiters.add(queue_id)
+        parked = False
         try:
             request = FetchRequest(
                 user_id, queue_id, last_event_id, token=token, claim=True, final=dont_block, hold_seconds=hold
@@ -510,23 +523,65 @@ class QueueBackend(ABC):
             request = dataclasses.replace(request, last_event_id=None, claim=False)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + self.heartbeat_seconds
+            if not result.done:
+                parked = self._park(user_id)
             while not result.done:
                 remaining = deadline - loop.time()
-                if remaining > 0:
+                if remaining > 0 and not self.draining:
                     # Cleared as it returns, before reading: a later wake-up is not lost.
                     if not await waiter.wait(remaining):
                         continue
                     final = False
                 else:
-                    # Nothing happened: a heartbeat keeps proxies from closing an idle request.
+                    # Nothing happened (or the process is stopping, and the client must be
+                    # answered before its connection closes): a heartbeat keeps proxies from
+                    # closing an idle request, and tells a client all is well.
                     await self.aappend(queue_id, heartbeat_event())
                     final = True
                 result = await self.afetch(dataclasses.replace(request, final=final))
+            metrics.EVENTS_DELIVERED.inc(len(result.events))
             return result.events
         finally:
             self._waiters.remove(queue_id, waiter)
+            if parked:
+                self._unpark(user_id)
+
+    def _check_parked_limits(self, user_id: int) -> None:
+        if self._parked >= self.max_parked:
+            raise ServiceUnavailableError("Too many clients waiting for events; retry shortly", retry_after=5)
+        if self._parked_by_user.get(user_id, 0) >= self.max_parked_per_user:
+            raise TooManyLongPollsError(retry_after=5)
+
+    def _park(self, user_id: int) -> bool:
+        # Only ever called on the event loop's thread: plain counters suffice.
+        self._parked += 1
+        self._parked_by_user[user_id] = self._parked_by_user.get(user_id, 0) + 1
+        metrics.PARKED_POLLS.inc()
+        return True
+
+    def _unpark(self, user_id: int) -> None:
+        self._parked -= 1
+        left = self._parked_by_user[user_id] - 1
+        if left:
+            self._parked_by_user[user_id] = left
+        else:
+            del self._parked_by_user[user_id]
+        metrics.PARKED_POLLS.dec()
+
+    def queue_count_for_metrics(self) -> int:
+        """How many queues exist (for /metrics); stores override it."""
+        return 0
 
     # Lifecycle (the app's lifespan) -------------------------------------------------------
+
+    def begin_draining(self) -> None:
+        """Answer every parked long-poll now, and park no new ones (the process is stopping).
+
+        Safe to call from any thread; the answers are heartbeats or the events waiting, so a
+        client simply polls again, reaching the next process or the restarted one.
+        """
+        self.draining = True
+        self._waiters.wake_all()
 
     async def start(self) -> None:
         """Begin serving: restore saved queues (memory store) and collect garbage regularly."""
@@ -553,8 +608,12 @@ class QueueBackend(ABC):
                 removed = await self.run_blocking(self.collect_garbage)
                 if removed:
                     logger.info("Collected %d idle event queue(s)", len(removed))
-            except Exception:
-                logger.exception("Event queue garbage collection failed")
+            except Exception as error:
+                from palaver.lib.dependencies import dependency_of
+
+                if dependency_of(error) is None:
+                    logger.exception("Event queue garbage collection failed")
+                # Else an outage, logged once where requests meet it; the next round retries.
 
     @property
     def waiting_requests(self) -> int:

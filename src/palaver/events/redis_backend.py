@@ -30,8 +30,11 @@ from typing import Any, cast
 import orjson
 import redis
 import redis.asyncio
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from palaver.events.backlog import DeliveryBacklog
 from palaver.events.bus import EventDict
 from palaver.events.queues import (
     BadEventQueueIdError,
@@ -53,10 +56,30 @@ _DESCRIPTOR_CACHE_SIZE = 50_000
 # Connections each event loop uses for long-polls, and reads sent in one pipeline.
 _ASYNC_CONNECTIONS = 16
 _FETCH_BATCH = 500
+# How long a long-poll waits for this process's subscription to (re)connect.
+_SUBSCRIBE_WAIT_SECONDS = 1.0
 
-# KEYS: q, ev. ARGV: queue_id, user_id, last_event_id or "", token, claim, final, now,
-# hold_seconds, channel. Returns {"missing"}, {"pruned"}, or {"ok", done, events}.
-_FETCH = """
+# Keys outlive their queue's deadline by this much, then Redis deletes them itself: a
+# deployment whose processes are all gone leaves nothing behind for ever.
+KEY_EXPIRY_SLACK_SECONDS = 60
+
+# Lua: make ``key`` live at least until ``until_s`` (client clock), never shortening it.
+_EXTEND = """
+local function extend(key, now, until_s)
+  local wanted = math.ceil((until_s - now) * 1000)
+  local left = redis.call('PTTL', key)
+  if left == -1 or (left >= 0 and left < wanted) then
+    redis.call('PEXPIRE', key, wanted)
+  end
+end
+"""
+
+# KEYS: q, ev, queues. ARGV: queue_id, user_id, last_event_id or "", token, claim, final,
+# now, hold_seconds, channel, prefix, slack. Returns {"missing"}, {"pruned"}, or
+# {"ok", done, events}.
+_FETCH = (
+    _EXTEND
+    + """
 local q, ev = KEYS[1], KEYS[2]
 local queue_id, user_id, last, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local claim, final, now, hold, channel = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
@@ -97,8 +120,14 @@ else
 end
 redis.call('HSET', q, 'deadline', deadline)
 redis.call('ZADD', KEYS[3], deadline, queue_id)
+local prefix, expires = ARGV[10], deadline + tonumber(ARGV[11])
+for _, key in ipairs({q, ev, KEYS[3], prefix .. 'user:' .. info[1],
+                      prefix .. 'public:' .. redis.call('HGET', q, 'realm_id')}) do
+  extend(key, now, expires)
+end
 return {'ok', done and '1' or '0', events}
 """
+)
 
 # KEYS: q1, ev1, q2, ev2, ... ARGV: channel, queue_id1, event_json1, queue_id2, ...
 # Each event's JSON arrives without its ID; the ID is spliced in as the first member.
@@ -110,6 +139,11 @@ for i = 1, #KEYS / 2 do
     local id = redis.call('HINCRBY', q, 'next_id', 1) - 1
     local body = ARGV[2 * i + 1]
     redis.call('ZADD', ev, id, '{"id":' .. id .. ',' .. string.sub(body, 2))
+    -- The events expire with their queue (whose expiry each poll extends).
+    local left = redis.call('PTTL', q)
+    if left > 0 then
+      redis.call('PEXPIRE', ev, left)
+    end
     woken[#woken + 1] = ARGV[2 * i]
   end
 end
@@ -159,6 +193,7 @@ class _Subscription:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._lost = False
 
     @property
     def ready(self) -> bool:
@@ -192,16 +227,22 @@ class _Subscription:
                         continue
                     if message["type"] == "subscribe":
                         self._ready.set()
+                        if self._lost:
+                            self._lost = False
+                            logger.warning("Redis event subscription restored")
                         # Anything announced while we were not listening is unheard; every
                         # waiting request reads its queue again.
                         self._waiters.wake_all()
                         backoff = 0.1
                     elif message["type"] == "message":
                         self._waiters.wake(str(message["data"]).split())
-            except RedisError:
+            except RedisError as error:
                 self._ready.clear()
                 if not self._stop.is_set():
-                    logger.warning("Lost the Redis event subscription; reconnecting", exc_info=True)
+                    if not self._lost:
+                        # Once per outage, not once per reconnection attempt.
+                        self._lost = True
+                        logger.warning("Lost the Redis event subscription (%s); reconnecting", error)
                     self._stop.wait(backoff)
                     backoff = min(backoff * 2, 5.0)
             finally:
@@ -223,6 +264,8 @@ class _AsyncScripts:
             health_check_interval=30,
             max_connections=_ASYNC_CONNECTIONS,
             timeout=30,
+            socket_connect_timeout=2,
+            socket_timeout=10,
         )
         self.client = redis.asyncio.Redis(connection_pool=pool)
         self.fetch_script = self.client.register_script(_FETCH)
@@ -288,7 +331,11 @@ class RedisQueueBackend(QueueBackend):
         )
         self.prefix = key_prefix
         self._url = url
-        self._client = redis.Redis.from_url(url, decode_responses=True, health_check_interval=30)
+        # Timeouts, so a Redis that stops answering fails requests (503) instead of hanging them.
+        self._client = redis.Redis.from_url(
+            url, decode_responses=True, health_check_interval=30, socket_connect_timeout=2, socket_timeout=10
+        )
+        self._backlog = DeliveryBacklog(self._deliver_now, (RedisConnectionError, RedisTimeoutError))
         # Long-polls read their queues with a client of their own event loop, so a burst of
         # wake-ups never queues up for the worker threads that serve ordinary requests.
         self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AsyncScripts] = (
@@ -382,30 +429,41 @@ class RedisQueueBackend(QueueBackend):
         if client.all_public_streams:
             pipe.sadd(self._public(client.realm_id), client.queue_id)
         pipe.zadd(self._queues_key, {client.queue_id: deadline})
+        expires = client.lifespan_seconds + KEY_EXPIRY_SLACK_SECONDS
+        pipe.expire(self._q(client.queue_id), expires)
+        # Shared keys are only ever lengthened: here (GT, or NX for a key with no expiry
+        # yet) and by every poll (_FETCH).
+        for key in (self._user(client.user_id), self._public(client.realm_id), self._queues_key):
+            pipe.expire(key, expires, nx=True)
+            pipe.expire(key, expires, gt=True)
         pipe.execute()
         self._remember(client)
 
     def deliver(self, realm_id: int, event: EventDict, user_ids: Sequence[int]) -> None:
         try:
-            sets = [self._user(user_id) for user_id in user_ids]
-            if reaches_all_public_streams_clients(event):
-                sets.append(self._public(realm_id))
-            queue_ids = cast(set[str], self._client.sunion(sets)) if sets else set()
-            keys: list[str] = []
-            args: list[str] = [self._channel]
-            for queue_id, client in sorted(self._descriptors_for(queue_ids).items()):
-                if client.realm_id != realm_id:
-                    continue
-                tailored = event_for_client(client, event)
-                if tailored is not None:
-                    keys += [self._q(queue_id), self._ev(queue_id)]
-                    args += [queue_id, orjson.dumps(tailored).decode()]
-            if keys:
-                self._append_script(keys=keys, args=args)
+            # Held in order while Redis is unreachable, delivered when it returns.
+            self._backlog.deliver(realm_id, event, user_ids)
         except RedisError:
-            # The write is committed; failing the request now would misreport it. Clients
-            # whose queues missed the event resynchronize when their queue is lost.
+            # Not an outage (held above) but a failure of this event: the write is
+            # committed, and failing the request now would misreport it.
             logger.exception("Could not deliver a %s event to Redis queues", event.get("type"))
+
+    def _deliver_now(self, realm_id: int, event: EventDict, user_ids: Sequence[int]) -> None:
+        sets = [self._user(user_id) for user_id in user_ids]
+        if reaches_all_public_streams_clients(event):
+            sets.append(self._public(realm_id))
+        queue_ids = cast(set[str], self._client.sunion(sets)) if sets else set()
+        keys: list[str] = []
+        args: list[str] = [self._channel]
+        for queue_id, client in sorted(self._descriptors_for(queue_ids).items()):
+            if client.realm_id != realm_id:
+                continue
+            tailored = event_for_client(client, event)
+            if tailored is not None:
+                keys += [self._q(queue_id), self._ev(queue_id)]
+                args += [queue_id, orjson.dumps(tailored).decode()]
+        if keys:
+            self._append_script(keys=keys, args=args)
 
     def append(self, queue_id: str, event: EventDict) -> None:
         self._append_script(
@@ -426,6 +484,8 @@ class RedisQueueBackend(QueueBackend):
             repr(time.time()),
             request.hold_seconds,
             self._channel,
+            self.prefix,
+            KEY_EXPIRY_SLACK_SECONDS,
         ]
         return keys, args
 
@@ -498,6 +558,9 @@ class RedisQueueBackend(QueueBackend):
             if len(batch) < 500:
                 return removed
 
+    def queue_count_for_metrics(self) -> int:
+        return int(self._client.zcard(self._queues_key))
+
     def should_collect(self) -> bool:
         """One process per interval does the scan; the others skip it."""
         lock = self._client.set(
@@ -509,7 +572,9 @@ class RedisQueueBackend(QueueBackend):
 
     async def prepare_to_wait(self) -> None:
         if not self._subscription.ready:
-            await self.run_blocking(self._subscription.ensure_started)
+            # Briefly: during an outage every poll would otherwise hold a worker thread for
+            # the full wait. Waiting less is safe, as a new subscription wakes every waiter.
+            await self.run_blocking(self._subscription.ensure_started, _SUBSCRIBE_WAIT_SECONDS)
 
     async def start(self) -> None:
         await self.run_blocking(self._subscription.ensure_started)
@@ -525,6 +590,7 @@ class RedisQueueBackend(QueueBackend):
         if self._closed:
             return
         self._closed = True
+        self._backlog.close()
         self._subscription.stop()
         self._client.close()
 

@@ -1,11 +1,22 @@
-"""Fixed-window rate limiting, in memory for one process or in Redis for many."""
+"""Sliding-window rate limiting, in memory for one process or in Redis for many.
+
+A key may make ``count`` requests in any ``seconds``-long stretch of time, not merely per
+clock-aligned window (where a burst at a window's end and another at the next one's start
+let twice the limit through). Each key keeps the times of its allowed requests within the
+last ``seconds`` (at most ``count`` of them); refused requests do not count. A slot frees
+when the oldest of those times leaves the window: that is ``reset_at``, and what a refused
+client is told to wait for. The Redis limiter keeps the same log in a sorted set, changed
+by one Lua script, so every process shares it.
+"""
 
 from __future__ import annotations
 
 import logging
 import math
+import secrets
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,7 +30,7 @@ class RateLimitResult:
     allowed: bool
     limit: int
     remaining: int
-    reset_at: float  # UNIX time the window ends
+    reset_at: float  # UNIX time the oldest counted request leaves the window
 
     @property
     def retry_after(self) -> float:
@@ -32,40 +43,63 @@ class RateLimiter(Protocol):
     def clear(self, key: str, rule: RateLimit) -> None: ...
 
 
-def _window(rule: RateLimit, now: float) -> tuple[int, float]:
-    start = math.floor(now / rule.seconds) * rule.seconds
-    return start, start + rule.seconds
+def _result(allowed: bool, rule: RateLimit, counted: int, oldest: float) -> RateLimitResult:
+    return RateLimitResult(allowed, rule.count, max(0, rule.count - counted), oldest + rule.seconds)
 
 
 class MemoryRateLimiter:
     def __init__(self, max_entries: int = 100_000) -> None:
         # Keyed by rule length too: one key may be limited by rules of different windows.
-        self._counts: dict[tuple[str, int, int], int] = {}
+        self._logs: dict[tuple[str, int], deque[float]] = {}
         self._lock = threading.Lock()
         self._max_entries = max_entries
         self._sweep_at = max_entries
 
     def hit(self, key: str, rule: RateLimit) -> RateLimitResult:
         now = time.time()
-        start, end = _window(rule, now)
         with self._lock:
-            if len(self._counts) > self._sweep_at:
+            if len(self._logs) > self._sweep_at:
                 self._sweep(now)
-            count = self._counts.get((key, rule.seconds, start), 0) + 1
-            self._counts[(key, rule.seconds, start)] = count
-        return RateLimitResult(count <= rule.count, rule.count, max(0, rule.count - count), end)
+            log = self._logs.get((key, rule.seconds))
+            if log is None:
+                log = self._logs[(key, rule.seconds)] = deque()
+            horizon = now - rule.seconds
+            while log and log[0] <= horizon:
+                log.popleft()
+            allowed = len(log) < rule.count
+            if allowed:
+                log.append(now)
+            return _result(allowed, rule, len(log), log[0])
 
     def clear(self, key: str, rule: RateLimit) -> None:
-        start, _ = _window(rule, time.time())
         with self._lock:
-            self._counts.pop((key, rule.seconds, start), None)
+            self._logs.pop((key, rule.seconds), None)
 
     def _sweep(self, now: float) -> None:
-        # Ended windows are dead weight; drop them in bulk rather than per request, each by
-        # its own rule's length. Sweep again only once the table has doubled, so a table full
-        # of live windows does not cost a sweep per request.
-        self._counts = {k: v for k, v in self._counts.items() if k[2] + k[1] > now}
-        self._sweep_at = max(self._max_entries, 2 * len(self._counts))
+        # Logs whose newest request has left its window are dead weight; drop them in bulk
+        # rather than per request. Sweep again only once the table has doubled, so a table
+        # full of live logs does not cost a sweep per request.
+        self._logs = {k: log for k, log in self._logs.items() if log and log[-1] > now - k[1]}
+        self._sweep_at = max(self._max_entries, 2 * len(self._logs))
+
+
+# KEYS: the log. ARGV: now, window seconds, count, a unique member.
+# Returns {allowed (0/1), requests counted, oldest counted time (string)}.
+_SLIDING_WINDOW = """
+local key, now, window, count = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local counted = redis.call('ZCARD', key)
+local allowed = 0
+if counted < count then
+  redis.call('ZADD', key, now, ARGV[4])
+  counted = counted + 1
+  allowed = 1
+end
+-- The log outlives its newest request by one window, then Redis drops it.
+redis.call('PEXPIRE', key, math.ceil(window * 1000) + 1000)
+local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+return {allowed, counted, oldest[2] or tostring(now)}
+"""
 
 
 class RedisRateLimiter:
@@ -85,26 +119,28 @@ class RedisRateLimiter:
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._errors: tuple[type[Exception], ...] = (redis.RedisError, OSError)
         self._fallback = MemoryRateLimiter()
+        self._script = self._redis.register_script(_SLIDING_WINDOW)
         self._warned_at = -math.inf
 
+    def _name(self, key: str, rule: RateLimit) -> str:
+        return f"palaver:ratelimit:{key}:{rule.seconds}"
+
     def hit(self, key: str, rule: RateLimit) -> RateLimitResult:
-        start, end = _window(rule, time.time())
-        name = f"palaver:ratelimit:{key}:{rule.seconds}:{start}"
+        now = time.time()
         try:
-            pipe = self._redis.pipeline()
-            pipe.incr(name)
-            pipe.expire(name, rule.seconds + 1)
-            count = int(pipe.execute()[0])
+            allowed, counted, oldest = self._script(
+                keys=[self._name(key, rule)],
+                args=[repr(now), rule.seconds, rule.count, f"{now!r}:{secrets.token_hex(4)}"],
+            )
         except self._errors as error:
             self._warn(error)
             return self._fallback.hit(key, rule)
-        return RateLimitResult(count <= rule.count, rule.count, max(0, rule.count - count), end)
+        return _result(bool(allowed), rule, int(counted), float(oldest))
 
     def clear(self, key: str, rule: RateLimit) -> None:
-        start, _ = _window(rule, time.time())
         self._fallback.clear(key, rule)
         try:
-            self._redis.delete(f"palaver:ratelimit:{key}:{rule.seconds}:{start}")
+            self._redis.delete(self._name(key, rule))
         except self._errors as error:
             self._warn(error)
 

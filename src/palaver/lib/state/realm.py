@@ -63,7 +63,7 @@ def _server_fields(ctx: StateContext) -> StateDict:
         "server_name_changes_disabled": False,
         "server_needs_upgrade": False,
         "server_web_public_streams_enabled": False,
-        "server_jitsi_server_url": None,
+        "server_jitsi_server_url": ctx.settings.jitsi_server_url,
         "server_can_summarize_topics": False,
         "settings_send_digest_emails": False,
         "development_environment": ctx.settings.development_auth,
@@ -72,8 +72,8 @@ def _server_fields(ctx: StateContext) -> StateDict:
         "password_min_guesses": 10000,
         "zulip_plan_is_not_limited": True,
         "upgrade_text_for_wide_organization_logo": "",
-        # A string (realm or server Jitsi URL); no Jitsi server is configured here.
-        "jitsi_server_url": "",
+        # Deprecated, but a string: realm_jitsi_server_url || server_jitsi_server_url.
+        "jitsi_server_url": ctx.settings.jitsi_server_url,
     }
 
 

@@ -1,0 +1,276 @@
+"""The ASGI layer around every request: identity, limits, proxies, access log and metrics.
+
+One pure ASGI middleware (no per-request Request object), outermost of the app's own:
+
+- a request ID (a sane incoming ``X-Request-Id`` is kept, else a new one), in the
+  ``X-Request-Id`` response header and on every log line written while serving it;
+- ``X-Forwarded-For`` / ``X-Forwarded-Proto`` believed only from ``trusted_proxies``;
+- header count and size limits (431), the body size limit enforced while the body
+  streams in (413; a declared ``Content-Length`` over it is refused before reading), and
+  a limit on the pause between body chunks (408), so a slow sender cannot hold a task;
+- a client that disconnects mid-request ends quietly (no traceback);
+- one access-log line and the request metrics per request, by route template.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from palaver.config import Settings
+from palaver.lib import metrics
+from palaver.lib.dependencies import OutageMonitor
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.logs import RequestLog, current_request
+from palaver.lib.operational_errors import (
+    RequestBodyTooLargeError,
+    RequestHeadersTooLargeError,
+    RequestTimeoutError,
+)
+
+access_logger = logging.getLogger("palaver.access")
+slow_logger = logging.getLogger("palaver.slow")
+
+# Where the API's route dispatcher (app.py ``_ApiRoutes``) leaves the route that matched.
+API_ROUTE_SCOPE_KEY = "palaver.route"
+LONG_POLL_ROUTE = "/api/v1/events"
+# Multipart framing around an upload (boundaries, part headers, other fields).
+MULTIPART_SLACK_BYTES = 64 * 1024
+_SANE_REQUEST_ID = re.compile(rb"[A-Za-z0-9._:@/+=-]{1,128}")
+# Probes and scrapes come every few seconds; their lines go to debug.
+_QUIET_ROUTES = frozenset({"/health", "/health/ready", "/metrics"})
+
+
+class Limits:
+    """The request limits, from settings, in bytes and seconds."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.body_bytes = settings.max_request_body_kib * 1024
+        self.upload_bytes = settings.max_file_upload_size_mib * 1024 * 1024 + MULTIPART_SLACK_BYTES
+        self.header_bytes = settings.max_request_header_kib * 1024
+        self.header_count = settings.max_request_headers
+        self.body_timeout = settings.request_body_timeout_seconds
+
+
+def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> bytes | None:
+    for key, value in headers:
+        if key == name:
+            return value
+    return None
+
+
+def _error_messages(error: JsonableError, request_id: str) -> tuple[Message, Message]:
+    import orjson
+
+    body = orjson.dumps(error.to_dict())
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"x-request-id", request_id.encode()),
+    ]
+    headers += [(k.lower().encode(), v.encode()) for k, v in error.headers.items()]
+    return (
+        {"type": "http.response.start", "status": error.http_status, "headers": headers},
+        {"type": "http.response.body", "body": body},
+    )
+
+
+class RequestMiddleware:
+    def __init__(
+        self,
+        app: ASGIApp,
+        settings: Settings,
+        route_templates: Mapping[Any, str],
+        outages: OutageMonitor | None = None,
+    ) -> None:
+        self.app = app
+        # Routes outside the API pipeline (file serving) meet outages too: 503, not 500.
+        self.outages = outages
+        self.settings = settings
+        self.limits = Limits(settings)
+        self.proxies = [ipaddress.ip_network(cidr, strict=False) for cidr in settings.trusted_proxies]
+        # Starlette routes outside the API (uploads, emoji, health), by endpoint.
+        self.route_templates = route_templates
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        incoming = _header(headers, b"x-request-id")
+        if incoming is not None and _SANE_REQUEST_ID.fullmatch(incoming):
+            request_id = incoming.decode()
+        else:
+            request_id = secrets.token_hex(8)
+        log = RequestLog(request_id)
+        token = current_request.set(log)
+        status = 0
+        encoded_id = request_id.encode()
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", ()), (b"x-request-id", encoded_id)]
+            await send(message)
+
+        try:
+            if self.proxies:
+                self._apply_forwarded(scope, headers)
+            error = self._check_headers(headers)
+            if error is None:
+                await self.app(scope, self._guard_body(scope, headers, receive), send_with_id)
+            elif status == 0:
+                start, body = _error_messages(error, request_id)
+                await send(start)
+                await send(body)
+                status = error.http_status
+        except ClientDisconnect:
+            # The client went away mid-request: nobody to answer, nothing to report.
+            status = status or 499
+        except (RequestBodyTooLargeError, RequestTimeoutError) as error:
+            # Raised by the body guard where the API pipeline does not catch it (other routes).
+            if status == 0:
+                start, body = _error_messages(error, request_id)
+                await send(start)
+                await send(body)
+                status = error.http_status
+        except Exception as error:
+            unavailable = self.outages.unavailable_error(error) if self.outages else None
+            if unavailable is None or status != 0:
+                raise
+            start, body = _error_messages(unavailable, request_id)
+            await send(start)
+            await send(body)
+            status = unavailable.http_status
+        finally:
+            self._record(scope, status or 500, time.perf_counter() - started, log)
+            current_request.reset(token)
+
+    # Checks ----------------------------------------------------------------------------------
+
+    def _check_headers(self, headers: list[tuple[bytes, bytes]]) -> JsonableError | None:
+        if len(headers) > self.limits.header_count:
+            return RequestHeadersTooLargeError()
+        if sum(len(k) + len(v) + 4 for k, v in headers) > self.limits.header_bytes:
+            return RequestHeadersTooLargeError()
+        length = _header(headers, b"content-length")
+        if length is not None and length.isdigit() and int(length) > self._body_limit(headers):
+            return RequestBodyTooLargeError(self._body_limit(headers))
+        return None
+
+    def _body_limit(self, headers: list[tuple[bytes, bytes]]) -> int:
+        content_type = _header(headers, b"content-type") or b""
+        if content_type.lower().startswith(b"multipart/form-data"):
+            return self.limits.upload_bytes
+        return self.limits.body_bytes
+
+    def _guard_body(self, scope: Scope, headers: list[tuple[bytes, bytes]], receive: Receive) -> Receive:
+        limit = self._body_limit(headers)
+        timeout = self.limits.body_timeout
+        received = 0
+        complete = False
+
+        async def guarded() -> Message:
+            nonlocal received, complete
+            if complete:
+                return await receive()
+            try:
+                async with asyncio.timeout(timeout):
+                    message = await receive()
+            except TimeoutError:
+                raise RequestTimeoutError() from None
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise RequestBodyTooLargeError(limit)
+                complete = not message.get("more_body", False)
+            return message
+
+        return guarded
+
+    def _apply_forwarded(self, scope: Scope, headers: list[tuple[bytes, bytes]]) -> None:
+        """Believe the proxy's headers only when the peer is a trusted proxy.
+
+        The client is the rightmost ``X-Forwarded-For`` address not itself a trusted proxy
+        (proxies append; anything left of them is whatever the client claimed).
+        """
+        client = scope.get("client")
+        if not client or not self._trusted(client[0]):
+            return
+        forwarded_for = _header(headers, b"x-forwarded-for")
+        if forwarded_for:
+            hops = [hop.strip() for hop in forwarded_for.decode("latin-1").split(",") if hop.strip()]
+            for hop in reversed(hops):
+                if not self._trusted(hop):
+                    scope["client"] = (hop, 0)
+                    break
+            else:
+                scope["client"] = (hops[0], 0)
+        proto = _header(headers, b"x-forwarded-proto")
+        if proto:
+            value = proto.decode("latin-1").split(",")[0].strip().lower()
+            if value in ("http", "https"):
+                scope["scheme"] = value
+
+    def _trusted(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in self.proxies)
+
+    # Recording -------------------------------------------------------------------------------
+
+    def _route(self, scope: Scope) -> str:
+        route = scope.get(API_ROUTE_SCOPE_KEY)
+        if route is not None:
+            return str(route.path)
+        endpoint = scope.get("endpoint")
+        if endpoint is not None and endpoint in self.route_templates:
+            return self.route_templates[endpoint]
+        # Unmatched paths share one label, so scanners cannot grow the metric without bound.
+        return "unmatched"
+
+    def _record(self, scope: Scope, status: int, seconds: float, log: RequestLog) -> None:
+        route = self._route(scope)
+        method = scope.get("method", "")
+        metrics.record_request(method, route, status, seconds)
+        millis = round(seconds * 1000, 1)
+        client = scope.get("client")
+        fields = {
+            "method": method,
+            "path": scope.get("path", ""),
+            "route": route,
+            "status": status,
+            "duration_ms": millis,
+            "user_id": log.user_id,
+            "client_ip": client[0] if client else "",
+            "request_id": log.request_id,
+        }
+        if self.settings.access_log:
+            level = logging.DEBUG if route in _QUIET_ROUTES else logging.INFO
+            access_logger.log(
+                level,
+                "%s %s %d %.1fms user=%s ip=%s",
+                method,
+                fields["path"],
+                status,
+                millis,
+                log.user_id if log.user_id is not None else "-",
+                fields["client_ip"] or "-",
+                extra=fields,
+            )
+        threshold = self.settings.slow_request_ms
+        if threshold and millis > threshold and route != LONG_POLL_ROUTE:
+            slow_logger.warning("Slow request: %s %s took %.0f ms", method, route, millis, extra=fields)
