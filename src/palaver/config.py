@@ -80,6 +80,9 @@ class Settings(BaseModel):
     event_queue_idle_timeout_seconds: int = Field(default=600, ge=1)
     heartbeat_seconds: int = Field(default=50, ge=1, le=59)
 
+    # Browser sign-in sessions end after this many days without use.
+    session_lifetime_days: int = Field(default=14, ge=1, le=3650)
+
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
     )

@@ -241,3 +241,16 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
                     print(f"screenshot failed: {error}")
     for context in contexts:
         context.close()
+
+
+# TestClient helpers for the server tests ----------------------------------------------------
+
+
+@pytest.fixture
+def web(client: Any, realm: Any) -> Iterator[Any]:
+    """A cookie-keeping client on the realm's own host (the shared app, a private cookie jar)."""
+    from starlette.testclient import TestClient
+
+    with_jar = TestClient(client.app, base_url=f"http://{realm.host}")
+    yield with_jar
+    with_jar.close()
