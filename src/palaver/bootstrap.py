@@ -46,6 +46,7 @@ def prepare_for_serving(settings: Settings, out: TextIO) -> None:
     # An IPv6 literal needs brackets, or the port reads as part of the address.
     bind = f"[{settings.host}]" if ":" in settings.host else settings.host
     out.write(f"Palaver is serving on http://{bind}:{settings.port} ({settings.external_url})\n")
+    out.write(f"Web client: open {settings.external_url}/ in a browser and log in.\n")
     out.flush()
 
 
