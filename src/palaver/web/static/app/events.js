@@ -7,7 +7,7 @@
 import { get, post, ApiError } from "./api.js";
 
 export const BACKOFF_MIN_MS = 500;
-export const BACKOFF_MAX_MS = 30000;
+export const BACKOFF_MAX_MS = 10000;
 
 // Delay before retry number `attempt` (0-based), with ±25% jitter so clients spread out.
 export function backoffDelay(attempt, random = Math.random) {

@@ -5,7 +5,7 @@ import { h } from "./views/dom.js";
 const ASKED_KEY = "palaver.notifications-asked";
 
 export function updateTitle(total, narrowTitle, realmName) {
-  document.title = `${total ? `(${total}) ` : ""}${narrowTitle} - ${realmName}`;
+  document.title = `${total ? `(${total}) ` : ""}${narrowTitle} - ${realmName} - Palaver`;
 }
 
 export function shouldNotify(message, flags, myId, settings) {

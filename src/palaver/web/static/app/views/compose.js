@@ -50,7 +50,7 @@ export class Compose {
         h("label", { for: "compose-content", class: "visually-hidden", text: "Message" }), this.content),
       h("div", { class: "compose-actions" },
         this.file,
-        h("button", { type: "button", class: "icon-button", "aria-label": "Attach files", title: "Attach files", text: "📎", onclick: () => this.file.click() }),
+        h("button", { type: "button", class: "attach-button", title: "Attach files (or drop or paste them)", text: "Attach files", onclick: () => this.file.click() }),
         this.draftsButton,
         h("span", { id: "compose-hint", class: "hint", text: "Enter sends · Shift+Enter new line" }),
         h("button", { type: "submit", class: "primary", text: "Send" })));
