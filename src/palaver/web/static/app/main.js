@@ -173,6 +173,9 @@ class App {
     this.countsCache = null;
     if (changes.has("sidebar") || changes.has("realm")) this.sidebar.render();
     if (changes.has("users")) this.users.render();
+    if (!changes.has("feed") && this.current.view !== "inbox" && this.current.view !== "recent") {
+      for (const change of changes) if (change.startsWith("msg:")) this.feed.updateMessage(Number(change.slice(4)));
+    }
     if (changes.has("feed")) {
       if (this.current.view === "inbox") renderInbox(this, this.overviewPane);
       else if (this.current.view !== "recent") {

@@ -59,9 +59,10 @@ const HANDLERS = {
           state.subs.forgetTopic(event.stream_id, event.orig_subject);
         }
       }
-      changes.add("sidebar");
+      changes.add("sidebar").add("feed");
+    } else {
+      changes.add(`msg:${event.message_id}`);
     }
-    changes.add("feed");
   },
 
   delete_message(state, event, changes) {
@@ -72,7 +73,7 @@ const HANDLERS = {
   },
 
   reaction(state, event, changes) {
-    if (state.messages.reaction(event)) changes.add("feed");
+    if (state.messages.reaction(event)) changes.add(`msg:${event.message_id}`);
   },
 
   update_message_flags(state, event, changes) {
@@ -86,7 +87,9 @@ const HANDLERS = {
       else state.unread.markUnread(event.messages, event.message_details);
       changes.add("sidebar");
     }
-    changes.add("feed");
+    // One message's look changed (star, read): re-rendered in place, not the whole feed.
+    if (event.all || event.messages.length > 50) changes.add("feed");
+    else for (const id of event.messages) changes.add(`msg:${id}`);
   },
 
   subscription(state, event, changes) {

@@ -95,11 +95,15 @@ export class MessageActions {
     }
     const content = article.querySelector(".msg-content");
     const textarea = h("textarea", { class: "edit-box", "aria-label": "Edit message", value: raw, rows: Math.min(12, raw.split("\n").length + 1) });
-    const cancel = () => this.app.feed.updateMessage(id);
+    const cancel = () => {
+      this.app.feed.editing = null;
+      this.app.feed.updateMessage(id);
+    };
     const save = async () => {
       if (textarea.value === raw) return cancel();
       try {
         await this.app.api.patch(`/messages/${id}`, { content: textarea.value });
+        cancel();
       } catch (error) {
         this.app.showError(error);
       }
@@ -123,6 +127,7 @@ export class MessageActions {
       }
     });
     content.replaceWith(form);
+    this.app.feed.editing = { id, form };
     textarea.focus();
     textarea.setSelectionRange(textarea.value.length, textarea.value.length);
   }

@@ -25,7 +25,10 @@ export class FeedView {
     this.elements = new Map();
     this.pendingRead = new Set();
     this.readTimer = null;
-    this.observer = new IntersectionObserver((entries) => this.onSeen(entries), { root: scroller, threshold: 0.6 });
+    // A message counts as seen when most of it is visible, or when it fills most of the view.
+    this.observer = new IntersectionObserver((entries) => this.onSeen(entries), { root: scroller, threshold: [0, 0.25, 0.6, 1] });
+    // The inline editor of a message being edited survives re-renders: {id, form}.
+    this.editing = null;
     scroller.addEventListener("scroll", () => this.onScroll(), { passive: true });
     container.addEventListener("click", (event) => this.onClick(event));
     document.addEventListener("visibilitychange", () => this.flushVisibleUnread());
@@ -154,6 +157,12 @@ export class FeedView {
   }
 
   render() {
+    const refocus = this.editing && this.editing.form.contains(document.activeElement) ? document.activeElement : null;
+    this.renderList();
+    if (refocus) refocus.focus({ preventScroll: true });
+  }
+
+  renderList() {
     this.observer.disconnect();
     this.elements.clear();
     const list = this.list;
@@ -232,7 +241,8 @@ export class FeedView {
     if (this.app.selectedId === message.id) classes.push("selected");
     const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: "Edited " + formatDateTime(message.last_edit_timestamp), text: "(edited)" }) : null;
     const moved = !edited && message.last_moved_timestamp ? h("span", { class: "edited", text: "(moved)" }) : null;
-    const content = setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
+    const editing = this.editing && this.editing.id === message.id;
+    const content = editing ? this.editing.form : setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
     return h("article", { class: classes.join(" "), dataset: { id: message.id }, tabindex: "-1", "aria-label": `${sender.full_name}, ${formatDateTime(message.timestamp)}` },
       h("div", { class: "msg-gutter" }, continued ? null : avatar(sender)),
       h("div", { class: "msg-main" },
@@ -329,6 +339,8 @@ export class FeedView {
   onSeen(entries) {
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
+      const viewHeight = entry.rootBounds ? entry.rootBounds.height : window.innerHeight;
+      if (entry.intersectionRatio < 0.6 && entry.intersectionRect.height < viewHeight * 0.5) continue;
       const id = Number(entry.target.dataset.id);
       if (this.state.unread.has(id)) this.pendingRead.add(id);
     }
