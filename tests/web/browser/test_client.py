@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tests.web.browser.client import channel_id, go, log_in, send, topic_hash, unique, wait_for
@@ -254,8 +255,47 @@ def test_recovers_after_the_server_restarts(live_server: LiveServer, new_page: N
     topic = unique("restart")
     page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
     page.evaluate("window.notReloaded = true")
-    live_server.restart()
+    live_server.stop()
+    page.get_by_text("Reconnecting…").wait_for(timeout=15_000)
+    live_server.start()
     send(live_server, "iago", "general", topic, "back from the dead")
     message(page, "back from the dead").wait_for(timeout=20_000)
     assert page.evaluate("window.notReloaded") is True
     wait_for(page, "!document.getElementById('connection-status').classList.contains('visible')")
+
+
+def test_settings_channels_api_key_and_drafts(live_server: LiveServer, new_page: NewPage) -> None:
+    page = log_in(live_server, new_page(), "othello")
+    # Drafts are saved to the server while typing.
+    general = channel_id(live_server, "othello", "general")
+    go(page, topic_hash(general, unique("drafts")))
+    draft = unique("an unfinished thought")
+    page.get_by_label("Message", exact=True).fill(draft)
+    with live_server.api("othello") as api:
+        deadline = time.monotonic() + 10
+        while not any(d["content"] == draft for d in api.get("/drafts").json()["drafts"]):
+            assert time.monotonic() < deadline, "draft not saved"
+            time.sleep(0.2)
+    page.get_by_role("button", name="Drafts (").wait_for()
+
+    page.get_by_role("button", name="Settings").click()
+    dialog = page.get_by_role("dialog", name="Settings")
+    dialog.get_by_role("tab", name="Channels").click()
+    name = unique("willow").replace(" ", "-")
+    dialog.get_by_label("Name", exact=True).fill(name)
+    dialog.get_by_label("Description").fill("Where the brook runs")
+    dialog.get_by_role("button", name="Create channel").click()
+    nav = page.get_by_role("navigation", name="Channels and conversations")
+    nav.get_by_role("link", name=name).wait_for()
+    dialog.get_by_role("button", name=f"Unsubscribe from {name}").click()
+    nav.get_by_role("link", name=name).wait_for(state="detached")
+
+    dialog.get_by_role("tab", name="Account & API key").click()
+    dialog.get_by_label("Password").fill(live_server.users["othello"][1])
+    dialog.get_by_role("button", name="Get API key").click()
+    assert dialog.locator("#api-key").inner_text() == live_server.users["othello"][2]
+    with page.expect_download() as download:
+        dialog.get_by_role("link", name="Download zuliprc").click()
+    assert f"key={live_server.users['othello'][2]}" in Path(download.value.path()).read_text()
+    page.keyboard.press("Escape")
+    assert page.get_by_role("dialog", name="Settings").count() == 0

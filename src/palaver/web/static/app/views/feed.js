@@ -295,6 +295,15 @@ export class FeedView {
   onClick(event) {
     const article = event.target.closest("article.message");
     if (!article) return;
+    const spoiler = event.target.closest(".spoiler-header");
+    if (spoiler) {
+      // Spoilers open and close in place; the server renders them closed.
+      const block = spoiler.parentElement;
+      const open = block.classList.toggle("open");
+      const hidden = block.querySelector(".spoiler-content");
+      if (hidden) hidden.setAttribute("aria-hidden", String(!open));
+      return;
+    }
     const id = Number(article.dataset.id);
     const button = event.target.closest("button[data-action]");
     if (!event.target.closest("a")) this.app.select(id, { scroll: false });

@@ -132,7 +132,7 @@ function renderAccount(app, panel) {
     ...field("settings-api-password", "Password", password), h("button", { type: "submit", class: "primary", text: "Get API key" }));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const data = await submit(app, () => app.api.post("/fetch_api_key", { password: password.value }), "");
+    const data = await submit(app, () => app.api.post("/fetch_api_key", { username: me.delivery_email || me.email, password: password.value }), "");
     if (!data) return;
     const email = data.email || me.email;
     const site = document.body.dataset.realmUrl || window.location.origin;

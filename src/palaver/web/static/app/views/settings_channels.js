@@ -41,11 +41,16 @@ export function renderChannels(app, panel) {
     h("option", { value: "public", text: "Public: anyone in the organization can join" }),
     h("option", { value: "private-shared", text: "Private, new subscribers see the history" }),
     h("option", { value: "private", text: "Private, new subscribers see only new messages" }));
+  const admins = app.state.groups.find((g) => g.name === "role:administrators");
+  const posting = h("select", {},
+    h("option", { value: "", text: "Everyone who can see it" }),
+    admins ? h("option", { value: String(admins.id), text: "Administrators only" }) : null);
   const announce = h("input", { type: "checkbox", id: "new-channel-announce" });
   const form = h("form", {},
     ...field("new-channel-name", "Name", name),
     ...field("new-channel-description", "Description", description),
     ...field("new-channel-privacy", "Who can access it", privacy),
+    ...field("new-channel-posting", "Who can post", posting),
     h("div", { class: "row" }, announce, h("label", { for: "new-channel-announce", text: "Announce the new channel" })),
     h("button", { type: "submit", class: "primary", text: "Create channel" }));
   form.addEventListener("submit", async (event) => {
@@ -58,6 +63,7 @@ export function renderChannels(app, panel) {
       invite_only: inviteOnly,
       history_public_to_subscribers: privacy.value !== "private",
       announce: announce.checked,
+      can_send_message_group: posting.value ? Number(posting.value) : undefined,
     }), `Created #${name.value.trim()}`);
     if (created) {
       form.reset();
