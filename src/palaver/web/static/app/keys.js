@@ -42,7 +42,7 @@ export function installShortcuts(app) {
     const handler = handlers[event.key];
     if (!handler) return;
     // Arrow keys keep scrolling lists and menus that have the focus.
-    if (event.key.startsWith("Arrow") && !event.target.closest("#feed") && event.target !== document.body) return;
+    if (event.key.startsWith("Arrow") && !event.target.closest("#main") && event.target !== document.body) return;
     event.preventDefault();
     handler();
   });

@@ -190,7 +190,9 @@ class App {
     } else if (changes.has("sidebar") && this.current.view === "inbox") {
       renderInbox(this, this.overviewPane);
     }
-    if (changes.has("sidebar") || changes.has("subscriptions") || changes.has("users") || changes.has("drafts")) this.compose.refreshChoices();
+    if (changes.has("subscriptions")) this.compose.refreshChannels();
+    if (changes.has("users")) this.compose.refreshPeople();
+    if (changes.has("drafts")) this.compose.refreshDrafts();
     if (changes.has("typing")) this.renderTyping();
     if (changes.has("settings")) this.applyTheme();
     updateTitle(this.counts().total, this.titleText(), this.state.realm.realm_name || this.realmName);

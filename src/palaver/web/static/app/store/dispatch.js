@@ -106,7 +106,7 @@ const HANDLERS = {
       default:
         return;
     }
-    changes.add("sidebar").add("feed");
+    changes.add("sidebar").add("feed").add("subscriptions");
   },
 
   stream(state, event, changes) {
@@ -123,7 +123,7 @@ const HANDLERS = {
       default:
         return;
     }
-    changes.add("sidebar").add("feed");
+    changes.add("sidebar").add("feed").add("subscriptions");
   },
 
   realm_user(state, event, changes) {

@@ -35,20 +35,28 @@ export class Users {
     return undefined;
   }
 
-  // Active humans and bots, sorted by name.
+  // Active humans and bots, sorted by name (cached: organizations can have many thousands).
   active() {
-    return [...this.byId.values()]
-      .filter((u) => u.is_active !== false)
-      .sort((a, b) => a.full_name.localeCompare(b.full_name));
+    if (!this.activeCache) {
+      this.activeCache = [...this.byId.values()]
+        .filter((u) => u.is_active !== false)
+        .sort((a, b) => a.full_name.localeCompare(b.full_name));
+    }
+    return this.activeCache;
   }
 
   // Autocomplete: active users whose name or email starts a word with the query.
   search(query, limit = 8) {
     const q = query.toLowerCase();
-    return this.active()
-      .filter((u) => u.full_name.toLowerCase().split(/\s+/).some((w) => w.startsWith(q)) ||
-        u.full_name.toLowerCase().startsWith(q) || u.email.toLowerCase().startsWith(q))
-      .slice(0, limit);
+    const found = [];
+    for (const u of this.active()) {
+      const name = u.full_name.toLowerCase();
+      if (name.startsWith(q) || name.split(/\s+/).some((w) => w.startsWith(q)) || u.email.toLowerCase().startsWith(q)) {
+        found.push(u);
+        if (found.length >= limit) break;
+      }
+    }
+    return found;
   }
 
   isAdmin(id = this.myId) {
@@ -57,6 +65,7 @@ export class Users {
   }
 
   add(person) {
+    this.activeCache = null;
     this.byId.set(person.user_id, { is_active: true, ...person });
   }
 
@@ -64,6 +73,7 @@ export class Users {
   update(person) {
     const user = this.byId.get(person.user_id);
     if (!user) return;
+    this.activeCache = null;
     for (const [key, value] of Object.entries(person)) {
       if (key === "new_email") user.email = value;
       else if (key !== "user_id") user[key] = value;
@@ -77,5 +87,6 @@ export class Users {
   remove(person) {
     const user = this.byId.get(person.user_id);
     if (user) user.is_active = false;
+    this.activeCache = null;
   }
 }

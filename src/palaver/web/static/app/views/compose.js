@@ -84,14 +84,31 @@ export class Compose {
 
   // Fills the channel and people choices from the state (after register and on changes).
   refreshChoices() {
-    const { state } = this.app;
+    this.refreshChannels();
+    this.refreshPeople();
+    this.refreshDrafts();
+  }
+
+  refreshChannels() {
     const selected = Number(this.channel.value) || null;
     clear(this.channel);
-    for (const sub of state.subs.sorted()) this.channel.append(h("option", { value: sub.stream_id, text: sub.name, selected: sub.stream_id === selected }));
-    clear(this.people);
-    for (const user of state.users.active()) if (user.user_id !== state.myId) this.people.append(h("option", { value: user.email, text: user.full_name }));
+    for (const sub of this.app.state.subs.sorted()) this.channel.append(h("option", { value: sub.stream_id, text: sub.name, selected: sub.stream_id === selected }));
     this.refreshTopics();
-    this.draftsButton.textContent = `Drafts (${state.drafts.size})`;
+  }
+
+  // Suggestions for the DM "To" field (capped: a datalist of thousands helps nobody).
+  refreshPeople() {
+    const { state } = this.app;
+    const options = [];
+    for (const user of state.users.active()) {
+      if (user.user_id !== state.myId && !user.is_bot) options.push(h("option", { value: user.email, text: user.full_name }));
+      if (options.length >= 500) break;
+    }
+    clear(this.people).append(...options);
+  }
+
+  refreshDrafts() {
+    this.draftsButton.textContent = `Drafts (${this.app.state.drafts.size})`;
   }
 
   refreshTopics() {
@@ -231,7 +248,8 @@ export class Compose {
   }
 
   noteTyping() {
-    if (!this.content.value.trim() || this.app.state.settings.send_stream_typing_notifications === false && this.mode === "stream") return;
+    const setting = this.mode === "stream" ? "send_stream_typing_notifications" : "send_private_typing_notifications";
+    if (!this.content.value.trim() || this.app.state.settings[setting] === false) return;
     const params = this.typingParams();
     if (!params) return;
     const now = Date.now();

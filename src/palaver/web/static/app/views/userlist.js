@@ -3,6 +3,7 @@
 import { narrowToHash } from "../narrow.js";
 import { h, clear, avatar } from "./dom.js";
 
+const MAX_SHOWN = 300;
 const ORDER = { active: 0, idle: 1, offline: 2 };
 
 export class UserList {
@@ -23,12 +24,15 @@ export class UserList {
       .filter((u) => !u.is_bot && (!q || u.full_name.toLowerCase().includes(q)))
       .map((u) => ({ user: u, status: state.presence.status(u.user_id, now) }))
       .sort((a, b) => ORDER[a.status] - ORDER[b.status] || a.user.full_name.localeCompare(b.user.full_name));
-    const items = users.map(({ user, status }) =>
+    // Large organizations: the first few hundred (the active ones sort first); the filter finds the rest.
+    const shown = users.slice(0, MAX_SHOWN);
+    const items = shown.map(({ user, status }) =>
       h("li", { class: `user status-${status}` },
         h("a", { href: narrowToHash([{ operator: "dm", operand: [user.user_id], negated: false }], this.app.lookup), class: "user-link", title: `${user.full_name} (${status})` },
           avatar(user, "small"),
           h("span", { class: `presence-dot ${status}`, role: "img", "aria-label": status }),
           h("span", { class: "user-name", text: user.full_name + (user.user_id === state.myId ? " (you)" : "") }))));
+    if (users.length > shown.length) items.push(h("li", { class: "side-empty", text: `${users.length - shown.length} more: use the filter` }));
     clear(this.list).append(...items);
   }
 }
