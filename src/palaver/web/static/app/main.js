@@ -11,7 +11,7 @@ import { createState, EVENT_TYPES } from "./store/state.js";
 import { MessageActions } from "./views/actions.js";
 import { Compose } from "./views/compose.js";
 import { h, toast, announce } from "./views/dom.js";
-import { FeedView } from "./views/feed.js";
+import { FeedView, INITIAL_FETCH, messagesParams } from "./views/feed.js";
 import { renderInbox, renderRecent } from "./views/overview.js";
 import { Sidebar } from "./views/sidebar.js";
 import { UserList } from "./views/userlist.js";
@@ -61,6 +61,7 @@ class App {
       onEvents: (events) => this.onEvents(events),
       onStatus: (status) => this.setConnection(status),
     });
+    this.prefetchInitialNarrow();
     this.loop.start();
     setInterval(() => this.pingPresence(), PRESENCE_PING_MS);
     setInterval(() => {
@@ -94,6 +95,24 @@ class App {
     document.getElementById(name === "show-left" ? "toggle-left" : "toggle-right").setAttribute("aria-expanded", String(on));
   }
 
+  // The first page of messages is asked for while /register runs, not after it: the
+  // narrow in the URL needs no state when its operands are ids.
+  prefetchInitialNarrow() {
+    const parsed = parseHash(window.location.hash);
+    if (!parsed || parsed.view === "inbox" || parsed.view === "recent" || anchorOf(parsed.terms)) return;
+    if (parsed.terms.some((t) => ["channel", "sender", "dm"].includes(t.operator) && typeof t.operand === "string")) return;
+    const params = messagesParams(parsed.terms, ...INITIAL_FETCH);
+    this.prefetch = { key: JSON.stringify(params), promise: api.get("/messages", params) };
+    this.prefetch.promise.catch(() => {});
+  }
+
+  // The prefetched response, once, if it is the one asked for.
+  takePrefetch(params) {
+    const prefetch = this.prefetch;
+    this.prefetch = null;
+    return prefetch && prefetch.key === JSON.stringify(params) ? prefetch.promise : null;
+  }
+
   // ---- connection ---------------------------------------------------------------------------
 
   async onRegister(reg) {
@@ -102,7 +121,8 @@ class App {
     this.topicRequests.clear();
     this.applyTheme();
     this.compose.refreshChoices();
-    if (first) this.pingPresence();
+    // Presence can wait until the feed is on screen.
+    if (first) setTimeout(() => this.pingPresence(), 1500);
     // A fresh state after a reconnect: the current narrow is fetched again from the server.
     this.setConnection("live");
     await this.route();

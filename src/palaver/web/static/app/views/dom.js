@@ -66,19 +66,25 @@ export function avatar(user, size = "normal") {
   return box;
 }
 
+// Intl formatters are costly to make: one of each, reused for every message.
+const TIME = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const DAY = new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric" });
+const DAY_YEAR = new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric", year: "numeric" });
+
 export function formatTime(timestamp) {
-  return new Date(timestamp * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return TIME.format(new Date(timestamp * 1000));
 }
 
 export function formatDateTime(timestamp) {
-  return new Date(timestamp * 1000).toLocaleString();
+  return DATE_TIME.format(new Date(timestamp * 1000));
 }
 
 export function formatDay(timestamp) {
   const date = new Date(timestamp * 1000);
   const today = new Date();
   if (date.toDateString() === today.toDateString()) return "Today";
-  return date.toLocaleDateString([], { weekday: "short", month: "short", day: "numeric", year: date.getFullYear() === today.getFullYear() ? undefined : "numeric" });
+  return (date.getFullYear() === today.getFullYear() ? DAY : DAY_YEAR).format(date);
 }
 
 // A short-lived message at the bottom of the screen (role=status, so screen readers hear it).

@@ -2,7 +2,7 @@
 // messages with sender, avatar, time, rendered content, reactions and an "(edited)" marker.
 // It loads history in both directions as the reader scrolls, and marks what is seen as read.
 
-import { narrowToHash, messageDmIds, isSearchNarrow } from "../narrow.js";
+import { apiNarrow, narrowToHash, messageDmIds, isSearchNarrow } from "../narrow.js";
 import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, unicodeEmoji, clear } from "./dom.js";
 
 const FETCH_BATCH = 100;
@@ -15,6 +15,22 @@ function conversationKey(message, myId) {
     ? `s:${message.stream_id}:${message.subject.toLowerCase()}`
     : "d:" + messageDmIds(message, myId).join(",");
 }
+
+// The GET /messages parameters for a stretch of a narrow's history.
+export function messagesParams(terms, anchor, numBefore, numAfter, includeAnchor) {
+  return {
+    anchor: String(anchor),
+    num_before: numBefore,
+    num_after: numAfter,
+    include_anchor: includeAnchor,
+    narrow: apiNarrow(terms),
+    apply_markdown: true,
+    client_gravatar: false,
+  };
+}
+
+// The first fetch of a narrow: around the first unread message.
+export const INITIAL_FETCH = ["first_unread", FETCH_BATCH, FETCH_BATCH / 2, true];
 
 export class FeedView {
   constructor(app, scroller, container) {
@@ -44,11 +60,19 @@ export class FeedView {
     this.list = list;
     this.render();
     if (!list.ids.length && !(list.foundOldest && list.foundNewest)) {
-      await this.fetch(anchor ?? "first_unread", FETCH_BATCH, anchor ? 50 : FETCH_BATCH / 2, true);
+      if (anchor) await this.fetch(anchor, FETCH_BATCH, 50, true);
+      else await this.fetch(...INITIAL_FETCH);
       if (this.list !== list) return;
       this.render();
     }
     this.scrollToStart(anchor);
+    if (this.gapFill) {
+      this.gapFill = false;
+      if (list.foundNewest && list.ids.length) {
+        const missed = await this.fetch(list.ids[list.ids.length - 1], 0, FETCH_BATCH, false);
+        if (this.list === list && missed.length) this.refresh();
+      }
+    }
   }
 
   async fetch(anchor, numBefore, numAfter, includeAnchor = true) {
@@ -57,15 +81,11 @@ export class FeedView {
     list.loading = true;
     this.setLoading(true);
     try {
-      const data = await this.app.api.get("/messages", {
-        anchor: String(anchor),
-        num_before: numBefore,
-        num_after: numAfter,
-        include_anchor: includeAnchor,
-        narrow: this.app.apiNarrow(list.terms),
-        apply_markdown: true,
-        client_gravatar: false,
-      });
+      const params = messagesParams(list.terms, anchor, numBefore, numAfter, includeAnchor);
+      const prefetched = this.app.takePrefetch(params);
+      const data = await (prefetched || this.app.api.get("/messages", params));
+      // Fetched before the event queue existed: what arrived in between is fetched next.
+      if (prefetched) this.gapFill = true;
       const messages = data.messages || [];
       this.state.messages.store(messages);
       for (const m of messages) {
