@@ -242,3 +242,22 @@ def test_password_change_signs_out_other_sessions_only(client: TestClient, realm
     assert changed.status_code == 200, changed.text
     assert here.get("/json/users/me").status_code == 200
     assert there.get("/json/users/me").status_code == 401
+
+
+def test_deactivated_realm_ends_sessions_and_says_so(
+    web: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    from palaver.actions.web_sessions import do_revoke_realm_web_sessions
+    from palaver.db import transaction
+    from palaver.models import Realm
+
+    log_in(web, realm.hamlet)
+    with services.db.session() as session:
+        # No action deactivates an organization yet; this is what one would do.
+        with transaction(session):
+            session.get_one(Realm, realm.id).deactivated = True
+        do_revoke_realm_web_sessions(session, realm.id)
+    assert web.get("/json/users/me").status_code == 401
+    page = web.get("/")
+    assert "This organization has been deactivated." in page.text
+    assert 'name="password"' not in page.text
