@@ -57,3 +57,12 @@ def test_first_load_is_small_and_has_no_inline_script_or_style() -> None:
         source = path.read_text()
         assert "eval(" not in source and "new Function" not in source, path
         assert "javascript:" not in source, path
+
+
+def test_the_shell_preloads_every_first_load_module() -> None:
+    """app.html lists the modules for <link rel=modulepreload>; the import graph is the truth."""
+    template = (STATIC.parent / "templates" / "app.html").read_text()
+    listed = set(re.findall(r'"(app/[^"]+\.js)"', template))
+    modules = [f for f in first_load_files() if f.suffix == ".js" and f.name != "main.js"]
+    wanted = {str(f.relative_to(STATIC)) for f in modules}
+    assert listed == wanted

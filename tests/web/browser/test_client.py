@@ -302,3 +302,42 @@ def test_settings_channels_api_key_and_drafts(live_server: LiveServer, new_page:
     assert f"key={live_server.users['othello'][2]}" in Path(download.value.path()).read_text()
     page.keyboard.press("Escape")
     assert page.get_by_role("dialog", name="Settings").count() == 0
+
+
+def test_quote_move_resolve_and_delete(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("moves")
+    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    page.on("dialog", lambda dialog: dialog.accept())
+    compose = page.get_by_label("Message", exact=True)
+    compose.fill("Something is rotten")
+    compose.press("Enter")
+    row = message(page, "Something is rotten")
+    row.wait_for()
+
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Quote and reply").click()
+    wait_for(page, "document.getElementById('compose-content').value.includes('```quote')")
+    assert "Something is rotten" in compose.input_value()
+    compose.fill("")
+
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Resolve topic").click()
+    wait_for(page, "t => document.querySelector('.recipient-topic')?.textContent === '✔ ' + t", topic)
+
+    row = message(page, "Something is rotten")
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Move messages…").click()
+    dialog = page.get_by_role("dialog", name="Move messages")
+    new_topic = unique("moved")
+    dialog.get_by_label("Topic").fill(new_topic)
+    dialog.get_by_role("button", name="Move").click()
+    wait_for(page, "t => document.querySelector('.recipient-topic')?.textContent === t", new_topic)
+
+    row = message(page, "Something is rotten")
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Delete").click()
+    row.wait_for(state="detached")

@@ -17,8 +17,9 @@ export function backoffDelay(attempt, random = Math.random) {
 
 export class EventLoop {
   // onRegister(reg) builds the state; onEvents(events) applies them; onStatus("live"|"reconnecting").
-  constructor({ eventTypes, registerParams = {}, onRegister, onEvents, onStatus }) {
+  constructor({ eventTypes, fetchTypes = eventTypes, registerParams = {}, onRegister, onEvents, onStatus }) {
     this.eventTypes = eventTypes;
+    this.fetchTypes = fetchTypes;
     this.registerParams = registerParams;
     this.onRegister = onRegister;
     this.onEvents = onEvents;
@@ -39,7 +40,7 @@ export class EventLoop {
       slim_presence: true,
       include_subscribers: false,
       event_types: this.eventTypes,
-      fetch_event_types: this.eventTypes,
+      fetch_event_types: this.fetchTypes,
       client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_avatar_url_field_optional: false, stream_typing_notifications: true, user_settings_object: true },
       ...this.registerParams,
     });

@@ -7,7 +7,7 @@ import { installShortcuts, SHORTCUTS } from "./keys.js";
 import { apiNarrow, anchorOf, formatSearch, narrowTitle, narrowToHash, parseHash, parseSearch, resolveTerms, messageMatches } from "./narrow.js";
 import { notifyMessage, offerNotifications, shouldNotify, updateTitle } from "./notify.js";
 import { applyEvent, expireTyping, typingKeyForNarrow } from "./store/dispatch.js";
-import { createState, EVENT_TYPES } from "./store/state.js";
+import { createState, EVENT_TYPES, FETCH_TYPES } from "./store/state.js";
 import { MessageActions } from "./views/actions.js";
 import { Compose } from "./views/compose.js";
 import { h, toast, announce } from "./views/dom.js";
@@ -57,6 +57,7 @@ class App {
     window.addEventListener("hashchange", () => this.route());
     this.loop = new EventLoop({
       eventTypes: EVENT_TYPES,
+      fetchTypes: FETCH_TYPES,
       onRegister: (reg) => this.onRegister(reg),
       onEvents: (events) => this.onEvents(events),
       onStatus: (status) => this.setConnection(status),
@@ -138,12 +139,32 @@ class App {
         const message = this.state.messages.get(event.message.id);
         if (message.sender_id === this.state.myId) sentByMe = true;
         this.onNewMessage(message, event.flags || []);
+      } else if (event.type === "update_message") {
+        this.followMovedTopic(event);
       } else if (event.type === "realm_user" && event.person && event.person.user_id === this.state.myId && event.person.is_active === false) {
         window.location.assign("/");
       }
     }
     if (sentByMe && this.feed.list && this.feed.list.foundNewest) this.stickToBottom = true;
     this.render(changes);
+  }
+
+  // When the whole topic being read is moved or resolved, the view goes with it.
+  followMovedTopic(event) {
+    if (event.propagate_mode !== "change_all" || event.orig_subject === undefined) return;
+    if (event.subject === undefined && event.new_stream_id === undefined) return;
+    const terms = this.current.terms;
+    const channel = terms.find((t) => t.operator === "channel" && !t.negated);
+    const topic = terms.find((t) => t.operator === "topic" && !t.negated);
+    if (!channel || !topic || channel.operand !== event.stream_id) return;
+    if (String(topic.operand).toLowerCase() !== event.orig_subject.toLowerCase()) return;
+    const moved = terms.map((t) => {
+      if (t === channel && event.new_stream_id !== undefined) return { ...t, operand: event.new_stream_id };
+      if (t === topic && event.subject !== undefined) return { ...t, operand: event.subject };
+      return t;
+    });
+    window.history.replaceState(null, "", narrowToHash(moved, this.lookup));
+    this.route();
   }
 
   onNewMessage(message, flags) {
@@ -215,6 +236,7 @@ class App {
     if (changes.has("drafts")) this.compose.refreshDrafts();
     if (changes.has("typing")) this.renderTyping();
     if (changes.has("settings")) this.applyTheme();
+    if (changes.has("realm")) document.querySelector(".realm-name").textContent = this.state.realm.realm_name || this.realmName;
     updateTitle(this.counts().total, this.titleText(), this.state.realm.realm_name || this.realmName);
   }
 

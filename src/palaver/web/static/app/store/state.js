@@ -15,6 +15,9 @@ export const EVENT_TYPES = [
   "recent_private_conversations", "starred_messages", "heartbeat", "restart",
 ];
 
+// State sections fetched at register whose name differs from their event's type.
+export const FETCH_TYPES = [...EVENT_TYPES, "realm_user_groups"];
+
 export function createState(reg, me) {
   const myId = reg.user_id ?? me.user_id;
   const realm = {};
