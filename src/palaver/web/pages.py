@@ -217,7 +217,9 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
             request.cookies.get(CSRF_COOKIE, ""), given if isinstance(given, str) else None
         ):
             message = "Your login form had expired. Please try again."
-            return _login_page(pages, realm, new_token(), error=message, status=403, username=username)
+            return _login_page(
+                pages, realm, new_token(), error=message, status=403, username=username, next_path=next_path
+            )
         if not username or not password:
             return _login_page(
                 pages, realm, _login_token(request), error=INCORRECT_LOGIN, status=401, username=username
