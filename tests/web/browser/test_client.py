@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.web.browser.client import channel_id, go, log_in, send, topic_hash, unique, wait_for
 from tests.web.conftest import LiveServer
 
 NewPage = Callable[..., Any]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def leave_everything_read(live_server: LiveServer) -> Iterator[None]:
+    """The server is shared by the whole session: later tests find nobody with unread messages."""
+    yield
+    for name in live_server.users:
+        with live_server.api(name) as api:
+            api.post("/mark_all_as_read").raise_for_status()
 
 
 def message(page: Any, text: str) -> Any:

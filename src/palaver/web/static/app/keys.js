@@ -2,6 +2,7 @@
 
 import { closeEmojiPicker } from "./views/emoji_picker.js";
 import { closeMenu } from "./views/actions.js";
+import { h } from "./views/dom.js";
 
 function typingInField(target) {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
@@ -37,7 +38,7 @@ export function installShortcuts(app) {
       ArrowUp: () => app.moveSelection(-1),
       e: () => selected && app.actions.edit(selected),
       s: () => selected && app.actions.toggleStar(selected),
-      "?": () => app.showShortcuts(),
+      "?": () => showShortcuts(),
     };
     const handler = handlers[event.key];
     if (!handler) return;
@@ -75,3 +76,15 @@ export const SHORTCUTS = [
   ["n", "Next unread topic"], ["/", "Search"], ["j / ↓", "Next message"], ["k / ↑", "Previous message"],
   ["e", "Edit the selected message"], ["s", "Star the selected message"], ["Esc", "Close, or leave the compose box"], ["?", "This list"],
 ];
+
+// The "?" dialog listing the shortcuts.
+export function showShortcuts() {
+  const close = () => overlay.remove();
+  const list = h("dl", { class: "shortcuts" }, ...SHORTCUTS.flatMap(([key, what]) => [h("dt", {}, h("kbd", { text: key })), h("dd", { text: what })]));
+  const overlay = h("div", { class: "overlay" },
+    h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "shortcuts-title" },
+      h("h2", { id: "shortcuts-title", text: "Keyboard shortcuts" }), list,
+      h("div", { class: "dialog-buttons" }, h("button", { type: "button", text: "Close", onclick: close }))));
+  document.body.append(overlay);
+  overlay.querySelector("button").focus();
+}

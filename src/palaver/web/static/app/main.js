@@ -3,14 +3,14 @@
 
 import * as api from "./api.js";
 import { EventLoop } from "./events.js";
-import { installShortcuts, SHORTCUTS } from "./keys.js";
+import { installShortcuts } from "./keys.js";
 import { apiNarrow, anchorOf, formatSearch, narrowTitle, narrowToHash, parseHash, parseSearch, resolveTerms, messageMatches } from "./narrow.js";
 import { notifyMessage, offerNotifications, shouldNotify, updateTitle } from "./notify.js";
 import { applyEvent, expireTyping, typingKeyForNarrow } from "./store/dispatch.js";
 import { createState, EVENT_TYPES, FETCH_TYPES } from "./store/state.js";
 import { MessageActions } from "./views/actions.js";
 import { Compose } from "./views/compose.js";
-import { h, toast, announce } from "./views/dom.js";
+import { toast, announce } from "./views/dom.js";
 import { FeedView, INITIAL_FETCH, messagesParams } from "./views/feed.js";
 import { renderInbox, renderRecent } from "./views/overview.js";
 import { Sidebar } from "./views/sidebar.js";
@@ -237,7 +237,8 @@ class App {
     if (changes.has("typing")) this.renderTyping();
     if (changes.has("settings")) this.applyTheme();
     if (changes.has("realm")) document.querySelector(".realm-name").textContent = this.state.realm.realm_name || this.realmName;
-    updateTitle(this.counts().total, this.titleText(), this.state.realm.realm_name || this.realmName);
+    const home = this.current.view === "feed" && !this.current.terms.length;
+    updateTitle(this.counts().total, home ? "" : this.titleText(), this.state.realm.realm_name || this.realmName);
   }
 
   counts() {
@@ -418,16 +419,6 @@ class App {
     openSettings(this, tab);
   }
 
-  showShortcuts() {
-    const close = () => overlay.remove();
-    const list = h("dl", { class: "shortcuts" }, ...SHORTCUTS.flatMap(([key, what]) => [h("dt", {}, h("kbd", { text: key })), h("dd", { text: what })]));
-    const overlay = h("div", { class: "overlay" },
-      h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "shortcuts-title" },
-        h("h2", { id: "shortcuts-title", text: "Keyboard shortcuts" }), list,
-        h("div", { class: "dialog-buttons" }, h("button", { type: "button", text: "Close", onclick: close }))));
-    document.body.append(overlay);
-    overlay.querySelector("button").focus();
-  }
 }
 
 const app = new App();

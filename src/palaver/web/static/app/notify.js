@@ -4,8 +4,10 @@ import { h } from "./views/dom.js";
 
 const ASKED_KEY = "palaver.notifications-asked";
 
+// "(3) #general > lunch - Acme - Palaver"; the home view (all messages) is just the organization.
 export function updateTitle(total, narrowTitle, realmName) {
-  document.title = `${total ? `(${total}) ` : ""}${narrowTitle} - ${realmName} - Palaver`;
+  const view = narrowTitle ? `${narrowTitle} - ` : "";
+  document.title = `${total ? `(${total}) ` : ""}${view}${realmName} - Palaver`;
 }
 
 export function shouldNotify(message, flags, myId, settings) {

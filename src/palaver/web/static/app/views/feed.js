@@ -3,6 +3,7 @@
 // It loads history in both directions as the reader scrolls, and marks what is seen as read.
 
 import { apiNarrow, narrowToHash, messageDmIds, isSearchNarrow } from "../narrow.js";
+import { ReadTracker } from "./reading.js";
 import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, unicodeEmoji, clear } from "./dom.js";
 
 const FETCH_BATCH = 100;
@@ -39,16 +40,11 @@ export class FeedView {
     this.container = container;
     this.list = null;
     this.elements = new Map();
-    this.pendingRead = new Set();
-    this.readTimer = null;
-    // A message counts as seen when most of it is visible, or when it fills most of the view.
-    this.observer = new IntersectionObserver((entries) => this.onSeen(entries), { root: scroller, threshold: [0, 0.25, 0.6, 1] });
+    this.reader = new ReadTracker(app, this);
     // The inline editor of a message being edited survives re-renders: {id, form}.
     this.editing = null;
     scroller.addEventListener("scroll", () => this.onScroll(), { passive: true });
     container.addEventListener("click", (event) => this.onClick(event));
-    document.addEventListener("visibilitychange", () => this.flushVisibleUnread());
-    window.addEventListener("focus", () => this.flushVisibleUnread());
   }
 
   get state() {
@@ -183,7 +179,7 @@ export class FeedView {
   }
 
   renderList() {
-    this.observer.disconnect();
+    this.reader.disconnect();
     this.elements.clear();
     const list = this.list;
     const fragment = document.createDocumentFragment();
@@ -214,7 +210,7 @@ export class FeedView {
     }
     clear(this.container).append(fragment);
     const markable = !isSearchNarrow(list.terms);
-    for (const [id, el] of this.elements) if (markable && this.state.unread.has(id)) this.observer.observe(el);
+    for (const [id, el] of this.elements) if (markable && this.state.unread.has(id)) this.reader.observe(el);
   }
 
   recipientLabel(message) {
@@ -348,7 +344,7 @@ export class FeedView {
     const el = this.messageElement(message, old.classList.contains("continued"));
     old.replaceWith(el);
     this.elements.set(id, el);
-    if (this.state.unread.has(id)) this.observer.observe(el);
+    if (this.state.unread.has(id) && !isSearchNarrow(this.list.terms)) this.reader.observe(el);
     return true;
   }
 
@@ -357,66 +353,5 @@ export class FeedView {
     const el = this.elements.get(id);
     if (el) el.classList.add("selected");
     return el;
-  }
-
-  // ---- reading --------------------------------------------------------------------------
-
-  canMarkRead() {
-    return document.visibilityState === "visible" && document.hasFocus() && this.list && !isSearchNarrow(this.list.terms);
-  }
-
-  onSeen(entries) {
-    for (const entry of entries) {
-      if (!entry.isIntersecting) continue;
-      const viewHeight = entry.rootBounds ? entry.rootBounds.height : window.innerHeight;
-      if (entry.intersectionRatio < 0.6 && entry.intersectionRect.height < viewHeight * 0.5) continue;
-      const id = Number(entry.target.dataset.id);
-      if (this.state.unread.has(id)) this.pendingRead.add(id);
-    }
-    this.scheduleRead();
-  }
-
-  // When the window comes back into view, what is on screen now counts as seen.
-  flushVisibleUnread() {
-    if (!this.canMarkRead()) return;
-    const box = this.scroller.getBoundingClientRect();
-    for (const [id, el] of this.elements) {
-      if (!this.state.unread.has(id)) continue;
-      const rect = el.getBoundingClientRect();
-      if (rect.top < box.bottom && rect.bottom > box.top) this.pendingRead.add(id);
-    }
-    this.scheduleRead();
-  }
-
-  scheduleRead() {
-    if (this.readTimer || !this.pendingRead.size) return;
-    this.readTimer = setTimeout(() => this.sendRead(), 250);
-  }
-
-  async sendRead() {
-    this.readTimer = null;
-    if (!this.canMarkRead()) {
-      this.pendingRead.clear();
-      return;
-    }
-    const ids = [...this.pendingRead].filter((id) => this.state.unread.has(id));
-    this.pendingRead.clear();
-    if (!ids.length) return;
-    // Counts go down at once; the server's update_message_flags event confirms.
-    this.state.unread.markRead(ids);
-    this.state.messages.setFlag(ids, "read", true);
-    for (const id of ids) {
-      const el = this.elements.get(id);
-      if (el) {
-        el.classList.remove("unread");
-        this.observer.unobserve(el);
-      }
-    }
-    this.app.render(new Set(["sidebar"]));
-    try {
-      await this.app.api.post("/messages/flags", { messages: ids, op: "add", flag: "read" });
-    } catch (error) {
-      this.app.showError(error);
-    }
   }
 }
