@@ -352,3 +352,28 @@ def test_quote_move_resolve_and_delete(live_server: LiveServer, new_page: NewPag
     row.get_by_role("button", name="More actions").click()
     page.get_by_role("menuitem", name="Delete").click()
     row.wait_for(state="detached")
+
+
+def test_desktop_notification_for_a_dm_when_away(live_server: LiveServer, new_page: NewPage) -> None:
+    page = new_page()
+    page.context.grant_permissions(["notifications"])
+    # Records notifications instead of showing them, and makes the window look unfocused.
+    page.add_init_script(
+        """
+        window.shown = [];
+        window.Notification = class {
+          constructor(title, options) { window.shown.push([title, options.body]); }
+          static get permission() { return "granted"; }
+          close() {}
+        };
+        document.hasFocus = () => false;
+        """
+    )
+    log_in(live_server, page, "othello")
+    othello_id = page.evaluate("window.palaver.state.myId")
+    with live_server.api("iago") as api:
+        dm = {"type": "direct", "to": f"[{othello_id}]", "content": "Look to your wife"}
+        api.post("/messages", data=dm).raise_for_status()
+    shown = wait_for(page, "window.shown.length && window.shown")
+    assert shown[0][0] == "Iago (Direct message)"
+    assert shown[0][1] == "Look to your wife"
