@@ -231,6 +231,7 @@ class App {
     } else if (changes.has("sidebar") && this.current.view === "inbox") {
       renderInbox(this, this.overviewPane);
     }
+    if (changes.has("feed") && this.current.view === "recent") this.refreshRecentSoon();
     if (changes.has("subscriptions")) this.compose.refreshChannels();
     if (changes.has("users")) this.compose.refreshPeople();
     if (changes.has("drafts")) this.compose.refreshDrafts();
@@ -239,6 +240,15 @@ class App {
     if (changes.has("realm")) document.querySelector(".realm-name").textContent = this.state.realm.realm_name || this.realmName;
     const home = this.current.view === "feed" && !this.current.terms.length;
     updateTitle(this.counts().total, home ? "" : this.titleText(), this.state.realm.realm_name || this.realmName);
+  }
+
+  // Recent conversations are fetched from the server: at most once every two seconds.
+  refreshRecentSoon() {
+    if (this.recentTimer) return;
+    this.recentTimer = setTimeout(() => {
+      this.recentTimer = null;
+      if (this.current.view === "recent") renderRecent(this, this.overviewPane, { quiet: true });
+    }, 2000);
   }
 
   counts() {

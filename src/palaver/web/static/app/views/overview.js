@@ -2,6 +2,7 @@
 // place of the feed.
 
 import { narrowToHash } from "../narrow.js";
+import { topicCountKey } from "../store/unread.js";
 import { h, clear, formatDay, formatTime } from "./dom.js";
 
 function conversationTerms(entry) {
@@ -37,8 +38,8 @@ export function renderInbox(app, root) {
 }
 
 // Recent conversations come from the newest messages the server has for us.
-export async function renderRecent(app, root) {
-  clear(root).append(h("p", { class: "feed-empty", text: "Loading…" }));
+export async function renderRecent(app, root, { quiet = false } = {}) {
+  if (!quiet) clear(root).append(h("p", { class: "feed-empty", text: "Loading…" }));
   let messages = [];
   try {
     const data = await app.api.get("/messages", { anchor: "newest", num_before: 300, num_after: 0, narrow: [], apply_markdown: false });
@@ -62,12 +63,15 @@ export async function renderRecent(app, root) {
   const table = h("table", { class: "recent-table" },
     h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Channel" }), h("th", { scope: "col", text: "Topic" }), h("th", { scope: "col", text: "Participants" }), h("th", { scope: "col", text: "Last message" }))));
   const body = h("tbody");
+  const counts = app.counts();
   for (const c of seen.values()) {
+    const unread = c.type === "stream" ? counts.byTopic.get(topicCountKey(c.stream_id, c.topic)) : counts.byDm.get(c.dm);
     const where = c.type === "stream" ? "#" + state.subs.name(c.stream_id) : "Direct message";
     const label = c.type === "stream" ? c.topic || "general chat" : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
     body.append(h("tr", {},
       h("td", { text: where }),
-      h("td", {}, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), text: label })),
+      h("td", {}, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), text: label }),
+        unread ? h("span", { class: "badge", "aria-label": `${unread} unread`, text: String(unread) }) : null),
       h("td", { text: [...c.senders].map((id) => state.users.name(id)).join(", ") }),
       h("td", { text: `${formatDay(c.last)} ${formatTime(c.last)}` })));
   }
