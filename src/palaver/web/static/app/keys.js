@@ -2,7 +2,7 @@
 
 import { closeEmojiPicker } from "./views/emoji_picker.js";
 import { closeMenu } from "./views/actions.js";
-import { h } from "./views/dom.js";
+import { h, trapFocus } from "./views/dom.js";
 
 function typingInField(target) {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
@@ -85,6 +85,7 @@ export function showShortcuts() {
     h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "shortcuts-title" },
       h("h2", { id: "shortcuts-title", text: "Keyboard shortcuts" }), list,
       h("div", { class: "dialog-buttons" }, h("button", { type: "button", text: "Close", onclick: close }))));
+  trapFocus(overlay);
   document.body.append(overlay);
   overlay.querySelector("button").focus();
 }

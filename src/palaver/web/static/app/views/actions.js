@@ -2,7 +2,7 @@
 // link, quote and reply. Each action calls the API; the resulting event updates the page.
 
 import { narrowToHash } from "../narrow.js";
-import { h, toast } from "./dom.js";
+import { h, toast, trapFocus } from "./dom.js";
 import { openEmojiPicker, placeNear } from "./emoji_picker.js";
 
 const RESOLVED_PREFIX = "✔ ";
@@ -188,6 +188,7 @@ export class MessageActions {
       if (params.topic !== undefined || params.stream_id !== undefined) await this.moveTo(id, params);
     });
     overlay.addEventListener("keydown", (event) => event.key === "Escape" && close());
+    trapFocus(form);
     document.body.append(overlay);
     topic.focus();
   }

@@ -109,3 +109,22 @@ export function unicodeEmoji(code) {
     return "?";
   }
 }
+
+// Keeps Tab and Shift+Tab inside a modal dialog, as aria-modal promises.
+export function trapFocus(container) {
+  container.addEventListener("keydown", (event) => {
+    if (event.key !== "Tab") return;
+    const focusable = [...container.querySelectorAll("a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex='0']")]
+      .filter((el) => el.offsetParent !== null);
+    if (!focusable.length) return;
+    const first = focusable[0];
+    const last = focusable[focusable.length - 1];
+    if (event.shiftKey && document.activeElement === first) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && document.activeElement === last) {
+      event.preventDefault();
+      first.focus();
+    }
+  });
+}

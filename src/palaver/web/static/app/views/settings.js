@@ -1,7 +1,7 @@
 // The settings overlay: profile, preferences, API key, channels, and for administrators the
 // users and the organization. Loaded on first use (not part of the first page load).
 
-import { h, clear, toast } from "./dom.js";
+import { h, clear, toast, trapFocus } from "./dom.js";
 import { renderChannels } from "./settings_channels.js";
 import { renderOrganization, renderUsers } from "./settings_admin.js";
 
@@ -50,6 +50,7 @@ export function openSettings(app, tab = "profile") {
   const dialog = h("div", { class: "dialog settings", role: "dialog", "aria-modal": "true", "aria-label": "Settings" }, tabList, panel);
   const overlay = h("div", { class: "overlay", id: "settings-overlay" }, dialog);
   overlay.addEventListener("mousedown", (event) => event.target === overlay && close());
+  trapFocus(dialog);
   document.body.append(overlay);
   show(tabs.some(([name]) => name === tab) ? tab : "profile");
   const selected = tabList.querySelector('[aria-selected="true"]');
