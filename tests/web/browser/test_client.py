@@ -377,3 +377,25 @@ def test_desktop_notification_for_a_dm_when_away(live_server: LiveServer, new_pa
     shown = wait_for(page, "window.shown.length && window.shown")
     assert shown[0][0] == "Iago (Direct message)"
     assert shown[0][1] == "Look to your wife"
+
+
+def test_scrolling_back_loads_older_history(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("history")
+    with live_server.api("iago") as api:
+        for i in range(130):
+            line = {"type": "stream", "to": "general", "topic": topic, "content": f"line {i:03}"}
+            api.post("/messages", data=line).raise_for_status()
+    with live_server.api("hamlet") as api:
+        api.post("/mark_all_as_read").raise_for_status()
+    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    message(page, "line 129").wait_for()
+    assert message(page, "line 000").count() == 0
+    for _ in range(20):
+        page.evaluate("document.getElementById('feed-scroller').scrollTop = 0")
+        if message(page, "line 000").count():
+            break
+        time.sleep(0.2)
+    message(page, "line 000").wait_for()
+    page.get_by_text("Beginning of this conversation").wait_for()
+    assert page.locator("article.message").count() == 130
