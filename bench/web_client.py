@@ -169,6 +169,16 @@ def channel_ids(url: str, email: str, password: str) -> list[tuple[int, str]]:
     ]
 
 
+def newest_id(url: str, email: str, password: str, stream_id: int) -> int:
+    key = httpx.post(
+        f"{url}/api/v1/fetch_api_key", data={"username": email, "password": password}, trust_env=False
+    ).json()["api_key"]
+    narrow = json.dumps([{"operator": "channel", "operand": stream_id}])
+    params = {"anchor": "newest", "num_before": "1", "num_after": "0", "narrow": narrow}
+    got = httpx.get(f"{url}/api/v1/messages", params=params, auth=(email, key), trust_env=False, timeout=120)
+    return int(got.json()["messages"][-1]["id"])
+
+
 def channel_hash(stream_id: int, name: str) -> str:
     return f"#narrow/channel/{stream_id}-{name.replace(' ', '-')}"
 
@@ -192,7 +202,7 @@ def narrow_switches(page: Any, channels: list[tuple[int, str]], count: int) -> l
     return times
 
 
-def deliveries(sender: Any, receiver: Any, channel: str, count: int) -> tuple[list[float], int]:
+def deliveries(sender: Any, receiver: Any, channel: str, topic: str, count: int) -> tuple[list[float], int]:
     """Latencies of the messages page B showed, and how many it did not show within 10 s."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -200,7 +210,7 @@ def deliveries(sender: Any, receiver: Any, channel: str, count: int) -> tuple[li
     for i in range(count):
         marker = f"bench-{secrets.token_hex(6)}"
         receiver.evaluate(WATCH_JS, marker)
-        sent = sender.evaluate(SEND_JS, [channel, "bench live", f"{marker} {i}"])
+        sent = sender.evaluate(SEND_JS, [channel, topic, f"{marker} {i}"])
         try:
             shown = receiver.wait_for_function("() => window.__benchShown", timeout=10_000).json_value()
         except PlaywrightTimeout:
@@ -214,6 +224,7 @@ def scroll_back(page: Any, target: int, timeout: float = 300) -> tuple[int, int,
     """Scroll up until ``target`` messages were fetched; (fetched, rows, JS heap MB, DOM nodes).
 
     Counted from the /json/messages answers, as the client may keep only some rows in the DOM.
+    Stops early when 100 scrolls in a row fetch nothing.
     """
     fetched = {"count": 0, "oldest": False}
 
@@ -227,10 +238,13 @@ def scroll_back(page: Any, target: int, timeout: float = 300) -> tuple[int, int,
     cdp = page.context.new_cdp_session(page)
     cdp.send("Performance.enable")
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and fetched["count"] < target and not fetched["oldest"]:
+    idle = 0
+    while time.monotonic() < deadline and fetched["count"] < target and not fetched["oldest"] and idle < 100:
+        before = fetched["count"]
         page.evaluate("() => { document.querySelector('#feed-scroller').scrollTop = 0; }")
         page.wait_for_timeout(30)
         page.wait_for_selector(FEED_READY, state="attached")
+        idle = 0 if fetched["count"] > before else idle + 1
     page.remove_listener("response", note)
     rows = page.evaluate("() => document.querySelectorAll('#feed [data-id]').length")
     cdp.send("HeapProfiler.collectGarbage")
@@ -311,15 +325,23 @@ def main() -> None:
             stream_id, name = channels[0]
             # Both in the (new) topic the messages go to: a channel narrow opens at the first
             # unread message, far from the newest, where new messages are not drawn.
-            topic_hash = channel_hash(stream_id, name) + "/topic/bench.20live"
+            # A new topic per run, so a rerun on the same data starts at its newest message.
+            topic = f"bench-live-{secrets.token_hex(4)}"
+            topic_hash = f"{channel_hash(stream_id, name)}/topic/{topic}"
             for page in (page_a, page_b):
                 page.evaluate("h => { location.hash = h; }", topic_hash)
                 page.wait_for_timeout(500)
                 page.wait_for_selector(FEED_READY, state="attached")
-            live, missed = deliveries(page_a, page_b, name, args.deliveries)
+            live, missed = deliveries(page_a, page_b, name, topic, args.deliveries)
             step(f"deliveries: p50 {percentile(live, 0.5):.0f} ms, p99 {percentile(live, 0.99):.0f} ms")
 
             step("scrolling back")
+            # From the newest message of the big channel (a plain channel narrow would open
+            # at the first unread one, which may be the oldest).
+            near = newest_id(url, second, args.password, stream_id)
+            page_b.evaluate("h => { location.hash = h; }", f"{channel_hash(stream_id, name)}/near/{near}")
+            page_b.wait_for_timeout(500)
+            page_b.wait_for_selector(FEED_READY, state="attached")
             fetched, rows, heap_mb, nodes = scroll_back(page_b, args.scroll_back)
             browser.close()
     finally:
