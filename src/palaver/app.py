@@ -37,6 +37,7 @@ from palaver.lib.scheduler import Scheduler
 from palaver.operations import install_operations
 from palaver.services import Services, build_services
 from palaver.serving import on_stop_signals
+from palaver.web.pages import web_routes
 from palaver.web_pages import web_page_routes
 from palaver.workers.email import EmailWorker
 from palaver.workers.exports import ExportWorker
@@ -46,6 +47,8 @@ from palaver.workers.retention import RetentionWorker
 from palaver.workers.thumbnails import ThumbnailWorker
 
 API_PREFIX = "/api/v1"
+# The same endpoints for the browser, authenticated by the session cookie (web/sessions.py).
+JSON_PREFIX = "/json"
 
 
 def _precedence(path: str) -> tuple[int, ...]:
@@ -63,11 +66,11 @@ def _precedence(path: str) -> tuple[int, ...]:
     return tuple(ranks)
 
 
-def _first_segment(path: str) -> str | None:
+def _first_segment(path: str, prefix: str = API_PREFIX) -> str | None:
     """The segment after /api/v1/ (``users`` in /api/v1/users/me); None outside the API."""
-    if not path.startswith(API_PREFIX + "/"):
+    if not path.startswith(prefix + "/"):
         return None
-    return path[len(API_PREFIX) + 1 :].partition("/")[0]
+    return path[len(prefix) + 1 :].partition("/")[0]
 
 
 class _ApiRoutes(BaseRoute):
@@ -83,9 +86,10 @@ class _ApiRoutes(BaseRoute):
     # The inner route that matched, handed from ``matches`` to ``handle`` in the scope.
     _ROUTE_KEY = "palaver.route"
 
-    def __init__(self, routes: list[Route]) -> None:
+    def __init__(self, routes: list[Route], prefix: str = API_PREFIX) -> None:
         self.routes = routes
-        literal = [_first_segment(route.path) for route in routes]
+        self.prefix = prefix
+        literal = [_first_segment(route.path, prefix) for route in routes]
         # A first segment with a parameter in it may match any first segment.
         wild = [seg is None or "{" in seg for seg in literal]
         self._any = [r for r, w in zip(routes, wild, strict=True) if w]
@@ -100,7 +104,7 @@ class _ApiRoutes(BaseRoute):
         if scope.get("root_path"):
             # Served under a path prefix: Starlette strips it before matching; try them all.
             return self.routes
-        segment = _first_segment(scope["path"])
+        segment = _first_segment(scope["path"], self.prefix)
         if segment is None:
             # Not under /api/v1/: only a route whose path starts with a parameter could match.
             return self._any
@@ -129,7 +133,9 @@ class _ApiRoutes(BaseRoute):
         raise NoMatchFound(name, path_params)
 
 
-def _path_routes(services: Services, routers: Sequence[ApiRouter]) -> list[Route]:
+def _path_routes(
+    services: Services, routers: Sequence[ApiRouter], prefix: str = API_PREFIX, web: bool = False
+) -> list[Route]:
     by_path: dict[str, dict[str, Endpoint]] = defaultdict(dict)
     for router in routers:
         for endpoint in router.endpoints:
@@ -143,7 +149,7 @@ def _path_routes(services: Services, routers: Sequence[ApiRouter]) -> list[Route
     # Each route lists only its own methods: Starlette then keeps looking for a route that
     # takes the method (/users/{user_id:int} has no GET; /users/{user_id_or_email} does).
     return [
-        Route(API_PREFIX + path, make_path_handler(services, by_path[path]), methods=list(by_path[path]))
+        Route(prefix + path, make_path_handler(services, by_path[path], web=web), methods=list(by_path[path]))
         for path in ordered
     ]
 
@@ -238,8 +244,11 @@ def create_app(
         exception_handlers={HTTPException: _http_exception, Exception: _unhandled_exception},
     )
     app.state.services = services
+    api_routers = discover_routers() if routers is None else routers
+    app.router.routes.append(_ApiRoutes(_path_routes(services, api_routers)))
+    # The browser's door to the same endpoints: /json/..., with the session cookie and CSRF.
     app.router.routes.append(
-        _ApiRoutes(_path_routes(services, discover_routers() if routers is None else routers))
+        _ApiRoutes(_path_routes(services, api_routers, JSON_PREFIX, web=True), JSON_PREFIX)
     )
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
     # Thumbnails of uploaded images, before the upload routes (api/thumbnails.py).
@@ -260,4 +269,6 @@ def create_app(
     app.router.routes.extend(export_file_routes(services))
     # /health, /health/ready, /metrics; request limits, request IDs, access log (operations.py).
     install_operations(app, services)
+    # The sign-in pages, the app shell at / and its static files (web/).
+    app.router.routes.extend(web_routes(services))
     return app

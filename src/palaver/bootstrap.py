@@ -53,6 +53,7 @@ def prepare_for_serving(settings: Settings, out: TextIO) -> None:
     if where != listening:
         where += f" (listening on {bind}:{settings.port})"
     out.write(f"Palaver is serving on {where}\n")
+    out.write(f"Web client: open {settings.external_url}/ in a browser and log in.\n")
     out.flush()
 
 

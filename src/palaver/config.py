@@ -150,6 +150,9 @@ class Settings(BaseModel):
                     raise ValueError(f"{item!r} is not an IP address or CIDR network") from None
         return value
 
+    # Browser sign-in sessions end after this many days without use.
+    session_lifetime_days: int = Field(default=14, ge=1, le=3650)
+
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
     )

@@ -82,6 +82,7 @@ def describe_demo(settings: Settings, login: DemoLogin, out: TextIO) -> None:
         f"  URL:      {login.url}\n"
         f"  Email:    {login.email}\n"
         f"  Password: {login.password}\n"
-        f"  API key:  {login.api_key}\n\n"
+        f"  API key:  {login.api_key}\n"
+        f"Open {login.url}/ in a browser and log in with this email and password.\n\n"
         f"zuliprc (also saved to {path}):\n\n{zuliprc(login)}\n"
     )

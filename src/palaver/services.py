@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from palaver.config import Settings
@@ -10,6 +12,7 @@ from palaver.db import Database
 from palaver.events.queues import QueueBackend
 from palaver.lib.passwords import Passwords
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
+from palaver.timeutil import utcnow
 
 if TYPE_CHECKING:
     from palaver.lib.dependencies import OutageMonitor
@@ -30,6 +33,8 @@ class Services:
     push: PushDispatcher | None = None
     # Turns "database/Redis unreachable" into 503s, logged once per outage (lib/dependencies.py).
     outages: OutageMonitor | None = None
+    # Naive-UTC "now" for browser-session expiry; tests replace it to move time.
+    clock: Callable[[], datetime] = utcnow
 
     @property
     def queues(self) -> QueueBackend:

@@ -278,11 +278,17 @@ def test_startup_line_names_the_url_once(tmp_path: Path) -> None:
     out = io.StringIO()
     settings = load_settings(env={}, data_dir=tmp_path, create_demo_realm=False, password_time_cost=1)
     prepare_for_serving(settings, out)
-    assert out.getvalue() == "Palaver is serving on http://127.0.0.1:9991\n"
+    assert out.getvalue() == (
+        "Palaver is serving on http://127.0.0.1:9991\n"
+        "Web client: open http://127.0.0.1:9991/ in a browser and log in.\n"
+    )
     out = io.StringIO()
     settings = load_settings(env={}, data_dir=tmp_path, create_demo_realm=False, host="0.0.0.0", port=80)
     prepare_for_serving(settings, out)
-    assert out.getvalue() == "Palaver is serving on http://localhost:80 (listening on 0.0.0.0:80)\n"
+    assert out.getvalue() == (
+        "Palaver is serving on http://localhost:80 (listening on 0.0.0.0:80)\n"
+        "Web client: open http://localhost:80/ in a browser and log in.\n"
+    )
 
 
 def test_created_realm_address_opens(

@@ -306,22 +306,44 @@ def _sample_paths(route_path: str) -> list[str]:
 
 def test_route_index_picks_what_the_flat_list_would(settings: Settings, services: Services) -> None:
     app = create_app(settings, services, routers=[*discover_routers(), router, wild_router])
-    (index,) = [r for r in app.router.routes if isinstance(r, _ApiRoutes)]
-    paths = {p for route in index.routes for p in _sample_paths(route.path)}
-    paths |= {"/api/v1", "/api/v1/", "/api/v1/users/", "/api/v1/nope", "/api/v1/x/wild", "/elsewhere"}
-    # Under each literal first segment, a path only the route with a wild first segment takes.
-    paths |= {"/api/v1/" + path.split("/")[3] + "/wild" for path in list(paths) if path.count("/") > 3}
-    methods = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
-    for path in sorted(paths):
-        for method in methods:
-            scope = {"type": "http", "path": path, "root_path": "", "method": method}
-            match, child = index.matches(scope)
-            expected_match, expected_route = _flat_match(index.routes, scope)
-            assert match == expected_match, (method, path)
-            assert child.get("palaver.route") is expected_route, (method, path)
-    # Served under a prefix, the index gives up its shortcut rather than guess.
-    scope = {"type": "http", "path": "/chat/api/v1/users/me", "root_path": "/chat", "method": "GET"}
-    assert index.matches(scope)[1]["palaver.route"] is _flat_match(index.routes, scope)[1]
+    # /api/v1 and its twin /json (the browser's, with the session cookie) are indexed alike.
+    indexes = [r for r in app.router.routes if isinstance(r, _ApiRoutes)]
+    assert [index.prefix for index in indexes] == ["/api/v1", "/json"]
+    for index in indexes:
+        prefix = index.prefix
+        paths = {p for route in index.routes for p in _sample_paths(route.path)}
+        paths |= {
+            prefix,
+            prefix + "/",
+            prefix + "/users/",
+            prefix + "/nope",
+            prefix + "/x/wild",
+            "/elsewhere",
+        }
+        paths |= {"/api/v1/users/me", "/json/users/me"}
+        # Under each literal first segment, a path only the route with a wild first segment takes.
+        depth = prefix.count("/") + 1
+        paths |= {
+            prefix + "/" + path.split("/")[depth] + "/wild"
+            for path in list(paths)
+            if path.startswith(prefix + "/") and path.count("/") > depth
+        }
+        methods = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+        for path in sorted(paths):
+            for method in methods:
+                scope = {"type": "http", "path": path, "root_path": "", "method": method}
+                match, child = index.matches(scope)
+                expected_match, expected_route = _flat_match(index.routes, scope)
+                assert match == expected_match, (method, path)
+                assert child.get("palaver.route") is expected_route, (method, path)
+        # Served under a prefix, the index gives up its shortcut rather than guess.
+        scope = {
+            "type": "http",
+            "path": "/chat" + prefix + "/users/me",
+            "root_path": "/chat",
+            "method": "GET",
+        }
+        assert index.matches(scope)[1]["palaver.route"] is _flat_match(index.routes, scope)[1]
 
 
 def test_wild_first_segment_is_reachable(settings: Settings, services: Services, realm: SeededRealm) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from palaver.actions.web_sessions import do_revoke_realm_web_sessions
 from palaver.db import transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
@@ -21,6 +22,8 @@ def do_deactivate_realm(session: Session, realm: Realm) -> None:
         if realm.deactivated:
             raise JsonableError("Organization is already deactivated")
         realm.deactivated = True
+        # Browsers are logged out with everyone else (their session rows go).
+        do_revoke_realm_web_sessions(session, realm.id)
         tx.send_event(realm.id, ev.RealmDeactivated(realm_id=realm.id), active_user_ids(session, realm.id))
 
 

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.anonymous_settings import send_settings_naming_user
 from palaver.actions.presence import do_announce_presence_enabled
+from palaver.actions.web_sessions import do_revoke_user_web_sessions
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.bots import bot_extra_fields
@@ -43,6 +44,7 @@ from palaver.lib.users import (
     lock_realm_owners,
     user_ids_who_can_access,
 )
+from palaver.lib.web_sessions import current_web_session_id
 from palaver.models import (
     CustomProfileField,
     CustomProfileFieldValue,
@@ -480,6 +482,7 @@ def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: User
             raise JsonableError("Cannot deactivate the only organization owner")
         recipients = _user_event_recipients(session, user)
         user.is_active = False
+        do_revoke_user_web_sessions(session, user.id)
         tx.send_event(
             user.realm_id,
             ev.RealmUserUpdate(person=ev.PersonIsActive(user_id=user.id, is_active=False)),
@@ -540,6 +543,8 @@ def do_reactivate_user(session: Session, user: UserProfile) -> None:
 def do_change_password(session: Session, user: UserProfile, password_hash: str) -> None:
     with transaction(session):
         user.password = password_hash
+        # Other browsers signed in as this user are signed out; the one changing it stays.
+        do_revoke_user_web_sessions(session, user.id, keep_id=current_web_session_id.get())
 
 
 def do_regenerate_api_key(session: Session, user: UserProfile) -> str:

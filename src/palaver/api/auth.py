@@ -13,6 +13,7 @@ from palaver.lib.exceptions import (
 from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.rate_limit import RateLimitResult
 from palaver.lib.users import get_user_by_delivery_email
+from palaver.models import UserProfile
 
 router = ApiRouter()
 
@@ -51,8 +52,12 @@ def _check_attempt_limits(ctx: Ctx, username: str) -> None:
     raise_if_limited(hit_username_limit(ctx, username))
 
 
-@router.post("/fetch_api_key", auth="none", rate_limited=False)
-def fetch_api_key(ctx: Ctx, username: str, password: str) -> JsonDict:
+def check_password_login(ctx: Ctx, username: str, password: str) -> UserProfile:
+    """The account a password login names, rate-limited; raises the error to show otherwise.
+
+    Shared by ``fetch_api_key`` and the browser's login form, so both count attempts under
+    the same keys.
+    """
     realm = ctx.realm
     _check_attempt_limits(ctx, username)
     user = get_user_by_delivery_email(ctx.session, realm.id, username)
@@ -69,5 +74,11 @@ def fetch_api_key(ctx: Ctx, username: str, password: str) -> JsonDict:
         raise RealmDeactivatedError()
     if not user.is_active:
         raise UserDeactivatedError()
+    return user
+
+
+@router.post("/fetch_api_key", auth="none", rate_limited=False)
+def fetch_api_key(ctx: Ctx, username: str, password: str) -> JsonDict:
+    user = check_password_login(ctx, username, password)
     do_record_login(ctx.session, user, client=ctx.user_agent)
     return {"api_key": user.api_key, "email": user.email, "user_id": user.id}

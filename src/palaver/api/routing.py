@@ -46,6 +46,7 @@ from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.models import Realm, UserProfile
 from palaver.services import Services
+from palaver.web.sessions import WebCredentials, authenticate_web, web_credentials
 
 logger = logging.getLogger("palaver.api")
 
@@ -245,6 +246,8 @@ class RequestInfo:
     authorization: str | None
     client_ip: str
     user_agent: str
+    # Set for /json requests, which authenticate with the session cookie instead.
+    web: WebCredentials | None = None
 
 
 @dataclass
@@ -260,7 +263,10 @@ class Prepared:
 def _prepare(
     session: Session, services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
 ) -> Prepared:
-    realm, user = authenticate(session, services, endpoint.auth, info.host, info.authorization)
+    if info.web is not None:
+        realm, user = authenticate_web(session, services, endpoint.auth, info.host, info.web)
+    else:
+        realm, user = authenticate(session, services, endpoint.auth, info.host, info.authorization)
     if user is not None:
         note_user(user.id)
     headers = _rate_limit(services, user, info.client_ip) if endpoint.rate_limited else {}
@@ -365,11 +371,23 @@ async def execute_async(
         return _internal_error(endpoint, services=services)
 
 
-def make_path_handler(services: Services, endpoints: dict[str, Endpoint]) -> Callable[[Request], Any]:
-    """One Starlette endpoint per path, dispatching on method so 405s stay in our envelope."""
+def make_path_handler(
+    services: Services, endpoints: dict[str, Endpoint], *, web: bool = False
+) -> Callable[[Request], Any]:
+    """One Starlette endpoint per path, dispatching on method so 405s stay in our envelope.
+
+    ``web``: the path is served under /json, authenticated by the session cookie.
+    """
     allowed = sorted(endpoints)
 
     async def handle(request: Request) -> Response:
+        response = await _handle(request)
+        if web and "www-authenticate" in response.headers:
+            # A Basic challenge would make the browser pop up its own password dialog.
+            response.headers["WWW-Authenticate"] = "Session"
+        return response
+
+    async def _handle(request: Request) -> Response:
         method = "GET" if request.method == "HEAD" else request.method
         endpoint = endpoints.get(method)
         if endpoint is None:
@@ -381,6 +399,7 @@ def make_path_handler(services: Services, endpoints: dict[str, Endpoint]) -> Cal
                 authorization=request.headers.get("authorization"),
                 client_ip=request.client.host if request.client else "",
                 user_agent=request.headers.get("user-agent", ""),
+                web=web_credentials(request) if web else None,
             )
             if endpoint.is_async:
                 return await execute_async(services, endpoint, info, raw)

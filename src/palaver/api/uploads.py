@@ -39,7 +39,9 @@ from palaver.lib.attachments import (
 from palaver.lib.exceptions import JsonableError, UnauthorizedError
 from palaver.lib.realm import get_realm_for_host
 from palaver.lib.storage import make_storage
+from palaver.lib.web_sessions import SESSION_COOKIE
 from palaver.services import Services
+from palaver.web.sessions import session_user
 
 router = ApiRouter()
 
@@ -115,7 +117,12 @@ def _file_response(services: Services, served: ServedFile) -> Response:
 
 
 def _serve_authenticated(
-    services: Services, host: str, header: str | None, api_key: str | None, path_id: str
+    services: Services,
+    host: str,
+    header: str | None,
+    api_key: str | None,
+    path_id: str,
+    session_token: str | None = None,
 ) -> Response:
     session = services.db.session()
     try:
@@ -124,6 +131,10 @@ def _serve_authenticated(
         elif api_key:
             realm = get_realm_for_host(session, services.settings, host)
             user = user_for_api_key(session, realm.id, api_key)
+        elif session_token:
+            # The web client's <img> tags: the browser sends its session cookie.
+            found = session_user(session, services, host, session_token)
+            user = found[1] if found is not None and found[1].is_active else None
         else:
             user = None
         if user is None:
@@ -161,6 +172,7 @@ def upload_file_routes(services: Services) -> list[Route]:
             request.headers.get("authorization"),
             request.query_params.get("api_key"),
             f"{params['realm_id']}/{params['path']}",
+            request.cookies.get(SESSION_COOKIE),
         )
 
     async def serve_temporary(request: Request) -> Response:

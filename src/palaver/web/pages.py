@@ -1,0 +1,321 @@
+"""The browser's pages: ``/`` (the app, or the login form), login and logout.
+
+The login form is protected against login CSRF (a hostile page logging the victim into
+the attacker's account) by a double-submitted token: ``GET`` sets a ``csrftoken`` cookie
+and puts the same value in a hidden field, and ``POST`` requires the two to agree, which a
+page on another site cannot arrange. Once signed in, ``csrftoken`` holds the session's own
+token, which the app sends in ``X-CSRFToken`` with every write to /json.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, FileSystemLoader, TemplateNotFound, select_autoescape
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from palaver.actions.users import do_record_login
+from palaver.actions.web_sessions import do_create_web_session, do_delete_web_session, do_touch_web_session
+from palaver.api.auth import check_password_login
+from palaver.api.routing import Ctx
+from palaver.lib.exceptions import (
+    AuthenticationFailedError,
+    JsonableError,
+    RateLimitedError,
+    RealmDeactivatedError,
+    UserDeactivatedError,
+)
+from palaver.lib.realm import get_realm_by_string_id, realm_url, subdomain_for_host
+from palaver.lib.web_sessions import (
+    CSRF_COOKIE,
+    CSRF_FORM_FIELD,
+    CSRF_HEADER,
+    SESSION_COOKIE,
+    new_token,
+    tokens_match,
+)
+from palaver.models import Realm, UserProfile
+from palaver.services import Services
+from palaver.web.sessions import lifetime, session_user
+from palaver.web.static import StaticTree, load_static_tree, static_routes
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: https:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'self'"
+)
+PAGE_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+INCORRECT_LOGIN = "Incorrect email or password."
+# Until the web client's own template exists, a signed-in user still gets a working page.
+_FALLBACK_APP = (
+    "<!doctype html><html lang=en><head><meta charset=utf-8><title>{{ realm_name }} - Palaver</title>"
+    "</head><body><div id=app data-user-id='{{ user_id }}'></div></body></html>"
+)
+
+
+@dataclass
+class Pages:
+    services: Services
+    templates: Environment
+    static: StaticTree
+
+    @property
+    def secure(self) -> bool:
+        return self.services.settings.external_scheme == "https"
+
+    def html(self, body: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(body, status_code=status, headers=PAGE_HEADERS)
+
+    def render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return self.html(self.templates.get_template(name).render(**context), status)
+
+
+def email_configured(services: Services) -> bool:
+    """Whether mail reaches people: with no ``smtp_url`` it is only written to the outbox
+    folder, where nobody resetting a password would find it."""
+    return services.settings.smtp_url is not None
+
+
+def safe_next(value: str | None) -> str:
+    """A local path to go to after login; anything that could leave the site becomes ``/``."""
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+        return "/"
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc or any(ord(c) < 0x20 for c in value):
+        return "/"
+    return value
+
+
+def _realm_for(session: Session, pages: Pages, host: str) -> Realm | None:
+    return get_realm_by_string_id(session, subdomain_for_host(pages.services.settings, host))
+
+
+def _no_realm(pages: Pages) -> HTMLResponse:
+    return pages.render("no_realm.html", 404)
+
+
+def _login_page(
+    pages: Pages,
+    realm: Realm,
+    csrf: str,
+    *,
+    error: str | None = None,
+    status: int = 200,
+    username: str = "",
+    next_path: str = "/",
+) -> HTMLResponse:
+    response = pages.render(
+        "login.html",
+        status,
+        realm_name=realm.name,
+        realm_url=realm_url(pages.services.settings, realm),
+        realm_deactivated=realm.deactivated,
+        invite_required=realm.invite_required,
+        forgot_password=email_configured(pages.services),
+        csrf_token=csrf,
+        error=error,
+        username=username,
+        next=next_path,
+    )
+    response.set_cookie(CSRF_COOKIE, csrf, httponly=False, samesite="lax", secure=pages.secure, path="/")
+    return response
+
+
+def _app_page(pages: Pages, realm: Realm, user: UserProfile, csrf: str) -> HTMLResponse:
+    context = {
+        "static_url": pages.static.url,
+        "csrf_token": csrf,
+        "realm_name": realm.name,
+        "realm_url": realm_url(pages.services.settings, realm),
+        "user_id": user.id,
+        "user_email": user.email,
+        "full_name": user.full_name,
+        "color_scheme": user.color_scheme,
+    }
+    try:
+        template = pages.templates.get_template("app.html")
+    except TemplateNotFound:
+        template = pages.templates.from_string(_FALLBACK_APP)
+    return pages.html(template.render(**context))
+
+
+def _login_token(request: Request) -> str:
+    """The pre-session CSRF token of this browser, made if it has none."""
+    token = request.cookies.get(CSRF_COOKIE, "")
+    well_formed = 20 <= len(token) <= 64 and token.replace("-", "").replace("_", "").isalnum()
+    return token if well_formed else new_token()
+
+
+def show_root(pages: Pages, request: Request) -> Response:
+    with pages.services.db.session() as session:
+        realm = _realm_for(session, pages, request.headers.get("host", ""))
+        if realm is None:
+            return _no_realm(pages)
+        found = session_user(
+            session, pages.services, request.headers.get("host", ""), request.cookies.get(SESSION_COOKIE)
+        )
+        if found is not None and found[1].is_active and not realm.deactivated:
+            row, user = found
+            now, days = pages.services.clock(), lifetime(pages.services)
+            do_touch_web_session(session, row, now=now, lifetime=days)
+            response = _app_page(pages, realm, user, row.csrf_token)
+            # The cookie slides with the session, or it would lapse while the session lives.
+            _set_session_cookies(pages, response, request.cookies[SESSION_COOKIE], row.csrf_token)
+            return response
+        next_path = safe_next(request.query_params.get("next"))
+        return _login_page(pages, realm, _login_token(request), next_path=next_path)
+
+
+def _same_origin(request: Request) -> bool:
+    origin = request.headers.get("origin")
+    if not origin or origin == "null":
+        # Browsers send Origin on cross-site form posts; the token check covers the rest.
+        return origin is None
+    return urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
+
+
+def _login_error(error: JsonableError) -> tuple[str, int]:
+    if isinstance(error, AuthenticationFailedError):
+        return INCORRECT_LOGIN, 401
+    if isinstance(error, RateLimitedError):
+        return "Too many login attempts. Please wait a while and try again.", 429
+    if isinstance(error, RealmDeactivatedError):
+        return "This organization has been deactivated.", 401
+    if isinstance(error, UserDeactivatedError):
+        return "Your account has been deactivated. Ask an administrator of the organization.", 401
+    return error.msg, error.http_status
+
+
+def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Response:
+    services = pages.services
+    host = request.headers.get("host", "")
+    username = str(form.get("username") or "").strip()
+    password = str(form.get("password") or "")
+    next_path = safe_next(str(form.get("next") or "/"))
+    with services.db.session() as session:
+        realm = _realm_for(session, pages, host)
+        if realm is None:
+            return _no_realm(pages)
+        given = form.get(CSRF_FORM_FIELD)
+        if not _same_origin(request) or not tokens_match(
+            request.cookies.get(CSRF_COOKIE, ""), given if isinstance(given, str) else None
+        ):
+            message = "Your login form had expired. Please try again."
+            return _login_page(
+                pages, realm, new_token(), error=message, status=403, username=username, next_path=next_path
+            )
+        if not username or not password:
+            return _login_page(
+                pages, realm, _login_token(request), error=INCORRECT_LOGIN, status=401, username=username
+            )
+        ctx = Ctx(services, session, realm, None, client_ip, request.headers.get("user-agent", ""))
+        try:
+            user = check_password_login(ctx, username, password)
+        except JsonableError as error:
+            message, status = _login_error(error)
+            return _login_page(
+                pages,
+                realm,
+                _login_token(request),
+                error=message,
+                status=status,
+                username=username,
+                next_path=next_path,
+            )
+        do_record_login(session, user, client=ctx.user_agent)
+        token, row = do_create_web_session(session, user, now=services.clock(), lifetime=lifetime(services))
+        csrf = row.csrf_token
+    response = RedirectResponse(next_path, status_code=302, headers={"Cache-Control": "no-store"})
+    _set_session_cookies(pages, response, token, csrf)
+    return response
+
+
+def _set_session_cookies(pages: Pages, response: Response, token: str, csrf: str) -> None:
+    max_age = int(lifetime(pages.services).total_seconds())
+    secure = pages.secure
+    response.set_cookie(
+        SESSION_COOKIE, token, max_age=max_age, httponly=True, samesite="lax", secure=secure, path="/"
+    )
+    # Readable by the page's script, which echoes it in X-CSRFToken.
+    response.set_cookie(
+        CSRF_COOKIE, csrf, max_age=max_age, httponly=False, samesite="lax", secure=secure, path="/"
+    )
+
+
+def log_out(pages: Pages, request: Request, form: FormData) -> Response:
+    services = pages.services
+    with services.db.session() as session:
+        found = session_user(
+            session, services, request.headers.get("host", ""), request.cookies.get(SESSION_COOKIE)
+        )
+        if found is not None:
+            row, _ = found
+            given = form.get(CSRF_FORM_FIELD) or request.headers.get(CSRF_HEADER)
+            if not tokens_match(row.csrf_token, given if isinstance(given, str) else None):
+                return pages.html("<!doctype html><title>Forbidden</title><p>CSRF error: try again.</p>", 403)
+            do_delete_web_session(session, row)
+    response = RedirectResponse("/", status_code=302, headers={"Cache-Control": "no-store"})
+    response.delete_cookie(SESSION_COOKIE, path="/", secure=pages.secure, httponly=True, samesite="lax")
+    response.delete_cookie(CSRF_COOKIE, path="/", secure=pages.secure, samesite="lax")
+    return response
+
+
+def build_pages(services: Services) -> Pages:
+    static = load_static_tree()
+    templates = Environment(
+        loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(default=True), auto_reload=False
+    )
+    templates.globals["static_url"] = static.url
+    templates.globals["static_exists"] = static.exists
+    return Pages(services, templates, static)
+
+
+async def _form(request: Request) -> FormData:
+    try:
+        return await request.form()
+    except Exception:
+        # A malformed body is a failed login, not a server error.
+        return FormData()
+
+
+def web_routes(services: Services) -> list[Route]:
+    pages = build_pages(services)
+
+    async def root(request: Request) -> Response:
+        return await run_in_threadpool(show_root, pages, request)
+
+    async def login(request: Request) -> Response:
+        if request.method == "GET":
+            # The form lives at /; keep where the user was going.
+            query = request.url.query
+            return RedirectResponse("/" + (f"?{query}" if query else ""), status_code=302)
+        form = await _form(request)
+        client_ip = request.client.host if request.client else ""
+        return await run_in_threadpool(log_in, pages, request, form, client_ip)
+
+    async def logout(request: Request) -> Response:
+        form = await _form(request)
+        return await run_in_threadpool(log_out, pages, request, form)
+
+    return [
+        Route("/", root, methods=["GET"]),
+        Route("/accounts/login/", login, methods=["GET", "POST"]),
+        Route("/accounts/logout/", logout, methods=["POST"]),
+        *static_routes(pages.static),
+    ]

@@ -1,0 +1,113 @@
+"""Authenticating /json requests with the session cookie, next to HTTP Basic on /api/v1.
+
+A browser's cookie goes with every request to our host, including those a hostile page
+makes it send, so every write through /json must also carry the session's CSRF token in
+``X-CSRFToken``, which only our own pages can read (from the ``csrftoken`` cookie).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy.orm import Session
+from starlette.requests import Request
+
+from palaver.actions.web_sessions import do_touch_web_session
+from palaver.lib.exceptions import (
+    JsonableError,
+    RealmDeactivatedError,
+    UnauthorizedError,
+    UserDeactivatedError,
+)
+from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
+from palaver.lib.web_sessions import (
+    CSRF_HEADER,
+    SESSION_COOKIE,
+    current_web_session_id,
+    get_live_web_session,
+    tokens_match,
+)
+from palaver.models import Realm, UserProfile
+from palaver.models.web_sessions import WebSession
+from palaver.services import Services
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class CsrfError(JsonableError):
+    code = "CSRF_FAILED"
+    http_status = 403
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"CSRF error: {reason}")
+
+
+@dataclass(frozen=True)
+class WebCredentials:
+    """What a /json request brings instead of an Authorization header."""
+
+    session_token: str | None
+    csrf_token: str | None
+    method: str
+
+
+def lifetime(services: Services) -> timedelta:
+    return timedelta(days=services.settings.session_lifetime_days)
+
+
+def check_csrf(row: WebSession, credentials: WebCredentials) -> None:
+    if credentials.method in SAFE_METHODS:
+        return
+    if not credentials.csrf_token:
+        raise CsrfError("CSRF token missing.")
+    if not tokens_match(row.csrf_token, credentials.csrf_token):
+        raise CsrfError("CSRF token incorrect.")
+
+
+def session_user(
+    session: Session, services: Services, host: str, token: str | None
+) -> tuple[WebSession, UserProfile] | None:
+    """The live session a cookie names and its (active) user, on this host's organization."""
+    row = get_live_web_session(session, token, services.clock())
+    if row is None:
+        return None
+    user = session.get(UserProfile, row.user_profile_id)
+    if user is None or user.realm.string_id != subdomain_for_host(services.settings, host):
+        # Cookies are per host, so this is a cookie carried to another organization's host.
+        return None
+    return row, user
+
+
+def authenticate_web(
+    session: Session, services: Services, auth: str, host: str, credentials: WebCredentials
+) -> tuple[Realm | None, UserProfile | None]:
+    """``routing.authenticate`` for /json: the same policies, with the cookie as credential."""
+    found = session_user(session, services, host, credentials.session_token)
+    if found is None:
+        if auth == "required":
+            raise UnauthorizedError()
+        realm = get_realm_by_string_id(session, subdomain_for_host(services.settings, host))
+        if auth == "optional" and realm is not None and realm.deactivated:
+            raise RealmDeactivatedError()
+        return realm, None
+    row, user = found
+    check_csrf(row, credentials)
+    if auth == "none":
+        # Views that need no login (fetch_api_key) judge the realm's state themselves.
+        return user.realm, None
+    if user.realm.deactivated:
+        raise RealmDeactivatedError()
+    if not user.is_active:
+        raise UserDeactivatedError()
+    do_touch_web_session(session, row, now=services.clock(), lifetime=lifetime(services))
+    current_web_session_id.set(row.id)
+    return user.realm, user
+
+
+def web_credentials(request: Request) -> WebCredentials:
+    return WebCredentials(
+        session_token=request.cookies.get(SESSION_COOKIE),
+        csrf_token=request.headers.get(CSRF_HEADER),
+        method=request.method,
+    )

@@ -1,0 +1,143 @@
+"""Static assets of the web client, served from memory under one content hash.
+
+At start-up every file under ``web/static/`` is read and compressed once (gzip and
+brotli), and one hash of the whole tree names the URL prefix: ``/static/<hash>/app/main.js``.
+One hash for the tree, rather than one per file, keeps relative ES-module imports between
+files working without a build step, and any change to any file changes every URL, so the
+files can be cached forever (``immutable``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import brotli
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+STATIC_DIR = Path(__file__).parent / "static"
+STATIC_PREFIX = "/static"
+
+MEDIA_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".gif": "image/gif",
+    ".ico": "image/x-icon",
+    ".webp": "image/webp",
+    ".woff2": "font/woff2",
+    ".woff": "font/woff",
+    ".txt": "text/plain; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+}
+# Already-compressed formats gain nothing from another pass.
+_COMPRESSIBLE = {".js", ".mjs", ".css", ".json", ".map", ".svg", ".txt", ".html", ".ico"}
+_IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+@dataclass(frozen=True)
+class Asset:
+    media_type: str
+    body: bytes
+    gzip: bytes | None
+    brotli: bytes | None
+
+
+@dataclass(frozen=True)
+class StaticTree:
+    hash: str
+    assets: dict[str, Asset]
+
+    def url(self, path: str) -> str:
+        return f"{STATIC_PREFIX}/{self.hash}/{path.lstrip('/')}"
+
+    def exists(self, path: str) -> bool:
+        return path in self.assets
+
+
+def _asset(path: Path, data: bytes) -> Asset:
+    suffix = path.suffix.lower()
+    media_type = MEDIA_TYPES.get(suffix, "application/octet-stream")
+    if suffix not in _COMPRESSIBLE or len(data) < 256:
+        return Asset(media_type, data, None, None)
+    gz = gzip.compress(data, compresslevel=9, mtime=0)
+    br = brotli.compress(data, quality=11)
+    return Asset(media_type, data, gz if len(gz) < len(data) else None, br if len(br) < len(data) else None)
+
+
+def _read_tree(root: Path) -> tuple[str, dict[str, bytes]]:
+    files: dict[str, bytes] = {}
+    tree = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []:
+        relative = path.relative_to(root).as_posix()
+        if any(part.startswith(".") for part in relative.split("/")):
+            continue  # editor swap files, .DS_Store
+        data = path.read_bytes()
+        tree.update(relative.encode() + b"\0" + hashlib.sha256(data).digest())
+        files[relative] = data
+    return tree.hexdigest()[:16], files
+
+
+# Compressing with brotli at its best quality takes a moment; tests build many apps from
+# the same files, so each distinct tree is compressed once per process.
+_cache: dict[Path, StaticTree] = {}
+_cache_lock = threading.Lock()
+
+
+def load_static_tree(root: Path = STATIC_DIR) -> StaticTree:
+    tree_hash, files = _read_tree(root)
+    with _cache_lock:
+        cached = _cache.get(root)
+        if cached is not None and cached.hash == tree_hash:
+            return cached
+        tree = StaticTree(tree_hash, {name: _asset(Path(name), data) for name, data in files.items()})
+        _cache[root] = tree
+        return tree
+
+
+def _accepts(header: str, coding: str) -> bool:
+    for item in header.split(","):
+        name, _, params = item.strip().partition(";")
+        if name.strip().lower() != coding:
+            continue
+        q = params.strip().lower()
+        # "br;q=0" refuses the coding; any other weight accepts it.
+        return not (q.startswith("q=") and q[2:].strip().rstrip("0").rstrip(".") in ("0", ""))
+    return False
+
+
+def asset_response(asset: Asset, accept_encoding: str) -> Response:
+    headers = {
+        "Cache-Control": _IMMUTABLE,
+        "Vary": "Accept-Encoding",
+        "X-Content-Type-Options": "nosniff",
+    }
+    body = asset.body
+    if asset.brotli is not None and _accepts(accept_encoding, "br"):
+        body, headers["Content-Encoding"] = asset.brotli, "br"
+    elif asset.gzip is not None and _accepts(accept_encoding, "gzip"):
+        body, headers["Content-Encoding"] = asset.gzip, "gzip"
+    return Response(body, media_type=asset.media_type, headers=headers)
+
+
+def static_routes(tree: StaticTree) -> list[Route]:
+    async def serve(request: Request) -> Response:
+        asset = None
+        if request.path_params["tree_hash"] == tree.hash:
+            # Only files read at start-up can be named, so "../" leads nowhere.
+            asset = tree.assets.get(request.path_params["path"])
+        if asset is None:
+            return Response("Not found", status_code=404, media_type="text/plain")
+        return asset_response(asset, request.headers.get("accept-encoding", ""))
+
+    return [Route(STATIC_PREFIX + "/{tree_hash}/{path:path}", serve, methods=["GET"])]

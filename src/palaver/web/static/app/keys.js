@@ -1,0 +1,91 @@
+// Zulip's keyboard shortcuts. Letters act only when no text field has the focus.
+
+import { closeEmojiPicker } from "./views/emoji_picker.js";
+import { closeMenu } from "./views/actions.js";
+import { h, trapFocus } from "./views/dom.js";
+
+function typingInField(target) {
+  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+export function installShortcuts(app) {
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "Escape") {
+      if (closeOverlays(app)) {
+        event.preventDefault();
+        return;
+      }
+      if (typingInField(event.target)) {
+        event.target.blur();
+        app.focusFeed();
+        event.preventDefault();
+      }
+      return;
+    }
+    if (typingInField(event.target) || document.querySelector(".overlay")) return;
+    const selected = app.selectedId;
+    const handlers = {
+      "/": () => app.focusSearch(),
+      c: () => app.composeNewTopic(),
+      x: () => app.compose.start("dm"),
+      r: () => selected && app.replyTo(selected),
+      Enter: () => selected && !event.target.closest("a,button") && app.replyTo(selected),
+      n: () => app.nextUnreadTopic(),
+      j: () => app.moveSelection(1),
+      k: () => app.moveSelection(-1),
+      ArrowDown: () => app.moveSelection(1),
+      ArrowUp: () => app.moveSelection(-1),
+      e: () => selected && app.actions.edit(selected),
+      s: () => selected && app.actions.toggleStar(selected),
+      "?": () => showShortcuts(),
+    };
+    const handler = handlers[event.key];
+    if (!handler) return;
+    // Arrow keys keep scrolling lists and menus that have the focus.
+    if (event.key.startsWith("Arrow") && !event.target.closest("#main") && event.target !== document.body) return;
+    event.preventDefault();
+    handler();
+  });
+}
+
+// Closes the topmost popover or dialog; true if there was one.
+function closeOverlays(app) {
+  const popover = document.querySelector("#emoji-picker, #message-menu, .popover");
+  if (popover) {
+    closeEmojiPicker();
+    closeMenu();
+    popover.remove();
+    return true;
+  }
+  const overlay = document.querySelector(".overlay");
+  if (overlay) {
+    overlay.remove();
+    app.focusFeed();
+    return true;
+  }
+  if (document.body.classList.contains("show-left") || document.body.classList.contains("show-right")) {
+    document.body.classList.remove("show-left", "show-right");
+    return true;
+  }
+  return false;
+}
+
+export const SHORTCUTS = [
+  ["c", "New topic in this channel"], ["x", "New direct message"], ["r / Enter", "Reply to the selected message"],
+  ["n", "Next unread topic"], ["/", "Search"], ["j / ↓", "Next message"], ["k / ↑", "Previous message"],
+  ["e", "Edit the selected message"], ["s", "Star the selected message"], ["Esc", "Close, or leave the compose box"], ["?", "This list"],
+];
+
+// The "?" dialog listing the shortcuts.
+export function showShortcuts() {
+  const close = () => overlay.remove();
+  const list = h("dl", { class: "shortcuts" }, ...SHORTCUTS.flatMap(([key, what]) => [h("dt", {}, h("kbd", { text: key })), h("dd", { text: what })]));
+  const overlay = h("div", { class: "overlay" },
+    h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "shortcuts-title" },
+      h("h2", { id: "shortcuts-title", text: "Keyboard shortcuts" }), list,
+      h("div", { class: "dialog-buttons" }, h("button", { type: "button", text: "Close", onclick: close }))));
+  trapFocus(overlay);
+  document.body.append(overlay);
+  overlay.querySelector("button").focus();
+}

@@ -1,0 +1,436 @@
+// The app: builds the views, connects the event loop to the stores, routes the URL hash to
+// narrows, and re-renders what each change touches.
+
+import * as api from "./api.js";
+import { EventLoop } from "./events.js";
+import { installShortcuts } from "./keys.js";
+import { apiNarrow, anchorOf, formatSearch, narrowTitle, narrowToHash, parseHash, parseSearch, resolveTerms, messageMatches } from "./narrow.js";
+import { notifyMessage, offerNotifications, shouldNotify, updateTitle } from "./notify.js";
+import { applyEvent, expireTyping, typingKeyForNarrow } from "./store/dispatch.js";
+import { createState, EVENT_TYPES, FETCH_TYPES } from "./store/state.js";
+import { MessageActions } from "./views/actions.js";
+import { Compose } from "./views/compose.js";
+import { toast, announce } from "./views/dom.js";
+import { FeedView, INITIAL_FETCH, messagesParams } from "./views/feed.js";
+import { renderInbox, renderRecent } from "./views/overview.js";
+import { Sidebar } from "./views/sidebar.js";
+import { UserList } from "./views/userlist.js";
+
+const PRESENCE_PING_MS = 60000;
+const THEMES = { 1: "auto", 2: "light", 3: "dark" };
+
+class App {
+  constructor() {
+    const body = document.body.dataset;
+    this.me = { user_id: Number(body.userId), email: body.userEmail, full_name: body.fullName };
+    this.realmName = body.realmName || "Palaver";
+    this.api = api;
+    this.state = null;
+    this.current = { view: "feed", terms: [] };
+    this.selectedId = null;
+    this.pending = new Set();
+    this.frame = 0;
+    this.topicRequests = new Set();
+    this.actions = new MessageActions(this);
+    this.lookup = {
+      myId: this.me.user_id,
+      channelName: (id) => (this.state ? this.state.subs.name(id) : String(id)),
+      channelId: (name) => this.state && this.state.subs.idByName(name),
+      userName: (id) => (this.state ? this.state.users.name(id) : String(id)),
+      userEmail: (id) => (this.state ? this.state.users.email(id) : String(id)),
+      userId: (text) => {
+        const user = this.state && this.state.users.find(text);
+        return user ? user.user_id : undefined;
+      },
+    };
+  }
+
+  start() {
+    this.feedPane = document.getElementById("feed-pane");
+    this.overviewPane = document.getElementById("overview-pane");
+    this.feed = new FeedView(this, document.getElementById("feed-scroller"), document.getElementById("feed"));
+    this.sidebar = new Sidebar(this, document.getElementById("left-sidebar-content"));
+    this.users = new UserList(this, document.getElementById("right-sidebar"));
+    this.compose = new Compose(this, document.getElementById("compose"));
+    this.bindChrome();
+    installShortcuts(this);
+    window.addEventListener("hashchange", () => this.route());
+    this.loop = new EventLoop({
+      eventTypes: EVENT_TYPES,
+      fetchTypes: FETCH_TYPES,
+      onRegister: (reg) => this.onRegister(reg),
+      onEvents: (events) => this.onEvents(events),
+      onStatus: (status) => this.setConnection(status),
+    });
+    this.prefetchInitialNarrow();
+    this.loop.start();
+    setInterval(() => this.pingPresence(), PRESENCE_PING_MS);
+    setInterval(() => {
+      if (this.state && expireTyping(this.state)) this.render(new Set(["typing"]));
+    }, 3000);
+  }
+
+  bindChrome() {
+    const search = document.getElementById("search-form");
+    search.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.search(document.getElementById("search-input").value);
+    });
+    document.getElementById("toggle-left").addEventListener("click", () => this.togglePanel("show-left"));
+    document.getElementById("toggle-right").addEventListener("click", () => this.togglePanel("show-right"));
+    document.getElementById("settings-button").addEventListener("click", () => this.openSettings("profile"));
+    document.getElementById("skip-to-feed").addEventListener("click", () => this.focusFeed());
+    // On a phone the sidebars are drawers: following a link closes them.
+    for (const id of ["left-sidebar", "right-sidebar"]) {
+      document.getElementById(id).addEventListener("click", (event) => {
+        if (event.target.closest("a")) document.body.classList.remove("show-left", "show-right");
+      });
+    }
+    document.addEventListener("click", () => offerNotifications(document.getElementById("main")), { once: true });
+  }
+
+  togglePanel(name) {
+    const on = !document.body.classList.contains(name);
+    document.body.classList.remove("show-left", "show-right");
+    document.body.classList.toggle(name, on);
+    document.getElementById(name === "show-left" ? "toggle-left" : "toggle-right").setAttribute("aria-expanded", String(on));
+  }
+
+  // The first page of messages is asked for while /register runs, not after it: the
+  // narrow in the URL needs no state when its operands are ids.
+  prefetchInitialNarrow() {
+    const parsed = parseHash(window.location.hash);
+    if (!parsed || parsed.view === "inbox" || parsed.view === "recent" || anchorOf(parsed.terms)) return;
+    if (parsed.terms.some((t) => ["channel", "sender", "dm"].includes(t.operator) && typeof t.operand === "string")) return;
+    const params = messagesParams(parsed.terms, ...INITIAL_FETCH);
+    this.prefetch = { key: JSON.stringify(params), promise: api.get("/messages", params) };
+    this.prefetch.promise.catch(() => {});
+  }
+
+  // The prefetched response, once, if it is the one asked for.
+  takePrefetch(params) {
+    const prefetch = this.prefetch;
+    this.prefetch = null;
+    return prefetch && prefetch.key === JSON.stringify(params) ? prefetch.promise : null;
+  }
+
+  // ---- connection ---------------------------------------------------------------------------
+
+  async onRegister(reg) {
+    const first = !this.state;
+    this.state = createState(reg, this.me);
+    this.topicRequests.clear();
+    this.applyTheme();
+    this.compose.refreshChoices();
+    // Presence can wait until the feed is on screen.
+    if (first) setTimeout(() => this.pingPresence(), 1500);
+    // A fresh state after a reconnect: the current narrow is fetched again from the server.
+    this.setConnection("live");
+    await this.route();
+    this.render(new Set(["sidebar", "users", "realm", "typing"]));
+  }
+
+  onEvents(events) {
+    const changes = new Set();
+    let sentByMe = false;
+    for (const event of events) {
+      for (const change of applyEvent(this.state, event)) changes.add(change);
+      if (event.type === "message") {
+        const message = this.state.messages.get(event.message.id);
+        if (message.sender_id === this.state.myId) sentByMe = true;
+        this.onNewMessage(message, event.flags || []);
+      } else if (event.type === "update_message") {
+        this.followMovedTopic(event);
+      } else if (event.type === "realm_user" && event.person && event.person.user_id === this.state.myId && event.person.is_active === false) {
+        window.location.assign("/");
+      }
+    }
+    if (sentByMe && this.feed.list && this.feed.list.foundNewest) this.stickToBottom = true;
+    this.render(changes);
+  }
+
+  // When the whole topic being read is moved or resolved, the view goes with it.
+  followMovedTopic(event) {
+    if (event.propagate_mode !== "change_all" || event.orig_subject === undefined) return;
+    if (event.subject === undefined && event.new_stream_id === undefined) return;
+    const terms = this.current.terms;
+    const channel = terms.find((t) => t.operator === "channel" && !t.negated);
+    const topic = terms.find((t) => t.operator === "topic" && !t.negated);
+    if (!channel || !topic || channel.operand !== event.stream_id) return;
+    if (String(topic.operand).toLowerCase() !== event.orig_subject.toLowerCase()) return;
+    const moved = terms.map((t) => {
+      if (t === channel && event.new_stream_id !== undefined) return { ...t, operand: event.new_stream_id };
+      if (t === topic && event.subject !== undefined) return { ...t, operand: event.subject };
+      return t;
+    });
+    window.history.replaceState(null, "", narrowToHash(moved, this.lookup));
+    this.route();
+  }
+
+  onNewMessage(message, flags) {
+    const inView = this.current.view === "narrow" || this.current.view === "feed" ? messageMatches(this.current.terms, message, this.state.myId) : false;
+    if (inView && message.sender_id !== this.state.myId) announce(`New message from ${message.sender_full_name}`);
+    if (shouldNotify(message, flags, this.state.myId, this.state.settings)) {
+      const where = message.type === "stream" ? `#${this.state.subs.name(message.stream_id)} > ${message.subject}` : "Direct message";
+      notifyMessage(message, `${message.sender_full_name} (${where})`, () => this.goToMessage(message));
+    }
+  }
+
+  setConnection(status) {
+    const el = document.getElementById("connection-status");
+    el.textContent = status === "reconnecting" ? "Reconnecting…" : "";
+    el.classList.toggle("visible", status === "reconnecting");
+  }
+
+  async pingPresence() {
+    if (!this.state) return;
+    try {
+      const data = await api.post("/users/me/presence", { status: document.visibilityState === "visible" ? "active" : "idle", new_user_input: true, ping_only: false, slim_presence: true });
+      if (data.presences) {
+        this.state.presence.merge(data.presences);
+        this.render(new Set(["users"]));
+      }
+    } catch {
+      // The event loop reports connection trouble; presence just tries again later.
+    }
+  }
+
+  // ---- rendering ----------------------------------------------------------------------------
+
+  // Collects changes and renders once per animation frame.
+  render(changes) {
+    for (const change of changes) this.pending.add(change);
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      const pending = this.pending;
+      this.pending = new Set();
+      this.flush(pending);
+    });
+  }
+
+  flush(changes) {
+    if (!this.state) return;
+    this.countsCache = null;
+    if (changes.has("sidebar") || changes.has("realm")) this.sidebar.render();
+    if (changes.has("users")) this.users.render();
+    if (!changes.has("feed") && this.current.view !== "inbox" && this.current.view !== "recent") {
+      for (const change of changes) if (change.startsWith("msg:")) this.feed.updateMessage(Number(change.slice(4)));
+    }
+    if (changes.has("feed")) {
+      if (this.current.view === "inbox") renderInbox(this, this.overviewPane);
+      else if (this.current.view !== "recent") {
+        if (this.stickToBottom) {
+          this.feed.render();
+          this.feed.scroller.scrollTop = this.feed.scroller.scrollHeight;
+          this.stickToBottom = false;
+        } else {
+          this.feed.refresh();
+        }
+      }
+    } else if (changes.has("sidebar") && this.current.view === "inbox") {
+      renderInbox(this, this.overviewPane);
+    }
+    if (changes.has("feed") && this.current.view === "recent") this.refreshRecentSoon();
+    if (changes.has("subscriptions")) this.compose.refreshChannels();
+    if (changes.has("users")) this.compose.refreshPeople();
+    if (changes.has("drafts")) this.compose.refreshDrafts();
+    if (changes.has("typing")) this.renderTyping();
+    if (changes.has("settings")) this.applyTheme();
+    if (changes.has("realm")) document.querySelector(".realm-name").textContent = this.state.realm.realm_name || this.realmName;
+    const home = this.current.view === "feed" && !this.current.terms.length;
+    updateTitle(this.counts().total, home ? "" : this.titleText(), this.state.realm.realm_name || this.realmName);
+  }
+
+  // Recent conversations are fetched from the server: at most once every two seconds.
+  refreshRecentSoon() {
+    if (this.recentTimer) return;
+    this.recentTimer = setTimeout(() => {
+      this.recentTimer = null;
+      if (this.current.view === "recent") renderRecent(this, this.overviewPane, { quiet: true });
+    }, 2000);
+  }
+
+  counts() {
+    if (!this.countsCache) {
+      const muted = new Set(this.state.subs.sorted().filter((s) => s.is_muted).map((s) => s.stream_id));
+      this.countsCache = this.state.unread.counts(muted);
+    }
+    return this.countsCache;
+  }
+
+  titleText() {
+    if (this.current.view === "inbox") return "Inbox";
+    if (this.current.view === "recent") return "Recent conversations";
+    return narrowTitle(this.current.terms, this.lookup);
+  }
+
+  renderTyping() {
+    const el = document.getElementById("typing");
+    const key = typingKeyForNarrow(this.current.terms, this.state.myId);
+    const users = key ? this.state.typing.get(key) : null;
+    const names = users ? [...users.keys()].map((id) => this.state.users.name(id)) : [];
+    el.textContent = names.length ? `${names.join(", ")} ${names.length > 1 ? "are" : "is"} typing…` : "";
+  }
+
+  applyTheme() {
+    const scheme = this.state ? this.state.settings.color_scheme : Number(document.body.dataset.colorScheme);
+    document.documentElement.dataset.theme = THEMES[scheme] || "auto";
+  }
+
+  showError(error) {
+    toast(error && error.message ? error.message : String(error), "error");
+  }
+
+  // ---- navigation ---------------------------------------------------------------------------
+
+  apiNarrow(terms) {
+    return apiNarrow(terms);
+  }
+
+  async route() {
+    if (!this.state) return;
+    const parsed = parseHash(window.location.hash) || { view: "feed", terms: [] };
+    this.current = parsed;
+    const search = document.getElementById("search-input");
+    search.value = parsed.view === "narrow" ? formatSearch(parsed.terms, this.lookup) : "";
+    const overview = parsed.view === "inbox" || parsed.view === "recent";
+    this.feedPane.hidden = overview;
+    this.overviewPane.hidden = !overview;
+    document.getElementById("narrow-title").textContent = this.titleText();
+    this.render(new Set(["sidebar", "typing"]));
+    if (parsed.view === "inbox") return renderInbox(this, this.overviewPane);
+    if (parsed.view === "recent") return renderRecent(this, this.overviewPane);
+    this.compose.followNarrow(parsed.terms);
+    const list = this.state.messages.list(parsed.terms);
+    const anchor = anchorOf(parsed.terms);
+    if (anchor) {
+      // A link to one message: always fetched around it, not from a cached list.
+      this.state.messages.dropList(parsed.terms);
+      return this.feed.open(this.state.messages.list(parsed.terms), anchor);
+    }
+    return this.feed.open(list, null);
+  }
+
+  narrow(terms) {
+    window.location.hash = narrowToHash(terms, this.lookup);
+  }
+
+  search(text) {
+    const trimmed = text.trim();
+    if (!trimmed) {
+      window.location.hash = "#feed";
+      return;
+    }
+    const terms = resolveTerms(parseSearch(trimmed), this.lookup);
+    const bad = terms.find((t) => (t.operator === "channel" || t.operator === "sender") && typeof t.operand === "string");
+    if (bad) {
+      toast(`No ${bad.operator === "channel" ? "channel" : "user"} named "${bad.operand}"`, "error");
+      return;
+    }
+    this.narrow(terms);
+    this.focusFeed();
+  }
+
+  goToMessage(message) {
+    const terms = message.type === "stream"
+      ? [{ operator: "channel", operand: message.stream_id }, { operator: "topic", operand: message.subject }]
+      : [{ operator: "dm", operand: message.display_recipient.map((u) => u.id) }];
+    this.narrow([...terms, { operator: "near", operand: message.id }]);
+  }
+
+  // Topics of a channel come from the server the first time the channel is shown.
+  ensureTopics(streamId) {
+    if (this.topicRequests.has(streamId)) return;
+    this.topicRequests.add(streamId);
+    api.get(`/users/me/${streamId}/topics`).then((data) => {
+      for (const t of data.topics || []) this.state.subs.noteTopic(streamId, t.name, t.max_id);
+      this.render(new Set(["sidebar"]));
+      this.compose.refreshTopics();
+    }).catch(() => this.topicRequests.delete(streamId));
+  }
+
+  // ---- selection and shortcuts --------------------------------------------------------------
+
+  select(id, { scroll = true } = {}) {
+    const previous = this.selectedId;
+    this.selectedId = id;
+    const el = this.feed.setSelected(id, previous);
+    if (el && scroll) {
+      el.scrollIntoView({ block: "nearest" });
+      el.focus({ preventScroll: true });
+    }
+  }
+
+  moveSelection(step) {
+    const ids = this.feed.list ? this.feed.list.ids : [];
+    if (!ids.length) return;
+    const at = ids.indexOf(this.selectedId);
+    const next = at < 0 ? ids.length - 1 : Math.max(0, Math.min(ids.length - 1, at + step));
+    this.select(ids[next]);
+  }
+
+  replyTo(id, content) {
+    const message = this.state.messages.get(id);
+    if (!message) return;
+    if (message.type === "stream") this.compose.start("stream", { streamId: message.stream_id, topic: message.subject });
+    else this.compose.start("dm", { userIds: message.display_recipient.map((u) => u.id) });
+    if (content) {
+      const ta = this.compose.content;
+      ta.value = (ta.value ? ta.value + "\n" : "") + content;
+      ta.setSelectionRange(ta.value.length, ta.value.length);
+      this.compose.onInput();
+    }
+  }
+
+  composeNewTopic() {
+    const channel = this.current.terms.find((t) => t.operator === "channel" && !t.negated);
+    const message = this.selectedId && this.state.messages.get(this.selectedId);
+    const streamId = channel ? channel.operand : message && message.type === "stream" ? message.stream_id : undefined;
+    this.compose.start("stream", { streamId, topic: "" });
+  }
+
+  nextUnreadTopic() {
+    const conversations = this.state.unread.conversations().filter((c) => c.type === "stream" && !(this.state.subs.get(c.stream_id) || {}).is_muted);
+    const currentKey = typingKeyForNarrow(this.current.terms, this.state.myId);
+    const next = conversations.find((c) => `s:${c.stream_id}:${c.topic.toLowerCase()}` !== currentKey);
+    if (!next) {
+      toast("No more unread topics");
+      return;
+    }
+    this.narrow([{ operator: "channel", operand: next.stream_id, negated: false }, { operator: "topic", operand: next.topic, negated: false }]);
+  }
+
+  noteSent(target) {
+    if (this.current.view !== "narrow" && this.current.view !== "feed") return;
+    const probe = target.type === "stream"
+      ? { type: "stream", stream_id: target.to, subject: target.topic, sender_id: this.state.myId, flags: ["read"] }
+      : { type: "private", display_recipient: [...target.to, this.state.myId].map((id) => ({ id })), sender_id: this.state.myId, flags: ["read"] };
+    if (messageMatches(this.current.terms, probe, this.state.myId) === false) {
+      const where = target.type === "stream" ? `#${this.state.subs.name(target.to)} > ${target.topic}` : "the direct message";
+      toast(`Sent to ${where} (not shown in this view)`);
+    }
+  }
+
+  focusFeed() {
+    const el = this.selectedId && this.feed.elements.get(this.selectedId);
+    (el || document.getElementById("main")).focus({ preventScroll: Boolean(el) });
+  }
+
+  focusSearch() {
+    const input = document.getElementById("search-input");
+    input.focus();
+    input.select();
+  }
+
+  async openSettings(tab) {
+    // Settings are a separate module, loaded only when opened.
+    const { openSettings } = await import("./views/settings.js");
+    openSettings(this, tab);
+  }
+
+}
+
+const app = new App();
+window.palaver = app; // for debugging from the console, and for the browser tests
+app.start();

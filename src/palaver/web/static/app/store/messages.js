@@ -1,0 +1,163 @@
+// Messages by id, and per narrow the sorted list of ids fetched so far.
+
+import { messageMatches, narrowKey } from "../narrow.js";
+
+export class MessageList {
+  constructor(terms) {
+    this.terms = terms;
+    this.ids = [];
+    this.foundOldest = false;
+    this.foundNewest = false;
+    this.loading = false;
+  }
+
+  insert(id) {
+    const ids = this.ids;
+    if (!ids.length || ids[ids.length - 1] < id) {
+      ids.push(id);
+      return;
+    }
+    let lo = 0;
+    let hi = ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ids[mid] < id) lo = mid + 1;
+      else hi = mid;
+    }
+    if (ids[lo] !== id) ids.splice(lo, 0, id);
+  }
+
+  remove(idSet) {
+    this.ids = this.ids.filter((id) => !idSet.has(id));
+  }
+
+  // Whether a message id falls inside the stretch of history this list has loaded.
+  covers(id) {
+    if (!this.ids.length) return this.foundOldest && this.foundNewest;
+    return (this.foundOldest || id >= this.ids[0]) && (this.foundNewest || id <= this.ids[this.ids.length - 1]);
+  }
+}
+
+export class Messages {
+  constructor(myId = 0) {
+    this.myId = myId;
+    this.byId = new Map();
+    this.lists = new Map();
+  }
+
+  get(id) {
+    return this.byId.get(id);
+  }
+
+  list(terms) {
+    const key = narrowKey(terms);
+    let list = this.lists.get(key);
+    if (!list) {
+      list = new MessageList(terms);
+      this.lists.set(key, list);
+    }
+    return list;
+  }
+
+  dropList(terms) {
+    this.lists.delete(narrowKey(terms));
+  }
+
+  // Messages from GET /messages (flags inside each message).
+  store(messages) {
+    for (const message of messages) {
+      const known = this.byId.get(message.id);
+      // Search results carry highlights for this narrow only: keep them on the side.
+      this.byId.set(message.id, known ? { ...known, ...message } : { ...message });
+    }
+  }
+
+  // A live message: stored, and added to each loaded list it belongs to.
+  insertLive(message, flags) {
+    const stored = { ...message, flags: [...flags] };
+    this.byId.set(message.id, stored);
+    for (const list of this.lists.values()) {
+      if (list.foundNewest && messageMatches(list.terms, stored, this.myId) === true) list.insert(message.id);
+    }
+    return stored;
+  }
+
+  remove(ids) {
+    const idSet = new Set(ids);
+    for (const id of ids) this.byId.delete(id);
+    for (const list of this.lists.values()) list.remove(idSet);
+  }
+
+  setFlag(ids, flag, on) {
+    for (const id of ids) {
+      const message = this.byId.get(id);
+      if (!message) continue;
+      const flags = new Set(message.flags || []);
+      if (on) flags.add(flag);
+      else flags.delete(flag);
+      message.flags = [...flags];
+    }
+  }
+
+  setFlagAll(flag, on) {
+    this.setFlag([...this.byId.keys()], flag, on);
+  }
+
+  reaction(event) {
+    const message = this.byId.get(event.message_id);
+    if (!message) return false;
+    const reactions = message.reactions || [];
+    const same = (r) => r.emoji_code === event.emoji_code && r.reaction_type === event.reaction_type && r.user_id === event.user_id;
+    if (event.op === "add") {
+      if (!reactions.some(same)) reactions.push({ emoji_name: event.emoji_name, emoji_code: event.emoji_code, reaction_type: event.reaction_type, user_id: event.user_id });
+    } else {
+      message.reactions = reactions.filter((r) => !same(r));
+      return true;
+    }
+    message.reactions = reactions;
+    return true;
+  }
+
+  // update_message: a content edit of message_id, and/or a move of message_ids.
+  // Returns the ids whose place (channel/topic) changed.
+  update(event, channelName) {
+    const edited = this.byId.get(event.message_id);
+    if (edited && event.rendered_content !== undefined) {
+      edited.content = event.rendered_content;
+      delete edited.match_content;
+      if (!event.rendering_only) edited.last_edit_timestamp = event.edit_timestamp;
+      if (event.is_me_message !== undefined) edited.is_me_message = event.is_me_message;
+    }
+    const moved = event.subject !== undefined || (event.new_stream_id !== undefined && event.new_stream_id !== event.stream_id);
+    if (!moved) return [];
+    const ids = event.message_ids || [event.message_id];
+    for (const id of ids) {
+      const message = this.byId.get(id);
+      if (!message) continue;
+      if (event.subject !== undefined) {
+        message.subject = event.subject;
+        delete message.match_subject;
+      }
+      if (event.new_stream_id !== undefined) {
+        message.stream_id = event.new_stream_id;
+        message.display_recipient = channelName(event.new_stream_id);
+      }
+      message.last_moved_timestamp = event.edit_timestamp;
+    }
+    this.refilter(ids);
+    return ids;
+  }
+
+  // After a move: lists drop messages that left them and take the ones that arrived.
+  refilter(ids) {
+    for (const list of this.lists.values()) {
+      for (const id of ids) {
+        const message = this.byId.get(id);
+        if (!message) continue;
+        const matches = messageMatches(list.terms, message, this.myId);
+        if (matches === false) list.remove(new Set([id]));
+        else if (matches === true && list.covers(id)) list.insert(id);
+      }
+    }
+  }
+}

@@ -1,0 +1,56 @@
+// The app's state, built from one POST /register response. Event application lives in
+// dispatch.js; views read from here.
+
+import { dmKeyIds } from "../narrow.js";
+import { Messages } from "./messages.js";
+import { Permissions } from "./permissions.js";
+import { Presence } from "./presence.js";
+import { Subscriptions } from "./subscriptions.js";
+import { Unread } from "./unread.js";
+import { Users } from "./users.js";
+
+export const EVENT_TYPES = [
+  "message", "update_message", "delete_message", "reaction", "update_message_flags", "subscription", "stream",
+  "realm", "realm_user", "typing", "presence", "user_settings", "drafts", "user_group", "realm_emoji",
+  "recent_private_conversations", "starred_messages", "heartbeat", "restart",
+];
+
+// State sections fetched at register whose name differs from their event's type.
+export const FETCH_TYPES = [...EVENT_TYPES, "realm_user_groups"];
+
+export function createState(reg, me) {
+  const myId = reg.user_id ?? me.user_id;
+  const realm = {};
+  for (const [key, value] of Object.entries(reg)) if (key.startsWith("realm_") || key.startsWith("max_") || key.startsWith("server_")) realm[key] = value;
+  const users = new Users(reg.realm_users || [], myId);
+  const meUser = users.get(myId);
+  const role = meUser ? meUser.role : 400;
+  const state = {
+    queueId: reg.queue_id,
+    myId,
+    realm,
+    settings: { ...(reg.user_settings || {}) },
+    users,
+    presence: new Presence(reg.presences, reg.server_timestamp),
+    subs: new Subscriptions(reg),
+    unread: new Unread(reg.unread_msgs, myId),
+    messages: new Messages(myId),
+    groups: reg.realm_user_groups || [],
+    emoji: reg.realm_emoji || {},
+    // dm key ("3,7") -> newest message id
+    recentDms: new Map(),
+    drafts: new Map((reg.drafts || []).map((d) => [d.id, d])),
+    // conversation key -> Map(user id -> expiry ms)
+    typing: new Map(),
+    maxMessageId: reg.max_message_id || 0,
+  };
+  state.permissions = new Permissions(realm, myId, state.groups, role <= 300);
+  for (const c of reg.recent_private_conversations || []) {
+    state.recentDms.set(dmKeyIds(c.user_ids, myId).join(","), c.max_message_id);
+  }
+  return state;
+}
+
+export function isAdmin(state) {
+  return state.users.isAdmin(state.myId);
+}

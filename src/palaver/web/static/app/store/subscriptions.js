@@ -1,0 +1,110 @@
+// Channels: the ones I am subscribed to, the others I can see, and the topics I know of.
+
+function topicKey(topic) {
+  return String(topic).toLowerCase();
+}
+
+export class Subscriptions {
+  constructor({ subscriptions = [], unsubscribed = [], never_subscribed = [], streams = [] } = {}) {
+    this.subs = new Map();
+    this.streams = new Map();
+    for (const stream of [...streams, ...unsubscribed, ...never_subscribed]) this.streams.set(stream.stream_id, { ...stream });
+    for (const sub of subscriptions) this.addSub(sub);
+    // stream_id -> Map(topic key -> {name, maxId})
+    this.topics = new Map();
+    // Channels whose topic list was fetched from the server (not only learned from messages).
+    this.topicsFetched = new Set();
+  }
+
+  addSub(sub) {
+    this.subs.set(sub.stream_id, { ...sub });
+    this.streams.set(sub.stream_id, { ...(this.streams.get(sub.stream_id) || {}), ...sub });
+  }
+
+  removeSub(streamId) {
+    this.subs.delete(streamId);
+  }
+
+  isSubscribed(streamId) {
+    return this.subs.has(streamId);
+  }
+
+  get(streamId) {
+    return this.subs.get(streamId) || this.streams.get(streamId);
+  }
+
+  name(streamId) {
+    const stream = this.get(streamId);
+    return stream ? stream.name : `channel ${streamId}`;
+  }
+
+  idByName(name) {
+    const wanted = name.toLowerCase();
+    for (const stream of this.streams.values()) if (stream.name.toLowerCase() === wanted) return stream.stream_id;
+    return undefined;
+  }
+
+  // Subscribed channels, pinned first, then by name.
+  sorted() {
+    return [...this.subs.values()].sort(
+      (a, b) => Number(Boolean(b.pin_to_top)) - Number(Boolean(a.pin_to_top)) || a.name.localeCompare(b.name),
+    );
+  }
+
+  allStreams() {
+    return [...this.streams.values()].filter((s) => !s.is_archived).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  search(query, limit = 8) {
+    const q = query.toLowerCase();
+    return this.allStreams().filter((s) => s.name.toLowerCase().includes(q)).slice(0, limit);
+  }
+
+  // Learns a topic from a message (or a fetched topic list); keeps the newest message id.
+  noteTopic(streamId, topic, messageId) {
+    let topics = this.topics.get(streamId);
+    if (!topics) {
+      topics = new Map();
+      this.topics.set(streamId, topics);
+    }
+    const key = topicKey(topic);
+    const known = topics.get(key);
+    if (!known || known.maxId < messageId) topics.set(key, { name: topic, maxId: messageId });
+  }
+
+  forgetTopic(streamId, topic) {
+    const topics = this.topics.get(streamId);
+    if (topics) topics.delete(topicKey(topic));
+  }
+
+  // Topics of a channel, most recent first.
+  topicsOf(streamId) {
+    const topics = this.topics.get(streamId);
+    return topics ? [...topics.values()].sort((a, b) => b.maxId - a.maxId) : [];
+  }
+
+  // subscription update event: one property of one subscription.
+  updateSub(streamId, property, value) {
+    const sub = this.subs.get(streamId);
+    if (sub) sub[property === "in_home_view" ? "is_muted" : property] = property === "in_home_view" ? !value : value;
+  }
+
+  // stream update event: a property of the channel itself (name, description, privacy...).
+  updateStream(streamId, property, value) {
+    for (const map of [this.subs, this.streams]) {
+      const stream = map.get(streamId);
+      if (stream) stream[property] = value;
+    }
+  }
+
+  addStreams(streams) {
+    for (const stream of streams) this.streams.set(stream.stream_id, { ...(this.streams.get(stream.stream_id) || {}), ...stream });
+  }
+
+  deleteStreams(streams) {
+    for (const stream of streams) {
+      this.streams.delete(stream.stream_id);
+      this.subs.delete(stream.stream_id);
+    }
+  }
+}

@@ -1,0 +1,246 @@
+// What one can do to a message: react, star, edit, delete, move or resolve its topic, copy a
+// link, quote and reply. Each action calls the API; the resulting event updates the page.
+
+import { narrowToHash } from "../narrow.js";
+import { h, toast, trapFocus } from "./dom.js";
+import { openEmojiPicker, placeNear } from "./emoji_picker.js";
+
+const RESOLVED_PREFIX = "✔ ";
+
+export class MessageActions {
+  constructor(app) {
+    this.app = app;
+  }
+
+  message(id) {
+    return this.app.state.messages.get(id);
+  }
+
+  async toggleReaction(id, emoji) {
+    const message = this.message(id);
+    if (!message) return;
+    const mine = (message.reactions || []).some((r) => r.user_id === this.app.state.myId && r.emoji_code === emoji.emoji_code && r.reaction_type === emoji.reaction_type);
+    try {
+      if (mine) await this.app.api.del(`/messages/${id}/reactions`, emoji);
+      else await this.app.api.post(`/messages/${id}/reactions`, emoji);
+    } catch (error) {
+      this.app.showError(error);
+    }
+  }
+
+  openEmojiPicker(id, anchor) {
+    openEmojiPicker(this.app, anchor, (emoji) => this.toggleReaction(id, emoji));
+  }
+
+  async toggleStar(id) {
+    const message = this.message(id);
+    if (!message) return;
+    const starred = (message.flags || []).includes("starred");
+    try {
+      await this.app.api.post("/messages/flags", { messages: [id], op: starred ? "remove" : "add", flag: "starred" });
+    } catch (error) {
+      this.app.showError(error);
+    }
+  }
+
+  async rawContent(id) {
+    const data = await this.app.api.get(`/messages/${id}`, { apply_markdown: false });
+    return data.raw_content ?? data.message.content;
+  }
+
+  link(id) {
+    const message = this.message(id);
+    const lookup = this.app.lookup;
+    const terms = message.type === "stream"
+      ? [{ operator: "channel", operand: message.stream_id }, { operator: "topic", operand: message.subject }]
+      : [{ operator: "dm", operand: message.display_recipient.map((u) => u.id) }];
+    return `${window.location.origin}/${narrowToHash([...terms, { operator: "near", operand: id }], lookup)}`;
+  }
+
+  async copyLink(id) {
+    const url = this.link(id);
+    try {
+      await navigator.clipboard.writeText(url);
+      toast("Link copied");
+    } catch {
+      window.prompt("Copy this link", url);
+    }
+  }
+
+  async quoteAndReply(id) {
+    const message = this.message(id);
+    try {
+      const raw = await this.rawContent(id);
+      const quoted = `@_**${message.sender_full_name}** [said](${this.link(id)}):\n\`\`\`quote\n${raw}\n\`\`\`\n`;
+      this.app.replyTo(id, quoted);
+    } catch (error) {
+      this.app.showError(error);
+    }
+  }
+
+  // Inline editor in place of the message content; Enter saves, Escape cancels.
+  async edit(id) {
+    const message = this.message(id);
+    const article = document.querySelector(`article.message[data-id="${id}"]`);
+    if (!message || !article || !this.app.state.permissions.canEdit(message)) {
+      toast("You cannot edit this message", "error");
+      return;
+    }
+    let raw;
+    try {
+      raw = await this.rawContent(id);
+    } catch (error) {
+      this.app.showError(error);
+      return;
+    }
+    const content = article.querySelector(".msg-content");
+    const textarea = h("textarea", { class: "edit-box", "aria-label": "Edit message", value: raw, rows: Math.min(12, raw.split("\n").length + 1) });
+    const cancel = () => {
+      this.app.feed.editing = null;
+      this.app.feed.updateMessage(id);
+    };
+    const save = async () => {
+      if (textarea.value === raw) return cancel();
+      try {
+        await this.app.api.patch(`/messages/${id}`, { content: textarea.value });
+        cancel();
+      } catch (error) {
+        this.app.showError(error);
+      }
+    };
+    const form = h("form", { class: "edit-form" }, textarea,
+      h("div", { class: "edit-buttons" },
+        h("button", { type: "submit", class: "primary", text: "Save" }),
+        h("button", { type: "button", text: "Cancel", onclick: cancel })));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      save();
+    });
+    textarea.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        save();
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        cancel();
+      }
+    });
+    content.replaceWith(form);
+    this.app.feed.editing = { id, form };
+    textarea.focus();
+    textarea.setSelectionRange(textarea.value.length, textarea.value.length);
+  }
+
+  async remove(id) {
+    if (!window.confirm("Delete this message?")) return;
+    try {
+      await this.app.api.del(`/messages/${id}`);
+    } catch (error) {
+      this.app.showError(error);
+    }
+  }
+
+  async resolve(id) {
+    const message = this.message(id);
+    const topic = message.subject;
+    const resolved = topic.startsWith(RESOLVED_PREFIX);
+    const newTopic = resolved ? topic.slice(RESOLVED_PREFIX.length) : RESOLVED_PREFIX + topic;
+    await this.moveTo(id, { topic: newTopic, propagate_mode: "change_all" });
+  }
+
+  async moveTo(id, params) {
+    try {
+      await this.app.api.patch(`/messages/${id}`, params);
+    } catch (error) {
+      this.app.showError(error);
+    }
+  }
+
+  // A small form: new topic (and channel, where allowed), which messages to move.
+  openMove(id) {
+    const { state } = this.app;
+    const message = this.message(id);
+    const perms = state.permissions;
+    const topic = h("input", { id: "move-topic", type: "text", value: message.subject, required: true });
+    const channel = h("select", { id: "move-channel", disabled: !perms.canMoveChannel(message) });
+    for (const sub of state.subs.sorted()) channel.append(h("option", { value: sub.stream_id, text: sub.name, selected: sub.stream_id === message.stream_id }));
+    const mode = h("select", { id: "move-mode" },
+      h("option", { value: "change_all", text: "All messages in the topic" }),
+      h("option", { value: "change_later", text: "This and later messages" }),
+      h("option", { value: "change_one", text: "Only this message" }));
+    const close = () => overlay.remove();
+    const form = h("form", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "move-title" },
+      h("h2", { id: "move-title", text: "Move messages" }),
+      h("label", { for: "move-channel", text: "Channel" }), channel,
+      h("label", { for: "move-topic", text: "Topic" }), topic,
+      h("label", { for: "move-mode", text: "Move" }), mode,
+      h("div", { class: "dialog-buttons" },
+        h("button", { type: "submit", class: "primary", text: "Move" }),
+        h("button", { type: "button", text: "Cancel", onclick: close })));
+    const overlay = h("div", { class: "overlay" }, form);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const params = { propagate_mode: mode.value };
+      if (topic.value !== message.subject) params.topic = topic.value;
+      if (Number(channel.value) !== message.stream_id) params.stream_id = Number(channel.value);
+      close();
+      if (params.topic !== undefined || params.stream_id !== undefined) await this.moveTo(id, params);
+    });
+    overlay.addEventListener("keydown", (event) => event.key === "Escape" && close());
+    trapFocus(form);
+    document.body.append(overlay);
+    topic.focus();
+  }
+
+  // The "⋯" menu: a role=menu list of the actions this user may take on this message.
+  openMenu(id, anchor) {
+    closeMenu();
+    const message = this.message(id);
+    if (!message) return;
+    const perms = this.app.state.permissions;
+    const items = [
+      ["Quote and reply", () => this.quoteAndReply(id)],
+      ["Copy link to message", () => this.copyLink(id)],
+      [(message.flags || []).includes("starred") ? "Unstar" : "Star", () => this.toggleStar(id)],
+      perms.canEdit(message) && ["Edit", () => this.edit(id)],
+      perms.canMoveTopic(message) && ["Move messages…", () => this.openMove(id)],
+      perms.canResolve(message) && [message.subject.startsWith(RESOLVED_PREFIX) ? "Unresolve topic" : "Resolve topic", () => this.resolve(id)],
+      perms.canDelete(message) && ["Delete", () => this.remove(id)],
+    ].filter(Boolean);
+    const menu = h("ul", { id: "message-menu", class: "popover menu", role: "menu", "aria-label": "Message actions" });
+    for (const [label, run] of items) {
+      menu.append(h("li", { role: "none" }, h("button", { type: "button", role: "menuitem", text: label, onclick: () => {
+        closeMenu();
+        run();
+      } })));
+    }
+    menu.addEventListener("keydown", (event) => {
+      const buttons = [...menu.querySelectorAll("button")];
+      const at = buttons.indexOf(document.activeElement);
+      if (event.key === "Escape") {
+        closeMenu();
+        anchor.focus();
+      } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        event.preventDefault();
+        buttons[(at + (event.key === "ArrowDown" ? 1 : -1) + buttons.length) % buttons.length].focus();
+      }
+      event.stopPropagation();
+    });
+    document.body.append(menu);
+    placeNear(menu, anchor);
+    menu.querySelector("button").focus();
+    setTimeout(() => document.addEventListener("mousedown", outsideMenu), 0);
+  }
+}
+
+function outsideMenu(event) {
+  const menu = document.getElementById("message-menu");
+  if (menu && !menu.contains(event.target)) closeMenu();
+}
+
+export function closeMenu() {
+  const menu = document.getElementById("message-menu");
+  if (menu) menu.remove();
+  document.removeEventListener("mousedown", outsideMenu);
+}

@@ -1,0 +1,362 @@
+// The compose box: channel + topic or DM recipients, the message, uploads, typing
+// notifications and drafts saved to the server as one types.
+
+import { upload } from "../api.js";
+import { dmKeyIds } from "../narrow.js";
+import { Autocomplete } from "./autocomplete.js";
+import { h, clear, toast } from "./dom.js";
+import { placeNear } from "./emoji_picker.js";
+
+const DRAFT_SAVE_MS = 1500;
+const TYPING_REPEAT_MS = 10000;
+const TYPING_STOP_MS = 5000;
+
+export class Compose {
+  constructor(app, root) {
+    this.app = app;
+    this.root = root;
+    this.mode = "stream";
+    this.draftId = null;
+    this.draftTimer = null;
+    this.typingSentAt = 0;
+    this.typingStopTimer = null;
+    this.typingTarget = null;
+    this.build();
+  }
+
+  build() {
+    this.channel = h("select", { id: "compose-channel", onchange: () => this.onRecipientChange() });
+    this.topic = h("input", { id: "compose-topic", type: "text", list: "compose-topics", autocomplete: "off", placeholder: "Topic", onchange: () => this.onRecipientChange() });
+    this.topics = h("datalist", { id: "compose-topics" });
+    this.to = h("input", { id: "compose-to", type: "text", list: "compose-people", autocomplete: "off", placeholder: "Names or emails, separated by commas" });
+    this.people = h("datalist", { id: "compose-people" });
+    this.streamFields = h("div", { class: "compose-fields" },
+      h("label", { for: "compose-channel", class: "field-label", text: "Channel" }), this.channel,
+      h("label", { for: "compose-topic", class: "field-label", text: "Topic" }), this.topic, this.topics);
+    this.dmFields = h("div", { class: "compose-fields", hidden: true },
+      h("label", { for: "compose-to", class: "field-label", text: "To" }), this.to, this.people);
+    this.modeButton = h("button", { type: "button", class: "link-button", onclick: () => this.setMode(this.mode === "stream" ? "dm" : "stream") });
+    this.content = h("textarea", { id: "compose-content", rows: 2, placeholder: "Message (Enter to send, Shift+Enter for a new line)", "aria-describedby": "compose-hint" });
+    this.autocomplete = new Autocomplete(this.app, this.content);
+    this.file = h("input", { type: "file", id: "compose-file", multiple: true, class: "visually-hidden", tabindex: "-1", "aria-hidden": "true" });
+    this.file.addEventListener("change", () => {
+      this.uploadFiles([...this.file.files]);
+      this.file.value = "";
+    });
+    this.draftsButton = h("button", { type: "button", class: "link-button", "aria-haspopup": "dialog", onclick: () => this.openDrafts() });
+    this.form = h("form", { class: "compose-form", "aria-label": "Compose a message" },
+      h("div", { class: "compose-recipient" }, this.streamFields, this.dmFields, this.modeButton),
+      h("div", { class: "compose-body" }, this.autocomplete.box,
+        h("label", { for: "compose-content", class: "visually-hidden", text: "Message" }), this.content),
+      h("div", { class: "compose-actions" },
+        this.file,
+        h("button", { type: "button", class: "attach-button", title: "Attach files (or drop or paste them)", text: "Attach files", onclick: () => this.file.click() }),
+        this.draftsButton,
+        h("span", { id: "compose-hint", class: "hint", text: "Enter sends · Shift+Enter new line" }),
+        h("button", { type: "submit", class: "primary", text: "Send" })));
+    this.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.send();
+    });
+    this.content.addEventListener("keydown", (event) => this.onKeydown(event));
+    this.content.addEventListener("input", () => this.onInput());
+    this.content.addEventListener("paste", (event) => {
+      const files = [...(event.clipboardData ? event.clipboardData.files : [])];
+      if (files.length) {
+        event.preventDefault();
+        this.uploadFiles(files);
+      }
+    });
+    this.root.addEventListener("dragover", (event) => {
+      event.preventDefault();
+      this.root.classList.add("dragging");
+    });
+    this.root.addEventListener("dragleave", () => this.root.classList.remove("dragging"));
+    this.root.addEventListener("drop", (event) => {
+      event.preventDefault();
+      this.root.classList.remove("dragging");
+      const files = [...(event.dataTransfer ? event.dataTransfer.files : [])];
+      if (files.length) this.uploadFiles(files);
+    });
+    clear(this.root).append(this.form);
+    this.setMode("stream");
+  }
+
+  // Fills the channel and people choices from the state (after register and on changes).
+  refreshChoices() {
+    this.refreshChannels();
+    this.refreshPeople();
+    this.refreshDrafts();
+  }
+
+  refreshChannels() {
+    const selected = Number(this.channel.value) || null;
+    clear(this.channel);
+    for (const sub of this.app.state.subs.sorted()) this.channel.append(h("option", { value: sub.stream_id, text: sub.name, selected: sub.stream_id === selected }));
+    this.refreshTopics();
+  }
+
+  // Suggestions for the DM "To" field (capped: a datalist of thousands helps nobody).
+  refreshPeople() {
+    const { state } = this.app;
+    const options = [];
+    for (const user of state.users.active()) {
+      if (user.user_id !== state.myId && !user.is_bot) options.push(h("option", { value: user.email, text: user.full_name }));
+      if (options.length >= 500) break;
+    }
+    clear(this.people).append(...options);
+  }
+
+  refreshDrafts() {
+    this.draftsButton.textContent = `Drafts (${this.app.state.drafts.size})`;
+  }
+
+  refreshTopics() {
+    const streamId = Number(this.channel.value);
+    clear(this.topics);
+    if (!streamId) return;
+    this.app.ensureTopics(streamId);
+    for (const t of this.app.state.subs.topicsOf(streamId).slice(0, 30)) this.topics.append(h("option", { value: t.name }));
+  }
+
+  setMode(mode) {
+    this.mode = mode;
+    this.streamFields.hidden = mode !== "stream";
+    this.dmFields.hidden = mode !== "dm";
+    this.modeButton.textContent = mode === "stream" ? "Direct message instead" : "Channel message instead";
+  }
+
+  // Opens compose for a conversation: {streamId, topic} or {userIds}; focuses the right field.
+  start(mode, { streamId, topic, userIds, content } = {}) {
+    this.setMode(mode);
+    if (mode === "stream") {
+      if (streamId) this.channel.value = String(streamId);
+      this.topic.value = topic ?? "";
+      this.refreshTopics();
+    } else {
+      this.to.value = (userIds || []).filter((id) => id !== this.app.state.myId).map((id) => this.app.state.users.email(id)).join(", ");
+    }
+    if (content !== undefined) {
+      this.content.value = content;
+      this.onInput();
+    }
+    this.draftId = null;
+    const focus = mode === "stream" ? (streamId && topic !== undefined && topic !== "" ? this.content : streamId ? this.topic : this.channel) : (userIds && userIds.length ? this.content : this.to);
+    focus.focus();
+    this.root.classList.add("open");
+  }
+
+  // A new narrow suggests its conversation as the compose target, unless one is being typed.
+  followNarrow(terms) {
+    if (this.content.value.trim()) return;
+    const channel = terms.find((t) => t.operator === "channel" && !t.negated);
+    const topic = terms.find((t) => t.operator === "topic" && !t.negated);
+    const dm = terms.find((t) => t.operator === "dm" && !t.negated);
+    if (channel && typeof channel.operand === "number" && this.app.state.subs.isSubscribed(channel.operand)) {
+      this.setMode("stream");
+      this.channel.value = String(channel.operand);
+      this.topic.value = topic ? topic.operand : "";
+      this.refreshTopics();
+    } else if (dm && Array.isArray(dm.operand)) {
+      this.setMode("dm");
+      this.to.value = dm.operand.filter((id) => id !== this.app.state.myId).map((id) => this.app.state.users.email(id)).join(", ");
+    }
+  }
+
+  recipientUserIds() {
+    const ids = [];
+    for (const part of this.to.value.split(",").map((p) => p.trim()).filter(Boolean)) {
+      const user = this.app.state.users.find(part);
+      if (!user) throw new Error(`Unknown recipient: ${part}`);
+      ids.push(user.user_id);
+    }
+    if (!ids.length) throw new Error("Add at least one recipient");
+    return ids;
+  }
+
+  // The request parameters for the current recipient (throws on an incomplete one).
+  target() {
+    if (this.mode === "stream") {
+      const streamId = Number(this.channel.value);
+      if (!streamId) throw new Error("Choose a channel");
+      return { type: "stream", to: streamId, topic: this.topic.value.trim() };
+    }
+    return { type: "direct", to: this.recipientUserIds() };
+  }
+
+  onKeydown(event) {
+    if (this.autocomplete.onKeydown(event)) {
+      event.preventDefault();
+      return;
+    }
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      this.send();
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      this.content.blur();
+      this.app.focusFeed();
+    }
+  }
+
+  onInput() {
+    this.scheduleDraftSave();
+    this.noteTyping();
+  }
+
+  onRecipientChange() {
+    this.refreshTopics();
+    this.stopTyping();
+  }
+
+  async send() {
+    const content = this.content.value;
+    if (!content.trim()) return;
+    let target;
+    try {
+      target = this.target();
+    } catch (error) {
+      toast(error.message, "error");
+      return;
+    }
+    const draftId = this.draftId;
+    clearTimeout(this.draftTimer);
+    this.stopTyping();
+    this.content.value = "";
+    this.draftId = null;
+    try {
+      await this.app.api.post("/messages", { ...target, content, queue_id: this.app.state.queueId, local_id: String(Math.random()).slice(2, 10) });
+      if (draftId) this.app.api.del(`/drafts/${draftId}`).catch(() => {});
+      this.app.noteSent(target);
+    } catch (error) {
+      // Nothing is lost: the text goes back for another try.
+      if (!this.content.value) this.content.value = content;
+      this.draftId = draftId;
+      this.app.showError(error);
+    }
+  }
+
+  // ---- typing notifications -------------------------------------------------------------
+
+  typingParams() {
+    try {
+      const t = this.target();
+      return t.type === "stream" ? { type: "stream", stream_id: t.to, topic: t.topic } : { type: "direct", to: t.to };
+    } catch {
+      return null;
+    }
+  }
+
+  noteTyping() {
+    const setting = this.mode === "stream" ? "send_stream_typing_notifications" : "send_private_typing_notifications";
+    if (!this.content.value.trim() || this.app.state.settings[setting] === false) return;
+    const params = this.typingParams();
+    if (!params) return;
+    const now = Date.now();
+    const key = JSON.stringify(params);
+    if (key !== this.typingTarget || now - this.typingSentAt > TYPING_REPEAT_MS) {
+      this.typingTarget = key;
+      this.typingSentAt = now;
+      this.app.api.post("/typing", { op: "start", ...params }).catch(() => {});
+    }
+    clearTimeout(this.typingStopTimer);
+    this.typingStopTimer = setTimeout(() => this.stopTyping(), TYPING_STOP_MS);
+  }
+
+  stopTyping() {
+    clearTimeout(this.typingStopTimer);
+    if (!this.typingTarget) return;
+    const params = JSON.parse(this.typingTarget);
+    this.typingTarget = null;
+    this.typingSentAt = 0;
+    this.app.api.post("/typing", { op: "stop", ...params }).catch(() => {});
+  }
+
+  // ---- uploads --------------------------------------------------------------------------
+
+  insertAtCaret(text) {
+    const ta = this.content;
+    const start = ta.selectionStart;
+    ta.value = ta.value.slice(0, start) + text + ta.value.slice(ta.selectionEnd);
+    ta.setSelectionRange(start + text.length, start + text.length);
+  }
+
+  async uploadFiles(files) {
+    for (const file of files) {
+      const placeholder = `[Uploading ${file.name}…]()`;
+      this.insertAtCaret((this.content.value && !/\s$/.test(this.content.value) ? " " : "") + placeholder + " ");
+      try {
+        const result = await upload(file);
+        this.content.value = this.content.value.replace(placeholder, `[${result.filename || file.name}](${result.url || result.uri})`);
+      } catch (error) {
+        this.content.value = this.content.value.replace(placeholder, "");
+        this.app.showError(error);
+      }
+      this.onInput();
+    }
+    this.content.focus();
+  }
+
+  // ---- drafts ---------------------------------------------------------------------------
+
+  draftPayload() {
+    let target;
+    try {
+      target = this.target();
+    } catch {
+      target = { type: this.mode === "stream" ? "stream" : "direct", to: [] };
+    }
+    const to = target.type === "stream" ? (target.to ? [target.to] : []) : target.to;
+    return { type: target.type === "stream" ? "stream" : "private", to, topic: target.topic || "", content: this.content.value, timestamp: Math.floor(Date.now() / 1000) };
+  }
+
+  scheduleDraftSave() {
+    clearTimeout(this.draftTimer);
+    if (this.app.state.settings.enable_drafts_synchronization === false) return;
+    this.draftTimer = setTimeout(() => this.saveDraft(), DRAFT_SAVE_MS);
+  }
+
+  async saveDraft() {
+    const draft = this.draftPayload();
+    try {
+      if (!draft.content.trim()) {
+        if (this.draftId) await this.app.api.del(`/drafts/${this.draftId}`);
+        this.draftId = null;
+      } else if (this.draftId) {
+        await this.app.api.patch(`/drafts/${this.draftId}`, { draft });
+      } else {
+        const result = await this.app.api.post("/drafts", { drafts: [draft] });
+        this.draftId = result.ids[0];
+      }
+    } catch {
+      // A draft that failed to save stays in the box; the next keystroke retries.
+      this.draftId = null;
+    }
+  }
+
+  openDrafts() {
+    const { state } = this.app;
+    const close = () => dialog.remove();
+    const items = [...state.drafts.values()].sort((a, b) => b.timestamp - a.timestamp);
+    const list = h("ul", { class: "drafts-list" });
+    for (const d of items) {
+      const where = d.type === "stream" ? `#${state.subs.name(d.to[0])} > ${d.topic}` : d.to.map((id) => state.users.name(id)).join(", ") || "(no recipient)";
+      list.append(h("li", {},
+        h("button", { type: "button", class: "draft-restore", onclick: () => {
+          close();
+          if (d.type === "stream") this.start("stream", { streamId: d.to[0], topic: d.topic, content: d.content });
+          else this.start("dm", { userIds: dmKeyIds(d.to, state.myId), content: d.content });
+          this.draftId = d.id;
+        } }, h("strong", { text: where }), h("span", { text: d.content.slice(0, 80) })),
+        h("button", { type: "button", class: "icon-button", "aria-label": "Delete draft", text: "🗑", onclick: () => this.app.api.del(`/drafts/${d.id}`).then(close).catch((e) => this.app.showError(e)) })));
+    }
+    if (!items.length) list.append(h("li", { class: "side-empty", text: "No drafts" }));
+    const dialog = h("div", { class: "popover drafts", role: "dialog", "aria-label": "Drafts" }, h("h2", { text: "Drafts" }), list,
+      h("button", { type: "button", text: "Close", onclick: close }));
+    dialog.addEventListener("keydown", (event) => event.key === "Escape" && close());
+    document.body.append(dialog);
+    placeNear(dialog, this.draftsButton);
+    const first = dialog.querySelector("button");
+    if (first) first.focus();
+  }
+}

@@ -1,0 +1,130 @@
+// A tiny DOM builder. Text always goes in as text (never parsed as HTML); the only HTML the
+// app inserts is the server's rendered message content, through setHtml().
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") el.className = value;
+    else if (key === "text") el.textContent = value;
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2).toLowerCase(), value);
+    else if (key === "value") el.value = value;
+    else if (key === "checked" || key === "selected" || key === "disabled" || key === "hidden") el[key] = Boolean(value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+// Server-rendered message HTML (already sanitized by the server's Markdown renderer).
+export function setHtml(el, html) {
+  el.innerHTML = html;
+  return el;
+}
+
+export function clear(el) {
+  el.replaceChildren();
+  return el;
+}
+
+export function $(selector, root = document) {
+  return root.querySelector(selector);
+}
+
+export function initials(name) {
+  const parts = String(name).split(/[\s,]+/).filter(Boolean);
+  return ((parts[0] || "?")[0] + (parts.length > 1 ? parts[parts.length - 1][0] : "")).toUpperCase();
+}
+
+// Avatar URLs that failed once (e.g. an external host blocked or unreachable) are not retried.
+const brokenAvatars = new Set();
+
+// An avatar image that falls back to initials when the image fails to load.
+export function avatar(user, size = "normal") {
+  const name = user ? user.full_name : "?";
+  const box = h("span", { class: `avatar avatar-${size}`, "aria-hidden": "true" });
+  const fallback = () => {
+    if (user && user.avatar_url) brokenAvatars.add(user.avatar_url);
+    box.replaceChildren(h("span", { class: "avatar-initials", text: initials(name) }));
+  };
+  if (user && user.avatar_url && !brokenAvatars.has(user.avatar_url)) {
+    const img = h("img", { src: user.avatar_url, alt: "", loading: "lazy", width: 32, height: 32 });
+    img.addEventListener("error", fallback, { once: true });
+    box.append(img);
+  } else {
+    fallback();
+  }
+  return box;
+}
+
+// Intl formatters are costly to make: one of each, reused for every message.
+const TIME = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const DAY = new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric" });
+const DAY_YEAR = new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric", year: "numeric" });
+
+export function formatTime(timestamp) {
+  return TIME.format(new Date(timestamp * 1000));
+}
+
+export function formatDateTime(timestamp) {
+  return DATE_TIME.format(new Date(timestamp * 1000));
+}
+
+export function formatDay(timestamp) {
+  const date = new Date(timestamp * 1000);
+  const today = new Date();
+  if (date.toDateString() === today.toDateString()) return "Today";
+  return (date.getFullYear() === today.getFullYear() ? DAY : DAY_YEAR).format(date);
+}
+
+// A short-lived message at the bottom of the screen (role=status, so screen readers hear it).
+export function toast(text, kind = "info") {
+  const region = document.getElementById("toasts");
+  if (!region) return;
+  const item = h("div", { class: `toast toast-${kind}`, text });
+  region.append(item);
+  setTimeout(() => item.remove(), kind === "error" ? 6000 : 3000);
+}
+
+// Announces text to screen readers without showing it.
+export function announce(text) {
+  const region = document.getElementById("announcer");
+  if (region) region.textContent = text;
+}
+
+export function unicodeEmoji(code) {
+  try {
+    return String.fromCodePoint(...code.split("-").map((part) => parseInt(part, 16)));
+  } catch {
+    return "?";
+  }
+}
+
+// Keeps Tab and Shift+Tab inside a modal dialog, as aria-modal promises.
+export function trapFocus(container) {
+  container.addEventListener("keydown", (event) => {
+    if (event.key !== "Tab") return;
+    const focusable = [...container.querySelectorAll("a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex='0']")]
+      .filter((el) => el.offsetParent !== null);
+    if (!focusable.length) return;
+    const first = focusable[0];
+    const last = focusable[focusable.length - 1];
+    if (event.shiftKey && document.activeElement === first) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && document.activeElement === last) {
+      event.preventDefault();
+      first.focus();
+    }
+  });
+}

@@ -1,0 +1,357 @@
+// The message feed of the current narrow: recipient bars (channel > topic, or DM people),
+// messages with sender, avatar, time, rendered content, reactions and an "(edited)" marker.
+// It loads history in both directions as the reader scrolls, and marks what is seen as read.
+
+import { apiNarrow, narrowToHash, messageDmIds, isSearchNarrow } from "../narrow.js";
+import { ReadTracker } from "./reading.js";
+import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, unicodeEmoji, clear } from "./dom.js";
+
+const FETCH_BATCH = 100;
+const LOAD_MARGIN_PX = 400;
+// Consecutive messages from one sender within this many seconds share one header.
+const CONTINUE_SECONDS = 10 * 60;
+
+function conversationKey(message, myId) {
+  return message.type === "stream"
+    ? `s:${message.stream_id}:${message.subject.toLowerCase()}`
+    : "d:" + messageDmIds(message, myId).join(",");
+}
+
+// The GET /messages parameters for a stretch of a narrow's history.
+export function messagesParams(terms, anchor, numBefore, numAfter, includeAnchor) {
+  return {
+    anchor: String(anchor),
+    num_before: numBefore,
+    num_after: numAfter,
+    include_anchor: includeAnchor,
+    narrow: apiNarrow(terms),
+    apply_markdown: true,
+    client_gravatar: false,
+  };
+}
+
+// The first fetch of a narrow: around the first unread message.
+export const INITIAL_FETCH = ["first_unread", FETCH_BATCH, FETCH_BATCH / 2, true];
+
+export class FeedView {
+  constructor(app, scroller, container) {
+    this.app = app;
+    this.scroller = scroller;
+    this.container = container;
+    this.list = null;
+    this.elements = new Map();
+    this.reader = new ReadTracker(app, this);
+    // The inline editor of a message being edited survives re-renders: {id, form}.
+    this.editing = null;
+    scroller.addEventListener("scroll", () => this.onScroll(), { passive: true });
+    container.addEventListener("click", (event) => this.onClick(event));
+  }
+
+  get state() {
+    return this.app.state;
+  }
+
+  // Opens a narrow's list: fetches around the first unread (or the given anchor) if empty.
+  async open(list, anchor) {
+    this.list = list;
+    this.render();
+    if (!list.ids.length && !(list.foundOldest && list.foundNewest)) {
+      if (anchor) await this.fetch(anchor, FETCH_BATCH, 50, true);
+      else await this.fetch(...INITIAL_FETCH);
+      if (this.list !== list) return;
+      this.render();
+    }
+    this.scrollToStart(anchor);
+    if (this.gapFill) {
+      this.gapFill = false;
+      if (list.foundNewest && list.ids.length) {
+        const missed = await this.fetch(list.ids[list.ids.length - 1], 0, FETCH_BATCH, false);
+        if (this.list === list && missed.length) this.refresh();
+      }
+    }
+  }
+
+  async fetch(anchor, numBefore, numAfter, includeAnchor = true) {
+    const list = this.list;
+    if (!list || list.loading) return [];
+    list.loading = true;
+    this.setLoading(true);
+    try {
+      const params = messagesParams(list.terms, anchor, numBefore, numAfter, includeAnchor);
+      const prefetched = this.app.takePrefetch(params);
+      const data = await (prefetched || this.app.api.get("/messages", params));
+      // Fetched before the event queue existed: what arrived in between is fetched next.
+      if (prefetched) this.gapFill = true;
+      const messages = data.messages || [];
+      this.state.messages.store(messages);
+      for (const m of messages) {
+        if (m.type === "stream") this.state.subs.noteTopic(m.stream_id, m.subject, m.id);
+        // A message fetched unread that the unread store does not know (old unreads).
+        if (!(m.flags || []).includes("read") && !this.state.unread.has(m.id)) this.state.unread.addMessage(m);
+      }
+      for (const m of messages) list.insert(m.id);
+      if (data.found_oldest) list.foundOldest = true;
+      if (data.found_newest) list.foundNewest = true;
+      return messages;
+    } catch (error) {
+      this.app.showError(error);
+      return [];
+    } finally {
+      list.loading = false;
+      this.setLoading(false);
+    }
+  }
+
+  setLoading(on) {
+    this.scroller.setAttribute("aria-busy", on ? "true" : "false");
+  }
+
+  async onScroll() {
+    const list = this.list;
+    if (!list || list.loading || !list.ids.length) return;
+    const { scrollTop, scrollHeight, clientHeight } = this.scroller;
+    if (scrollTop < LOAD_MARGIN_PX && !list.foundOldest) {
+      const before = scrollHeight;
+      const top = scrollTop;
+      await this.fetch(list.ids[0], FETCH_BATCH, 0, false);
+      if (this.list !== list) return;
+      this.render();
+      // Older messages went in above: keep the reader's place.
+      this.scroller.scrollTop = top + (this.scroller.scrollHeight - before);
+    } else if (scrollHeight - scrollTop - clientHeight < LOAD_MARGIN_PX && !list.foundNewest) {
+      await this.fetch(list.ids[list.ids.length - 1], 0, FETCH_BATCH, false);
+      if (this.list !== list) return;
+      this.refresh();
+    }
+  }
+
+  atBottom() {
+    const { scrollTop, scrollHeight, clientHeight } = this.scroller;
+    return scrollHeight - scrollTop - clientHeight < 60;
+  }
+
+  scrollToStart(anchor) {
+    const target = anchor ? this.elements.get(anchor) : this.firstUnreadElement();
+    if (target) {
+      this.app.select(Number(target.dataset.id), { scroll: false });
+      target.scrollIntoView({ block: anchor ? "center" : "start" });
+    } else {
+      this.scroller.scrollTop = this.scroller.scrollHeight;
+      if (this.list && this.list.ids.length) this.app.select(this.list.ids[this.list.ids.length - 1], { scroll: false });
+    }
+  }
+
+  firstUnreadElement() {
+    if (!this.list) return null;
+    const id = this.list.ids.find((i) => this.state.unread.has(i));
+    return id ? this.elements.get(id) : null;
+  }
+
+  // Re-renders keeping the message at the top of the viewport in place (or the bottom stuck).
+  refresh() {
+    if (!this.list) return;
+    const stick = this.atBottom();
+    let anchorId = null;
+    let anchorOffset = 0;
+    if (!stick) {
+      const top = this.scroller.getBoundingClientRect().top;
+      for (const [id, el] of this.elements) {
+        const rect = el.getBoundingClientRect();
+        if (rect.bottom > top) {
+          anchorId = id;
+          anchorOffset = rect.top - top;
+          break;
+        }
+      }
+    }
+    this.render();
+    if (stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+    else if (anchorId && this.elements.has(anchorId)) {
+      const top = this.scroller.getBoundingClientRect().top;
+      this.scroller.scrollTop += this.elements.get(anchorId).getBoundingClientRect().top - top - anchorOffset;
+    }
+  }
+
+  render() {
+    const refocus = this.editing && this.editing.form.contains(document.activeElement) ? document.activeElement : null;
+    this.renderList();
+    if (refocus) refocus.focus({ preventScroll: true });
+  }
+
+  renderList() {
+    this.reader.disconnect();
+    this.elements.clear();
+    const list = this.list;
+    const fragment = document.createDocumentFragment();
+    if (!list) return;
+    if (list.foundOldest && list.ids.length) fragment.append(h("p", { class: "feed-edge", text: "Beginning of this conversation" }));
+    let group = null;
+    let lastKey = null;
+    let previous = null;
+    for (const id of list.ids) {
+      const message = this.state.messages.get(id);
+      if (!message) continue;
+      const key = conversationKey(message, this.state.myId);
+      const newDay = previous && formatDay(previous.timestamp) !== formatDay(message.timestamp);
+      if (key !== lastKey || newDay) {
+        group = h("section", { class: "recipient-group", "aria-label": this.recipientLabel(message) }, this.recipientBar(message));
+        fragment.append(group);
+        lastKey = key;
+        previous = null;
+      }
+      const continued = previous && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < CONTINUE_SECONDS;
+      const el = this.messageElement(message, continued);
+      group.append(el);
+      this.elements.set(id, el);
+      previous = message;
+    }
+    if (!list.ids.length && !list.loading) {
+      fragment.append(h("p", { class: "feed-empty", text: list.foundNewest ? "No messages here yet." : "Loading…" }));
+    }
+    clear(this.container).append(fragment);
+    const markable = !isSearchNarrow(list.terms);
+    for (const [id, el] of this.elements) if (markable && this.state.unread.has(id)) this.reader.observe(el);
+  }
+
+  recipientLabel(message) {
+    if (message.type === "stream") return `#${this.state.subs.name(message.stream_id)} > ${message.subject}`;
+    return "Direct messages with " + this.dmNames(message);
+  }
+
+  dmNames(message) {
+    return messageDmIds(message, this.state.myId).map((id) => this.state.users.name(id)).join(", ");
+  }
+
+  recipientBar(message) {
+    const lookup = this.app.lookup;
+    const day = h("span", { class: "recipient-day", text: formatDay(message.timestamp) });
+    if (message.type === "stream") {
+      const sub = this.state.subs.get(message.stream_id);
+      const channelTerms = [{ operator: "channel", operand: message.stream_id, negated: false }];
+      const bar = h("header", { class: "recipient-bar stream" },
+        h("a", { class: "recipient-channel", href: narrowToHash(channelTerms, lookup), text: "#" + this.state.subs.name(message.stream_id) }),
+        h("span", { class: "recipient-sep", "aria-hidden": "true", text: "›" }),
+        h("a", { class: "recipient-topic", href: narrowToHash([...channelTerms, { operator: "topic", operand: message.subject, negated: false }], lookup) },
+          message.match_subject ? setHtml(h("span"), message.match_subject) : (message.subject || this.state.realm.realm_empty_topic_display_name || "general chat")),
+        day);
+      if (sub && sub.color) bar.style.setProperty("--channel-color", sub.color);
+      return bar;
+    }
+    const ids = messageDmIds(message, this.state.myId);
+    return h("header", { class: "recipient-bar dm" },
+      h("a", { href: narrowToHash([{ operator: "dm", operand: ids, negated: false }], lookup), text: "You and " + this.dmNames(message) }),
+      day);
+  }
+
+  messageElement(message, continued) {
+    const state = this.state;
+    const mine = message.sender_id === state.myId;
+    const flags = message.flags || [];
+    const starred = flags.includes("starred");
+    const sender = state.users.get(message.sender_id) || { full_name: message.sender_full_name, avatar_url: message.avatar_url };
+    const classes = ["message"];
+    if (continued) classes.push("continued");
+    if (mine) classes.push("mine");
+    if (state.unread.has(message.id)) classes.push("unread");
+    if (flags.includes("mentioned") || flags.includes("wildcard_mentioned")) classes.push("mentioned");
+    if (this.app.selectedId === message.id) classes.push("selected");
+    const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: "Edited " + formatDateTime(message.last_edit_timestamp), text: "(edited)" }) : null;
+    const moved = !edited && message.last_moved_timestamp ? h("span", { class: "edited", text: "(moved)" }) : null;
+    const editing = this.editing && this.editing.id === message.id;
+    const content = editing ? this.editing.form : setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
+    return h("article", { class: classes.join(" "), dataset: { id: message.id }, tabindex: "-1", "aria-label": `${sender.full_name}, ${formatDateTime(message.timestamp)}` },
+      h("div", { class: "msg-gutter" }, continued ? null : avatar(sender)),
+      h("div", { class: "msg-main" },
+        continued ? null : h("div", { class: "msg-head" },
+          h("span", { class: "sender-name", text: sender.full_name })),
+        content,
+        this.reactionsElement(message)),
+      h("div", { class: "msg-meta" },
+        starred ? h("span", { class: "star-indicator", title: "Starred", "aria-label": "Starred", text: "★" }) : null,
+        edited || moved,
+        h("time", { datetime: new Date(message.timestamp * 1000).toISOString(), title: formatDateTime(message.timestamp), text: formatTime(message.timestamp) })),
+      h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" },
+        h("button", { type: "button", class: "icon-button", dataset: { action: "react" }, "aria-label": "Add reaction", title: "Add reaction", text: "☺" }),
+        h("button", { type: "button", class: "icon-button" + (starred ? " on" : ""), dataset: { action: "star" }, "aria-label": starred ? "Unstar" : "Star", "aria-pressed": String(starred), title: starred ? "Unstar (s)" : "Star (s)", text: starred ? "★" : "☆" }),
+        h("button", { type: "button", class: "icon-button", dataset: { action: "menu" }, "aria-label": "More actions", "aria-haspopup": "menu", title: "More actions", text: "⋯" })));
+  }
+
+  reactionsElement(message) {
+    const reactions = message.reactions || [];
+    if (!reactions.length) return null;
+    const groups = new Map();
+    for (const r of reactions) {
+      const key = `${r.reaction_type}:${r.emoji_code}`;
+      if (!groups.has(key)) groups.set(key, { ...r, users: [] });
+      groups.get(key).users.push(r.user_id);
+    }
+    const box = h("div", { class: "reactions" });
+    for (const g of groups.values()) {
+      const mine = g.users.includes(this.state.myId);
+      const names = g.users.map((id) => (id === this.state.myId ? "You" : this.state.users.name(id))).join(", ");
+      box.append(h("button", {
+        type: "button", class: "reaction" + (mine ? " mine" : ""), "aria-pressed": String(mine),
+        dataset: { action: "toggle-reaction", emojiName: g.emoji_name, emojiCode: g.emoji_code, reactionType: g.reaction_type },
+        title: `${names} reacted with :${g.emoji_name}:`, "aria-label": `${g.emoji_name}: ${g.users.length}, ${names}`,
+      }, this.emojiGlyph(g), h("span", { class: "reaction-count", text: String(g.users.length) })));
+    }
+    box.append(h("button", { type: "button", class: "reaction add-reaction", dataset: { action: "react" }, "aria-label": "Add reaction", text: "+" }));
+    return box;
+  }
+
+  emojiGlyph(r) {
+    if (r.reaction_type === "realm_emoji") {
+      const custom = this.state.emoji[r.emoji_code];
+      if (custom) return h("img", { class: "emoji", src: custom.source_url, alt: `:${r.emoji_name}:` });
+    }
+    if (r.reaction_type === "unicode_emoji") return h("span", { class: "emoji", text: unicodeEmoji(r.emoji_code) });
+    return h("span", { class: "emoji", text: `:${r.emoji_name}:` });
+  }
+
+  onClick(event) {
+    const article = event.target.closest("article.message");
+    if (!article) return;
+    const spoiler = event.target.closest(".spoiler-header");
+    if (spoiler) {
+      // Spoilers open and close in place; the server renders them closed.
+      const block = spoiler.parentElement;
+      const open = block.classList.toggle("open");
+      const hidden = block.querySelector(".spoiler-content");
+      if (hidden) hidden.setAttribute("aria-hidden", String(!open));
+      return;
+    }
+    const id = Number(article.dataset.id);
+    const button = event.target.closest("button[data-action]");
+    if (!event.target.closest("a")) this.app.select(id, { scroll: false });
+    if (!button) return;
+    const action = button.dataset.action;
+    if (action === "toggle-reaction") {
+      this.app.actions.toggleReaction(id, { emoji_name: button.dataset.emojiName, emoji_code: button.dataset.emojiCode, reaction_type: button.dataset.reactionType });
+    } else if (action === "react") {
+      this.app.actions.openEmojiPicker(id, button);
+    } else if (action === "star") {
+      this.app.actions.toggleStar(id);
+    } else if (action === "menu") {
+      this.app.actions.openMenu(id, button);
+    }
+  }
+
+  // Re-renders one message in place (reaction, star, edit) without touching the rest.
+  updateMessage(id) {
+    const old = this.elements.get(id);
+    const message = this.state.messages.get(id);
+    if (!old || !message) return false;
+    const el = this.messageElement(message, old.classList.contains("continued"));
+    old.replaceWith(el);
+    this.elements.set(id, el);
+    if (this.state.unread.has(id) && !isSearchNarrow(this.list.terms)) this.reader.observe(el);
+    return true;
+  }
+
+  setSelected(id, previous) {
+    if (previous && this.elements.has(previous)) this.elements.get(previous).classList.remove("selected");
+    const el = this.elements.get(id);
+    if (el) el.classList.add("selected");
+    return el;
+  }
+}

@@ -1,0 +1,80 @@
+// The Inbox (unread conversations) and Recent conversations views, shown in the centre in
+// place of the feed.
+
+import { narrowToHash } from "../narrow.js";
+import { topicCountKey } from "../store/unread.js";
+import { h, clear, formatDay, formatTime } from "./dom.js";
+
+function conversationTerms(entry) {
+  return entry.type === "stream"
+    ? [{ operator: "channel", operand: entry.stream_id, negated: false }, { operator: "topic", operand: entry.topic, negated: false }]
+    : [{ operator: "dm", operand: entry.dm.split(",").map(Number), negated: false }];
+}
+
+export function renderInbox(app, root) {
+  const { state } = app;
+  const conversations = state.unread.conversations();
+  const rows = [];
+  const byChannel = new Map();
+  for (const c of conversations) {
+    const key = c.type === "stream" ? c.stream_id : "dm";
+    if (!byChannel.has(key)) byChannel.set(key, []);
+    byChannel.get(key).push(c);
+  }
+  for (const [key, items] of byChannel) {
+    const title = key === "dm" ? "Direct messages" : "#" + state.subs.name(key);
+    const total = items.reduce((n, c) => n + c.count, 0);
+    rows.push(h("h2", { class: "inbox-heading" }, title, h("span", { class: "badge", text: String(total) })));
+    const list = h("ul", { class: "inbox-list" });
+    for (const c of items) {
+      const label = c.type === "stream" ? c.topic || "general chat" : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
+      list.append(h("li", {}, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), class: "inbox-link" },
+        h("span", { text: label }), h("span", { class: "badge", "aria-label": `${c.count} unread`, text: String(c.count) }))));
+    }
+    rows.push(list);
+  }
+  if (!rows.length) rows.push(h("p", { class: "feed-empty", text: "You have no unread messages. 🎉" }));
+  clear(root).append(h("div", { class: "overview" }, ...rows));
+}
+
+// Recent conversations come from the newest messages the server has for us.
+export async function renderRecent(app, root, { quiet = false } = {}) {
+  if (!quiet) clear(root).append(h("p", { class: "feed-empty", text: "Loading…" }));
+  let messages = [];
+  try {
+    const data = await app.api.get("/messages", { anchor: "newest", num_before: 300, num_after: 0, narrow: [], apply_markdown: false });
+    messages = data.messages || [];
+  } catch (error) {
+    app.showError(error);
+  }
+  const { state } = app;
+  const seen = new Map();
+  for (const m of messages.reverse()) {
+    const key = m.type === "stream" ? `s${m.stream_id}:${m.subject.toLowerCase()}` : "d" + m.display_recipient.map((u) => u.id).sort((a, b) => a - b).join(",");
+    if (seen.has(key)) {
+      seen.get(key).senders.add(m.sender_id);
+      continue;
+    }
+    const entry = m.type === "stream"
+      ? { type: "stream", stream_id: m.stream_id, topic: m.subject }
+      : { type: "private", dm: m.display_recipient.map((u) => u.id).filter((id) => id !== state.myId).join(",") || String(state.myId) };
+    seen.set(key, { ...entry, last: m.timestamp, senders: new Set([m.sender_id]) });
+  }
+  const table = h("table", { class: "recent-table" },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Channel" }), h("th", { scope: "col", text: "Topic" }), h("th", { scope: "col", text: "Participants" }), h("th", { scope: "col", text: "Last message" }))));
+  const body = h("tbody");
+  const counts = app.counts();
+  for (const c of seen.values()) {
+    const unread = c.type === "stream" ? counts.byTopic.get(topicCountKey(c.stream_id, c.topic)) : counts.byDm.get(c.dm);
+    const where = c.type === "stream" ? "#" + state.subs.name(c.stream_id) : "Direct message";
+    const label = c.type === "stream" ? c.topic || "general chat" : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
+    body.append(h("tr", {},
+      h("td", { text: where }),
+      h("td", {}, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), text: label }),
+        unread ? h("span", { class: "badge", "aria-label": `${unread} unread`, text: String(unread) }) : null),
+      h("td", { text: [...c.senders].map((id) => state.users.name(id)).join(", ") }),
+      h("td", { text: `${formatDay(c.last)} ${formatTime(c.last)}` })));
+  }
+  table.append(body);
+  clear(root).append(h("div", { class: "overview" }, seen.size ? table : h("p", { class: "feed-empty", text: "No conversations yet." })));
+}

@@ -1,0 +1,75 @@
+// The channel browser: find, subscribe to and leave channels, and create new ones.
+
+import { narrowToHash } from "../narrow.js";
+import { h, clear } from "./dom.js";
+import { field, submit } from "./settings.js";
+
+export function renderChannels(app, panel) {
+  const filter = h("input", { type: "search", placeholder: "Find channels" });
+  const table = h("table", { class: "settings-table" });
+  const draw = () => {
+    const q = filter.value.trim().toLowerCase();
+    const body = h("tbody");
+    for (const stream of app.state.subs.allStreams()) {
+      if (q && !stream.name.toLowerCase().includes(q)) continue;
+      const subscribed = app.state.subs.isSubscribed(stream.stream_id);
+      const toggle = h("button", {
+        type: "button", class: subscribed ? "" : "primary", text: subscribed ? "Unsubscribe" : "Subscribe",
+        "aria-label": `${subscribed ? "Unsubscribe from" : "Subscribe to"} ${stream.name}`,
+        onclick: async () => {
+          const call = subscribed
+            ? () => app.api.del("/users/me/subscriptions", { subscriptions: [stream.name] })
+            : () => app.api.post("/users/me/subscriptions", { subscriptions: [{ name: stream.name }] });
+          await submit(app, call, subscribed ? `Left #${stream.name}` : `Subscribed to #${stream.name}`);
+          // The subscription event redraws the sidebar; the browser redraws itself shortly after.
+          setTimeout(draw, 300);
+        },
+      });
+      body.append(h("tr", {},
+        h("td", {}, h("a", { href: narrowToHash([{ operator: "channel", operand: stream.stream_id }], app.lookup), text: (stream.invite_only ? "🔒 " : "#") + stream.name })),
+        h("td", { text: stream.description || "" }),
+        h("td", {}, toggle)));
+    }
+    clear(table).append(h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Channel" }), h("th", { scope: "col", text: "Description" }), h("th", { scope: "col", text: "" }))), body);
+  };
+  filter.addEventListener("input", draw);
+  draw();
+
+  const name = h("input", { type: "text", required: true, maxlength: app.state.realm.max_stream_name_length || 60 });
+  const description = h("input", { type: "text", maxlength: app.state.realm.max_stream_description_length || 1024 });
+  const privacy = h("select", {},
+    h("option", { value: "public", text: "Public: anyone in the organization can join" }),
+    h("option", { value: "private-shared", text: "Private, new subscribers see the history" }),
+    h("option", { value: "private", text: "Private, new subscribers see only new messages" }));
+  const admins = app.state.groups.find((g) => g.name === "role:administrators");
+  const posting = h("select", {},
+    h("option", { value: "", text: "Everyone who can see it" }),
+    admins ? h("option", { value: String(admins.id), text: "Administrators only" }) : null);
+  const announce = h("input", { type: "checkbox", id: "new-channel-announce" });
+  const form = h("form", {},
+    ...field("new-channel-name", "Name", name),
+    ...field("new-channel-description", "Description", description),
+    ...field("new-channel-privacy", "Who can access it", privacy),
+    ...field("new-channel-posting", "Who can post", posting),
+    h("div", { class: "row" }, announce, h("label", { for: "new-channel-announce", text: "Announce the new channel" })),
+    h("button", { type: "submit", class: "primary", text: "Create channel" }));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const inviteOnly = privacy.value !== "public";
+    const created = await submit(app, () => app.api.post("/channels/create", {
+      name: name.value.trim(),
+      description: description.value.trim(),
+      subscribers: [app.state.myId],
+      invite_only: inviteOnly,
+      history_public_to_subscribers: privacy.value !== "private",
+      announce: announce.checked,
+      can_send_message_group: posting.value ? Number(posting.value) : undefined,
+    }), `Created #${name.value.trim()}`);
+    if (created) {
+      form.reset();
+      setTimeout(draw, 300);
+    }
+  });
+  panel.append(h("h2", { text: "Channels" }), h("label", { for: "channel-filter", class: "visually-hidden", text: "Find channels" }), filter, table, h("h3", { text: "Create a channel" }), form);
+  filter.id = "channel-filter";
+}

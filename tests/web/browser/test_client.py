@@ -1,0 +1,401 @@
+"""The web client in a real Chromium against a real server: what people do all day."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.browser.client import channel_id, go, log_in, send, topic_hash, unique, wait_for
+from tests.web.conftest import LiveServer
+
+NewPage = Callable[..., Any]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def leave_everything_read(live_server: LiveServer) -> Iterator[None]:
+    """The server is shared by the whole session: later tests find nobody with unread messages."""
+    yield
+    for name in live_server.users:
+        with live_server.api(name) as api:
+            api.post("/mark_all_as_read").raise_for_status()
+
+
+def message(page: Any, text: str) -> Any:
+    return page.locator("article.message", has_text=text)
+
+
+def test_login_failure_then_the_app(live_server: LiveServer, new_page: NewPage) -> None:
+    page = new_page()
+    page.goto(live_server.url + "/")
+    page.get_by_label("Email").fill(live_server.users["hamlet"][0])
+    page.get_by_label("Password").fill("wrong password")
+    page.get_by_role("button", name="Log in").click()
+    assert page.get_by_role("alert").inner_text() == "Incorrect email or password."
+
+    log_in(live_server, page, "hamlet")
+    nav = page.get_by_role("navigation", name="Channels and conversations")
+    nav.get_by_role("link", name="general").wait_for()
+    assert page.get_by_role("main").is_visible()
+    page.get_by_role("complementary", name="People").get_by_text("Othello, the Moor of Venice").wait_for()
+    assert page.title().endswith("Browser Test Organization - Palaver")
+
+
+def test_two_people_chat_live_in_a_channel_and_a_dm(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    channel_id(live_server, "othello", "general")
+    topic = unique("live")
+    hamlet = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    othello = log_in(live_server, new_page(), "othello", topic_hash(general, topic))
+
+    text = unique("To be or not to be")
+    hamlet.get_by_label("Message", exact=True).fill(text)
+    # The other side shows who is typing.
+    othello.get_by_text("King Hamlet is typing…").wait_for()
+    started = time.monotonic()
+    hamlet.get_by_label("Message", exact=True).press("Enter")
+    message(othello, text).wait_for(timeout=2000)
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.0, elapsed
+    message(hamlet, text).wait_for()
+    assert hamlet.get_by_label("Message", exact=True).input_value() == ""
+
+    # A direct message, from the people list.
+    othello.get_by_role("complementary", name="People").get_by_role("link", name="King Hamlet").click()
+    hamlet_id = othello.evaluate("window.palaver.state.users.find('King Hamlet').user_id")
+    wait_for(othello, "id => location.hash.startsWith('#narrow/dm/' + id)", arg=hamlet_id)
+    othello_id = hamlet.evaluate("window.palaver.state.myId") and othello.evaluate(
+        "window.palaver.state.myId"
+    )
+    go(hamlet, f"#narrow/dm/{othello_id}-dm")
+    reply = unique("Thou hast")
+    othello.get_by_label("Message", exact=True).fill(reply)
+    started = time.monotonic()
+    othello.get_by_label("Message", exact=True).press("Enter")
+    message(hamlet, reply).wait_for(timeout=2000)
+    assert time.monotonic() - started < 1.0
+    assert "You and Othello, the Moor of Venice" in hamlet.locator(".recipient-bar").last.inner_text()
+
+
+def test_edit_react_and_star(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("edits")
+    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    text = unique("Frailty")
+    page.get_by_label("Message", exact=True).fill(text)
+    page.get_by_label("Message", exact=True).press("Enter")
+    row = message(page, text)
+    row.wait_for()
+
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Edit").click()
+    editor = page.get_by_label("Edit message")
+    editor.fill(text + " thy name is woman")
+    editor.press("Enter")
+    message(page, "thy name is woman").get_by_text("(edited)").wait_for()
+
+    row = message(page, "thy name is woman")
+    row.hover()
+    row.get_by_role("button", name="Add reaction").first.click()
+    page.get_by_label("Search emoji").fill("tada")
+    page.get_by_role("button", name="tada", exact=True).click()
+    reaction = row.locator("button.reaction.mine")
+    reaction.wait_for()
+    assert reaction.inner_text().strip().endswith("1")
+    # A click on one's own reaction takes it back.
+    reaction.click()
+    row.locator("button.reaction.mine").wait_for(state="detached")
+
+    row.get_by_role("button", name="Star", exact=True).click()
+    row.get_by_label("Starred").wait_for()
+    go(page, "#narrow/is/starred")
+    message(page, "thy name is woman").wait_for()
+
+
+def test_search_shows_the_servers_highlights(live_server: LiveServer, new_page: NewPage) -> None:
+    channel_id(live_server, "othello", "general")
+    word = unique("Desdemona").split()[1]
+    topic = unique("search")
+    send(live_server, "othello", "general", topic, f"the handkerchief {word} was lost")
+    send(live_server, "othello", "general", topic, "nothing to see here")
+    page = log_in(live_server, new_page(), "hamlet")
+    search = page.get_by_label("Search messages")
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "search-input"
+    search.fill(f'channel:general topic:"{topic}" {word}')
+    search.press("Enter")
+    hit = message(page, "handkerchief")
+    hit.wait_for()
+    assert hit.locator(".highlight").inner_text().lower() == word.lower()
+    assert message(page, "nothing to see here").count() == 0
+    assert page.get_by_role("heading", name="Search results").is_visible()
+    assert "/search/" in page.evaluate("location.hash")
+
+
+def test_upload_a_file(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, unique("files")))
+    page.locator("#compose-file").set_input_files(
+        files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"Alas, poor Yorick"}]
+    )
+    box = page.get_by_label("Message", exact=True)
+    uploaded = r"/\[notes\.txt\]\(\/user_uploads\/.+\)/"
+    wait_for(page, f"() => {uploaded}.test(document.getElementById('compose-content').value)")
+    box.press("Enter")
+    link = page.locator("article.message a", has_text="notes.txt")
+    link.wait_for()
+    href = link.get_attribute("href")
+    assert href and "/user_uploads/" in href
+    body = page.evaluate("url => fetch(url).then(r => r.text())", href)
+    assert body == "Alas, poor Yorick"
+
+
+def test_unread_counts_go_down_as_messages_are_read(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    channel_id(live_server, "iago", "general")
+    page = log_in(live_server, new_page(), "hamlet", "#inbox")
+    with live_server.api("hamlet") as api:
+        api.post("/mark_all_as_read").raise_for_status()
+    wait_for(page, "window.palaver.counts().total === 0")
+    topic = unique("unread")
+    before = 0
+    for i in range(3):
+        send(live_server, "iago", "general", topic, f"unread message {i}")
+    wait_for(
+        page, "([id, n]) => (window.palaver.counts().byStream.get(id) || 0) === n", arg=[general, before + 3]
+    )
+    inbox_row = page.locator(".inbox-link", has_text=topic)
+    assert inbox_row.locator(".badge").inner_text() == "3"
+    assert page.title().startswith("(")
+    inbox_row.click()
+    message(page, "unread message 2").wait_for()
+    # Seen on screen: marked read, and the counts follow.
+    wait_for(
+        page, "([id, n]) => (window.palaver.counts().byStream.get(id) || 0) === n", arg=[general, before]
+    )
+    sidebar_topic = page.locator(".topic-link", has_text=topic)
+    assert sidebar_topic.locator(".badge").count() == 0
+    with live_server.api("hamlet") as api:
+        flags = api.get(
+            "/messages",
+            params={
+                "anchor": "newest",
+                "num_before": 3,
+                "num_after": 0,
+                "narrow": f'[{{"operator":"topic","operand":"{topic}"}}]',
+            },
+        ).json()
+    assert all("read" in m["flags"] for m in flags["messages"])
+
+
+def test_keyboard_shortcuts(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    channel_id(live_server, "iago", "general")
+    topic = unique("keys")
+    first = send(live_server, "iago", "general", topic, "first line")
+    send(live_server, "iago", "general", topic, "second line")
+    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    message(page, "second line").wait_for()
+    page.locator("#main").focus()
+    page.keyboard.press("k")
+    assert page.evaluate("window.palaver.selectedId") == first
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    assert page.evaluate("window.palaver.selectedId") == first
+    page.keyboard.press("s")
+    message(page, "first line").get_by_label("Starred").wait_for()
+    page.keyboard.press("r")
+    assert page.evaluate("document.activeElement.id") == "compose-content"
+    assert page.get_by_label("Topic", exact=True).input_value() == topic
+    page.keyboard.press("Escape")
+    page.keyboard.press("c")
+    assert page.evaluate("document.activeElement.id") == "compose-topic"
+    assert page.get_by_label("Topic", exact=True).input_value() == ""
+    page.keyboard.press("Escape")
+    page.keyboard.press("x")
+    assert page.evaluate("document.activeElement.id") == "compose-to"
+    page.keyboard.press("Escape")
+    page.keyboard.press("?")
+    page.get_by_role("dialog", name="Keyboard shortcuts").wait_for()
+    page.keyboard.press("Escape")
+    assert page.get_by_role("dialog", name="Keyboard shortcuts").count() == 0
+    # n goes to the next unread topic (the only one, once everything else is read).
+    with live_server.api("hamlet") as api:
+        api.post("/mark_all_as_read").raise_for_status()
+    wait_for(page, "window.palaver.state.unread.entries.size === 0")
+    other = unique("next")
+    send(live_server, "iago", "general", other, "waiting for you")
+    wait_for(page, "t => window.palaver.state.unread.conversations().some(c => c.topic === t)", arg=other)
+    page.keyboard.press("n")
+    message(page, "waiting for you").wait_for()
+    # Back goes to the previous narrow.
+    page.go_back()
+    message(page, "second line").wait_for()
+
+
+def test_phone_width_layout(live_server: LiveServer, new_page: NewPage) -> None:
+    page = log_in(live_server, new_page(viewport={"width": 390, "height": 800}), "hamlet")
+    nav = page.get_by_role("navigation", name="Channels and conversations")
+    assert not nav.is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.get_by_role("button", name="Channels and conversations").click()
+    nav.get_by_role("link", name="general").click()
+    assert not nav.is_visible()
+    wait_for(page, "location.hash.startsWith('#narrow/channel/')")
+    assert page.get_by_label("Message", exact=True).is_visible()
+    page.get_by_role("button", name="People").click()
+    assert page.get_by_role("complementary", name="People").is_visible()
+
+
+def test_dark_theme_follows_color_scheme(live_server: LiveServer, new_page: NewPage) -> None:
+    page = log_in(live_server, new_page(color_scheme="dark"), "hamlet")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(27, 30, 36)"
+    with live_server.api("hamlet") as api:
+        api.patch("/settings", data={"color_scheme": "2"}).raise_for_status()
+    wait_for(page, "document.documentElement.dataset.theme === 'light'")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+    with live_server.api("hamlet") as api:
+        api.patch("/settings", data={"color_scheme": "1"}).raise_for_status()
+
+
+def test_recovers_after_the_server_restarts(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    channel_id(live_server, "iago", "general")
+    topic = unique("restart")
+    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    page.evaluate("window.notReloaded = true")
+    live_server.stop()
+    page.get_by_text("Reconnecting…").wait_for(timeout=15_000)
+    live_server.start()
+    send(live_server, "iago", "general", topic, "back from the dead")
+    message(page, "back from the dead").wait_for(timeout=20_000)
+    assert page.evaluate("window.notReloaded") is True
+    wait_for(page, "!document.getElementById('connection-status').classList.contains('visible')")
+
+
+def test_settings_channels_api_key_and_drafts(live_server: LiveServer, new_page: NewPage) -> None:
+    page = log_in(live_server, new_page(), "othello")
+    # Drafts are saved to the server while typing.
+    general = channel_id(live_server, "othello", "general")
+    go(page, topic_hash(general, unique("drafts")))
+    draft = unique("an unfinished thought")
+    page.get_by_label("Message", exact=True).fill(draft)
+    with live_server.api("othello") as api:
+        deadline = time.monotonic() + 10
+        while not any(d["content"] == draft for d in api.get("/drafts").json()["drafts"]):
+            assert time.monotonic() < deadline, "draft not saved"
+            time.sleep(0.2)
+    page.get_by_role("button", name="Drafts (").wait_for()
+
+    page.get_by_role("button", name="Settings").click()
+    dialog = page.get_by_role("dialog", name="Settings")
+    dialog.get_by_role("tab", name="Channels").click()
+    name = unique("willow").replace(" ", "-")
+    dialog.get_by_label("Name", exact=True).fill(name)
+    dialog.get_by_label("Description").fill("Where the brook runs")
+    dialog.get_by_role("button", name="Create channel").click()
+    nav = page.get_by_role("navigation", name="Channels and conversations")
+    nav.get_by_role("link", name=name).wait_for()
+    dialog.get_by_role("button", name=f"Unsubscribe from {name}").click()
+    nav.get_by_role("link", name=name).wait_for(state="detached")
+
+    dialog.get_by_role("tab", name="Account & API key").click()
+    dialog.get_by_label("Password").fill(live_server.users["othello"][1])
+    dialog.get_by_role("button", name="Get API key").click()
+    assert dialog.locator("#api-key").inner_text() == live_server.users["othello"][2]
+    with page.expect_download() as download:
+        dialog.get_by_role("link", name="Download zuliprc").click()
+    assert f"key={live_server.users['othello'][2]}" in Path(download.value.path()).read_text()
+    page.keyboard.press("Escape")
+    assert page.get_by_role("dialog", name="Settings").count() == 0
+
+
+def test_quote_move_resolve_and_delete(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("moves")
+    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    page.on("dialog", lambda dialog: dialog.accept())
+    compose = page.get_by_label("Message", exact=True)
+    compose.fill("Something is rotten")
+    compose.press("Enter")
+    row = message(page, "Something is rotten")
+    row.wait_for()
+
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Quote and reply").click()
+    wait_for(page, "document.getElementById('compose-content').value.includes('```quote')")
+    assert "Something is rotten" in compose.input_value()
+    compose.fill("")
+
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Resolve topic").click()
+    wait_for(page, "t => document.querySelector('.recipient-topic')?.textContent === '✔ ' + t", topic)
+
+    row = message(page, "Something is rotten")
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Move messages…").click()
+    dialog = page.get_by_role("dialog", name="Move messages")
+    new_topic = unique("moved")
+    dialog.get_by_label("Topic").fill(new_topic)
+    dialog.get_by_role("button", name="Move").click()
+    wait_for(page, "t => document.querySelector('.recipient-topic')?.textContent === t", new_topic)
+
+    row = message(page, "Something is rotten")
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Delete").click()
+    row.wait_for(state="detached")
+
+
+def test_desktop_notification_for_a_dm_when_away(live_server: LiveServer, new_page: NewPage) -> None:
+    page = new_page()
+    page.context.grant_permissions(["notifications"])
+    # Records notifications instead of showing them, and makes the window look unfocused.
+    page.add_init_script(
+        """
+        window.shown = [];
+        window.Notification = class {
+          constructor(title, options) { window.shown.push([title, options.body]); }
+          static get permission() { return "granted"; }
+          close() {}
+        };
+        document.hasFocus = () => false;
+        """
+    )
+    log_in(live_server, page, "othello")
+    othello_id = page.evaluate("window.palaver.state.myId")
+    with live_server.api("iago") as api:
+        dm = {"type": "direct", "to": f"[{othello_id}]", "content": "Look to your wife"}
+        api.post("/messages", data=dm).raise_for_status()
+    shown = wait_for(page, "window.shown.length && window.shown")
+    assert shown[0][0] == "Iago (Direct message)"
+    assert shown[0][1] == "Look to your wife"
+
+
+def test_scrolling_back_loads_older_history(live_server: LiveServer, new_page: NewPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("history")
+    with live_server.api("iago") as api:
+        for i in range(130):
+            line = {"type": "stream", "to": "general", "topic": topic, "content": f"line {i:03}"}
+            api.post("/messages", data=line).raise_for_status()
+    with live_server.api("hamlet") as api:
+        api.post("/mark_all_as_read").raise_for_status()
+    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    message(page, "line 129").wait_for()
+    assert message(page, "line 000").count() == 0
+    for _ in range(20):
+        page.evaluate("document.getElementById('feed-scroller').scrollTop = 0")
+        if message(page, "line 000").count():
+            break
+        time.sleep(0.2)
+    message(page, "line 000").wait_for()
+    page.get_by_text("Beginning of this conversation").wait_for()
+    assert page.locator("article.message").count() == 130

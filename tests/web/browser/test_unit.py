@@ -1,0 +1,46 @@
+"""The web client's unit tests (tests/web/browser/unit_tests.js), run in Chromium.
+
+The page and the app's modules are served to the browser by Playwright's request routing
+from the source tree, so no server and no Node.js are involved.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[3]
+STATIC = ROOT / "src" / "palaver" / "web" / "static"
+TESTS = Path(__file__).resolve().parent
+ORIGIN = "http://palaver-unit.test"
+
+
+def _serve(route: Any) -> None:
+    path = route.request.url.removeprefix(ORIGIN).split("?")[0]
+    if path.startswith("/static/"):
+        file = STATIC / path.removeprefix("/static/")
+    elif path.startswith("/tests/"):
+        file = TESTS / path.removeprefix("/tests/")
+    else:
+        route.fulfill(status=404, body="not found")
+        return
+    if not file.is_file():
+        route.fulfill(status=404, body="not found")
+        return
+    media = "text/javascript" if file.suffix == ".js" else mimetypes.guess_type(file.name)[0] or "text/plain"
+    route.fulfill(status=200, body=file.read_bytes(), headers={"Content-Type": media})
+
+
+def test_client_unit_tests(new_page: Any) -> None:
+    page = new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.route(f"{ORIGIN}/**", _serve)
+    page.goto(f"{ORIGIN}/tests/unit.html")
+    page.wait_for_function("window.unitResults !== undefined", timeout=10_000)
+    results = page.evaluate("window.unitResults")
+    assert not errors, errors
+    failures = [f"{r['name']}: {r['error']}" for r in results if not r["ok"]]
+    assert not failures, "\n".join(failures)
+    assert len(results) >= 30, len(results)

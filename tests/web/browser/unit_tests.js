@@ -1,0 +1,382 @@
+// Unit tests of the web client's pure logic, run in Chromium by test_unit.py. The page sets
+// window.unitResults = [{name, ok, error}] when every test has run.
+
+import { parseSearch, formatSearch, resolveTerms, narrowToHash, parseHash, encodeHashComponent, decodeHashComponent, messageMatches, narrowKey, apiNarrow, anchorOf, narrowTitle, dmKeyIds } from "/static/app/narrow.js";
+import { Unread, topicCountKey } from "/static/app/store/unread.js";
+import { createState } from "/static/app/store/state.js";
+import { applyEvent, typingKeyForNarrow, expireTyping } from "/static/app/store/dispatch.js";
+import { userInGroupSetting } from "/static/app/store/permissions.js";
+import { backoffDelay, BACKOFF_MAX_MS } from "/static/app/events.js";
+import { encodeParams } from "/static/app/api.js";
+import { currentToken } from "/static/app/views/autocomplete.js";
+import { Presence } from "/static/app/store/presence.js";
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+function eq(actual, expected, message = "") {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Error(`${message} expected ${e}, got ${a}`);
+}
+
+const ME = 10;
+const lookup = {
+  myId: ME,
+  channelName: (id) => ({ 1: "general", 2: "design team" })[id],
+  channelId: (name) => ({ general: 1, "design team": 2 })[name.toLowerCase()],
+  userName: (id) => ({ 10: "Me", 11: "Iago", 12: "Othello" })[id],
+  userEmail: (id) => ({ 10: "me@x.com", 11: "iago@x.com", 12: "othello@x.com" })[id],
+  userId: (text) => ({ "iago@x.com": 11, "othello@x.com": 12 })[text],
+};
+
+// ---- narrow syntax -------------------------------------------------------------------------
+
+test("parseSearch splits operators, quotes and free text", () => {
+  eq(parseSearch('channel:general topic:"lunch plans" hello world'), [
+    { operator: "channel", operand: "general", negated: false },
+    { operator: "topic", operand: "lunch plans", negated: false },
+    { operator: "search", operand: "hello world", negated: false },
+  ]);
+});
+
+test("parseSearch knows negation and the old operator names", () => {
+  eq(parseSearch("-is:starred stream:general subject:x pm-with:iago@x.com"), [
+    { operator: "is", operand: "starred", negated: true },
+    { operator: "channel", operand: "general", negated: false },
+    { operator: "topic", operand: "x", negated: false },
+    { operator: "dm", operand: "iago@x.com", negated: false },
+  ]);
+});
+
+test("parseSearch keeps unknown operators and URLs as text", () => {
+  eq(parseSearch("foo:bar https://example.com"), [{ operator: "search", operand: "foo:bar https://example.com", negated: false }]);
+});
+
+test("resolveTerms turns names into ids", () => {
+  eq(resolveTerms(parseSearch("channel:General sender:iago@x.com dm:iago@x.com,othello@x.com sender:me"), lookup), [
+    { operator: "channel", operand: 1, negated: false },
+    { operator: "sender", operand: 11, negated: false },
+    { operator: "dm", operand: [11, 12], negated: false },
+    { operator: "sender", operand: 10, negated: false },
+  ]);
+});
+
+test("resolveTerms keeps unknown names as strings", () => {
+  eq(resolveTerms(parseSearch("channel:nope"), lookup)[0].operand, "nope");
+});
+
+test("formatSearch round-trips through parseSearch", () => {
+  const terms = [{ operator: "channel", operand: 2, negated: false }, { operator: "topic", operand: "a b", negated: false }, { operator: "is", operand: "starred", negated: true }, { operator: "search", operand: "hi", negated: false }];
+  const text = formatSearch(terms, lookup);
+  eq(text, 'channel:"design team" topic:"a b" -is:starred hi');
+  eq(resolveTerms(parseSearch(text), lookup), terms);
+});
+
+// ---- hashes --------------------------------------------------------------------------------
+
+test("hash component encoding is reversible and URL-safe", () => {
+  for (const text of ["lunch plans", "a.b/c%d", "✔ done", "100% sure?"]) {
+    const encoded = encodeHashComponent(text);
+    if (/[%/ ]/.test(encoded)) throw new Error("unsafe: " + encoded);
+    eq(decodeHashComponent(encoded), text);
+  }
+});
+
+test("narrowToHash writes Zulip-style channel/topic URLs", () => {
+  const terms = [{ operator: "channel", operand: 2, negated: false }, { operator: "topic", operand: "lunch plans", negated: false }];
+  eq(narrowToHash(terms, lookup), "#narrow/channel/2-design-team/topic/lunch.20plans");
+  eq(parseHash("#narrow/channel/2-design-team/topic/lunch.20plans"), { view: "narrow", terms });
+});
+
+test("DM, is, search and near hashes parse back", () => {
+  eq(narrowToHash([{ operator: "dm", operand: [11, 12], negated: false }]), "#narrow/dm/11,12-group");
+  eq(parseHash("#narrow/dm/11,12-group").terms, [{ operator: "dm", operand: [11, 12], negated: false }]);
+  eq(parseHash("#narrow/dm/11-iago").terms[0].operand, [11]);
+  eq(parseHash("#narrow/is/starred").terms, [{ operator: "is", operand: "starred", negated: false }]);
+  eq(parseHash(narrowToHash([{ operator: "search", operand: "50% off", negated: false }])).terms[0].operand, "50% off");
+  eq(parseHash("#narrow/stream/1-general/near/99").terms, [{ operator: "channel", operand: 1, negated: false }, { operator: "near", operand: 99, negated: false }]);
+  eq(parseHash("#narrow/-is/starred").terms[0].negated, true);
+});
+
+test("special views and foreign hashes", () => {
+  eq(parseHash("").view, "feed");
+  eq(parseHash("#inbox").view, "inbox");
+  eq(parseHash("#recent").view, "recent");
+  eq(parseHash("#something-else"), null);
+  eq(narrowToHash([]), "#feed");
+});
+
+test("apiNarrow drops near; anchorOf finds it", () => {
+  const terms = [{ operator: "channel", operand: 1 }, { operator: "near", operand: 5 }];
+  eq(apiNarrow(terms), [{ operator: "channel", operand: 1, negated: false }]);
+  eq(anchorOf(terms), 5);
+  eq(anchorOf([]), null);
+});
+
+test("narrowKey ignores term order and near", () => {
+  eq(narrowKey([{ operator: "topic", operand: "x" }, { operator: "channel", operand: 1 }]),
+    narrowKey([{ operator: "channel", operand: 1 }, { operator: "topic", operand: "x" }, { operator: "near", operand: 9 }]));
+});
+
+test("narrowTitle", () => {
+  eq(narrowTitle([{ operator: "channel", operand: 1 }, { operator: "topic", operand: "t" }], lookup), "#general > t");
+  eq(narrowTitle([{ operator: "is", operand: "starred" }], lookup), "Starred messages");
+  eq(narrowTitle([], lookup), "All messages");
+});
+
+// ---- local matching ------------------------------------------------------------------------
+
+const streamMessage = { id: 1, type: "stream", stream_id: 1, subject: "Lunch", sender_id: 11, flags: [] };
+const dmMessage = { id: 2, type: "private", display_recipient: [{ id: 10 }, { id: 11 }], sender_id: 11, flags: ["starred"] };
+
+test("messageMatches channel, topic (case-insensitive), dm, is, negation", () => {
+  eq(messageMatches([{ operator: "channel", operand: 1 }, { operator: "topic", operand: "lunch" }], streamMessage, ME), true);
+  eq(messageMatches([{ operator: "channel", operand: 2 }], streamMessage, ME), false);
+  eq(messageMatches([{ operator: "dm", operand: [11] }], dmMessage, ME), true);
+  eq(messageMatches([{ operator: "dm", operand: [11, 12] }], dmMessage, ME), false);
+  eq(messageMatches([{ operator: "is", operand: "starred" }], dmMessage, ME), true);
+  eq(messageMatches([{ operator: "is", operand: "dm", negated: true }], streamMessage, ME), true);
+  eq(messageMatches([], streamMessage, ME), true);
+});
+
+test("messageMatches cannot decide full-text search", () => {
+  eq(messageMatches([{ operator: "search", operand: "x" }], streamMessage, ME), undefined);
+});
+
+test("dmKeyIds drops me except for a note to self", () => {
+  eq(dmKeyIds([12, 10, 11], ME), [11, 12]);
+  eq(dmKeyIds([10], ME), [10]);
+});
+
+// ---- unread counting -----------------------------------------------------------------------
+
+const unreadMsgs = {
+  streams: [{ stream_id: 1, topic: "Lunch", unread_message_ids: [5, 6] }, { stream_id: 2, topic: "x", unread_message_ids: [7] }],
+  pms: [{ other_user_id: 11, unread_message_ids: [8] }],
+  huddles: [{ user_ids_string: "10,11,12", unread_message_ids: [9] }],
+  mentions: [6],
+};
+
+test("Unread counts by channel, topic, DM, mentions; muted channels not in the total", () => {
+  const unread = new Unread(unreadMsgs, ME);
+  const counts = unread.counts(new Set([2]));
+  eq(counts.total, 4);
+  eq(counts.byStream.get(1), 2);
+  eq(counts.byTopic.get(topicCountKey(1, "lunch")), 2);
+  eq(counts.byDm.get("11"), 1);
+  eq(counts.byDm.get("11,12"), 1);
+  eq(counts.mentions, 1);
+});
+
+test("Unread goes down when read, back up with message_details", () => {
+  const unread = new Unread(unreadMsgs, ME);
+  unread.markRead([5, 6]);
+  eq(unread.counts().byStream.get(1), undefined);
+  eq(unread.counts().mentions, 0);
+  unread.markUnread([5], { 5: { type: "stream", stream_id: 1, topic: "Lunch", mentioned: true } });
+  eq(unread.counts().byStream.get(1), 1);
+  eq(unread.counts().mentions, 1);
+});
+
+test("Unread conversations are ordered by their oldest unread", () => {
+  const unread = new Unread(unreadMsgs, ME);
+  eq(unread.conversations().map((c) => c.firstId), [5, 7, 8, 9]);
+});
+
+// ---- events applied to the stores ----------------------------------------------------------
+
+function freshState() {
+  return createState({
+    queue_id: "q", user_id: ME, max_message_id: 4,
+    realm_users: [{ user_id: 10, full_name: "Me", email: "me@x.com", role: 400 }, { user_id: 11, full_name: "Iago", email: "iago@x.com", role: 200 }],
+    subscriptions: [{ stream_id: 1, name: "general", color: "#c2c2c2" }],
+    unread_msgs: { streams: [], pms: [], huddles: [], mentions: [] },
+    presences: {}, server_timestamp: Date.now() / 1000,
+    realm_user_groups: [], recent_private_conversations: [],
+  }, { user_id: ME });
+}
+
+function messageEvent(id, extra = {}, flags = []) {
+  return { type: "message", flags, message: { id, type: "stream", stream_id: 1, display_recipient: "general", subject: "t", sender_id: 11, sender_full_name: "Iago", content: "<p>hi</p>", reactions: [], timestamp: 1, ...extra } };
+}
+
+test("message event: stored, listed in matching loaded narrows, counted unread, topic learned", () => {
+  const state = freshState();
+  const list = state.messages.list([{ operator: "channel", operand: 1 }]);
+  list.foundNewest = true;
+  const other = state.messages.list([{ operator: "channel", operand: 2 }]);
+  other.foundNewest = true;
+  const changes = applyEvent(state, messageEvent(5, {}, ["mentioned"]));
+  eq([...changes].sort(), ["feed", "sidebar"]);
+  eq(list.ids, [5]);
+  eq(other.ids, []);
+  eq(state.unread.counts().byStream.get(1), 1);
+  eq(state.unread.counts().mentions, 1);
+  eq(state.subs.topicsOf(1).map((t) => t.name), ["t"]);
+});
+
+test("a read message (my own) is not counted unread; DM updates recent conversations", () => {
+  const state = freshState();
+  applyEvent(state, { type: "message", flags: ["read"], message: { id: 6, type: "private", display_recipient: [{ id: 10 }, { id: 11 }], sender_id: 10, subject: "", reactions: [] } });
+  eq(state.unread.counts().total, 0);
+  eq(state.recentDms.get("11"), 6);
+});
+
+test("update_message_flags read/unread and starred", () => {
+  const state = freshState();
+  applyEvent(state, messageEvent(5));
+  applyEvent(state, { type: "update_message_flags", op: "add", flag: "read", messages: [5], all: false });
+  eq(state.unread.counts().total, 0);
+  applyEvent(state, { type: "update_message_flags", op: "remove", flag: "read", messages: [5], all: false, message_details: { 5: { type: "stream", stream_id: 1, topic: "t" } } });
+  eq(state.unread.counts().total, 1);
+  applyEvent(state, { type: "update_message_flags", op: "add", flag: "starred", messages: [5], all: false });
+  eq(state.messages.get(5).flags.includes("starred"), true);
+});
+
+test("reaction add and remove", () => {
+  const state = freshState();
+  applyEvent(state, messageEvent(5));
+  const reaction = { type: "reaction", message_id: 5, emoji_name: "tada", emoji_code: "1f389", reaction_type: "unicode_emoji", user_id: 10 };
+  applyEvent(state, { ...reaction, op: "add" });
+  applyEvent(state, { ...reaction, op: "add" });
+  eq(state.messages.get(5).reactions.length, 1);
+  applyEvent(state, { ...reaction, op: "remove" });
+  eq(state.messages.get(5).reactions.length, 0);
+});
+
+test("update_message edits content and moves messages between topics", () => {
+  const state = freshState();
+  const oldTopic = state.messages.list([{ operator: "channel", operand: 1 }, { operator: "topic", operand: "t" }]);
+  oldTopic.foundNewest = true;
+  oldTopic.foundOldest = true;
+  const newTopic = state.messages.list([{ operator: "channel", operand: 1 }, { operator: "topic", operand: "new" }]);
+  newTopic.foundNewest = true;
+  newTopic.foundOldest = true;
+  applyEvent(state, messageEvent(5));
+  applyEvent(state, { type: "update_message", message_id: 5, message_ids: [5], rendered_content: "<p>edited</p>", content: "edited", edit_timestamp: 99, user_id: 11, flags: [] });
+  eq(state.messages.get(5).content, "<p>edited</p>");
+  eq(state.messages.get(5).last_edit_timestamp, 99);
+  applyEvent(state, { type: "update_message", message_id: 5, message_ids: [5], stream_id: 1, orig_subject: "t", subject: "new", propagate_mode: "change_all", edit_timestamp: 100, user_id: 11, flags: [] });
+  eq(oldTopic.ids, []);
+  eq(newTopic.ids, [5]);
+  eq(state.unread.counts().byTopic.get(topicCountKey(1, "new")), 1);
+  eq(state.subs.topicsOf(1).map((t) => t.name), ["new"]);
+});
+
+test("delete_message removes from lists and unread", () => {
+  const state = freshState();
+  const list = state.messages.list([]);
+  list.foundNewest = true;
+  applyEvent(state, messageEvent(5));
+  applyEvent(state, { type: "delete_message", message_type: "stream", message_ids: [5], stream_id: 1, topic: "t" });
+  eq(list.ids, []);
+  eq(state.unread.counts().total, 0);
+});
+
+test("subscription, stream, realm_user, realm, user_settings events", () => {
+  const state = freshState();
+  applyEvent(state, { type: "subscription", op: "add", subscriptions: [{ stream_id: 2, name: "design", color: "#fff" }] });
+  eq(state.subs.isSubscribed(2), true);
+  applyEvent(state, { type: "stream", op: "update", stream_id: 2, property: "name", value: "design team" });
+  eq(state.subs.name(2), "design team");
+  applyEvent(state, { type: "subscription", op: "update", stream_id: 2, property: "is_muted", value: true });
+  eq(state.subs.get(2).is_muted, true);
+  applyEvent(state, { type: "subscription", op: "remove", subscriptions: [{ stream_id: 2, name: "design team" }] });
+  eq(state.subs.isSubscribed(2), false);
+  applyEvent(state, { type: "realm_user", op: "update", person: { user_id: 11, full_name: "Iago the Great" } });
+  eq(state.users.name(11), "Iago the Great");
+  applyEvent(state, { type: "realm_user", op: "add", person: { user_id: 12, full_name: "Othello", email: "o@x.com", role: 400 } });
+  eq(state.users.active().length, 3);
+  applyEvent(state, { type: "realm", op: "update", property: "name", value: "New name" });
+  eq(state.realm.realm_name, "New name");
+  applyEvent(state, { type: "realm", op: "update_dict", property: "default", data: { allow_message_editing: false } });
+  eq(state.realm.realm_allow_message_editing, false);
+  applyEvent(state, { type: "user_settings", op: "update", property: "color_scheme", value: 3 });
+  eq(state.settings.color_scheme, 3);
+});
+
+test("typing start/stop and expiry", () => {
+  const state = freshState();
+  const event = { type: "typing", message_type: "stream", sender: { user_id: 11, email: "iago@x.com" }, stream_id: 1, topic: "T" };
+  applyEvent(state, { ...event, op: "start" }, 1000);
+  const key = typingKeyForNarrow([{ operator: "channel", operand: 1 }, { operator: "topic", operand: "t" }], ME);
+  eq([...state.typing.get(key).keys()], [11]);
+  applyEvent(state, { ...event, op: "stop" });
+  eq(state.typing.get(key).size, 0);
+  applyEvent(state, { ...event, op: "start" }, 1000);
+  eq(expireTyping(state, 1000 + 60000), true);
+  eq(state.typing.get(key).size, 0);
+});
+
+test("presence events and statuses", () => {
+  const state = freshState();
+  const now = state.presence.now();
+  applyEvent(state, { type: "presence", presences: { 11: { active_timestamp: Math.floor(now) - 10, idle_timestamp: Math.floor(now) - 10 } } });
+  eq(state.presence.status(11), "active");
+  eq(state.presence.status(12), "offline");
+  const idle = new Presence({ 5: { active_timestamp: 0, idle_timestamp: 1000 } }, 1050);
+  eq(idle.status(5, 1050), "idle");
+});
+
+test("drafts events", () => {
+  const state = freshState();
+  applyEvent(state, { type: "drafts", op: "add", drafts: [{ id: 1, type: "stream", to: [1], topic: "t", content: "x", timestamp: 1 }] });
+  applyEvent(state, { type: "drafts", op: "update", draft: { id: 1, type: "stream", to: [1], topic: "t", content: "y", timestamp: 2 } });
+  eq(state.drafts.get(1).content, "y");
+  applyEvent(state, { type: "drafts", op: "remove", draft_id: 1 });
+  eq(state.drafts.size, 0);
+});
+
+// ---- permissions, backoff, API encoding, autocomplete --------------------------------------
+
+test("group-setting membership through ids, subgroups and anonymous groups", () => {
+  const groups = new Map([[1, { id: 1, members: [5], direct_subgroup_ids: [2] }], [2, { id: 2, members: [6], direct_subgroup_ids: [1] }]]);
+  eq(userInGroupSetting(1, 6, groups), true);
+  eq(userInGroupSetting(2, 5, groups), true);
+  eq(userInGroupSetting(2, 7, groups), false);
+  eq(userInGroupSetting({ direct_members: [7], direct_subgroups: [] }, 7, groups), true);
+});
+
+test("edit and delete permissions follow the realm's limits", () => {
+  const state = freshState();
+  state.realm.realm_allow_message_editing = true;
+  state.realm.realm_message_content_edit_limit_seconds = 600;
+  const mine = { sender_id: ME, timestamp: 1000, type: "stream" };
+  eq(state.permissions.canEdit(mine, 1500), true);
+  eq(state.permissions.canEdit(mine, 2000), false);
+  eq(state.permissions.canEdit({ ...mine, sender_id: 11 }, 1500), false);
+});
+
+test("backoff grows exponentially with jitter and a ceiling", () => {
+  eq(backoffDelay(0, () => 0.5), 500);
+  eq(backoffDelay(3, () => 0.5), 4000);
+  eq(backoffDelay(30, () => 0.5), BACKOFF_MAX_MS);
+  eq(backoffDelay(0, () => 0), 375);
+});
+
+test("encodeParams JSON-encodes non-strings", () => {
+  eq(encodeParams({ a: "x", b: 3, c: [1, 2], d: true, e: undefined }).toString(), "a=x&b=3&c=%5B1%2C2%5D&d=true");
+});
+
+test("currentToken finds @, # and : triggers before the caret", () => {
+  eq(currentToken("hi @ia", 6), { trigger: "@", query: "ia", start: 3 });
+  eq(currentToken("#gen", 4), { trigger: "#", query: "gen", start: 0 });
+  eq(currentToken("so :ta", 6), { trigger: ":", query: "ta", start: 3 });
+  eq(currentToken("so :t", 5), null);
+  eq(currentToken("mail a@b", 8), null);
+});
+
+// ---- runner --------------------------------------------------------------------------------
+
+const results = [];
+for (const { name, fn } of tests) {
+  try {
+    await fn();
+    results.push({ name, ok: true });
+  } catch (error) {
+    results.push({ name, ok: false, error: String(error && error.stack || error) });
+  }
+}
+document.getElementById("results").textContent = results.map((r) => `${r.ok ? "ok  " : "FAIL"} ${r.name}${r.error ? "\n     " + r.error : ""}`).join("\n");
+window.unitResults = results;

@@ -1,0 +1,256 @@
+"""Fixtures for browser tests: a real ``palaver serve`` process and Playwright's Chromium.
+
+``live_server`` (one per test session) serves a seeded organization on the bare host
+(``root_realm_string_id=""``), so ``live_server.url`` opens it. ``browser`` is Debian's
+Chromium driven by Playwright (its own browser download is not reachable here);
+``new_page()`` gives each call a fresh context, so two calls are two people. When a test
+fails, every page it opened is saved as a screenshot under ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from palaver.config import load_settings
+from tests.e2e.test_events_e2e import _die_with_parent
+from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+PASSWORD = "secret-password"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# name -> (full name, role); desdemona is the owner who creates the organization.
+LIVE_USERS = {
+    "iago": ("Iago", 200),
+    "hamlet": ("King Hamlet", 400),
+    "othello": ("Othello, the Moor of Venice", 400),
+}
+
+
+@dataclass
+class LiveServer:
+    url: str
+    port: int
+    data_dir: Path
+    env: dict[str, str]
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+    # name -> (email, password, api_key)
+    users: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+
+    @property
+    def realm_url(self) -> str:
+        return self.url
+
+    def api(self, name: str) -> httpx.Client:
+        """An API client (HTTP Basic with the user's API key) for setting up a test."""
+        email, _, api_key = self.users[name]
+        return httpx.Client(base_url=f"{self.url}/api/v1", auth=(email, api_key), timeout=30)
+
+    def logs(self) -> str:
+        return self.log.read_text()[-4000:]
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [*palaver_command(), "serve"],
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+        _wait_until_serving(self)
+
+    def stop(self) -> None:
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+    def restart(self) -> None:
+        """Stop and start the server on the same port and database (sessions survive)."""
+        self.stop()
+        self.start()
+
+
+def _wait_until_serving(server: LiveServer, timeout: float = 60) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert server.process is not None
+        if server.process.poll() is not None:
+            pytest.fail(f"palaver serve exited with {server.process.returncode}\n{server.logs()}")
+        try:
+            if httpx.get(f"{server.url}/api/v1/server_settings", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"palaver serve did not answer within {timeout} s\n{server.logs()}")
+
+
+def _seed(settings_values: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """The organization on the root domain, made through the actions as a test realm is."""
+    from palaver.actions.realm import do_create_realm
+    from palaver.actions.users import do_create_user
+    from palaver.bootstrap import open_services
+    from palaver.lib.realm import realm_email_host
+    from palaver.models import Realm
+
+    settings = load_settings(env={}, **settings_values)
+    users: dict[str, tuple[str, str, str]] = {}
+    with open_services(settings) as services, services.db.session() as session:
+        email_host = realm_email_host(settings, Realm(string_id="", name=""))
+        password_hash = services.passwords.hash(PASSWORD)
+        realm, owner = do_create_realm(
+            session,
+            string_id="",
+            name="Browser Test Organization",
+            owner_email="desdemona@example.com",
+            owner_full_name="Desdemona",
+            owner_password_hash=password_hash,
+            email_host=email_host,
+            default_channels=True,
+        )
+        users["desdemona"] = (owner.delivery_email, PASSWORD, owner.api_key)
+        for name, (full_name, role) in LIVE_USERS.items():
+            user = do_create_user(
+                session,
+                realm,
+                email=f"{name}@example.com",
+                full_name=full_name,
+                password_hash=password_hash,
+                email_host=email_host,
+                role=role,
+            )
+            users[name] = (user.delivery_email, PASSWORD, user.api_key)
+    return users
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    tmp = tmp_path_factory.mktemp("live-server")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    values = {
+        "data_dir": str(tmp / "data"),
+        "database_url": f"sqlite:///{tmp / 'palaver.db'}",
+        "external_url": url,
+        "root_realm_string_id": "",
+        "password_time_cost": "1",
+        "password_memory_cost_kib": "8",
+    }
+    users = _seed(values)
+    env = clean_environment(
+        **{f"PALAVER_{name.upper()}": value for name, value in values.items()},
+        PALAVER_HOST="127.0.0.1",
+        PALAVER_PORT=str(port),
+        PALAVER_CREATE_DEMO_REALM="false",
+        PALAVER_LOG_LEVEL="warning",
+        # Browser tests log in and poll far more often than a person would.
+        PALAVER_API_RATE_LIMIT="100000/60",
+        PALAVER_AUTH_RATE_LIMIT_PER_USERNAME="1000/60",
+        PALAVER_AUTH_RATE_LIMIT_PER_IP="1000/60",
+        # Long-polls end every few seconds, so a stop or restart is prompt.
+        PALAVER_HEARTBEAT_SECONDS="5",
+    )
+    server = LiveServer(url, port, tmp / "data", env, tmp / "server.log", users=users)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# The browser --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does, as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    # Keeps each phase's report on the item, so fixtures can tell in teardown that it failed.
+    report = yield
+    setattr(item, f"palaver_report_{report.when}", report)
+    return report
+
+
+def _failed(item: pytest.Item) -> bool:
+    return any(
+        getattr(getattr(item, f"palaver_report_{when}", None), "failed", False) for when in ("setup", "call")
+    )
+
+
+@pytest.fixture
+def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """``new_page(**context_options)``: a page in a fresh context (its own cookies)."""
+    contexts: list[Any] = []
+
+    def make(**options: Any) -> Any:
+        context = browser.new_context(**options)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    if _failed(request.node):
+        ARTIFACTS.mkdir(exist_ok=True)
+        stem = re.sub(r"[^\w.-]+", "_", request.node.nodeid)[-150:]
+        for i, context in enumerate(contexts):
+            for j, page in enumerate(context.pages):
+                try:
+                    page.screenshot(path=str(ARTIFACTS / f"{stem}-{i}-{j}.png"), full_page=True)
+                except Exception as error:  # a crashed page must not hide the test's own failure
+                    print(f"screenshot failed: {error}")
+    for context in contexts:
+        context.close()
+
+
+# TestClient helpers for the server tests ----------------------------------------------------
+
+
+@pytest.fixture
+def web(client: Any, realm: Any) -> Iterator[Any]:
+    """A cookie-keeping client on the realm's own host (the shared app, a private cookie jar)."""
+    from starlette.testclient import TestClient
+
+    with_jar = TestClient(client.app, base_url=f"http://{realm.host}")
+    yield with_jar
+    with_jar.close()
