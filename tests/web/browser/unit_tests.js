@@ -10,6 +10,7 @@ import { backoffDelay, BACKOFF_MAX_MS } from "/static/app/events.js";
 import { encodeParams } from "/static/app/api.js";
 import { currentToken } from "/static/app/views/autocomplete.js";
 import { Presence } from "/static/app/store/presence.js";
+import { setHtml } from "/static/app/views/dom.js";
 
 const tests = [];
 const test = (name, fn) => tests.push({ name, fn });
@@ -29,6 +30,15 @@ const lookup = {
   userEmail: (id) => ({ 10: "me@x.com", 11: "iago@x.com", 12: "othello@x.com" })[id],
   userId: (text) => ({ "iago@x.com": 11, "othello@x.com": 12 })[text],
 };
+
+// ---- rendered content ----------------------------------------------------------------------
+
+test("setHtml shows Unicode emoji as the server's pictures", () => {
+  const html = '<p>hi <span aria-label="tada" class="emoji emoji-1f389" role="img" title="tada">:tada:</span></p>';
+  const img = setHtml(document.createElement("div"), html).querySelector("span.emoji img");
+  eq(img.getAttribute("src"), "/static/generated/emoji/images-google-64/1f389.png");
+  eq(img.getAttribute("alt"), ":tada:");
+});
 
 // ---- narrow syntax -------------------------------------------------------------------------
 

@@ -26,9 +26,21 @@ function append(el, children) {
 }
 
 // Server-rendered message HTML (already sanitized by the server's Markdown renderer).
+// Unicode emoji become the server's pictures: many machines have no colour emoji font.
 export function setHtml(el, html) {
   el.innerHTML = html;
+  for (const span of el.querySelectorAll("span.emoji")) {
+    const code = [...span.classList].find((c) => c.startsWith("emoji-"))?.slice("emoji-".length);
+    if (code) span.replaceChildren(emojiImage(code, span.title || span.textContent.replaceAll(":", "")));
+  }
   return el;
+}
+
+const EMOJI_IMAGES = "/static/generated/emoji/images-google-64/";
+
+// A Unicode emoji as the picture Palaver serves (drawn from a packaged emoji font).
+export function emojiImage(code, name) {
+  return h("img", { class: "emoji-img", src: `${EMOJI_IMAGES}${code}.png`, alt: `:${name}:`, title: `:${name}:`, loading: "lazy" });
 }
 
 export function clear(el) {

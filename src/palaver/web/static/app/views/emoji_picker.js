@@ -1,7 +1,7 @@
 // The emoji picker for reactions. The name → code table (emoji/names.json, generated from the
 // server's own table) is fetched the first time it is needed, so it costs nothing at load.
 
-import { h, clear, unicodeEmoji } from "./dom.js";
+import { h, clear, emojiImage } from "./dom.js";
 
 let namesPromise = null;
 
@@ -49,7 +49,7 @@ export function openEmojiPicker(app, anchor, onPick) {
       }
     }
     for (const [name, code] of chosen) {
-      grid.append(h("button", { type: "button", class: "picker-emoji", title: `:${name}:`, "aria-label": name, onclick: () => pick({ emoji_name: name, emoji_code: code, reaction_type: "unicode_emoji" }) }, unicodeEmoji(code)));
+      grid.append(h("button", { type: "button", class: "picker-emoji", title: `:${name}:`, "aria-label": name, onclick: () => pick({ emoji_name: name, emoji_code: code, reaction_type: "unicode_emoji" }) }, emojiImage(code, name)));
     }
     if (!grid.children.length) grid.append(h("p", { class: "picker-empty", text: "No emoji found" }));
   };

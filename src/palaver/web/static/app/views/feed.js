@@ -4,7 +4,7 @@
 
 import { apiNarrow, narrowToHash, messageDmIds, isSearchNarrow } from "../narrow.js";
 import { ReadTracker } from "./reading.js";
-import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, unicodeEmoji, clear } from "./dom.js";
+import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, emojiImage, clear } from "./dom.js";
 
 const FETCH_BATCH = 100;
 const LOAD_MARGIN_PX = 400;
@@ -304,7 +304,7 @@ export class FeedView {
       const custom = this.state.emoji[r.emoji_code];
       if (custom) return h("img", { class: "emoji", src: custom.source_url, alt: `:${r.emoji_name}:` });
     }
-    if (r.reaction_type === "unicode_emoji") return h("span", { class: "emoji", text: unicodeEmoji(r.emoji_code) });
+    if (r.reaction_type === "unicode_emoji") return h("span", { class: "emoji" }, emojiImage(r.emoji_code, r.emoji_name));
     return h("span", { class: "emoji", text: `:${r.emoji_name}:` });
   }
 
