@@ -33,7 +33,6 @@ from palaver.api.webhooks import webhook_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.logs import configure_logging
-from palaver.lib.scheduler import Scheduler
 from palaver.operations import install_operations
 from palaver.services import Services, build_services
 from palaver.serving import on_stop_signals
@@ -44,6 +43,7 @@ from palaver.workers.exports import ExportWorker
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from palaver.workers.previews import PreviewWorker
 from palaver.workers.retention import RetentionWorker
+from palaver.workers.scheduler import Scheduler
 from palaver.workers.thumbnails import ThumbnailWorker
 
 API_PREFIX = "/api/v1"
@@ -192,7 +192,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Event queues: restore those saved at the last clean shutdown, collect idle ones.
         await services.bus.start()
-        # Sends scheduled messages and reminders when due (lib/scheduler.py).
+        # Sends scheduled messages and reminders when due (workers/scheduler.py).
         scheduler = Scheduler(services)
         await scheduler.start()
         # Makes thumbnails of uploaded images (workers/thumbnails.py).

@@ -2,7 +2,7 @@
 
 Both live in ``ScheduledMessage`` rows (``delivery_type`` tells them apart). Writes are in
 ``actions/scheduled_messages.py`` and ``actions/reminders.py``; delivery is driven by the
-scheduler (``lib/scheduler.py``).
+scheduler (``workers/scheduler.py``).
 """
 
 from __future__ import annotations

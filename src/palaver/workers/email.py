@@ -10,8 +10,6 @@ call ``run_once`` with the time they want.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -36,6 +34,7 @@ from palaver.models import Realm
 from palaver.models.email_outbox import EmailOutbox
 from palaver.services import Services
 from palaver.timeutil import utcnow
+from palaver.workers.loop import BackgroundWorker
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +59,11 @@ def template_context(session: Session, settings: Settings, row: EmailOutbox) -> 
     return context
 
 
-class EmailWorker:
+class EmailWorker(BackgroundWorker):
+    name = "palaver-email-worker"
+    label = "email worker"
+    logger = logger
+
     def __init__(
         self,
         services: Services,
@@ -72,14 +75,13 @@ class EmailWorker:
         lease_seconds: float = 300.0,
         batch_size: int = 50,
     ) -> None:
-        self.services = services
+        super().__init__(services)
         self.transport = transport or make_transport(services.settings)
         self.clock = clock
         self.jobs = default_jobs() if jobs is None else jobs
         self.max_sleep_seconds = max_sleep_seconds
         self.lease_seconds = lease_seconds
         self.batch_size = batch_size
-        self._task: asyncio.Task[None] | None = None
 
     # One round ---------------------------------------------------------------------------
 
@@ -149,21 +151,8 @@ class EmailWorker:
 
     # Running in the server ---------------------------------------------------------------
 
-    async def _run(self) -> None:
-        while True:
-            try:
-                await asyncio.to_thread(self.run_once)
-            except Exception:
-                logger.exception("email worker round failed")
-            await asyncio.sleep(self.max_sleep_seconds)
+    def run_round(self) -> None:
+        self.run_once()
 
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="palaver-email-worker")
-
-    async def stop(self) -> None:
-        if self._task is None:
-            return
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None
+    def default_delay(self) -> float:
+        return self.max_sleep_seconds

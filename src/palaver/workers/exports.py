@@ -9,12 +9,10 @@ under an unguessable key.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import secrets
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,12 +28,19 @@ from palaver.models.realm_export import RealmExportRecord
 from palaver.portability.exporter import export_realm
 from palaver.services import Services
 from palaver.timeutil import utcnow
-from palaver.workers import in_daemon_thread
+from palaver.workers.loop import BackgroundWorker
 
 logger = logging.getLogger(__name__)
 
 
-class ExportWorker:
+class ExportWorker(BackgroundWorker):
+    name = "palaver-export-worker"
+    label = "export worker"
+    logger = logger
+    # Exports take minutes: a shutdown does not wait for one (the next start redoes it).
+    daemon_thread = True
+    waking_events = frozenset({"realm_export"})
+
     def __init__(
         self,
         services: Services,
@@ -44,13 +49,10 @@ class ExportWorker:
         clock: Callable[[], datetime] = utcnow,
         storage: FileStorage | None = None,
     ) -> None:
-        self.services = services
+        super().__init__(services)
         self.poll_seconds = poll_seconds
         self.clock = clock
         self.storage = storage if storage is not None else make_storage(services.settings)
-        self._task: asyncio.Task[None] | None = None
-        self._wake: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     def run_pending(self) -> list[int]:
         """Make every pending export this process can claim; their IDs."""
@@ -95,34 +97,11 @@ class ExportWorker:
 
     # Running in the server ---------------------------------------------------------------
 
-    def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
-        if event.get("type") != "realm_export" or self._loop is None or self._wake is None:
-            return
-        if any(e.get("pending") for e in event.get("exports", [])):
-            self._loop.call_soon_threadsafe(self._wake.set)
+    def run_round(self) -> None:
+        self.run_pending()
 
-    async def _run(self) -> None:
-        assert self._wake is not None
-        while True:
-            self._wake.clear()
-            try:
-                await in_daemon_thread(self.run_pending, "palaver-export")
-            except Exception:
-                logger.exception("export worker round failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_seconds)
+    def default_delay(self) -> float:
+        return self.poll_seconds
 
-    async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        self.services.bus.add_listener(self._on_event)
-        self._task = asyncio.create_task(self._run(), name="palaver-export-worker")
-
-    async def stop(self) -> None:
-        if self._task is None:
-            return
-        self.services.bus.remove_listener(self._on_event)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None
+    def wakes_on(self, event: dict[str, Any]) -> bool:
+        return any(e.get("pending") for e in event.get("exports", []))

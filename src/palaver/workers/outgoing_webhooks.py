@@ -13,10 +13,8 @@ a direct message from the bot. A 2xx answer's ``content`` becomes the bot's repl
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -50,6 +48,7 @@ from palaver.models.messages import Message
 from palaver.models.service_bots import ServiceBotEvent
 from palaver.models.users import BotType, UserProfile
 from palaver.timeutil import utcnow
+from palaver.workers.loop import BackgroundWorker
 
 if TYPE_CHECKING:
     from palaver.services import Services
@@ -88,7 +87,12 @@ def _excerpt(body: bytes) -> str:
     return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
 
 
-class ServiceBotWorker:
+class ServiceBotWorker(BackgroundWorker):
+    name = "palaver-service-bots"
+    label = "service bot"
+    logger = logger
+    waking_events = frozenset({"message"})
+
     def __init__(
         self,
         services: Services,
@@ -97,7 +101,7 @@ class ServiceBotWorker:
         max_sleep_seconds: float = 5.0,
         batch_size: int = 50,
     ) -> None:
-        self.services = services
+        super().__init__(services)
         self.clock = clock
         self.max_sleep_seconds = max_sleep_seconds
         self.batch_size = batch_size
@@ -107,9 +111,6 @@ class ServiceBotWorker:
             follow_redirects=False,
             trust_env=False,
         )
-        self._task: asyncio.Task[None] | None = None
-        self._wake: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     # One round --------------------------------------------------------------------------------
 
@@ -289,39 +290,19 @@ class ServiceBotWorker:
 
     # Running in the server ----------------------------------------------------------------------
 
-    def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
+    def run_round(self) -> float:
+        self.run_due()
+        return self.seconds_until_next()
+
+    def default_delay(self) -> float:
+        return self.max_sleep_seconds
+
+    def wakes_on(self, event: dict[str, Any]) -> bool:
         # Only direct messages and messages with a mention can trigger a bot: plain channel
         # chatter does not cost a round (and its queries) per message.
-        if event.get("type") != "message" or self._loop is None or self._wake is None:
-            return
         message = event.get("message") or {}
-        if message.get("type") == "private" or "user-mention" in str(message.get("content", "")):
-            self._loop.call_soon_threadsafe(self._wake.set)
-
-    async def _run(self) -> None:
-        assert self._wake is not None
-        while True:
-            self._wake.clear()
-            try:
-                await asyncio.to_thread(self.run_due)
-                delay = await asyncio.to_thread(self.seconds_until_next)
-            except Exception:
-                logger.exception("service bot round failed")
-                delay = self.max_sleep_seconds
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=delay)
-
-    async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        self.services.bus.add_listener(self._on_event)
-        self._task = asyncio.create_task(self._run(), name="palaver-service-bots")
+        return message.get("type") == "private" or "user-mention" in str(message.get("content", ""))
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self.services.bus.remove_listener(self._on_event)
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await super().stop()
         self.http.close()

@@ -10,13 +10,10 @@ queue being drained at shutdown, previews are a courtesy, not a promise).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -39,6 +36,7 @@ from palaver.lib.storage import make_storage
 from palaver.models import Realm
 from palaver.models.messages import Message
 from palaver.services import Services
+from palaver.workers.loop import BackgroundWorker
 from palaver.workers.thumbnails import rendered_message
 
 logger = logging.getLogger(__name__)
@@ -47,18 +45,20 @@ _CACHE_SECONDS = 3600.0
 _CACHE_SIZE = 500
 
 
-class PreviewWorker:
+class PreviewWorker(BackgroundWorker):
+    name = "palaver-previews"
+    label = "preview"
+    logger = logger
+    waking_events = frozenset({"message", "update_message"})
+
     def __init__(self, services: Services, fetcher: Fetcher | None = None) -> None:
-        self.services = services
+        super().__init__(services)
         settings = services.settings
         self.fetcher = fetcher or Fetcher(allow_private=settings.outgoing_fetches_allow_private)
         self._queue: list[int] = []
         self._lock = threading.Lock()
         # (realm ID, URL, images on, embeds on) -> (when, markup or None)
         self._cache: OrderedDict[tuple[int, str, bool, bool], tuple[float, str | None]] = OrderedDict()
-        self._task: asyncio.Task[None] | None = None
-        self._wake: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     # Making previews ------------------------------------------------------------------------
 
@@ -157,39 +157,21 @@ class PreviewWorker:
 
     # Running in the server ------------------------------------------------------------------
 
-    def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
+    def run_round(self) -> None:
+        self.run_pending()
+
+    def first_delay(self) -> None:
+        return None  # its work is the messages it hears: rounds only when woken, no timer
+
+    def wakes_on(self, event: dict[str, Any]) -> bool:
         # New messages and content edits (an edit renders afresh, without previews).
         message_id, content = rendered_message(event)
         if message_id is None or 'href="http' not in content:
-            return
+            return False
         with self._lock:
             if message_id not in self._queue:
                 self._queue.append(message_id)
-        if self._loop is not None and self._wake is not None:
-            self._loop.call_soon_threadsafe(self._wake.set)
+        return True
 
-    async def _run(self) -> None:
-        assert self._wake is not None
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            try:
-                await asyncio.to_thread(self.run_pending)
-            except Exception:
-                logger.exception("preview round failed")
-
-    async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        self.services.bus.add_listener(self._on_event)
-        self._task = asyncio.create_task(self._run(), name="palaver-previews")
-
-    async def stop(self) -> None:
-        if self._task is None:
-            return
-        self.services.bus.remove_listener(self._on_event)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None
+    def on_stop(self) -> None:
         self.fetcher.close()

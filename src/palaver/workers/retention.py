@@ -8,8 +8,6 @@ claimed with SKIP LOCKED, SQLite serializes writers. The clock is injectable for
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +18,7 @@ from palaver.lib.realm import get_realm_by_string_id
 from palaver.lib.retention import expired_condition, realms_with_retention
 from palaver.services import Services
 from palaver.timeutil import utcnow
-from palaver.workers import in_daemon_thread
+from palaver.workers.loop import BackgroundWorker
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +70,12 @@ def run_retention(
     return report
 
 
-class RetentionWorker:
+class RetentionWorker(BackgroundWorker):
+    name = "palaver-retention"
+    label = "retention"
+    logger = logger
+    daemon_thread = True
+
     def __init__(
         self,
         services: Services,
@@ -81,33 +84,21 @@ class RetentionWorker:
         interval: timedelta = ROUND_INTERVAL,
         first_delay_seconds: float = 60.0,
     ) -> None:
-        self.services = services
+        super().__init__(services)
         self.clock = clock
         self.interval = interval
         # Not at once: a restart should serve first, and rolling restarts should not all
         # start a round together.
         self.first_delay_seconds = first_delay_seconds
-        self._task: asyncio.Task[None] | None = None
 
     def run_once(self) -> RetentionReport:
         return run_retention(self.services, self.clock())
 
-    async def _run(self) -> None:
-        await asyncio.sleep(self.first_delay_seconds)
-        while True:
-            try:
-                await in_daemon_thread(self.run_once, "palaver-retention")
-            except Exception:
-                logger.exception("retention round failed")
-            await asyncio.sleep(self.interval.total_seconds())
+    def run_round(self) -> None:
+        self.run_once()
 
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="palaver-retention")
+    def default_delay(self) -> float:
+        return self.interval.total_seconds()
 
-    async def stop(self) -> None:
-        if self._task is None:
-            return
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None
+    def first_delay(self) -> float:
+        return self.first_delay_seconds

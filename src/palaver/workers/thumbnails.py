@@ -9,11 +9,9 @@ an upload or sends a message still showing a placeholder, and otherwise every
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +19,7 @@ from palaver.actions.thumbnails import do_make_thumbnails, do_refresh_thumbnail_
 from palaver.lib.storage import make_storage
 from palaver.services import Services
 from palaver.timeutil import utcnow
+from palaver.workers.loop import BackgroundWorker
 
 logger = logging.getLogger(__name__)
 
@@ -38,16 +37,18 @@ def rendered_message(event: dict[str, Any]) -> tuple[int | None, str]:
     return (message_id, str(content)) if isinstance(message_id, int) else (None, "")
 
 
-class ThumbnailWorker:
+class ThumbnailWorker(BackgroundWorker):
+    name = "palaver-thumbnails"
+    label = "thumbnail"
+    logger = logger
+    waking_events = frozenset({"attachment", "message", "update_message"})
+
     def __init__(
         self, services: Services, *, max_sleep_seconds: float = 60.0, clock: Callable[[], datetime] = utcnow
     ) -> None:
-        self.services = services
+        super().__init__(services)
         self.max_sleep_seconds = max_sleep_seconds
         self.clock = clock
-        self._task: asyncio.Task[None] | None = None
-        self._wake: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         # Messages sent with placeholders whose images may already be done (a race with
         # the worker finishing between rendering and sending).
         self._messages: set[int] = set()
@@ -82,39 +83,17 @@ class ThumbnailWorker:
                     session.rollback()
         return done
 
-    def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
-        kind = event.get("type")
-        wake = kind == "attachment" and event.get("op") == "add"
+    def run_round(self) -> None:
+        self.run_pending()
+
+    def default_delay(self) -> float:
+        return self.max_sleep_seconds
+
+    def wakes_on(self, event: dict[str, Any]) -> bool:
+        wake = event.get("type") == "attachment" and event.get("op") == "add"
         message_id, content = rendered_message(event)
         if message_id is not None and "image-loading-placeholder" in content:
             with self._messages_lock:
                 self._messages.add(message_id)
             wake = True
-        if wake and self._loop is not None and self._wake is not None:
-            self._loop.call_soon_threadsafe(self._wake.set)
-
-    async def _run(self) -> None:
-        assert self._wake is not None
-        while True:
-            self._wake.clear()
-            try:
-                await asyncio.to_thread(self.run_pending)
-            except Exception:
-                logger.exception("thumbnail round failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=self.max_sleep_seconds)
-
-    async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        self.services.bus.add_listener(self._on_event)
-        self._task = asyncio.create_task(self._run(), name="palaver-thumbnails")
-
-    async def stop(self) -> None:
-        if self._task is None:
-            return
-        self.services.bus.remove_listener(self._on_event)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None
+        return wake

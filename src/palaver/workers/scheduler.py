@@ -10,25 +10,27 @@ to notice items other processes scheduled), and at once when this process schedu
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from palaver.actions.scheduled_messages import Delivery, do_deliver_scheduled_message
 from palaver.lib.scheduled_messages import due_item_ids, next_due_time
 from palaver.services import Services
 from palaver.timeutil import utcnow
+from palaver.workers.loop import BackgroundWorker
 
 logger = logging.getLogger(__name__)
 
-_WAKING_EVENTS = frozenset({"scheduled_messages", "reminders"})
 
+class Scheduler(BackgroundWorker):
+    name = "palaver-scheduler"
+    label = "scheduler"
+    logger = logger
+    # A new or moved item may be due sooner.
+    waking_events = frozenset({"scheduled_messages", "reminders"})
 
-class Scheduler:
     def __init__(
         self,
         services: Services,
@@ -37,13 +39,10 @@ class Scheduler:
         batch_size: int = 100,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
-        self.services = services
+        super().__init__(services)
         self.max_sleep_seconds = max_sleep_seconds
         self.batch_size = batch_size
         self.clock = clock
-        self._task: asyncio.Task[None] | None = None
-        self._wake: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     def deliver_due(self, now: datetime | None = None) -> Counter[Delivery]:
         """Deliver every item due at ``now`` (the clock's time by default), oldest first."""
@@ -76,37 +75,9 @@ class Scheduler:
         wait = (due - self.clock()).total_seconds()
         return min(max(wait, 0.0), self.max_sleep_seconds)
 
-    # Running in the server ---------------------------------------------------------------
+    def run_round(self) -> float:
+        self.deliver_due()
+        return self.seconds_until_next()
 
-    def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
-        # Called in the thread that committed; a new or moved item may be due sooner.
-        if event.get("type") in _WAKING_EVENTS and self._loop is not None and self._wake is not None:
-            self._loop.call_soon_threadsafe(self._wake.set)
-
-    async def _run(self) -> None:
-        assert self._wake is not None
-        while True:
-            self._wake.clear()
-            try:
-                await asyncio.to_thread(self.deliver_due)
-                delay = await asyncio.to_thread(self.seconds_until_next)
-            except Exception:
-                logger.exception("scheduler round failed")
-                delay = self.max_sleep_seconds
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=delay)
-
-    async def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        self.services.bus.add_listener(self._on_event)
-        self._task = asyncio.create_task(self._run(), name="palaver-scheduler")
-
-    async def stop(self) -> None:
-        if self._task is None:
-            return
-        self.services.bus.remove_listener(self._on_event)
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-        self._task = None
+    def default_delay(self) -> float:
+        return self.max_sleep_seconds

@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy import func, select
 
 from palaver.actions.scheduled_messages import Delivery
-from palaver.lib.scheduler import Scheduler
 from palaver.models.messages import Message
 from palaver.services import Services
 from palaver.timeutil import utcnow
+from palaver.workers.scheduler import Scheduler
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
 from tests.helpers import TestUser as User
 

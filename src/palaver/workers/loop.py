@@ -1,0 +1,115 @@
+"""The one loop of every background worker (started and stopped from the app's lifespan).
+
+A worker is an asyncio task that runs a blocking round off the event loop, logs a round that
+fails, then waits until its next round is due or until an event published in this process
+wakes it. Rounds run in ``asyncio.to_thread``, or in a daemon thread (``in_daemon_thread``)
+for long jobs a shutdown must not wait for. Subclasses say what a round is and when.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from palaver.workers import in_daemon_thread
+
+if TYPE_CHECKING:
+    from palaver.services import Services
+
+
+class BackgroundWorker:
+    #: The asyncio task's name (and the daemon thread's).
+    name: ClassVar[str]
+    #: What the failed-round log line calls the worker ("<label> round failed").
+    label: ClassVar[str]
+    logger: ClassVar[logging.Logger]
+    #: Run rounds in a daemon thread rather than ``asyncio.to_thread``.
+    daemon_thread: ClassVar[bool] = False
+    #: Types of published events that may wake the worker (``wakes_on`` decides); none: the
+    #: worker does not listen to the event bus.
+    waking_events: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self._task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # What subclasses define --------------------------------------------------------------
+
+    def run_round(self) -> float | None:
+        """One round, in a thread; the seconds until the next, or None for ``default_delay``."""
+        raise NotImplementedError
+
+    def default_delay(self) -> float | None:
+        """Seconds between rounds when a round names none (or fails); None: until woken."""
+        return None
+
+    def first_delay(self) -> float | None:
+        """Seconds before the first round; None: until woken."""
+        return 0.0
+
+    def wakes_on(self, event: dict[str, Any]) -> bool:
+        """Whether an event of one of ``waking_events`` wakes the worker.
+
+        Called in the thread that published it, also before the worker starts.
+        """
+        return True
+
+    def on_stop(self) -> None:
+        """Called once the running task is stopped (not when stopping a stopped worker)."""
+
+    # Running in the server ---------------------------------------------------------------
+
+    def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
+        if event.get("type") not in self.waking_events or not self.wakes_on(event):
+            return
+        if self._loop is not None and self._wake is not None:
+            self._loop.call_soon_threadsafe(self._wake.set)
+
+    async def _wait(self, delay: float | None) -> None:
+        assert self._wake is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout=delay)
+
+    async def _round(self) -> float | None:
+        if self.daemon_thread:
+            return await in_daemon_thread(self.run_round, self.name)
+        return await asyncio.to_thread(self.run_round)
+
+    async def _run(self) -> None:
+        assert self._wake is not None
+        first = self.first_delay()
+        if first != 0.0:
+            await self._wait(first)
+        while True:
+            self._wake.clear()
+            try:
+                delay = await self._round()
+            except Exception:
+                self.logger.exception("%s round failed", self.label)
+                delay = None
+            await self._wait(self.default_delay() if delay is None else delay)
+
+    async def start(self) -> None:
+        if self._task is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        if self.waking_events:
+            self.services.bus.add_listener(self._on_event)
+        self._task = asyncio.create_task(self._run(), name=self.name)
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        if self.waking_events:
+            self.services.bus.remove_listener(self._on_event)
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+        self.on_stop()

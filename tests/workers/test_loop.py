@@ -1,0 +1,103 @@
+"""The shared worker loop: first round, delays, waking events, failed rounds, start and stop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+import pytest
+
+from palaver.services import Services
+from palaver.workers.loop import BackgroundWorker
+
+
+class Recorder(BackgroundWorker):
+    name = "palaver-test-worker"
+    label = "test worker"
+    logger = logging.getLogger("tests.workers.loop")
+    waking_events = frozenset({"ping"})
+
+    def __init__(self, services: Services, *, first: float | None = 0.0, fail_round: int = 0) -> None:
+        super().__init__(services)
+        self.first = first
+        self.fail_round = fail_round
+        self.rounds = 0
+        self.threads: list[str] = []
+        self.stopped = 0
+
+    def run_round(self) -> float | None:
+        self.rounds += 1
+        self.threads.append(threading.current_thread().name)
+        if self.rounds == self.fail_round:
+            raise ValueError("boom")
+        return None
+
+    def default_delay(self) -> float:
+        return 60.0
+
+    def first_delay(self) -> float | None:
+        return self.first
+
+    def wakes_on(self, event: dict[str, Any]) -> bool:
+        return bool(event.get("wake", True))
+
+    def on_stop(self) -> None:
+        self.stopped += 1
+
+
+class DaemonRecorder(Recorder):
+    daemon_thread = True
+
+
+async def rounds_reach(worker: Recorder, count: int) -> None:
+    for _ in range(500):
+        if worker.rounds >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{worker.rounds} rounds, expected {count}")
+
+
+async def test_rounds_run_at_once_then_when_woken(
+    services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    worker = Recorder(services, fail_round=2)
+    await worker.start()
+    await worker.start()  # a second start changes nothing
+    await rounds_reach(worker, 1)
+    worker._on_event(1, {"type": "other"}, [])
+    worker._on_event(1, {"type": "ping", "wake": False}, [])
+    await asyncio.sleep(0.05)
+    assert worker.rounds == 1
+    with caplog.at_level(logging.ERROR, logger="tests.workers.loop"):
+        worker._on_event(1, {"type": "ping"}, [])
+        await rounds_reach(worker, 2)
+        await asyncio.sleep(0.05)
+    assert "test worker round failed" in caplog.text
+    worker._on_event(1, {"type": "ping"}, [])  # a failed round does not end the loop
+    await rounds_reach(worker, 3)
+    assert worker.threads[0] != threading.current_thread().name
+    await worker.stop()
+    await worker.stop()
+    assert worker.stopped == 1
+    worker._on_event(1, {"type": "ping"}, [])
+    await asyncio.sleep(0.05)
+    assert worker.rounds == 3
+
+
+async def test_first_round_waits_to_be_woken(services: Services) -> None:
+    worker = DaemonRecorder(services, first=None)
+    await worker.start()
+    await asyncio.sleep(0.05)
+    assert worker.rounds == 0
+    worker._on_event(1, {"type": "ping"}, [])
+    await rounds_reach(worker, 1)
+    assert worker.threads == ["palaver-test-worker"]
+    await worker.stop()
+
+
+async def test_stopping_a_worker_never_started(services: Services) -> None:
+    worker = Recorder(services)
+    await worker.stop()
+    assert worker.stopped == 0
