@@ -54,6 +54,8 @@ def lock_rows(session: Session, model: Any, ids: Iterable[int]) -> list[int]:
 
     For a decision that depends on rows other than the ones locked (who is subscribed to a
     channel), lock the parent row: concurrent writers of that decision then take turns.
+    IDs from clients must be bounded first (``lib.ids.storable_ids``): PostgreSQL fails the
+    whole statement on an ID past the column's range.
     """
     wanted = sorted(set(ids))
     if not wanted:

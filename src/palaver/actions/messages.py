@@ -37,7 +37,7 @@ from palaver.lib.channels import (
 from palaver.lib.email.missed import schedule_missed_message_emails
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
-from palaver.lib.ids import is_storable_id
+from palaver.lib.ids import is_storable_id, storable_ids
 from palaver.lib.markdown import RenderResult
 from palaver.lib.messages import (
     EMPTY_TOPIC_DISPLAY_NAME,
@@ -587,7 +587,7 @@ def _check_can_delete(session: Session, user: UserProfile, message: Message, str
 def do_delete_message(session: Session, user: UserProfile, message_id: int) -> None:
     with transaction(session) as tx:
         # A concurrent delete of the same message waits here, then finds it gone.
-        lock_rows(session, Message, [message_id])
+        lock_rows(session, Message, storable_ids([message_id]))
         message, _ = access_message(session, user, message_id)
         stream = stream_for_message(session, message) if message.is_channel_message else None
         _check_can_delete(session, user, message, stream)
