@@ -190,7 +190,9 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 # The browser --------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+# Package scope: while Playwright's sync API is open it keeps an event loop running in this
+# thread, which would break every async test that runs after the browser tests.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does, as root)")
