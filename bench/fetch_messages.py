@@ -1,146 +1,143 @@
-"""Fetching messages: GET /api/v1/messages in a channel+topic narrow and a search narrow.
+"""Reading messages (issue 11 7c, 7d): newest 50 in narrows, and search, on 1,000,000 messages.
 
-Run: .venv/bin/python bench/fetch_messages.py [--messages 1000000] [--requests 300]
+Run: .venv/bin/python bench/fetch_messages.py [--quick] [--messages 1000000] [--requests 300]
                                               [--concurrency 8] [--search WORD]
-                                              [--database-url URL]
+                                              [--database-url URL] [--no-pin]
 
-Starts ``palaver serve`` (one worker) on 127.0.0.1 with a temporary data directory, makes
-an organization with the CLI and fills it with ``palaver seed-messages --messages N``
-(10 channels, 20 topics each, 10 subscribers, 10% direct messages). Then, for each
-narrow, one client makes ``--requests`` requests in sequence (p50/p99 latency) and
-``--concurrency`` clients make as many again (requests per second). Each request asks for
-the newest 20 messages, as a client opening the view does. Each row also gives the
-server's CPU time per request, which moves far less with other load than latency does.
+Seeds (once; cached under bench/.data/) an organization with ``--messages`` messages
+through ``palaver seed-messages`` (bulk rows: 10 channels of 20 topics, 10 subscribers,
+10% direct messages; the owner receives everything), starts ``palaver serve`` on it (one
+worker, pinned to one CPU, the client on the other), and asks ``GET /api/v1/messages``
+for the newest 50 messages of: a channel, a channel+topic, a search (``--search``,
+default ``coffee``, a common word) and a channel+search. Each narrow: ``--requests`` in
+sequence (p50/p99), then as many from ``--concurrency`` connections (requests per second).
+The bare app then answers the same requests on the same SQLite file with one SELECT
+(one FTS5 MATCH for searches) and orjson, so each row has its ratio.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import base64
+import functools
 import json
-import os
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-from send_messages import seed_channel, serving
-from users_me import LOOPBACK, Measurement, create_bench_realm, free_port, server_env
+import orjson
+from common import (
+    Dataset,
+    Measurement,
+    Realm,
+    Server,
+    bare_realm,
+    build_request,
+    cached_dataset,
+    cpus,
+    drive,
+    machine_line,
+    pin_line,
+    pin_self,
+    print_table,
+    query,
+    quick_flag,
+    run,
+    seed_channel,
+    serve,
+    sql_rows,
+)
 
 
-def params_for(narrow: list[dict[str, Any]]) -> dict[str, str]:
-    return {"anchor": "newest", "num_before": "20", "num_after": "0", "narrow": json.dumps(narrow)}
+def dataset(messages: int, database_url: str | None, tmp: Path) -> Dataset:
+    def build(env: dict[str, str], realm: Realm) -> dict[str, Any]:
+        seeded = seed_channel(env, realm, 10, messages, channels=10)
+        stream_id, recipient_id = sql_rows(
+            env, "SELECT id, recipient_id FROM stream WHERE name = 'seed channel 0'"
+        )[0]
+        newest = "SELECT subject FROM message WHERE recipient_id = :r ORDER BY id DESC LIMIT 1"
+        topics = sql_rows(env, newest, r=recipient_id)
+        return {"seeded": seeded, "stream_id": stream_id, "topic": topics[0][0] if topics else "t"}
 
-
-def sequential(url: str, headers: dict[str, str], params: dict[str, str], count: int) -> Measurement:
-    latencies: list[float] = []
-    errors = 0
-    with httpx.Client(headers=headers, timeout=60, trust_env=False) as client:
-        for _ in range(10):  # warm-up, not measured
-            client.get(url, params=params)
-        started = time.perf_counter()
-        for _ in range(count):
-            t0 = time.perf_counter()
-            response = client.get(url, params=params)
-            latencies.append(time.perf_counter() - t0)
-            errors += response.status_code != 200
-        seconds = time.perf_counter() - started
-    return Measurement("sequential", count, errors, seconds, latencies)
-
-
-async def concurrent(
-    url: str, headers: dict[str, str], params: dict[str, str], count: int, concurrency: int
-) -> Measurement:
-    latencies: list[float] = []
-    errors = 0
-    remaining = iter(range(count))
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(headers=headers, limits=limits, timeout=60, trust_env=False) as client:
-
-        async def reader() -> None:
-            nonlocal errors
-            for _ in remaining:
-                t0 = time.perf_counter()
-                response = await client.get(url, params=params)
-                latencies.append(time.perf_counter() - t0)
-                errors += response.status_code != 200
-
-        started = time.perf_counter()
-        await asyncio.gather(*(reader() for _ in range(concurrency)))
-        seconds = time.perf_counter() - started
-    return Measurement(f"{concurrency} concurrent", count, errors, seconds, latencies)
-
-
-def report(label: str, m: Measurement, found: int, cpu_seconds: float) -> None:
-    print(
-        f"{label:>28} {m.name:>13}: {m.requests} requests, {m.errors} errors, {m.rps:,.0f} req/s, "
-        f"p50 {m.percentile(0.5):.2f} ms, p99 {m.percentile(0.99):.2f} ms, "
-        f"server CPU {1000 * cpu_seconds / m.requests:.2f} ms/req ({found} messages per page)"
+    return cached_dataset(
+        "fetch", {"messages": messages}, build, database_url=database_url, scratch=tmp / "data"
     )
+
+
+def narrows(data: Dataset, search: str) -> dict[str, list[dict[str, Any]]]:
+    channel = {"operator": "channel", "operand": data.extra["stream_id"]}
+    return {
+        "channel": [channel],
+        "channel+topic": [channel, {"operator": "topic", "operand": data.extra["topic"]}],
+        f"search {search}": [{"operator": "search", "operand": search}],
+        f"channel+search {search}": [channel, {"operator": "search", "operand": search}],
+    }
+
+
+def constant(raw: bytes, index: int) -> bytes:
+    return raw
+
+
+def found(status: int, body: bytes) -> bool:
+    return status == 200 and bool(orjson.loads(body).get("messages"))
+
+
+async def measure(server: Server, realm: Realm, data: Dataset, args: argparse.Namespace) -> list[Measurement]:
+    host = realm.host(server.port)
+    results = []
+    for label, narrow in narrows(data, args.search).items():
+        params = {"anchor": "newest", "num_before": "50", "num_after": "0", "narrow": json.dumps(narrow)}
+        raw = build_request("GET", query("/api/v1/messages", params), host, realm.authorization)
+        for concurrency in (1, args.concurrency):
+            results.append(
+                await drive(
+                    server,
+                    f"{server.name}: {label}" + (f" x{concurrency}" if concurrency > 1 else ""),
+                    functools.partial(constant, raw),
+                    count=args.requests,
+                    concurrency=concurrency,
+                    warmup=10,
+                    ok=found,
+                )
+            )
+    return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--messages", type=int, default=1_000_000, choices=range(100, 10_000_001), metavar="N"
-    )
+    sizes = range(100, 10_000_001)
+    parser.add_argument("--messages", type=int, default=1_000_000, choices=sizes, metavar="N")
     parser.add_argument("--requests", type=int, default=300, choices=range(1, 100_001), metavar="N")
-    parser.add_argument("--concurrency", type=int, default=8, choices=range(1, 257), metavar="N")
+    parser.add_argument("--concurrency", type=int, default=8, choices=range(2, 257), metavar="N")
     parser.add_argument("--search", default="coffee", help="word to search for (default: coffee)")
-    parser.add_argument("--database-url", help="a scratch database (default: SQLite in a temporary dir)")
-    parser.add_argument("--server-cpu", type=int, metavar="N", help="pin the server to this CPU")
+    parser.add_argument("--database-url", help="a scratch database (default: SQLite, cached in bench/.data)")
+    quick_flag(parser)
     args = parser.parse_args()
+    if args.quick:
+        args.messages, args.requests = 20_000, 100
+    server_cpu, client_cpu = (None, None) if args.no_pin else cpus()
+    pin_self(client_cpu)
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-fetch-"))
-    results: list[tuple[str, Measurement, int, float]] = []
     try:
-        env = server_env(tmp / "data", args.database_url)
-        string_id, email, api_key = create_bench_realm(env)
-        seed_channel(env, string_id, 10, args.messages)
-        port = free_port()
-        auth = "Basic " + base64.b64encode(f"{email}:{api_key}".encode()).decode()
-        headers = {"Host": f"{string_id}.{LOOPBACK}:{port}", "Authorization": auth}
-        base = f"http://{LOOPBACK}:{port}/api/v1"
-        with serving(port, env, tmp / "palaver.log", args.server_cpu) as server:
-            with httpx.Client(headers=headers, timeout=60, trust_env=False) as client:
-                stream_id = client.get(f"{base}/get_stream_id", params={"stream": "seed channel 0"}).json()[
-                    "stream_id"
-                ]
-                topic = client.get(f"{base}/users/me/{stream_id}/topics").json()["topics"][0]["name"]
-            narrows = {
-                "channel+topic": [
-                    {"operator": "channel", "operand": stream_id},
-                    {"operator": "topic", "operand": topic},
-                ],
-                f"search {args.search!r}": [{"operator": "search", "operand": args.search}],
-                f"channel+search {args.search!r}": [
-                    {"operator": "channel", "operand": stream_id},
-                    {"operator": "search", "operand": args.search},
-                ],
-            }
-            url = f"{base}/messages"
-            for label, narrow in narrows.items():
-                params = params_for(narrow)
-                with httpx.Client(headers=headers, timeout=60, trust_env=False) as client:
-                    found = len(client.get(url, params=params).json()["messages"])
-                before = server.cpu_seconds()
-                measured = sequential(url, headers, params, args.requests)
-                middle = server.cpu_seconds()
-                results.append((label, measured, found, middle - before))
-                measured = asyncio.run(concurrent(url, headers, params, args.requests, args.concurrency))
-                results.append((label, measured, found, server.cpu_seconds() - middle))
+        data = dataset(args.messages, args.database_url, tmp)
+        with serve(data.env(), tmp / "palaver.log", cpu=server_cpu) as server:
+            ours = run(measure(server, data.realm, data, args))
+        if data.database_url:
+            bare: list[Measurement] = []  # the bare app reads SQLite only
+        else:
+            with serve(data.env(), tmp / "bare.log", cpu=server_cpu, bare_db=data.sqlite_path) as server:
+                bare = run(measure(server, bare_realm(), data, args))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    database = "postgresql" if args.database_url and "postgres" in args.database_url else "sqlite"
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(
-        f"GET /api/v1/messages, newest 20, {args.messages:,} seeded messages; {database}; "
-        f"{os.cpu_count()} CPUs; load {load}"
+    database = "postgresql" if args.database_url else "sqlite"
+    pinned = pin_line(server_cpu, client_cpu)
+    rows = [row for pair in zip(ours, bare or ours, strict=True) for row in (pair if bare else pair[:1])]
+    print_table(
+        f"GET /api/v1/messages, newest 50, {args.messages:,} messages; {database}; {pinned}; "
+        f"{machine_line()} at the end",
+        rows,
     )
-    for label, measured, found, cpu_seconds in results:
-        report(label, measured, found, cpu_seconds)
+    print("targets: newest-50 >= 1,000 req/s and p50 <= 3 ms; search p50 <= 10 ms")
 
 
 if __name__ == "__main__":

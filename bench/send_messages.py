@@ -1,151 +1,86 @@
-"""Sending messages: sequential latency and concurrent throughput of POST /api/v1/messages.
+"""Sending messages (issue 11 7a, 7b): sequential latency and 32 concurrent senders.
 
-Run: .venv/bin/python bench/send_messages.py [--messages 1000] [--concurrency 32]
+Run: .venv/bin/python bench/send_messages.py [--quick] [--messages 1000] [--concurrency 32]
                                              [--concurrent-messages 3000] [--subscribers 50]
-                                             [--database-url URL]
+                                             [--database-url URL] [--no-pin]
 
-Starts ``palaver serve`` (one worker) on 127.0.0.1 with a temporary data directory, makes
-an organization with the CLI and, through ``palaver seed-messages --messages 0``, a
-channel with ``--subscribers`` subscribers. Then (a) one client sends ``--messages``
-messages one after another and reports p50/p99 latency; (b) ``--concurrency`` clients
-send ``--concurrent-messages`` messages between them and report messages per second.
-
-Each row also gives the server's CPU time per message (from /proc, on Linux): unlike
-latency and throughput it hardly moves with the machine's other load, and 1000 divided by
-it is what one core could serve. ``--server-cpu N`` pins the server to CPU N (taskset).
+Starts ``palaver serve`` (one worker, pinned to one CPU with the client on the other) on a
+copy of a cached organization with a channel of ``--subscribers`` subscribers, then
+(a) one connection sends ``--messages`` messages one after another (p50/p99 latency);
+(b) ``--concurrency`` connections send ``--concurrent-messages`` between them (messages
+per second). Every send is a real ``POST /api/v1/messages``. Then the same load goes to
+the bare app (Basic auth, a form parse and one SQLite insert, same uvicorn options), so
+the last rows are ratios. Server and client CPU per message come from /proc and getrusage.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import base64
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
-from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
-import httpx
-from users_me import (
-    LOOPBACK,
+from common import (
+    Dataset,
     Measurement,
-    cpu_seconds,
-    create_bench_realm,
-    free_port,
-    palaver,
-    running,
-    server_env,
+    Realm,
+    Server,
+    bare_realm,
+    build_request,
+    cached_dataset,
+    cpus,
+    drive,
+    machine_line,
+    pin_line,
+    pin_self,
+    print_table,
+    quick_flag,
+    run,
+    seed_channel,
+    serve,
 )
 
 CHANNEL = "seed channel 0"
 
-# Failed requests by status code, and the first body of each, so a run says why it failed.
-failures: Counter[int] = Counter()
-failure_bodies: dict[int, str] = {}
 
+def dataset(subscribers: int, database_url: str | None, tmp: Path) -> Dataset:
+    def build(env: dict[str, str], realm: Realm) -> dict[str, str]:
+        return {"seeded": seed_channel(env, realm, subscribers)}
 
-def note(response: httpx.Response) -> bool:
-    """Whether the request failed; records how."""
-    if response.status_code == 200:
-        return False
-    failures[response.status_code] += 1
-    failure_bodies.setdefault(response.status_code, response.text[:300])
-    return True
-
-
-def seed_channel(env: dict[str, str], string_id: str, subscribers: int, messages: int = 0) -> None:
-    argv = palaver(
-        "seed-messages",
-        "--realm",
-        string_id,
-        "--messages",
-        str(messages),
-        "--channels",
-        "1" if messages == 0 else "10",
-        "--subscribers",
-        str(subscribers),
+    return cached_dataset(
+        "send", {"subscribers": subscribers}, build, database_url=database_url, scratch=tmp / "data"
     )
-    # The seed's progress bar goes straight to this terminal.
-    done = subprocess.run(
-        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, check=False
+
+
+async def measure(server: Server, realm: Realm, args: argparse.Namespace) -> list[Measurement]:
+    host = realm.host(server.port)
+
+    def message(prefix: str) -> Callable[[int], bytes]:
+        def make(i: int) -> bytes:
+            topic, content = f"{prefix} {i % 10}", f"{prefix} {i}"
+            form = {"type": "stream", "to": CHANNEL, "topic": topic, "content": content}
+            return build_request("POST", "/api/v1/messages", host, realm.authorization, form)
+
+        return make
+
+    sequential = await drive(
+        server,
+        f"{server.name}: sequential",
+        message("sequential"),
+        count=args.messages,
+        concurrency=1,
+        warmup=20,
     )
-    if done.returncode != 0:
-        raise SystemExit("palaver seed-messages failed")
-    print(done.stdout.strip(), file=sys.stderr)
-
-
-@dataclass
-class Server:
-    process: subprocess.Popen[bytes]
-
-    def cpu_seconds(self) -> float:
-        """User plus system CPU time the server has used so far; NaN where /proc is missing."""
-        return cpu_seconds(self.process.pid)
-
-
-@contextmanager
-def serving(port: int, env: dict[str, str], log: Path, cpu: int | None = None) -> Iterator[Server]:
-    """``palaver serve`` on ``port`` until the block ends (users_me.running, with CPU pinning)."""
-    argv = palaver("serve", "--port", str(port))
-    if cpu is not None:
-        argv = ["taskset", "--cpu-list", str(cpu), *argv]
-    with running(argv, env, log, f"http://{LOOPBACK}:{port}/api/v1/server_settings") as process:
-        yield Server(process)
-
-
-def sequential(url: str, headers: dict[str, str], count: int) -> Measurement:
-    latencies: list[float] = []
-    errors = 0
-    with httpx.Client(headers=headers, timeout=30, trust_env=False) as client:
-        for i in range(20):  # warm-up, not measured
-            client.post(url, data={"type": "stream", "to": CHANNEL, "topic": "warmup", "content": f"w{i}"})
-        started = time.perf_counter()
-        for i in range(count):
-            data = {"type": "stream", "to": CHANNEL, "topic": f"seq {i % 10}", "content": f"sequential {i}"}
-            t0 = time.perf_counter()
-            response = client.post(url, data=data)
-            latencies.append(time.perf_counter() - t0)
-            errors += note(response)
-        seconds = time.perf_counter() - started
-    return Measurement("sequential", count, errors, seconds, latencies)
-
-
-async def concurrent(url: str, headers: dict[str, str], count: int, concurrency: int) -> Measurement:
-    latencies: list[float] = []
-    errors = 0
-    remaining = iter(range(count))
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(headers=headers, limits=limits, timeout=60, trust_env=False) as client:
-
-        async def sender(n: int) -> None:
-            nonlocal errors
-            for i in remaining:
-                data = {"type": "stream", "to": CHANNEL, "topic": f"client {n}", "content": f"concurrent {i}"}
-                t0 = time.perf_counter()
-                response = await client.post(url, data=data)
-                latencies.append(time.perf_counter() - t0)
-                errors += note(response)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(sender(n) for n in range(concurrency)))
-        seconds = time.perf_counter() - started
-    return Measurement(f"{concurrency} concurrent", count, errors, seconds, latencies)
-
-
-def report(m: Measurement, cpu_seconds: float) -> None:
-    cpu_ms = 1000 * cpu_seconds / m.requests
-    print(
-        f"{m.name:>14}: {m.requests} messages, {m.errors} errors, {m.seconds:.2f}s, "
-        f"{m.rps:,.0f} msg/s, p50 {m.percentile(0.5):.2f} ms, p99 {m.percentile(0.99):.2f} ms; "
-        f"server CPU {cpu_ms:.2f} ms/msg (one core: {1000 / cpu_ms:,.0f} msg/s)"
+    concurrent = await drive(
+        server,
+        f"{server.name}: {args.concurrency} senders",
+        message("concurrent"),
+        count=args.concurrent_messages,
+        concurrency=args.concurrency,
+        warmup=args.concurrency,
     )
+    return [sequential, concurrent]
 
 
 def main() -> None:
@@ -156,40 +91,31 @@ def main() -> None:
         "--concurrent-messages", type=int, default=3000, choices=range(1, 100_001), metavar="N"
     )
     parser.add_argument("--subscribers", type=int, default=50, choices=range(2, 10_001), metavar="N")
-    parser.add_argument(
-        "--database-url", help="a scratch database (default: SQLite in a temporary directory)"
-    )
-    parser.add_argument("--server-cpu", type=int, metavar="N", help="pin the server to this CPU")
+    parser.add_argument("--database-url", help="a scratch database (default: SQLite, cached in bench/.data)")
+    quick_flag(parser)
     args = parser.parse_args()
+    if args.quick:
+        args.messages, args.concurrent_messages = 200, 600
+    server_cpu, client_cpu = (None, None) if args.no_pin else cpus()
+    pin_self(client_cpu)
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-send-"))
     try:
-        env = server_env(tmp / "data", args.database_url)
-        string_id, email, api_key = create_bench_realm(env)
-        seed_channel(env, string_id, args.subscribers)
-        port = free_port()
-        auth = "Basic " + base64.b64encode(f"{email}:{api_key}".encode()).decode()
-        headers = {"Host": f"{string_id}.{LOOPBACK}:{port}", "Authorization": auth}
-        url = f"http://{LOOPBACK}:{port}/api/v1/messages"
-        with serving(port, env, tmp / "palaver.log", args.server_cpu) as server:
-            # The warm-up requests of `sequential` are counted too; 20 in 1,000 is noise.
-            before = server.cpu_seconds()
-            seq = sequential(url, headers, args.messages)
-            middle = server.cpu_seconds()
-            conc = asyncio.run(concurrent(url, headers, args.concurrent_messages, args.concurrency))
-            after = server.cpu_seconds()
+        data = dataset(args.subscribers, args.database_url, tmp).copy_to(tmp / "copy")
+        with serve(data.env(), tmp / "palaver.log", cpu=server_cpu) as server:
+            ours = run(measure(server, data.realm, args))
+        with serve(data.env(), tmp / "bare.log", cpu=server_cpu, bare_db=tmp / "bare.db") as server:
+            bare = run(measure(server, bare_realm(), args))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    database = "postgresql" if args.database_url and "postgres" in args.database_url else "sqlite"
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    pinned = f", server on CPU {args.server_cpu}" if args.server_cpu is not None else ""
-    print(
-        f"POST /api/v1/messages to a channel with {args.subscribers} subscribers; {database}; "
-        f"{os.cpu_count()} CPUs{pinned}; load {load}"
+    database = "postgresql" if args.database_url else "sqlite"
+    pinned = pin_line(server_cpu, client_cpu)
+    print_table(
+        f"POST /api/v1/messages to a channel of {args.subscribers} subscribers; {database}; {pinned}; "
+        f"{machine_line()} at the end",
+        [ours[0], bare[0], ours[1], bare[1]],
+        unit="msg",
     )
-    report(seq, middle - before)
-    report(conc, after - middle)
-    for status, count in sorted(failures.items()):
-        print(f"  {count} responses with status {status}, e.g. {failure_bodies[status]}")
+    print("targets: sequential p50 <= 3 ms; 32 senders >= 1,500 msg/s and >= 15% of bare")
 
 
 if __name__ == "__main__":
