@@ -1,13 +1,17 @@
-"""Fan-out latency: N clients parked in GET /events, one channel message to all of them.
+"""Fan-out latency (issue 11 7e): N clients parked in GET /events, one channel message to all.
 
-Run: .venv/bin/python bench/events_fanout.py [--clients 1000] [--database-url URL] [--redis-url URL]
+Run: .venv/bin/python bench/events_fanout.py [--quick] [--clients 1000,5000]
+                                             [--database-url URL] [--redis-url URL] [--no-pin]
 
-Starts ``palaver serve`` (one process, SQLite unless --database-url; in-process queues
-unless --redis-url) on a temporary data directory, seeds N users in bulk (``palaver
-seed-users``), subscribes them all to one channel, registers one queue each
+For each client count: starts ``palaver serve`` (one process, SQLite unless
+--database-url; in-process queues unless --redis-url) on a copy of a cached organization
+of N seeded members (``palaver seed-users``, bulk rows, cached under bench/.data/),
+subscribes them all to a new channel, registers one queue each
 (``event_types=["message"]``), parks one GET /events long-poll per queue, then sends one
 message to the channel. It reports the time from the send request until the p50 and p99
 client, and the last one, has the message, and the server's CPU time over the fan-out.
+Then the bare app does the same: N long-polls parked on futures, woken by one POST that
+inserts a row, so each count has its ratio.
 
 The waiting clients run in a child process on lean raw-HTTP connections; on a machine with
 two or more CPUs the server is pinned to one and the clients to another (``--no-pin`` to
@@ -20,14 +24,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import contextlib
 import math
 import multiprocessing
-import os
-import resource
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -37,52 +36,49 @@ from typing import Any, cast
 
 import httpx
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from users_me import (
+from common import (
     LOOPBACK,
-    client_loop,
-    create_bench_realm,
-    free_port,
-    palaver,
+    ClientCost,
+    Dataset,
+    Realm,
+    Server,
+    bare_realm,
+    basic_auth,
+    cached_dataset,
+    cpus,
+    machine_line,
+    new_loop,
+    percentile,
+    pin_line,
+    pin_self,
+    quick_flag,
+    raise_file_limit,
     run_cli,
-    running,
-    server_env,
+    serve,
+    sql_rows,
+    wait_idle,
 )
 
 MAX_CLIENTS = 5_000
 CLIENT_TIMEOUT_SECONDS = 120
 
 
-def seed_users(env: dict[str, str], string_id: str, count: int) -> list[tuple[int, str, str]]:
-    """(id, email, api_key) of ``count`` new members, made by ``palaver seed-users``.
+def dataset(users: int, database_url: str | None, tmp: Path) -> Dataset:
+    """An organization of ``users`` seeded members, with their (id, email, API key).
 
     Bulk rows without events: creating users through ``do_create_user`` tells every
     existing user about each new one, which for 5,000 users is 12.5 million events.
     """
-    from sqlalchemy import select
 
-    from palaver.config import load_settings
-    from palaver.lib.realm import get_realm_by_string_id
-    from palaver.models import UserProfile
-    from palaver.services import build_services
+    def build(env: dict[str, str], realm: Realm) -> dict[str, Any]:
+        run_cli(env, "seed-users", "--realm", realm.string_id, "--users", str(users), "--channels", "0")
+        rows = sql_rows(
+            env,
+            "SELECT id, email, api_key FROM user_profile WHERE full_name LIKE 'Seed User %' ORDER BY id",
+        )
+        return {"users": [list(row) for row in rows]}
 
-    run_cli(env, "seed-users", "--realm", string_id, "--users", str(count), "--channels", "0")
-    settings = load_settings(env={k: v for k, v in env.items() if k.startswith("PALAVER_")})
-    services = build_services(settings)
-    try:
-        with services.db.session() as session:
-            realm = get_realm_by_string_id(session, string_id)
-            assert realm is not None
-            rows = session.execute(
-                select(UserProfile.id, UserProfile.email, UserProfile.api_key)
-                .where(UserProfile.realm_id == realm.id, UserProfile.full_name.like("Seed User %"))
-                .order_by(UserProfile.id)
-            )
-            users = [(user_id, email, api_key) for user_id, email, api_key in rows]
-    finally:
-        services.close()
-    return users
+    return cached_dataset("fanout", {"users": users}, build, database_url=database_url, scratch=tmp / "data")
 
 
 def clear_redis_queues(env: dict[str, str]) -> None:
@@ -99,45 +95,6 @@ def clear_redis_queues(env: dict[str, str]) -> None:
             backend.delete_everything()
     finally:
         backend.close()
-
-
-def auth(email: str, api_key: str) -> str:
-    return "Basic " + base64.b64encode(f"{email}:{api_key}".encode()).decode()
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)] * 1000
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of a process so far (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def server_pid(port: int) -> int:
-    """The ``palaver serve --port PORT`` process (one worker serves in that process)."""
-    wanted = ["serve", "--port", str(port)]
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if "palaver.cli" in argv and all(a in argv for a in wanted):
-            return int(entry.name)
-    raise SystemExit(f"no palaver serve process on port {port}")
-
-
-def pin(pid: int, cpu: int | None) -> None:
-    """Pin every thread of a process to one CPU (threads started later inherit it)."""
-    if cpu is None:
-        return
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(int(task.name), {cpu})
 
 
 # The waiting clients ------------------------------------------------------------------------
@@ -232,24 +189,11 @@ async def _waiting_clients(port: int, host: str, clients: list[tuple[str, str]],
 def waiting_clients_process(
     port: int, host: str, clients: list[tuple[str, str]], conn: Connection, cpu: int | None
 ) -> None:
-    pin(os.getpid(), cpu)
-    with asyncio.Runner(loop_factory=client_loop()[1]) as runner:
+    pin_self(cpu)
+    cost = ClientCost()
+    with asyncio.Runner(loop_factory=new_loop) as runner:
         runner.run(_waiting_clients(port, host, clients, conn))
-
-
-def server_idle(pid: int, *, quiet: float = 0.05, window: float = 1.0, timeout: float = 300) -> None:
-    """Wait until the server has used under ``quiet`` CPU seconds over ``window``: every
-    long-poll has been read, authenticated and parked.
-    """
-    deadline = time.monotonic() + timeout
-    previous = cpu_seconds(pid)
-    while time.monotonic() < deadline:
-        time.sleep(window)
-        current = cpu_seconds(pid)
-        if current - previous < quiet:
-            return
-        previous = current
-    raise SystemExit("the server never went idle while long-polls parked")
+    conn.send(cost.seconds())
 
 
 async def register_all(
@@ -259,7 +203,7 @@ async def register_all(
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=120, trust_env=False) as client:
         created = await client.post(
             "/api/v1/channels/create",
-            headers={"Host": host, "Authorization": auth(*owner)},
+            headers={"Host": host, "Authorization": basic_auth(*owner)},
             data={"name": "fanout", "subscribers": "[" + ",".join(str(u[0]) for u in users) + "]"},
         )
         created.raise_for_status()
@@ -269,7 +213,7 @@ async def register_all(
             async with semaphore:
                 response = await client.post(
                     "/api/v1/register",
-                    headers={"Host": host, "Authorization": auth(user[1], user[2])},
+                    headers={"Host": host, "Authorization": basic_auth(user[1], user[2])},
                     data={"event_types": '["message"]', "fetch_event_types": '["message"]'},
                 )
                 response.raise_for_status()
@@ -288,31 +232,29 @@ def receive(conn: Connection, child: multiprocessing.process.BaseProcess) -> Any
 
 
 def fan_out(
-    port: int,
+    server: Server,
     host: str,
-    owner: tuple[str, str],
-    users: list[tuple[int, str, str]],
-    server: int,
+    sender: str,
+    clients: list[tuple[str, str]],
     client_cpu: int | None,
 ) -> dict[str, float]:
-    base = f"http://{LOOPBACK}:{port}"
-    queue_ids, register_seconds = asyncio.run(register_all(base, host, owner, users))
-    clients = [(auth(u[1], u[2]), q) for u, q in zip(users, queue_ids, strict=True)]
+    """Park a long-poll for each (authorization, queue ID), send one message as ``sender``."""
+    base = f"http://{LOOPBACK}:{server.port}"
     ours, theirs = multiprocessing.Pipe()
     child = multiprocessing.get_context("fork").Process(
-        target=waiting_clients_process, args=(port, host, clients, theirs, client_cpu)
+        target=waiting_clients_process, args=(server.port, host, clients, theirs, client_cpu)
     )
     child.start()
     try:
         started = time.monotonic()
         receive(ours, child)  # every long-poll is sent
-        server_idle(server)
+        wait_idle(server)
         park_seconds = time.monotonic() - started
-        cpu_before = cpu_seconds(server)
+        cpu_before = server.cpu_seconds()
         sent_at = time.monotonic()
         sent = httpx.post(
             base + "/api/v1/messages",
-            headers={"Host": host, "Authorization": auth(*owner)},
+            headers={"Host": host, "Authorization": sender},
             data={"type": "stream", "to": "fanout", "topic": "bench", "content": "hello"},
             timeout=120,
             trust_env=False,
@@ -321,7 +263,8 @@ def fan_out(
         sent.raise_for_status()
         arrivals, errors = receive(ours, child)
         # Everything the server did for the fan-out: the send, delivery, every answer.
-        server_cpu = cpu_seconds(server) - cpu_before
+        server_cpu = server.cpu_seconds() - cpu_before
+        client_cpu_seconds = receive(ours, child)
         if errors:
             raise SystemExit(f"waiting clients failed: {errors[:3]}")
     finally:
@@ -330,64 +273,78 @@ def fan_out(
             child.kill()
     latencies = [t - sent_at for t in arrivals]
     return {
-        "register_s": register_seconds,
         "park_s": park_seconds,
         "send_ms": send_seconds * 1000,
         "p50_ms": percentile(latencies, 0.5),
         "p99_ms": percentile(latencies, 0.99),
         "last_ms": max(latencies) * 1000,
         "server_cpu_ms": server_cpu * 1000,
-        "server_cpu_per_client_ms": server_cpu * 1000 / len(users),
+        "client_cpu_ms": client_cpu_seconds * 1000,
     }
+
+
+def one_count(
+    count: int, data: Dataset, args: argparse.Namespace, tmp: Path, pins: tuple[int | None, int | None]
+) -> tuple[dict[str, float], dict[str, float]]:
+    server_cpu, client_cpu = pins
+    users = [tuple(u) for u in data.extra["users"][:count]]
+    copy = data.copy_to(tmp / f"copy-{count}")
+    env = copy.env(redis_url=args.redis_url) if args.redis_url else copy.env()
+    try:
+        with serve(env, tmp / "palaver.log", cpu=server_cpu) as server:
+            host = copy.realm.host(server.port)
+            queue_ids, _ = asyncio.run(
+                register_all(
+                    f"http://{LOOPBACK}:{server.port}",
+                    host,
+                    (copy.realm.email, copy.realm.api_key),
+                    cast(list[tuple[int, str, str]], users),
+                )
+            )
+            clients = [(basic_auth(u[1], u[2]), q) for u, q in zip(users, queue_ids, strict=True)]
+            ours = fan_out(server, host, copy.realm.authorization, clients, client_cpu)
+    finally:
+        if args.redis_url:
+            clear_redis_queues(env)
+    with serve(env, tmp / "bare.log", cpu=server_cpu, bare_db=tmp / "bare.db") as server:
+        bare = bare_realm()
+        clients = [(bare.authorization, f"q{i}") for i in range(count)]
+        theirs = fan_out(server, LOOPBACK, bare.authorization, clients, client_cpu)
+    return ours, theirs
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=1000)
+    parser.add_argument("--clients", default="1000,5000", help="client counts, comma-separated")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--redis-url", default=None, help="use the Redis queue store (queues deleted after)")
-    parser.add_argument(
-        "--no-pin",
-        action="store_true",
-        help="leave the server and the clients unpinned on a multi-CPU machine",
-    )
+    quick_flag(parser)
     args = parser.parse_args()
-    if not 1 <= args.clients <= MAX_CLIENTS:
+    counts = [200] if args.quick else [int(c) for c in args.clients.split(",")]
+    if not all(1 <= c <= MAX_CLIENTS for c in counts):
         raise SystemExit(f"--clients must be 1 to {MAX_CLIENTS}")
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = min(hard, max(soft, 2 * args.clients + 256))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-    cpus = sorted(os.sched_getaffinity(0))
-    server_cpu, client_cpu = (cpus[0], cpus[1]) if len(cpus) >= 2 and not args.no_pin else (None, None)
+    raise_file_limit(max(counts))
+    pins = (None, None) if args.no_pin else cpus()
     tmp = Path(tempfile.mkdtemp(prefix="palaver-fanout-"))
+    results = []
     try:
-        env = server_env(tmp / "data", args.database_url, args.redis_url)
-        string_id, email, api_key = create_bench_realm(env)
-        users = seed_users(env, string_id, args.clients)
-        port = free_port()
-        with running(
-            palaver("serve", "--port", str(port)),
-            env,
-            tmp / "palaver.log",
-            f"http://{LOOPBACK}:{port}/api/v1/server_settings",
-        ):
-            pid = server_pid(port)
-            pin(pid, server_cpu)
-            result = fan_out(port, f"{string_id}.{LOOPBACK}:{port}", (email, api_key), users, pid, client_cpu)
+        data = dataset(max(counts), args.database_url, tmp)
+        for count in counts:
+            results.append((count, *one_count(count, data, args, tmp, pins)))
     finally:
-        if args.redis_url:
-            clear_redis_queues(env)
         shutil.rmtree(tmp, ignore_errors=True)
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     store = "redis" if args.redis_url else "in-process"
-    pinned = (
-        f"server on CPU {server_cpu}, clients on CPU {client_cpu}" if server_cpu is not None else "unpinned"
-    )
     print(
-        f"{args.clients} parked clients, {store} queues, {os.cpu_count()} CPUs ({pinned}), "
-        f"load average {load} at the end"
+        f"Fan-out of one message to N parked long-polls; {store} queues; {pin_line(*pins)}; {machine_line()}"
     )
-    print(", ".join(f"{k} {v:.1f}" for k, v in result.items()))
+    keys = ("send_ms", "p50_ms", "p99_ms", "last_ms", "server_cpu_ms", "client_cpu_ms", "park_s")
+    print("  {:<16}".format("") + "".join(f"{k:>15}" for k in keys))
+    for count, ours, bare in results:
+        print(f"  {'palaver ' + str(count):<16}" + "".join(f"{ours[k]:>15.1f}" for k in keys))
+        print(f"  {'bare ' + str(count):<16}" + "".join(f"{bare[k]:>15.1f}" for k in keys))
+        ratio = "".join(f"{ours[k] / bare[k] if bare[k] else math.nan:>15.2f}" for k in keys)
+        print(f"  {'palaver / bare':<16}" + ratio)
+    print("targets: 1,000 clients p99 <= 100 ms; 5,000 clients p99 <= 500 ms")
 
 
 if __name__ == "__main__":
