@@ -1,6 +1,6 @@
-"""Server memory per idle event queue and per parked long-poll, with 10,000 queues.
+"""Server memory (issue 11 7g) per idle event queue and per parked long-poll, 10,000 queues.
 
-Run: .venv/bin/python bench/queue_memory.py [--queues 10000] [--redis-url URL]
+Run: .venv/bin/python bench/queue_memory.py [--quick] [--queues 10000] [--redis-url URL]
 
 Starts ``palaver serve`` (one process; in-process queues unless --redis-url) on a
 temporary data directory and reads its resident memory (VmRSS in /proc/<pid>/status):
@@ -14,38 +14,35 @@ temporary data directory and reads its resident memory (VmRSS in /proc/<pid>/sta
 Each long-poll runs on a raw keep-alive HTTP/1.1 connection from this process and polls
 again after a heartbeat, so all stay parked while the memory is read; the readings are
 taken once RSS has been steady for a few seconds. The file-descriptor limit is raised
-for both processes. Loopback only; at most 20,000 queues.
+for both processes. The bare app (a long-poll parked on a future) is measured the same
+way, for the floor set by uvicorn and Starlette. Loopback only; at most 20,000 queues.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import os
-import resource
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from events_fanout import clear_redis_queues, server_pid
-from users_me import LOOPBACK, create_bench_realm, free_port, palaver, running, server_env
+from common import (
+    LOOPBACK,
+    bare_realm,
+    create_bench_realm,
+    machine_line,
+    raise_file_limit,
+    rss_bytes,
+    serve,
+    server_env,
+)
+from events_fanout import clear_redis_queues
 
 MAX_QUEUES = 20_000
 TARGET_PARKED_BYTES = 16 * 1024
-
-
-def rss_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise SystemExit("no VmRSS in /proc status")
 
 
 def steady_rss(pid: int, *, seconds: float = 3.0, tolerance: float = 0.005, timeout: float = 60) -> int:
@@ -138,19 +135,30 @@ async def park_and_measure(poller: Poller, queue_ids: list[str], pid: int) -> tu
     return rss, parked_in
 
 
+def measure_bare(tmp: Path, count: int) -> tuple[int, int]:
+    """The bare app's RSS before and with ``count`` parked long-polls."""
+    realm = bare_realm()
+    with serve(server_env(tmp / "data"), tmp / "bare.log", bare_db=tmp / "bare.db") as server:
+        baseline = steady_rss(server.pid)
+        poller = Poller(server.port, LOOPBACK, realm.authorization)
+        parked, _ = asyncio.run(park_and_measure(poller, [f"q{i}" for i in range(count)], server.pid))
+        if poller.errors:
+            raise SystemExit(f"bare long-polls failed: {poller.errors[:3]}")
+    return baseline, parked
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queues", type=int, default=10_000)
     parser.add_argument("--redis-url", default=None, help="use the Redis queue store (a scratch database)")
+    parser.add_argument("--quick", action="store_true", help="1,000 queues")
     args = parser.parse_args()
+    if args.quick:
+        args.queues = 1_000
     if not 1 <= args.queues <= MAX_QUEUES:
         raise SystemExit(f"--queues must be 1 to {MAX_QUEUES}")
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = min(hard, max(soft, 2 * args.queues + 512))
-    if wanted < args.queues + 256:
-        raise SystemExit(f"the hard file-descriptor limit ({hard}) is too low for {args.queues} connections")
     # The server inherits the raised limit.
-    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    raise_file_limit(args.queues)
     tmp = Path(tempfile.mkdtemp(prefix="palaver-qmem-"))
     try:
         env = server_env(
@@ -159,17 +167,16 @@ def main() -> None:
             # Parking 10,000 requests takes a while; none may answer with a heartbeat meanwhile.
             PALAVER_HEARTBEAT_SECONDS="59",
             PALAVER_EVENT_QUEUE_IDLE_TIMEOUT_SECONDS="3600",
+            # Every queue is the owner's: lift the per-user limits (50 queues, 20 parked polls).
+            PALAVER_MAX_EVENT_QUEUES_PER_USER=str(args.queues + 100),
+            PALAVER_MAX_PARKED_POLLS_PER_USER=str(args.queues + 100),
         )
-        string_id, email, api_key = create_bench_realm(env)
-        port = free_port()
-        host = f"{string_id}.{LOOPBACK}:{port}"
-        authorization = "Basic " + base64.b64encode(f"{email}:{api_key}".encode()).decode()
-        headers = {"Host": host, "Authorization": authorization}
-        base = f"http://{LOOPBACK}:{port}"
-        with running(
-            palaver("serve", "--port", str(port)), env, tmp / "palaver.log", base + "/api/v1/server_settings"
-        ):
-            pid = server_pid(port)
+        realm = create_bench_realm(env)
+        with serve(env, tmp / "palaver.log") as server:
+            pid, port = server.pid, server.port
+            host, authorization = realm.host(port), realm.authorization
+            headers = {"Host": host, "Authorization": authorization}
+            base = f"http://{LOOPBACK}:{port}"
             # Warm-up: the register and long-poll paths, imported and run once.
             warm = asyncio.run(register_queues(base, headers, 50))
             for queue_id in warm[:5]:
@@ -188,28 +195,31 @@ def main() -> None:
             parked, parked_in = asyncio.run(park_and_measure(poller, queue_ids, pid))
             if poller.errors:
                 raise SystemExit(f"long-polls failed: {poller.errors[:3]}")
+        bare_baseline, bare_parked = measure_bare(tmp, args.queues)
     finally:
         if args.redis_url:
             clear_redis_queues(env)
         shutil.rmtree(tmp, ignore_errors=True)
     per_queue = (with_queues - baseline) / args.queues
     per_parked = (parked - with_queues) / args.queues
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    bare_per_parked = (bare_parked - bare_baseline) / args.queues
     store = "redis" if args.redis_url else "in-process"
+    print(f"{args.queues} queues, {store} store, one server process; {machine_line()} at the end")
     print(
-        f"{args.queues} queues, {store} store, one server process; {os.cpu_count()} CPUs, "
-        f"load average {load} at the end"
+        f"palaver RSS: baseline (idle) {baseline / 2**20:.1f} MiB, "
+        f"with queues {with_queues / 2**20:.1f} MiB, "
+        f"with every queue long-polled {parked / 2**20:.1f} MiB"
     )
-    print(
-        f"server RSS: baseline {baseline / 2**20:.1f} MiB, with queues {with_queues / 2**20:.1f} MiB, ",
-        end="",
-    )
-    print(f"with every queue long-polled {parked / 2**20:.1f} MiB")
     print(f"registered in {register_seconds:.1f}s, parked in {parked_in:.1f}s")
     print(f"per idle queue: {per_queue / 1024:.1f} KiB")
     print(
         f"per parked connection (beyond its queue): {per_parked / 1024:.1f} KiB "
-        f"(target <= {TARGET_PARKED_BYTES // 1024} KiB)"
+        f"(target <= {TARGET_PARKED_BYTES // 1024} KiB; idle RSS target <= 80 MiB)"
+    )
+    print(
+        f"bare RSS: baseline {bare_baseline / 2**20:.1f} MiB, parked {bare_parked / 2**20:.1f} MiB; "
+        f"per parked connection {bare_per_parked / 1024:.1f} KiB; "
+        f"palaver / bare {per_parked / bare_per_parked if bare_per_parked > 0 else float('nan'):.2f}"
     )
 
 
