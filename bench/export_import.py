@@ -24,7 +24,8 @@ import time
 import zipfile
 from pathlib import Path
 
-from users_me import clean_environment, create_bench_realm, palaver, run_cli
+from common import clean_environment, palaver, run_cli
+from users_me import create_bench_realm
 
 
 def measured(env: dict[str, str], *args: str) -> tuple[float, float, float, str]:

@@ -20,10 +20,7 @@ import base64
 import math
 import os
 import platform
-import re
-import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,9 +30,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import common
 import httpx
+from common import LOOPBACK, clean_environment, cpu_seconds, free_port, palaver, server_env
 
-LOOPBACK = "127.0.0.1"
 # Mirrors palaver.bootstrap.run_server, so the two servers differ only in the app.
 UVICORN_OPTIONS = {
     "loop": "uvloop",
@@ -69,58 +67,6 @@ def serve_bare(port: int) -> None:
 # Servers -------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return int(sock.getsockname()[1])
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    """This environment without Palaver settings or proxies, plus ``extra``."""
-    dropped = ("PALAVER_", "DATABASE_URL", "REDIS_URL")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
-    for proxy in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        env.pop(proxy, None)
-    env.update(extra)
-    return env
-
-
-def server_env(
-    data_dir: Path, database_url: str | None = None, redis_url: str | None = None, **extra: str
-) -> dict[str, str]:
-    """The environment every benchmark's ``palaver serve`` runs with, plus ``extra``.
-
-    Rate limiting stays on (its cost is part of every request) but never refuses, and
-    password hashing is cheap so creating organizations and users doesn't dominate.
-    """
-    env = clean_environment(
-        PALAVER_DATA_DIR=str(data_dir),
-        PALAVER_HOST=LOOPBACK,
-        PALAVER_LOG_LEVEL="warning",
-        PALAVER_CREATE_DEMO_REALM="false",
-        PALAVER_API_RATE_LIMIT="1000000000/60",
-        PALAVER_PASSWORD_TIME_COST="1",
-        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-        **extra,
-    )
-    if database_url:
-        env["PALAVER_DATABASE_URL"] = database_url
-    if redis_url:
-        env["PALAVER_REDIS_URL"] = redis_url
-    return env
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time a process has used so far; NaN where /proc is missing."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return math.nan
-    # Fields after the parenthesised command name; utime and stime are the 12th and 13th.
-    fields = stat.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @contextmanager
 def running(
     argv: list[str], env: dict[str, str], log: Path, ready_url: str
@@ -150,43 +96,10 @@ def running(
             process.wait()
 
 
-def palaver(*args: str) -> list[str]:
-    return [sys.executable, "-m", "palaver.cli", *args]
-
-
-def run_cli(env: dict[str, str], *args: str, timeout: float = 1800) -> str:
-    """Run a ``palaver`` command to completion; its standard output, or exit with its errors."""
-    done = subprocess.run(
-        palaver(*args), env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"palaver {args[0]} failed:\n{done.stderr}")
-    return done.stdout
-
-
 def create_bench_realm(env: dict[str, str]) -> tuple[str, str, str]:
     """A fresh organization made with the CLI; returns (string ID, owner email, API key)."""
-    string_id = f"bench-{secrets.token_hex(4)}"
-    email = f"owner@{string_id}.example.com"
-    output = run_cli(
-        env,
-        "create-realm",
-        "--name",
-        "Bench",
-        "--string-id",
-        string_id,
-        "--owner-email",
-        email,
-        "--owner-name",
-        "Bench Owner",
-        # One argument: a URL-safe token may start with "-", which would read as a flag.
-        f"--password={secrets.token_urlsafe(16)}",
-        timeout=120,
-    )
-    match = re.search(r"API key (\w+)", output)
-    if match is None:
-        raise SystemExit(f"no API key in create-realm output:\n{output}")
-    return string_id, email, match.group(1)
+    realm = common.create_bench_realm(env)
+    return realm.string_id, realm.email, realm.api_key
 
 
 # Load ----------------------------------------------------------------------------------------
@@ -311,7 +224,11 @@ def parse_args() -> argparse.Namespace:
         "database: an organization bench-XXXX is created in it and left behind",
     )
     parser.add_argument("--serve-bare", type=int, metavar="PORT", help=argparse.SUPPRESS)
-    return parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="500 requests after 50 warm-up ones")
+    args = parser.parse_args()
+    if args.quick:
+        args.requests, args.warmup = 500, 50
+    return args
 
 
 def main() -> None:

@@ -39,7 +39,8 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from users_me import LOOPBACK, free_port, palaver, run_cli, running, server_env
+from common import LOOPBACK, free_port, palaver, run_cli, server_env
+from users_me import running
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
