@@ -51,6 +51,7 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "log_level": "warning",
     "access_log": False,
     "timeout_graceful_shutdown": 5,
+    "timeout_keep_alive": 20,  # palaver's keep_alive_timeout_seconds
 }
 BARE_EMAIL = "bare@example.com"
 BARE_KEY = "bare-api-key"
@@ -392,6 +393,8 @@ def cached_dataset(
     meta = directory / "meta.json"
     if meta.exists():
         saved = json.loads(meta.read_text())
+        # What an earlier server left: queues it persisted at shutdown.
+        (directory / "event_queues.json").unlink(missing_ok=True)
         print(f"dataset {name} {sizes}: cached in {directory}", file=sys.stderr)
         return Dataset(directory, Realm(**saved["realm"]), saved["extra"])
     building = directory.with_name(directory.name + f".building-{os.getpid()}")
@@ -555,7 +558,8 @@ class Connection(asyncio.Protocol):
     """One keep-alive HTTP/1.1 connection; one request at a time. Parses only the status,
     Content-Length (or chunked encoding) and the body."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
+        self.port = port
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
         self.waiter: asyncio.Future[tuple[int, bytes]] | None = None
@@ -564,8 +568,13 @@ class Connection(asyncio.Protocol):
     @classmethod
     async def open(cls, port: int) -> Connection:
         loop = asyncio.get_running_loop()
-        _, protocol = await loop.create_connection(cls, LOOPBACK, port)
+        _, protocol = await loop.create_connection(lambda: cls(port), LOOPBACK, port)
         return protocol
+
+    def _reset(self) -> Connection:
+        self.buffer.clear()
+        self.closed = False
+        return self
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports implement the interface without subclassing it.
@@ -616,7 +625,11 @@ class Connection(asyncio.Protocol):
 
     async def request(self, raw: bytes, timeout: float = 60) -> tuple[int, bytes]:
         if self.closed or self.transport is None:
-            raise HttpError("connection closed")
+            # The server closed it while idle (its keep-alive timeout): open another, as a
+            # browser would. A connection lost during a request is an error, not retried.
+            loop = asyncio.get_running_loop()
+            await loop.create_connection(lambda: self._reset(), LOOPBACK, self.port)
+        assert self.transport is not None
         self.waiter = asyncio.get_running_loop().create_future()
         self.transport.write(raw)
         return await asyncio.wait_for(self.waiter, timeout)
@@ -678,13 +691,11 @@ async def drive(
                 try:
                     status, body = await connection.request(raw)
                     good = ok(status, body)
-                except (HttpError, TimeoutError) as error:
-                    status, body, good = 0, str(error).encode(), False
+                except (HttpError, TimeoutError, OSError) as error:
+                    status, body, good = 0, repr(error).encode(), False
                 latencies.append(time.perf_counter() - t0)
                 if not good:
                     errors.append(f"{status} {body[:200].decode(errors='replace')}")
-                    if connection.closed:
-                        return
 
         await asyncio.gather(*(worker(c) for c in connections))
         elapsed = time.perf_counter() - started
@@ -775,21 +786,25 @@ def bare_app(db_path: Path) -> Any:
         narrow = orjson.loads(request.query_params.get("narrow", "[]"))
         terms = {term["operator"]: term["operand"] for term in narrow}
         columns = "m.id, m.sender_id, m.recipient_id, m.subject, m.content, m.rendered_content, m.date_sent"
+        channel_join = "JOIN stream s ON s.recipient_id = m.recipient_id"
         if "search" in terms:
+            # FTS5 hands rows out in rowid order: newest first without sorting every match.
+            where, values = "message_fts MATCH ?", [terms["search"]]
+            if "channel" in terms:
+                where += " AND s.id = ?"
+                values.append(terms["channel"])
             sql = (
                 f"SELECT {columns} FROM message_fts JOIN message m ON m.id = message_fts.rowid "
-                "WHERE message_fts MATCH ? ORDER BY m.id DESC LIMIT ?"
+                f"{channel_join if 'channel' in terms else ''} WHERE {where} "
+                "ORDER BY message_fts.rowid DESC LIMIT ?"
             )
-            rows = db.execute(sql, (terms["search"], count)).fetchall()
+            rows = db.execute(sql, (*values, count)).fetchall()
         elif "channel" in terms:
             where, values = "s.id = ?", [terms["channel"]]
             if "topic" in terms:
-                where += " AND m.subject = ?"
+                where += " AND lower(m.subject) = lower(?)"
                 values.append(terms["topic"])
-            sql = (
-                f"SELECT {columns} FROM message m JOIN stream s ON s.recipient_id = m.recipient_id "
-                f"WHERE {where} ORDER BY m.id DESC LIMIT ?"
-            )
+            sql = f"SELECT {columns} FROM message m {channel_join} WHERE {where} ORDER BY m.id DESC LIMIT ?"
             rows = db.execute(sql, (*values, count)).fetchall()
         else:
             sql = f"SELECT {columns} FROM message m ORDER BY m.id DESC LIMIT ?"

@@ -206,8 +206,8 @@ class SimulatedUser:
             raw = self.request("GET", path)
             try:
                 status, body = await self.connections[1].request(raw, 600)
-            except (HttpError, TimeoutError) as error:
-                status, body = 0, str(error).encode()
+            except (HttpError, TimeoutError, OSError) as error:
+                status, body = 0, repr(error).encode()
             received = time.perf_counter()
             window = load.window
             if load.stopping:
@@ -220,8 +220,6 @@ class SimulatedUser:
                     window.error("poll", f"{status} {body[:200].decode(errors='replace')}")
                 await asyncio.sleep(1)
                 try:
-                    if self.connections[1].closed:
-                        self.connections[1] = await Connection.open(load.port)
                     await self.register()
                 except (HttpError, TimeoutError, OSError) as error:
                     load.setup_errors.append(str(error)[:200])
@@ -288,8 +286,8 @@ class SimulatedUser:
             window = load.window
             try:
                 status, body = await self.connections[0].request(raw, REQUEST_TIMEOUT)
-            except (HttpError, TimeoutError) as error:
-                status, body = 0, str(error).encode()
+            except (HttpError, TimeoutError, OSError) as error:
+                status, body = 0, repr(error).encode()
             elapsed = time.perf_counter() - started
             if load.stopping:
                 return
@@ -299,8 +297,6 @@ class SimulatedUser:
                     window.error(kind, f"{status} {body[:200].decode(errors='replace')}")
             if status == 200 and kind == "read":
                 self.recent.extend(m["id"] for m in orjson.loads(body)["messages"][-20:])
-            if self.connections[0].closed:
-                self.connections[0] = await Connection.open(load.port)
             await asyncio.sleep(load.rng.expovariate(1 / load.interval))
 
     def stop(self) -> None:
