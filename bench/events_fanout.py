@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import multiprocessing
 import shutil
@@ -204,7 +205,7 @@ async def register_all(
         created = await client.post(
             "/api/v1/channels/create",
             headers={"Host": host, "Authorization": basic_auth(*owner)},
-            data={"name": "fanout", "subscribers": "[" + ",".join(str(u[0]) for u in users) + "]"},
+            data={"name": f"fanout {len(users)}", "subscribers": json.dumps([u[0] for u in users])},
         )
         created.raise_for_status()
         semaphore = asyncio.Semaphore(32)
@@ -255,7 +256,7 @@ def fan_out(
         sent = httpx.post(
             base + "/api/v1/messages",
             headers={"Host": host, "Authorization": sender},
-            data={"type": "stream", "to": "fanout", "topic": "bench", "content": "hello"},
+            data={"type": "stream", "to": f"fanout {len(clients)}", "topic": "bench", "content": "hello"},
             timeout=120,
             trust_env=False,
         )
