@@ -554,27 +554,15 @@ class HttpError(Exception):
     pass
 
 
-class Connection(asyncio.Protocol):
-    """One keep-alive HTTP/1.1 connection; one request at a time. Parses only the status,
-    Content-Length (or chunked encoding) and the body."""
+class _Wire(asyncio.Protocol):
+    """One transport's worth of a ``Connection``: parses only the status, Content-Length
+    (or chunked encoding) and the body."""
 
-    def __init__(self, port: int = 0) -> None:
-        self.port = port
+    def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
         self.waiter: asyncio.Future[tuple[int, bytes]] | None = None
         self.closed = False
-
-    @classmethod
-    async def open(cls, port: int) -> Connection:
-        loop = asyncio.get_running_loop()
-        _, protocol = await loop.create_connection(lambda: cls(port), LOOPBACK, port)
-        return protocol
-
-    def _reset(self) -> Connection:
-        self.buffer.clear()
-        self.closed = False
-        return self
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports implement the interface without subclassing it.
@@ -623,20 +611,48 @@ class Connection(asyncio.Protocol):
                 del self.buffer[:position]
                 return status, b"".join(chunks)
 
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection to 127.0.0.1:port; one request at a time."""
+
+    # Below the servers' keep-alive timeout (20 s): a connection idle longer is replaced
+    # before use, as browsers do, or a request could race the server closing it.
+    IDLE_LIMIT = 15.0
+
+    def __init__(self, port: int, wire: _Wire) -> None:
+        self.port = port
+        self.wire = wire
+        self.last_used = time.monotonic()
+
+    @classmethod
+    async def open(cls, port: int) -> Connection:
+        _, wire = await asyncio.get_running_loop().create_connection(_Wire, LOOPBACK, port)
+        return cls(port, wire)
+
+    @property
+    def closed(self) -> bool:
+        return self.wire.closed
+
     async def request(self, raw: bytes, timeout: float = 60) -> tuple[int, bytes]:
-        if self.closed or self.transport is None:
-            # The server closed it while idle (its keep-alive timeout): open another, as a
-            # browser would. A connection lost during a request is an error, not retried.
-            loop = asyncio.get_running_loop()
-            await loop.create_connection(lambda: self._reset(), LOOPBACK, self.port)
-        assert self.transport is not None
-        self.waiter = asyncio.get_running_loop().create_future()
-        self.transport.write(raw)
-        return await asyncio.wait_for(self.waiter, timeout)
+        wire = self.wire
+        if wire.closed or wire.transport is None or time.monotonic() - self.last_used > self.IDLE_LIMIT:
+            # Closed by the server while idle, or about to be: open another. A connection
+            # lost during a request is an error, not retried.
+            if wire.transport is not None:
+                wire.transport.close()
+            _, wire = await asyncio.get_running_loop().create_connection(_Wire, LOOPBACK, self.port)
+            self.wire = wire
+        assert wire.transport is not None
+        wire.waiter = asyncio.get_running_loop().create_future()
+        wire.transport.write(raw)
+        try:
+            return await asyncio.wait_for(wire.waiter, timeout)
+        finally:
+            self.last_used = time.monotonic()
 
     def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
+        if self.wire.transport is not None:
+            self.wire.transport.close()
 
 
 def build_request(

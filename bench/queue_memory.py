@@ -151,10 +151,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queues", type=int, default=10_000)
     parser.add_argument("--redis-url", default=None, help="use the Redis queue store (a scratch database)")
-    parser.add_argument("--quick", action="store_true", help="1,000 queues")
+    parser.add_argument("--quick", action="store_true", help="500 queues")
     args = parser.parse_args()
     if args.quick:
-        args.queues = 1_000
+        args.queues = 500
     if not 1 <= args.queues <= MAX_QUEUES:
         raise SystemExit(f"--queues must be 1 to {MAX_QUEUES}")
     # The server inherits the raised limit.

@@ -175,7 +175,7 @@ def main() -> None:
     quick_flag(parser)
     args = parser.parse_args()
     if args.quick:
-        args.messages = 400
+        args.messages = 200
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-workers-"))
     rows: list[Row] = []
     try:
