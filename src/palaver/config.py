@@ -84,6 +84,10 @@ class Settings(BaseModel):
     heartbeat_seconds: int = Field(default=50, ge=1, le=59)
     # Registering past this collects the user's least recently used queues first.
     max_event_queues_per_user: int = Field(default=50, ge=1)
+    # Above this many active users, a user coming online is not broadcast (clients poll
+    # /users/me/presence every minute anyway): each broadcast reaches every queue of the
+    # realm, and coming online grows with the realm too, so the work is quadratic.
+    presence_update_events_max_users: int = Field(default=100, ge=0)
 
     # Media (lib/avatars.py, lib/thumbnails.py, lib/previews.py). Off by default so a server
     # without Internet access still shows pictures: avatars are generated locally instead.

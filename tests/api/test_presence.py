@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+import pytest
+from sqlalchemy import func, select
+
 from palaver.actions.presence import do_update_user_presence
 from palaver.models import UserProfile
 from palaver.models.presence import UserPresence
@@ -248,3 +251,34 @@ def test_presence_setting_of_a_user_never_seen(api: Api, realm: SeededRealm, eve
     timestamps = event["presences"][str(realm.cordelia.id)]
     # Her join, moments ago, must not pass for recent activity.
     assert timestamps["active_timestamp"] == timestamps["idle_timestamp"] <= utcnow().timestamp() - 260
+
+
+def test_large_organizations_get_no_coming_online_events(
+    api: Api, realm: SeededRealm, services: Services, events: EventRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with services.db.session() as session:
+        active = session.scalar(
+            select(func.count())
+            .select_from(UserProfile)
+            .where(UserProfile.realm_id == realm.id, UserProfile.is_active)
+        )
+    assert active is not None
+    # One active user too many for live presence events.
+    limited = services.db.settings.model_copy(update={"presence_update_events_max_users": active - 1})
+    monkeypatch.setattr(services.db, "settings", limited)
+    body = ping(api, realm.hamlet, slim_presence=True)
+    assert events.of_type("presence") == []
+    # The ping is still recorded, and everyone sees it by polling.
+    assert str(realm.hamlet.id) in body["presences"]
+    polled = ping(api, realm.othello, slim_presence=True)
+    assert "active_timestamp" in polled["presences"][str(realm.hamlet.id)]
+    # Turning presence sharing off is still announced at once, whatever the size.
+    assert_json_success(api.patch(realm.hamlet, "settings", {"presence_enabled": "false"}))
+    assert len(events.of_type("presence")) == 1
+    # At the limit, coming online is broadcast again.
+    monkeypatch.setattr(
+        services.db, "settings", limited.model_copy(update={"presence_update_events_max_users": active})
+    )
+    events.clear()
+    ping(api, realm.cordelia)
+    assert len(events.of_type("presence")) == 1

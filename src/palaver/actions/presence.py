@@ -1,4 +1,5 @@
-"""Presence pings: rows rewritten at most once a minute, events only on coming online.
+"""Presence pings: rows rewritten at most once a minute, events only on coming online
+(and only in organizations of at most ``presence_update_events_max_users`` active users).
 
 Clients ping every minute from every open window, so most pings must cost one indexed
 read and no write: the row changes only when a timestamp is more than
@@ -12,7 +13,7 @@ import time
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -97,7 +98,7 @@ def do_update_user_presence(
             presence.last_active_time = now
         presence.last_update_id = _next_update_id(session, user.realm_id)
         session.flush()
-        if came_online and user.presence_enabled and not user.is_bot:
+        if came_online and user.presence_enabled and not user.is_bot and _broadcasts_presence(session, user):
             _send_presence(tx, session, user, presence)
 
 
@@ -135,6 +136,23 @@ def do_announce_presence_enabled(
         presence.last_update_id = _next_update_id(session, user.realm_id)
         session.flush()
         _send_presence(tx, session, user, presence)
+
+
+def _broadcasts_presence(session: Session, user: UserProfile) -> bool:
+    """Whether coming online is news worth an event in the user's realm.
+
+    As in Zulip, large organizations get none: their clients poll every minute, and the
+    events would cost the server work quadratic in the realm's size. One indexed count
+    decides it, before anyone's access is computed. Turning presence sharing on or off is
+    always announced (``do_announce_presence_enabled`` does not ask).
+    """
+    limit: int = session.info["db"].settings.presence_update_events_max_users
+    active = session.scalar(
+        select(func.count())
+        .select_from(UserProfile)
+        .where(UserProfile.realm_id == user.realm_id, UserProfile.is_active)
+    )
+    return (active or 0) <= limit
 
 
 def _send_presence(tx: Tx, session: Session, user: UserProfile, presence: UserPresence) -> None:
