@@ -266,30 +266,6 @@ def announce_new_channels(
     )
 
 
-def do_create_channel(
-    session: Session,
-    acting_user: UserProfile,
-    new: NewChannel,
-    subscribers: Sequence[UserProfile] = (),
-    *,
-    announce: SendContext | None = None,
-) -> Stream:
-    """POST /channels/create: a new channel and, optionally, its first subscribers.
-
-    ``announce`` (the request's context) has the creation announced.
-    """
-    # Imported here: subscribing creates channels on the way, so the modules need each other.
-    from palaver.actions.subscriptions import add_subscriptions
-
-    with transaction(session) as tx:
-        stream = create_channel(tx, session, acting_user, new)
-        if subscribers:
-            add_subscriptions(tx, session, [stream], subscribers)
-        if announce is not None:
-            announce_new_channels(session, acting_user, [stream], announce)
-    return stream
-
-
 def _require_administer(viewer: Viewer, stream: Stream) -> None:
     if not can_administer_stream(viewer, stream):
         raise JsonableError("You do not have permission to administer this channel.")

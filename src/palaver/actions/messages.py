@@ -57,6 +57,7 @@ from palaver.lib.messages import (
     stream_for_message,
     topic_exists,
     topic_participant_ids,
+    user_ids_sharing_conversations,
     wide_message_dicts,
 )
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
@@ -186,8 +187,6 @@ def _direct_recipients(
             raise JsonableError(f"Invalid email '{email}'") from None
         users[user.id] = user
     if user_access_restricted(session, sender):
-        from palaver.lib.messages import user_ids_sharing_conversations
-
         visible = set(user_ids_sharing_conversations(session, sender)) | {sender.id}
         if any(u.id not in visible and not u.is_bot for u in users.values()):
             raise JsonableError("You do not have permission to access some of the recipients.")

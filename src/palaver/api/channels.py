@@ -6,12 +6,12 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
+from palaver.actions.channel_creation import do_create_channel
 from palaver.actions.channels import (
     ChannelChanges,
     NewChannel,
     do_add_default_stream,
     do_archive_stream,
-    do_create_channel,
     do_remove_default_stream,
     do_update_stream,
 )

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from palaver.actions.channel_creation import ChannelRequest, do_subscribe_by_name
 from palaver.actions.channels import NewChannel
 from palaver.actions.subscriptions import (
-    ChannelRequest,
     PropertyChange,
-    do_subscribe_by_name,
     do_unsubscribe_by_name,
     do_update_subscription_properties,
 )

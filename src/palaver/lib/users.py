@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -305,3 +306,37 @@ def is_last_owner(session: Session, user: UserProfile) -> bool:
         and user.is_active
         and active_owner_count(session, user.realm_id) <= 1
     )
+
+
+MAX_NAME_LENGTH = 100
+
+
+def check_full_name(name: str) -> str:
+    name = name.strip()
+    if len(name) > MAX_NAME_LENGTH:
+        raise JsonableError("Name too long!")
+    if len(name) < 1:
+        raise JsonableError("Name too short!")
+    # Control and format characters (including invisible and bidirectional ones) let a name
+    # impersonate another; the others clash with Markdown and mention syntax.
+    if any(unicodedata.category(c)[0] == "C" or c in '*`\\>"@' for c in name):
+        raise JsonableError("Invalid characters in name!")
+    # Mentions disambiguate a name with a trailing |<user ID>; a name may not look like one.
+    if re.search(r"\|\d+$", name):
+        raise JsonableError("Invalid format!")
+    return name
+
+
+def check_email(email: str) -> str:
+    email = email.strip()
+    local, sep, domain = email.rpartition("@")
+    if not sep or not local or "." not in domain or any(c.isspace() for c in email) or len(email) > 254:
+        raise JsonableError(f"Invalid email '{email}'")
+    return email
+
+
+def api_email_for(settings_host: str, user: UserProfile) -> str:
+    """The API email: the real one when everyone may see it, else a stable fake."""
+    if user.is_bot or user.email_address_visibility == 1:
+        return user.delivery_email
+    return dummy_email(user.id, settings_host)

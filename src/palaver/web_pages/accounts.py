@@ -14,9 +14,9 @@ from palaver.actions.account_emails import (
     do_reset_password,
     live_confirmation,
 )
-from palaver.actions.users import check_email
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.realm import realm_email_host
+from palaver.lib.users import check_email
 from palaver.models.invites import ConfirmationKind
 from palaver.services import Services
 from palaver.web_pages.render import MIN_PASSWORD_LENGTH, login_link, message_page, page, realm_or_page
