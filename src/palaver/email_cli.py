@@ -101,8 +101,8 @@ def cmd_outbox(args: argparse.Namespace) -> None:
 def cmd_email_gateway(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
     from palaver.cli import CliError, _settings
-    from palaver.lib.email.gateway_server import make_controller, receive
     from palaver.lib.email.incoming import recipient_addresses
+    from palaver.workers.email_gateway import make_controller, receive
 
     settings = _settings(args)
     if args.stdin:

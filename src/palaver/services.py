@@ -11,12 +11,12 @@ from palaver.config import Settings
 from palaver.db import Database
 from palaver.events.queues import QueueBackend
 from palaver.lib.passwords import Passwords
+from palaver.lib.push import PushDispatcher
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from palaver.timeutil import utcnow
 
 if TYPE_CHECKING:
     from palaver.lib.dependencies import OutageMonitor
-    from palaver.lib.push import PushDispatcher
 
 EVENT_QUEUE_STATE_FILE = "event_queues.json"
 
@@ -35,10 +35,6 @@ class Services:
     outages: OutageMonitor | None = None
     # Naive-UTC "now" for browser-session expiry; tests replace it to move time.
     clock: Callable[[], datetime] = utcnow
-
-    @property
-    def queues(self) -> QueueBackend:
-        return self.bus
 
     def close(self) -> None:
         if self.outages is not None:
@@ -92,8 +88,6 @@ def build_services(settings: Settings) -> Services:
         rate_limiter=limiter,
     )
     if settings.push_relay_url:
-        from palaver.lib.push import PushDispatcher
-
-        services.push = PushDispatcher(services)
+        services.push = PushDispatcher(services.db, settings.push_relay_url)
         bus.add_listener(services.push)
     return services
