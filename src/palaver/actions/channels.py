@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from palaver.actions.group_settings import default_group_setting, set_group_setting, store_group_setting_value
 from palaver.actions.messages import SendContext
 from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
 from palaver.db import Tx, transaction
@@ -51,11 +52,8 @@ from palaver.lib.group_settings import (
     GroupSettingUpdate,
     GroupSettingValue,
     check_expected_value,
-    default_group_setting,
     parse_group_setting_value,
     render_group_setting,
-    set_group_setting,
-    store_group_setting_value,
     user_has_permission,
 )
 from palaver.lib.markdown import render_markdown

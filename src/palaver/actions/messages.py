@@ -57,11 +57,15 @@ from palaver.lib.messages import (
     stream_for_message,
     topic_exists,
     topic_participant_ids,
-    user_ids_sharing_conversations,
     wide_message_dicts,
 )
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
-from palaver.lib.users import access_user_by_email, get_realm_user, user_access_restricted
+from palaver.lib.users import (
+    access_user_by_email,
+    get_realm_user,
+    user_access_restricted,
+    user_ids_sharing_conversations,
+)
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Recipient, RecipientType, Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message, MessageFlag, Reaction, UserMessage

@@ -18,10 +18,10 @@ from palaver.actions.user_groups import (
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import GroupSettingUpdate, GroupSettingValue
+from palaver.lib.user_group_format import format_user_groups
 from palaver.lib.user_groups import (
     direct_member_ids,
     direct_subgroup_ids,
-    format_user_groups,
     get_named_group,
     get_named_groups,
     recursive_member_ids,

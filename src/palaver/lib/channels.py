@@ -33,6 +33,7 @@ from palaver.lib.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LE
 from palaver.lib.markdown import StreamRef, channel_narrow_url
 from palaver.lib.realm import deactivated_user_ids
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
+from palaver.lib.users import access_user_by_email, access_user_by_id
 from palaver.models import Realm, Role, UserGroup, UserProfile
 from palaver.models.channels import (
     STREAM_GROUP_SETTINGS,
@@ -739,8 +740,6 @@ def principals_to_users(
     session: Session, acting_user: UserProfile, principals: Sequence[int] | Sequence[str], *, email_host: str
 ) -> list[UserProfile]:
     """The active users named by IDs or API emails; anyone else is "No such user"."""
-    from palaver.lib.users import access_user_by_email, access_user_by_id
-
     users: dict[int, UserProfile] = {}
     for principal in principals:
         if isinstance(principal, int):

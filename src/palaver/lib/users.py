@@ -15,7 +15,10 @@ from palaver.lib.avatars import hosted_by_gravatar
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.profile_fields import profile_data_for_users
+from palaver.lib.user_groups import is_user_in_group
 from palaver.models import EmailVisibility, Realm, Role, UserProfile
+from palaver.models.channels import Subscription
+from palaver.models.messages import UserMessage
 from palaver.timeutil import to_iso
 
 # IDs are 32-bit columns: a larger number names no user, and must not reach the database.
@@ -127,16 +130,28 @@ def format_own_user(session: Session, user: UserProfile) -> dict[str, Any]:
 
 
 def max_message_id(session: Session, user: UserProfile) -> int:
-    """ID of the newest message the user has received; -1 before there are any."""
-    from palaver.lib import message_hooks
+    """The newest message in the user's history; -1 before there is any."""
+    newest = session.scalar(
+        select(func.max(UserMessage.message_id)).where(UserMessage.user_profile_id == user.id)
+    )
+    return -1 if newest is None else int(newest)
 
-    return message_hooks.max_message_id(session, user)
+
+def user_ids_sharing_conversations(session: Session, viewer: UserProfile) -> list[int]:
+    """Users the viewer shares a channel subscription or a direct-message conversation with."""
+    mine = select(Subscription.recipient_id).where(
+        Subscription.user_profile_id == viewer.id, Subscription.active
+    )
+    shared = session.scalars(
+        select(Subscription.user_profile_id)
+        .where(Subscription.recipient_id.in_(mine), Subscription.active)
+        .distinct()
+    )
+    return sorted(set(shared) - {viewer.id})
 
 
 def user_access_restricted(session: Session, viewer: UserProfile | None) -> bool:
     """Whether the viewer sees only some users (guests, when the realm limits them)."""
-    from palaver.lib.user_groups import is_user_in_group
-
     if viewer is None or not viewer.is_guest:
         return False
     return not is_user_in_group(session, viewer, viewer.realm.can_access_all_users_group)
@@ -150,9 +165,7 @@ def accessible_user_filter(session: Session, viewer: UserProfile | None) -> Any:
     if not user_access_restricted(session, viewer):
         return True
     assert viewer is not None
-    from palaver.lib import message_hooks
-
-    shared = message_hooks.user_ids_sharing_conversations(session, viewer)
+    shared = user_ids_sharing_conversations(session, viewer)
     return (UserProfile.id == viewer.id) | UserProfile.is_bot | UserProfile.id.in_(shared)
 
 
@@ -169,14 +182,12 @@ def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
     )
     if target.is_bot:
         return [u.id for u in active]
-    from palaver.lib import message_hooks
-
     return [
         u.id
         for u in active
         if u.id == target.id
         or not user_access_restricted(session, u)
-        or target.id in message_hooks.user_ids_sharing_conversations(session, u)
+        or target.id in user_ids_sharing_conversations(session, u)
     ]
 
 
