@@ -12,8 +12,7 @@ from typing import NoReturn
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from palaver.cli_admin import add_admin_commands
-from palaver.commands import accounts, portability, realms, retention
+from palaver.commands import accounts, admin, mail, portability, realms, retention
 from palaver.commands.common import (
     ROLE_NAMES,
     CliError,
@@ -25,7 +24,6 @@ from palaver.commands.common import (
 )
 from palaver.commands.passwords import add_password_options, explicit_password
 from palaver.config import ConfigError
-from palaver.email_cli import register_email_commands
 from palaver.lib.exceptions import JsonableError
 from palaver.models import Realm, UserProfile
 
@@ -326,9 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     users.add_argument(
         "--subscriptions", type=int, default=10, help="channels each seeded member joins (default 10)"
     )
-    register_email_commands(add)
-    add_admin_commands(add)
-    for module in (accounts, realms, portability, retention):
+    for module in (mail, admin, accounts, realms, portability, retention):
         module.register(add)
     return parser
 

@@ -21,7 +21,7 @@ def cmd_reload_clients(args: argparse.Namespace) -> None:
         print(f"Web clients of {args.realm!r} asked to reload")
 
 
-def add_admin_commands(add: AddCommand) -> None:
+def register(add: AddCommand) -> None:
     reload_clients = add("reload-clients", cmd_reload_clients, "ask an organization's web clients to reload")
     reload_clients.add_argument("--realm", default="", help="organization string ID (default: root domain)")
     reload_clients.add_argument("--immediate", action="store_true", help="reload now, not at a quiet moment")

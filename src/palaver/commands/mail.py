@@ -134,7 +134,7 @@ def cmd_email_gateway(args: argparse.Namespace) -> None:
             controller.stop()
 
 
-def register_email_commands(add: AddCommand) -> None:
+def register(add: AddCommand) -> None:
     outbox = add("outbox", cmd_outbox, "list emails written to <data_dir>/outbox/ (no smtp_url set)")
     outbox.add_argument("--json", action="store_true", help="print JSON")
     outbox.add_argument(
