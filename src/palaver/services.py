@@ -5,18 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from palaver.config import Settings
 from palaver.db import Database
+from palaver.events.memory_backend import MemoryQueueBackend
 from palaver.events.queues import QueueBackend
+from palaver.events.redis_backend import RedisQueueBackend
+from palaver.lib.dependencies import OutageMonitor
 from palaver.lib.passwords import Passwords
 from palaver.lib.push import PushDispatcher
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from palaver.timeutil import utcnow
-
-if TYPE_CHECKING:
-    from palaver.lib.dependencies import OutageMonitor
 
 EVENT_QUEUE_STATE_FILE = "event_queues.json"
 
@@ -49,15 +48,12 @@ class Services:
 def build_queue_backend(settings: Settings) -> QueueBackend:
     """Redis when configured (queues shared by every process), else this process's memory."""
     if settings.redis_url:
-        from palaver.events.redis_backend import RedisQueueBackend
-
         return RedisQueueBackend(
             settings.redis_url,
             idle_timeout_seconds=settings.event_queue_idle_timeout_seconds,
             heartbeat_seconds=settings.heartbeat_seconds,
             key_prefix=RedisQueueBackend.default_key_prefix(settings.database_url),
         )
-    from palaver.events.memory_backend import MemoryQueueBackend
 
     return MemoryQueueBackend(
         idle_timeout_seconds=settings.event_queue_idle_timeout_seconds,
