@@ -11,7 +11,7 @@ import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import Any, TextIO
 
 from sqlalchemy import func, select
 
@@ -82,7 +82,7 @@ def tune_gc_for_serving() -> None:
 def run_server(settings: Settings, config_file: str | None) -> None:
     import uvicorn
 
-    options = {
+    options: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
         "log_level": settings.log_level,
@@ -96,7 +96,7 @@ def run_server(settings: Settings, config_file: str | None) -> None:
 
         app = create_app(settings)
         tune_gc_for_serving()
-        uvicorn.run(app, **options)  # type: ignore[arg-type]
+        uvicorn.run(app, **options)
         return
     # Workers add their metrics up through files in a directory the server empties at start.
     prepare_multiprocess_dir(settings.data_dir)
@@ -104,10 +104,10 @@ def run_server(settings: Settings, config_file: str | None) -> None:
     os.environ["PALAVER_SETTINGS_JSON"] = settings.model_dump_json()
     if config_file:
         os.environ["PALAVER_CONFIG"] = config_file
-    uvicorn.run("palaver.asgi:create_app_from_environment", factory=True, workers=settings.workers, **options)  # type: ignore[arg-type]
+    uvicorn.run("palaver.asgi:create_app_from_environment", factory=True, workers=settings.workers, **options)
 
 
-def _operational_options(settings: Settings) -> dict[str, object]:
+def _operational_options(settings: Settings) -> dict[str, Any]:
     """uvicorn options for limits, proxies and logs (README "Operating")."""
     configure_logging(settings)
     configure_protocol(settings)

@@ -16,8 +16,8 @@ from palaver.api.channels import (
     email_host,
     given_group_settings,
     retention_days,
-    with_group_setting_params,
 )
+from palaver.api.params import with_setting_params
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import (
     IncludeSubscribers,
@@ -29,6 +29,7 @@ from palaver.lib.channels import (
 )
 from palaver.lib.group_settings import GroupSettingValue
 from palaver.lib.users import access_user_by_id
+from palaver.models.channels import STREAM_GROUP_SETTINGS
 
 router = ApiRouter()
 
@@ -58,7 +59,7 @@ def list_subscriptions(ctx: Ctx, include_subscribers: IncludeSubscribers = False
 
 
 @router.post("/users/me/subscriptions")
-@with_group_setting_params(GroupSettingValue)
+@with_setting_params(STREAM_GROUP_SETTINGS, GroupSettingValue)
 def subscribe(
     ctx: Ctx,
     subscriptions: list[SubscriptionRequestItem],

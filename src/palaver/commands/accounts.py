@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -68,8 +69,10 @@ def cmd_change_email(args: argparse.Namespace) -> None:
 
 
 def register(add: AddCommand) -> None:
-    def user_command(name: str, func: object, help_text: str) -> argparse.ArgumentParser:
-        p = add(name, func, help_text)  # type: ignore[arg-type]
+    def user_command(
+        name: str, func: Callable[[argparse.Namespace], None], help_text: str
+    ) -> argparse.ArgumentParser:
+        p = add(name, func, help_text)
         p.add_argument("--realm", default="", help="organization string ID (default: root domain)")
         p.add_argument("--email", required=True, help="the user's (real) email address")
         return p

@@ -153,6 +153,7 @@ def _drop_dead_processes(path: str) -> None:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
+            # prometheus_client.multiprocess has no annotations.
             multiprocess.mark_process_dead(pid, path)  # type: ignore[no-untyped-call]
         except PermissionError:
             pass
@@ -164,7 +165,7 @@ def exposition(extra: Sequence[Collector] = ()) -> tuple[bytes, str]:
     if path:
         _drop_dead_processes(path)
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]
+        multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]  # unannotated
         text = generate_latest(registry)
     else:
         text = generate_latest(REGISTRY)
