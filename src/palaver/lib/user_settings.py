@@ -38,6 +38,7 @@ def _choices(*values: object) -> frozenset[object]:
 _ONE_TO_THREE = _choices(1, 2, 3)
 _ONE_TO_FOUR = _choices(1, 2, 3, 4)
 
+
 class _Constraints(typing.TypedDict, total=False):
     choices: frozenset[object]
     minimum: int
