@@ -18,16 +18,9 @@ from palaver.actions.channels import NewChannel, announce_new_channels, create_c
 from palaver.actions.messages import SendContext
 from palaver.actions.subscriptions import add_subscriptions
 from palaver.db import transaction
-from palaver.lib.channels import (
-    can_add_subscribers,
-    can_subscribe_self,
-    check_stream_name,
-    check_subscription_property,
-    get_streams_by_names,
-    has_metadata_access,
-    viewer_for,
-)
+from palaver.lib.channels import check_stream_name, get_streams_by_names, has_metadata_access, viewer_for
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.subscriptions import can_add_subscribers, can_subscribe_self, check_subscription_property
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 

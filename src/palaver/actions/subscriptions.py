@@ -25,18 +25,20 @@ from palaver.actions.message_flags import mark_unsubscribed_channels_read
 from palaver.db import Tx, lock_rows, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import (
-    can_remove_subscribers,
-    check_subscription_property,
-    format_subscriptions,
     get_stream_by_id,
     get_streams_by_names,
     has_metadata_access,
     metadata_access_user_ids,
-    subscriptions_by_user,
-    used_colors,
     viewer_for,
 )
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.subscriptions import (
+    can_remove_subscribers,
+    check_subscription_property,
+    format_subscriptions,
+    subscriptions_by_user,
+    used_colors,
+)
 from palaver.models import UserProfile
 from palaver.models.channels import DefaultStream, Stream, Subscription
 

@@ -25,12 +25,12 @@ from palaver.lib.channels import (
     format_streams,
     get_streams_for_user,
     parse_message_retention_days,
-    principals_to_users,
     subscriber_ids,
 )
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.group_settings import GroupSettingUpdate, GroupSettingValue
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.subscriptions import principals_to_users
 from palaver.models.channels import STREAM_GROUP_SETTINGS
 
 router = ApiRouter()

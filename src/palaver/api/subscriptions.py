@@ -19,15 +19,14 @@ from palaver.api.channels import (
 )
 from palaver.api.params import with_setting_params
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
-from palaver.lib.channels import (
-    IncludeSubscribers,
-    access_stream_by_id,
+from palaver.lib.channels import IncludeSubscribers, access_stream_by_id
+from palaver.lib.group_settings import GroupSettingValue
+from palaver.lib.subscriptions import (
     format_subscriptions,
     get_subscription,
     get_user_subscriptions,
     principals_to_users,
 )
-from palaver.lib.group_settings import GroupSettingValue
 from palaver.lib.users import access_user_by_id
 from palaver.models.channels import STREAM_GROUP_SETTINGS
 
