@@ -194,24 +194,6 @@ def get_named_groups(session: Session, realm_id: int, *, include_deactivated: bo
     return list(session.scalars(query.order_by(UserGroup.id)))
 
 
-def supergroup_ids(session: Session, group_ids: Iterable[int]) -> set[int]:
-    """Groups that contain any of these, directly or through other groups (themselves excluded)."""
-    start = set(group_ids)
-    found: set[int] = set()
-    frontier = set(start)
-    while frontier:
-        parents = set(
-            session.scalars(
-                select(GroupGroupMembership.supergroup_id).where(
-                    GroupGroupMembership.subgroup_id.in_(frontier)
-                )
-            )
-        )
-        frontier = parents - found - start
-        found |= frontier
-    return found
-
-
 # Permissions on named groups ----------------------------------------------------------------
 
 INSUFFICIENT_PERMISSION = "Insufficient permission"
