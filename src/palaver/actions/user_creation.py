@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
+from palaver.lib.avatars import avatar_url
 from palaver.lib.bots import bot_extra_fields
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.passwords import generate_api_key
@@ -25,7 +26,6 @@ from palaver.lib.user_groups import direct_system_groups_for, get_system_groups
 from palaver.lib.user_settings import setting_specs
 from palaver.lib.users import (
     api_email_for,
-    avatar_url,
     check_email,
     check_full_name,
     format_user,

@@ -32,6 +32,7 @@ from palaver.actions.user_creation import (
 from palaver.actions.web_sessions import do_revoke_user_web_sessions
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
+from palaver.lib.avatars import avatar_url
 from palaver.lib.channels import get_announcement_channel
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown import render_markdown
@@ -43,7 +44,6 @@ from palaver.lib.state.user_settings import LEGACY_DISPLAY_SETTINGS, LEGACY_NOTI
 from palaver.lib.user_settings import LANGUAGES
 from palaver.lib.users import (
     api_email_for,
-    avatar_url,
     can_view_delivery_email,
     check_full_name,
     get_realm_user,

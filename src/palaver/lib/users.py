@@ -10,8 +10,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from palaver.lib.avatars import avatar_url as avatar_url  # re-exported for older callers
-from palaver.lib.avatars import hosted_by_gravatar
+from palaver.lib.avatars import avatar_url, hosted_by_gravatar
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.profile_fields import profile_data_for_users
