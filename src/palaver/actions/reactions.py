@@ -17,7 +17,6 @@ from sqlalchemy.orm import Session
 
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
-from palaver.lib.channels import subscriber_ids
 from palaver.lib.emoji import (
     REACTION_TYPES,
     REALM_EMOJI,
@@ -25,7 +24,8 @@ from palaver.lib.emoji import (
 )
 from palaver.lib.emoji_choice import check_emoji, emoji_for_name
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import DEFAULT_HISTORICAL_FLAGS, access_message, stream_for_message
+from palaver.lib.message_audience import message_audience
+from palaver.lib.messages import DEFAULT_HISTORICAL_FLAGS, access_message
 from palaver.models import UserProfile
 from palaver.models.messages import Message, Reaction, UserMessage
 
@@ -57,17 +57,6 @@ def _find_reaction(
     ).one_or_none()
 
 
-def _audience(session: Session, message: Message) -> set[int]:
-    user_ids = set(
-        session.scalars(select(UserMessage.user_profile_id).where(UserMessage.message_id == message.id))
-    )
-    if message.is_channel_message:
-        stream = stream_for_message(session, message)
-        if stream.history_public_to_subscribers:
-            user_ids |= subscriber_ids(session, stream)
-    return user_ids
-
-
 def _send_reaction_event(
     tx: Tx, session: Session, user: UserProfile, message: Message, reaction: Reaction, op: str
 ) -> None:
@@ -80,7 +69,7 @@ def _send_reaction_event(
         "user": ev.ReactionUser(user_id=user.id, email=user.email, full_name=user.full_name),
     }
     event: ev.Event = ev.ReactionAdd(**fields) if op == "add" else ev.ReactionRemove(**fields)
-    tx.send_event(message.realm_id, event, _audience(session, message))
+    tx.send_event(message.realm_id, event, message_audience(session, message))
 
 
 def do_add_reaction(
