@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 
-from palaver.lib.email.smtp_url import parse_smtp_url
 from palaver.lib.email.transport import SmtpTransport
 from palaver.services import Services
+from palaver.smtp_url import parse_smtp_url
 from palaver.workers.email import EmailWorker
 
 

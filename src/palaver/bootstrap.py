@@ -1,19 +1,28 @@
-"""Start-up work shared by the CLI: migrations, the demo organization, running uvicorn."""
+"""Start-up work shared by the CLI: migrations, the demo organization, running uvicorn.
+
+The app, the demo organization (which runs actions) and uvicorn are imported only by the
+functions that serve: one-off commands (``migrate``, ``open_services``) start without them.
+"""
 
 from __future__ import annotations
 
 import gc
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import Any, TextIO
 
 from sqlalchemy import func, select
 
 from palaver.config import Settings
+from palaver.lib.dependencies import wait_for_dependencies
+from palaver.lib.logs import configure_logging
+from palaver.lib.metrics import prepare_multiprocess_dir
 from palaver.migrate import upgrade
 from palaver.models import Realm
 from palaver.services import Services, build_services
+from palaver.serving import GuardedHttpToolsProtocol, configure_protocol
 
 
 def migrate_database(settings: Settings) -> None:
@@ -37,7 +46,6 @@ def open_services(settings: Settings) -> Iterator[Services]:
 
 def prepare_for_serving(settings: Settings, out: TextIO) -> None:
     from palaver.demo import create_demo_realm, describe_demo
-    from palaver.lib.dependencies import wait_for_dependencies
 
     # PostgreSQL and Redis may still be starting (containers, boot): wait, then give up.
     wait_for_dependencies(settings)
@@ -74,7 +82,7 @@ def tune_gc_for_serving() -> None:
 def run_server(settings: Settings, config_file: str | None) -> None:
     import uvicorn
 
-    options = {
+    options: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
         "log_level": settings.log_level,
@@ -88,26 +96,19 @@ def run_server(settings: Settings, config_file: str | None) -> None:
 
         app = create_app(settings)
         tune_gc_for_serving()
-        uvicorn.run(app, **options)  # type: ignore[arg-type]
+        uvicorn.run(app, **options)
         return
     # Workers add their metrics up through files in a directory the server empties at start.
-    from palaver.lib.metrics import prepare_multiprocess_dir
-
     prepare_multiprocess_dir(settings.data_dir)
     # Worker processes import the app by name and read the same settings from the environment.
     os.environ["PALAVER_SETTINGS_JSON"] = settings.model_dump_json()
     if config_file:
         os.environ["PALAVER_CONFIG"] = config_file
-    uvicorn.run("palaver.asgi:create_app_from_environment", factory=True, workers=settings.workers, **options)  # type: ignore[arg-type]
+    uvicorn.run("palaver.asgi:create_app_from_environment", factory=True, workers=settings.workers, **options)
 
 
-def _operational_options(settings: Settings) -> dict[str, object]:
+def _operational_options(settings: Settings) -> dict[str, Any]:
     """uvicorn options for limits, proxies and logs (README "Operating")."""
-    import math
-
-    from palaver.lib.logs import configure_logging
-    from palaver.serving import GuardedHttpToolsProtocol, configure_protocol
-
     configure_logging(settings)
     configure_protocol(settings)
     return {

@@ -11,17 +11,21 @@ from typing import NoReturn
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
-from palaver.config import ConfigError, Settings, load_settings
+from palaver.commands import accounts, admin, mail, portability, realms, retention
+from palaver.commands.common import (
+    ROLE_NAMES,
+    CliError,
+    common_options,
+    require_realm,
+    require_user,
+    role_arg,
+    settings_from_args,
+)
+from palaver.commands.passwords import add_password_options, explicit_password
+from palaver.config import ConfigError
 from palaver.lib.exceptions import JsonableError
 from palaver.models import Realm, UserProfile
-
-ROLE_NAMES = {"owner": 100, "administrator": 200, "admin": 200, "moderator": 300, "member": 400, "guest": 600}
-
-
-class CliError(Exception):
-    """A problem to report on one line of stderr."""
 
 
 def _fail(message: str) -> NoReturn:
@@ -29,20 +33,7 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(1)
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    overrides = {
-        "host": getattr(args, "host", None),
-        "port": getattr(args, "port", None),
-        "workers": getattr(args, "workers", None),
-        "database_url": getattr(args, "database_url", None),
-        "data_dir": getattr(args, "data_dir", None),
-    }
-    return load_settings(config_file=getattr(args, "config", None), **overrides)
-
-
 def _password(args: argparse.Namespace) -> str | None:
-    from palaver.commands.passwords import explicit_password
-
     given = explicit_password(args)
     if given is not None:
         return given
@@ -69,23 +60,13 @@ def _password(args: argparse.Namespace) -> str | None:
     raise CliError(f"not a terminal, so no password prompt: give {options}")
 
 
-def _role(value: str) -> int:
-    if value.isdigit() and int(value) in ROLE_NAMES.values():
-        return int(value)
-    if value.lower() in ROLE_NAMES:
-        return ROLE_NAMES[value.lower()]
-    raise argparse.ArgumentTypeError(
-        f"invalid role {value!r} (owner, administrator, moderator, member, guest)"
-    )
-
-
 # Commands --------------------------------------------------------------------------------
 
 
 def cmd_migrate(args: argparse.Namespace) -> None:
     from palaver.bootstrap import migrate_database
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     migrate_database(settings)
     print("Database is up to date.")
 
@@ -93,7 +74,7 @@ def cmd_migrate(args: argparse.Namespace) -> None:
 def cmd_serve(args: argparse.Namespace) -> None:
     from palaver.bootstrap import prepare_for_serving, run_server
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     if settings.workers > 1 and not settings.redis_url:
         raise CliError("--workers above 1 needs a Redis URL (PALAVER_REDIS_URL): events must cross processes")
     from palaver.commands.ports import ensure_port_free
@@ -108,7 +89,7 @@ def cmd_create_realm(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
     from palaver.lib.realm import realm_email_host, realm_url
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     password = _password(args)
     with open_services(settings) as services, services.db.session() as session:
         probe = Realm(string_id=args.string_id, name=args.name)
@@ -131,7 +112,7 @@ def cmd_create_user(args: argparse.Namespace) -> None:
     from palaver.lib.realm import realm_email_host
     from palaver.lib.users import get_user_by_delivery_email
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     is_bot = args.bot_type is not None
     if is_bot and args.bot_owner is None:
         raise CliError("--bot-owner is required for a bot")
@@ -142,7 +123,7 @@ def cmd_create_user(args: argparse.Namespace) -> None:
         raise CliError("bots have no password; they log in with their API key")
     password = None if is_bot else _password(args)
     with open_services(settings) as services, services.db.session() as session:
-        realm = _require_realm(session, args.realm)
+        realm = require_realm(session, args.realm)
         owner = None
         if args.bot_owner is not None:
             owner = get_user_by_delivery_email(session, realm.id, args.bot_owner)
@@ -163,34 +144,15 @@ def cmd_create_user(args: argparse.Namespace) -> None:
         print(f"API key: {user.api_key}")
 
 
-def _require_realm(session: Session, string_id: str) -> Realm:
-    from palaver.lib.realm import get_realm_by_string_id
-
-    realm = get_realm_by_string_id(session, string_id)
-    if realm is None:
-        raise CliError(f"no organization with string ID {string_id!r}")
-    return realm
-
-
-def _require_user(session: Session, realm_string_id: str, email: str) -> UserProfile:
-    from palaver.lib.users import get_user_by_delivery_email
-
-    realm = _require_realm(session, realm_string_id)
-    user = get_user_by_delivery_email(session, realm.id, email)
-    if user is None:
-        raise CliError(f"no user {email!r} in organization {realm_string_id!r}")
-    return user
-
-
 def cmd_change_password(args: argparse.Namespace) -> None:
     from palaver.actions.users import do_change_password
     from palaver.bootstrap import open_services
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     password = _password(args)
     assert password is not None
     with open_services(settings) as services, services.db.session() as session:
-        user = _require_user(session, args.realm, args.email)
+        user = require_user(session, args.realm, args.email)
         do_change_password(session, user, services.passwords.hash(password))
         print(f"Password changed for {args.email}")
 
@@ -199,18 +161,18 @@ def cmd_regenerate_api_key(args: argparse.Namespace) -> None:
     from palaver.actions.users import do_regenerate_api_key
     from palaver.bootstrap import open_services
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     with open_services(settings) as services, services.db.session() as session:
-        user = _require_user(session, args.realm, args.email)
+        user = require_user(session, args.realm, args.email)
         print(do_regenerate_api_key(session, user))
 
 
 def cmd_list_users(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     with open_services(settings) as services, services.db.session() as session:
-        realm = _require_realm(session, args.realm)
+        realm = require_realm(session, args.realm)
         users = session.scalars(
             select(UserProfile).where(UserProfile.realm_id == realm.id).order_by(UserProfile.id)
         ).all()
@@ -252,9 +214,9 @@ def cmd_seed_messages(args: argparse.Namespace) -> None:
         dm_share=args.dm_share,
         batch_size=args.batch_size,
     )
-    with open_services(_settings(args)) as services:
+    with open_services(settings_from_args(args)) as services:
         with services.db.session() as session:
-            realm_id = _require_realm(session, args.realm).id
+            realm_id = require_realm(session, args.realm).id
         result = seed_messages(services, realm_id, plan, progress=None if args.quiet else sys.stderr)
     print(
         f"Seeded {result.messages} messages (IDs {result.first_id}-{result.last_id}) and "
@@ -268,9 +230,9 @@ def cmd_seed_users(args: argparse.Namespace) -> None:
 
     if args.users < 0 or args.channels < 0 or args.subscriptions < 0:
         raise CliError("--users, --channels and --subscriptions must be >= 0")
-    with open_services(_settings(args)) as services:
+    with open_services(settings_from_args(args)) as services:
         with services.db.session() as session:
-            realm_id = _require_realm(session, args.realm).id
+            realm_id = require_realm(session, args.realm).id
         result = seed_users(
             services,
             realm_id,
@@ -285,9 +247,6 @@ def cmd_seed_users(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from palaver.commands import common_options, register_commands
-    from palaver.commands.passwords import add_password_options
-
     # The global options are accepted before and after the subcommand alike.
     parser = argparse.ArgumentParser(
         prog="palaver", description="Palaver team chat server", parents=[common_options()]
@@ -323,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     user.add_argument("--email", required=True)
     user.add_argument("--full-name", required=True)
     user.add_argument(
-        "--role", type=_role, default=400, help="owner, administrator, moderator, member, guest"
+        "--role", type=role_arg, default=400, help="owner, administrator, moderator, member, guest"
     )
     user.add_argument("--bot-type", type=int, choices=[1, 2, 3, 4], help="make a bot of this type")
     user.add_argument("--bot-owner", help="email of the bot's owner")
@@ -365,13 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     users.add_argument(
         "--subscriptions", type=int, default=10, help="channels each seeded member joins (default 10)"
     )
-    from palaver.email_cli import register_email_commands
-
-    register_email_commands(add)
-    from palaver.cli_admin import add_admin_commands
-
-    add_admin_commands(add)
-    register_commands(add)
+    for module in (mail, admin, accounts, realms, portability, retention):
+        module.register(add)
     return parser
 
 

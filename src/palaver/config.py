@@ -7,6 +7,7 @@ are accepted unprefixed too, as deployment platforms commonly set them.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -15,6 +16,8 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from palaver.smtp_url import parse_smtp_url
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
 
@@ -142,8 +145,6 @@ class Settings(BaseModel):
     @field_validator("trusted_proxies", mode="before")
     @classmethod
     def _parse_proxies(cls, value: object) -> object:
-        import ipaddress
-
         if isinstance(value, str):
             value = [part for part in value.replace(" ", ",").split(",") if part]
         if isinstance(value, list):
@@ -222,8 +223,6 @@ class Settings(BaseModel):
     @classmethod
     def _check_smtp_url(cls, value: str | None) -> str | None:
         if value:
-            from palaver.lib.email.smtp_url import parse_smtp_url
-
             parse_smtp_url(value)  # raises ValueError with the reason
         return value or None
 

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Connection, Engine, create_engine, event, select
+from sqlalchemy import Connection, CursorResult, Engine, Result, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -199,3 +199,9 @@ def transaction(session: Session) -> AbstractContextManager[Tx]:
     """The write transaction for a session made by ``Database.session``."""
     db: Database = session.info["db"]
     return db.transaction(session)
+
+
+def rowcount(result: Result[Any]) -> int:
+    """How many rows an UPDATE or DELETE matched: a conditional claim took the row when 1."""
+    # Session.execute is typed as returning Result; DML statements return a CursorResult.
+    return cast("CursorResult[Any]", result).rowcount

@@ -6,8 +6,6 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -24,14 +22,6 @@ def upgrade(engine: Engine, revision: str = "heads") -> None:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
-
-
-def pending_revisions(engine: Engine) -> bool:
-    # Features may add migrations on parallel branches off the same parent; all heads apply.
-    heads = set(ScriptDirectory.from_config(alembic_config()).get_heads())
-    with engine.connect() as connection:
-        current = set(MigrationContext.configure(connection).get_current_heads())
-    return current != heads
 
 
 def autogenerate(engine: Engine, message: str) -> None:

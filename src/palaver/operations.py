@@ -27,6 +27,7 @@ def install_operations(app: FastAPI, services: Services) -> None:
     if not getattr(bus, "palaver_metrics", False):
         # Once per bus: tests build several apps on one set of services.
         bus.add_listener(metrics.PublishedCounter())
+        # A mark on the bus object itself, not part of its interface.
         bus.palaver_metrics = True  # type: ignore[attr-defined]
 
     probes = {"database": lambda: check_database(services.db.engine)}

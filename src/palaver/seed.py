@@ -19,11 +19,24 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TextIO
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from palaver.models import Realm, UserProfile
-from palaver.models.channels import Stream
+from palaver.actions.channel_creation import do_create_channel
+from palaver.actions.channels import NewChannel
+from palaver.actions.messages import get_or_create_dm_group
+from palaver.actions.subscriptions import do_add_subscriptions
+from palaver.actions.users import do_create_user
+from palaver.db import transaction
+from palaver.lib.channels import get_stream_by_name
+from palaver.lib.passwords import generate_api_key
+from palaver.lib.realm import realm_email_host
+from palaver.lib.user_groups import direct_system_groups_for, get_system_groups
+from palaver.lib.user_settings import setting_specs
+from palaver.lib.users import api_email_for
+from palaver.models import Realm, RealmUserDefault, Role, UserProfile
+from palaver.models.channels import Stream, Subscription
+from palaver.models.groups import UserGroupMembership
 from palaver.models.messages import Message, MessageFlag
 from palaver.services import Services
 from palaver.timeutil import utcnow
@@ -150,9 +163,6 @@ class ProgressBar:
 
 
 def _ensure_users(session: Session, services: Services, realm: Realm, count: int) -> list[UserProfile]:
-    from palaver.actions.users import do_create_user
-    from palaver.lib.realm import realm_email_host
-
     humans = list(
         session.scalars(
             select(UserProfile)
@@ -178,10 +188,6 @@ def _ensure_users(session: Session, services: Services, realm: Realm, count: int
 def _ensure_channels(
     session: Session, creator: UserProfile, users: Sequence[UserProfile], count: int
 ) -> list[Stream]:
-    from palaver.actions.channels import NewChannel, do_create_channel
-    from palaver.actions.subscriptions import do_add_subscriptions
-    from palaver.lib.channels import get_stream_by_name
-
     streams = []
     for index in range(count):
         name = f"seed channel {index}"
@@ -198,9 +204,6 @@ def _dm_recipients(
     session: Session, users: Sequence[UserProfile], rng: random.Random
 ) -> list[tuple[int, list[int]]]:
     """A few two-person conversations: (recipient ID, member IDs)."""
-    from palaver.actions.messages import get_or_create_dm_group
-    from palaver.db import transaction
-
     pairs = list(itertools.combinations([u.id for u in users], 2))
     rng.shuffle(pairs)
     conversations = []
@@ -404,18 +407,6 @@ def seed_users(
     Each seeded user joins ``subscriptions_per_user`` channels in rotation; the owner who
     runs the benchmark joins every seeded channel.
     """
-    from sqlalchemy import insert, update
-
-    from palaver.actions.channels import NewChannel, do_create_channel
-    from palaver.actions.users import api_email_for
-    from palaver.lib.channels import get_stream_by_name
-    from palaver.lib.passwords import generate_api_key
-    from palaver.lib.realm import realm_email_host
-    from palaver.lib.user_groups import direct_system_groups_for, get_system_groups
-    from palaver.lib.user_settings import setting_specs
-    from palaver.models import RealmUserDefault, Role
-    from palaver.models.channels import Subscription
-    from palaver.models.groups import UserGroupMembership
 
     started = time.monotonic()
     with services.db.session() as session:

@@ -5,18 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from palaver.config import Settings
 from palaver.db import Database
+from palaver.events.memory_backend import MemoryQueueBackend
 from palaver.events.queues import QueueBackend
+from palaver.events.redis_backend import RedisQueueBackend
+from palaver.lib.dependencies import OutageMonitor
 from palaver.lib.passwords import Passwords
+from palaver.lib.push import PushDispatcher
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from palaver.timeutil import utcnow
-
-if TYPE_CHECKING:
-    from palaver.lib.dependencies import OutageMonitor
-    from palaver.lib.push import PushDispatcher
 
 EVENT_QUEUE_STATE_FILE = "event_queues.json"
 
@@ -36,10 +35,6 @@ class Services:
     # Naive-UTC "now" for browser-session expiry; tests replace it to move time.
     clock: Callable[[], datetime] = utcnow
 
-    @property
-    def queues(self) -> QueueBackend:
-        return self.bus
-
     def close(self) -> None:
         if self.outages is not None:
             self.outages.close()
@@ -53,15 +48,12 @@ class Services:
 def build_queue_backend(settings: Settings) -> QueueBackend:
     """Redis when configured (queues shared by every process), else this process's memory."""
     if settings.redis_url:
-        from palaver.events.redis_backend import RedisQueueBackend
-
         return RedisQueueBackend(
             settings.redis_url,
             idle_timeout_seconds=settings.event_queue_idle_timeout_seconds,
             heartbeat_seconds=settings.heartbeat_seconds,
             key_prefix=RedisQueueBackend.default_key_prefix(settings.database_url),
         )
-    from palaver.events.memory_backend import MemoryQueueBackend
 
     return MemoryQueueBackend(
         idle_timeout_seconds=settings.event_queue_idle_timeout_seconds,
@@ -92,8 +84,6 @@ def build_services(settings: Settings) -> Services:
         rate_limiter=limiter,
     )
     if settings.push_relay_url:
-        from palaver.lib.push import PushDispatcher
-
-        services.push = PushDispatcher(services)
+        services.push = PushDispatcher(services.db, settings.push_relay_url)
         bus.add_listener(services.push)
     return services

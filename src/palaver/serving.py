@@ -85,6 +85,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     max_headers = 100
     header_timeout = 10.0
 
+    # uvicorn declares BaseTransport; the event loop hands a stream protocol a Transport.
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._head_bytes = 0

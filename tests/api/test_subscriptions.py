@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from palaver.actions.subscriptions import STREAM_COLORS, do_subscribe_to_default_streams
-from palaver.lib import channels as channels_lib
+from palaver.lib import subscriptions as subscriptions_lib
 from palaver.models import UserProfile
 from palaver.models.presence import UserPresence
 from palaver.services import Services
@@ -280,7 +280,7 @@ def test_partial_subscribers_for_large_channels(
     assert listed["big"]["subscribers"] == members
     assert "partial_subscribers" not in listed["big"]
 
-    monkeypatch.setattr(channels_lib, "MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE", len(members))
+    monkeypatch.setattr(subscriptions_lib, "MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE", len(members))
     listed = subscriptions(api, realm.hamlet, include_subscribers="partial")
     assert listed["big"]["stream_id"] == big
     assert "subscribers" not in listed["big"]

@@ -696,7 +696,7 @@ def test_create_user_racing_for_an_email(
     api: Api, realm: SeededRealm, events: EventRecorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Two requests can both find the address free; the database's unique index decides.
-    monkeypatch.setattr("palaver.actions.users.get_user_by_delivery_email", lambda *args: None)
+    monkeypatch.setattr("palaver.actions.user_creation.get_user_by_delivery_email", lambda *args: None)
     response = api.post(realm.iago, "users", new_user_params(realm, email=realm.hamlet.email.upper()))
     assert_json_error(response, "Email is already in use.", 400)
     assert events.published == []

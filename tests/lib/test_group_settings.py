@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.actions.group_settings import default_group_setting, set_group_setting, store_group_setting_value
 from palaver.actions.users import do_deactivate_user
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import (
@@ -16,13 +17,10 @@ from palaver.lib.group_settings import (
     GroupSettingRule,
     ResolvedValue,
     check_expected_value,
-    default_group_setting,
     groups_containing_user,
     parse_group_setting_value,
     render_group_setting,
     render_group_settings,
-    set_group_setting,
-    store_group_setting_value,
     user_has_permission,
 )
 from palaver.lib.user_groups import get_system_groups

@@ -22,9 +22,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from palaver.actions.devices import do_register_device, do_register_push_device
-from palaver.db import transaction
 from palaver.lib.devices import PushKey, PushToken
-from palaver.lib.push import PushDispatcher, encrypt_payload, send_push_after_commit, send_push_to_user
+from palaver.lib.push import PushDispatcher, encrypt_payload, send_push_to_user
 from palaver.models import UserProfile
 from palaver.services import Services
 from tests.helpers import Api, SeededRealm, assert_json_success
@@ -127,7 +126,7 @@ def test_each_registered_device_gets_its_own_ciphertext(
     add_device(push_services, hamlet)
     add_device(push_services, realm.othello.id, key=PushKey(new_key(), 5), push_token=token())
 
-    assert send_push_to_user(push_services, hamlet, PAYLOAD) == 2
+    assert send_push_to_user(push_services.db, push_services.settings.push_relay_url, hamlet, PAYLOAD) == 2
     first, second = relay.received
     assert first["push_key_id"] == 11 and second["push_key_id"] == 2**32 - 1
     assert decrypt(key_a, first) == PAYLOAD
@@ -157,21 +156,24 @@ def test_rotated_key_is_used(push_services: Services, realm: SeededRealm, relay:
         user = session.get(UserProfile, hamlet)
         assert user is not None
         do_register_push_device(session, user, device_id, key=PushKey(new, 2), token=None)
-    assert send_push_to_user(push_services, hamlet, PAYLOAD) == 1
+    assert send_push_to_user(push_services.db, push_services.settings.push_relay_url, hamlet, PAYLOAD) == 1
     (notification,) = relay.received
     assert notification["push_key_id"] == 2
     assert decrypt(new, notification) == PAYLOAD
 
 
 def test_user_without_devices(push_services: Services, realm: SeededRealm, relay: FakeRelay) -> None:
-    assert send_push_to_user(push_services, realm.hamlet.id, PAYLOAD) == 0
+    assert (
+        send_push_to_user(push_services.db, push_services.settings.push_relay_url, realm.hamlet.id, PAYLOAD)
+        == 0
+    )
     assert relay.received == []
 
 
 def test_nothing_is_sent_without_a_relay(services: Services, realm: SeededRealm, relay: FakeRelay) -> None:
     add_device(services, realm.hamlet.id, key=PushKey(new_key(), 1), push_token=token())
     assert services.settings.push_relay_url is None
-    assert send_push_to_user(services, realm.hamlet.id, PAYLOAD) == 0
+    assert send_push_to_user(services.db, services.settings.push_relay_url, realm.hamlet.id, PAYLOAD) == 0
     assert relay.received == []
 
 
@@ -181,7 +183,12 @@ def test_relay_errors_are_logged_not_raised(
     add_device(push_services, realm.hamlet.id, key=PushKey(new_key(), 1), push_token=token())
     relay.status = 500
     with caplog.at_level(logging.WARNING, logger="palaver.push"):
-        assert send_push_to_user(push_services, realm.hamlet.id, PAYLOAD) == 0
+        assert (
+            send_push_to_user(
+                push_services.db, push_services.settings.push_relay_url, realm.hamlet.id, PAYLOAD
+            )
+            == 0
+        )
     assert len(relay.received) == 1
     assert "HTTP 500" in caplog.text
 
@@ -194,7 +201,10 @@ def test_unreachable_relay_is_logged_not_raised(
     )
     add_device(unreachable, realm.hamlet.id, key=PushKey(new_key(), 1), push_token=token())
     with caplog.at_level(logging.WARNING, logger="palaver.push"):
-        assert send_push_to_user(unreachable, realm.hamlet.id, PAYLOAD) == 0
+        assert (
+            send_push_to_user(unreachable.db, unreachable.settings.push_relay_url, realm.hamlet.id, PAYLOAD)
+            == 0
+        )
     assert "unreachable" in caplog.text
 
 
@@ -208,7 +218,11 @@ def test_unexpected_failures_are_logged_not_raised(
 
     with caplog.at_level(logging.WARNING, logger="palaver.push"):
         sent = send_push_to_user(
-            push_services, realm.hamlet.id, PAYLOAD, transport=httpx.MockTransport(broken)
+            push_services.db,
+            push_services.settings.push_relay_url,
+            realm.hamlet.id,
+            PAYLOAD,
+            transport=httpx.MockTransport(broken),
         )
     assert sent == 0
     assert "push notification to user" in caplog.text
@@ -224,42 +238,20 @@ def test_mock_transport_sees_the_same_request(push_services: Services, realm: Se
         return httpx.Response(200, json={"result": "success"})
 
     transport = httpx.MockTransport(relay_handler)
-    assert send_push_to_user(push_services, realm.hamlet.id, PAYLOAD, transport=transport) == 1
+    assert (
+        send_push_to_user(
+            push_services.db,
+            push_services.settings.push_relay_url,
+            realm.hamlet.id,
+            PAYLOAD,
+            transport=transport,
+        )
+        == 1
+    )
     (request,) = seen
     assert str(request.url) == push_services.settings.push_relay_url
     assert request.method == "POST"
     assert decrypt(key, orjson.loads(request.content)) == PAYLOAD
-
-
-def test_sent_after_commit(push_services: Services, realm: SeededRealm, relay: FakeRelay) -> None:
-    key = new_key()
-    add_device(push_services, realm.hamlet.id, key=PushKey(key, 3), push_token=token())
-    with push_services.db.session() as session, transaction(session) as tx:
-        send_push_after_commit(tx, push_services, realm.hamlet.id, PAYLOAD)
-        with transaction(session) as inner:  # a nested action joins; still nothing sent
-            send_push_after_commit(inner, push_services, realm.hamlet.id, {"n": 2})
-        time.sleep(0.1)
-        assert relay.received == []
-    received = relay.wait_for(2)
-    assert sorted(orjson.dumps(decrypt(key, n)) for n in received) == sorted(
-        orjson.dumps(p) for p in (PAYLOAD, {"n": 2})
-    )
-
-
-def test_not_sent_after_rollback(push_services: Services, realm: SeededRealm, relay: FakeRelay) -> None:
-    key = new_key()
-    add_device(push_services, realm.hamlet.id, key=PushKey(key, 3), push_token=token())
-    with push_services.db.session() as session:
-        with pytest.raises(RuntimeError), transaction(session) as tx:
-            send_push_after_commit(tx, push_services, realm.hamlet.id, PAYLOAD)
-            raise RuntimeError("the write failed")
-        # A later transaction on the same session does not resurrect the dropped push.
-        with transaction(session) as tx:
-            send_push_after_commit(tx, push_services, realm.hamlet.id, {"n": 2})
-    (notification,) = relay.wait_for(1)
-    time.sleep(0.2)
-    assert len(relay.received) == 1
-    assert decrypt(key, notification) == {"n": 2}
 
 
 def test_encrypt_payload_rejects_unknown_cryptosystems() -> None:
@@ -271,8 +263,8 @@ def test_encrypt_payload_rejects_unknown_cryptosystems() -> None:
 
 
 @pytest.fixture
-def dispatcher(push_services: Services) -> Iterator[PushDispatcher]:
-    listening = PushDispatcher(push_services)
+def dispatcher(push_services: Services, relay: FakeRelay) -> Iterator[PushDispatcher]:
+    listening = PushDispatcher(push_services.db, relay.url)
     push_services.bus.add_listener(listening)
     yield listening
     push_services.bus.remove_listener(listening)

@@ -11,12 +11,19 @@ from datetime import timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.actions.users import do_change_password
 from palaver.db import transaction
 from palaver.events import types as ev
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.invites import email_domain_error
-from palaver.lib.users import can_view_delivery_email, get_user_by_delivery_email, user_ids_who_can_access
+from palaver.lib.users import (
+    api_email_for,
+    can_view_delivery_email,
+    check_email,
+    get_user_by_delivery_email,
+    user_ids_who_can_access,
+)
 from palaver.models import Realm, UserProfile
 from palaver.models.invites import Confirmation, ConfirmationKind
 from palaver.timeutil import utcnow
@@ -83,8 +90,6 @@ def do_request_password_reset(session: Session, realm: Realm, email: str) -> Non
 
 
 def do_reset_password(session: Session, confirmation: Confirmation, password_hash: str) -> UserProfile:
-    from palaver.actions.users import do_change_password
-
     with transaction(session):
         user = session.get(UserProfile, confirmation.user_profile_id)
         if user is None or not user.is_active:
@@ -99,8 +104,6 @@ def do_reset_password(session: Session, confirmation: Confirmation, password_has
 
 def check_email_change(session: Session, user: UserProfile, new_email: str) -> str:
     """The new address, if the user may move to it (raises otherwise); writes nothing."""
-    from palaver.actions.users import check_email
-
     new_email = check_email(new_email)
     if user.is_bot:
         raise JsonableError("Bots cannot change their email address this way")
@@ -133,8 +136,6 @@ def do_request_email_change(session: Session, user: UserProfile, new_email: str)
 
 
 def do_confirm_email_change(session: Session, confirmation: Confirmation, email_host: str) -> UserProfile:
-    from palaver.actions.users import api_email_for
-
     with transaction(session) as tx:
         user = session.get(UserProfile, confirmation.user_profile_id)
         new_email = confirmation.new_email

@@ -12,15 +12,8 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from palaver.actions.users import (
-    bot_event_recipients,
-    bot_payload,
-    check_full_name,
-    do_change_full_name,
-    do_change_user_role,
-    do_create_user,
-    send_bot_added,
-)
+from palaver.actions.user_creation import bot_event_recipients, bot_payload, send_bot_added
+from palaver.actions.users import do_change_full_name, do_change_user_role, do_create_user
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.bots import (
@@ -36,7 +29,7 @@ from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequi
 from palaver.lib.passwords import generate_api_key
 from palaver.lib.realm import active_user_ids
 from palaver.lib.user_groups import is_user_in_group
-from palaver.lib.users import get_realm_user, get_user_by_delivery_email
+from palaver.lib.users import check_full_name, get_realm_user, get_user_by_delivery_email
 from palaver.models.bots import BotDefaults, BotService, ServiceInterface
 from palaver.models.service_bots import BotConfigData
 from palaver.models.users import BotType, UserProfile

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from palaver.actions.group_settings import default_group_setting, set_group_setting, store_group_setting_value
 from palaver.actions.messages import SendContext
 from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
 from palaver.db import Tx, transaction
@@ -51,11 +52,8 @@ from palaver.lib.group_settings import (
     GroupSettingUpdate,
     GroupSettingValue,
     check_expected_value,
-    default_group_setting,
     parse_group_setting_value,
     render_group_setting,
-    set_group_setting,
-    store_group_setting_value,
     user_has_permission,
 )
 from palaver.lib.markdown import render_markdown
@@ -264,30 +262,6 @@ def announce_new_channels(
     internal_send_stream_message(
         session, bot, target, NEW_CHANNELS_TOPIC, content, context, read_by_user_id=creator.id
     )
-
-
-def do_create_channel(
-    session: Session,
-    acting_user: UserProfile,
-    new: NewChannel,
-    subscribers: Sequence[UserProfile] = (),
-    *,
-    announce: SendContext | None = None,
-) -> Stream:
-    """POST /channels/create: a new channel and, optionally, its first subscribers.
-
-    ``announce`` (the request's context) has the creation announced.
-    """
-    # Imported here: subscribing creates channels on the way, so the modules need each other.
-    from palaver.actions.subscriptions import add_subscriptions
-
-    with transaction(session) as tx:
-        stream = create_channel(tx, session, acting_user, new)
-        if subscribers:
-            add_subscriptions(tx, session, [stream], subscribers)
-        if announce is not None:
-            announce_new_channels(session, acting_user, [stream], announce)
-    return stream
 
 
 def _require_administer(viewer: Viewer, stream: Stream) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sqlalchemy import delete, func, literal, select
+from sqlalchemy import ColumnElement, delete, func, literal, select
 from sqlalchemy.orm import Session
 
 from palaver.db import Tx, transaction
@@ -34,7 +34,7 @@ def check_can_delete_topic(session: Session, user: UserProfile, stream: Stream) 
     raise JsonableError("Must be an organization administrator")
 
 
-def _topic_condition(stream: Stream, topic: str) -> object:
+def _topic_condition(stream: Stream, topic: str) -> ColumnElement[bool]:
     return (Message.recipient_id == stream.recipient_id) & (
         func.lower(Message.subject) == func.lower(literal(topic))
     )
@@ -49,7 +49,7 @@ def _delete_batch(session: Session, stream_id: int, topic: str, batch_size: int)
         ids = list(
             session.scalars(
                 select(Message.id)
-                .where(_topic_condition(stream, topic))  # type: ignore[arg-type]
+                .where(_topic_condition(stream, topic))
                 .order_by(Message.id.desc())
                 .limit(batch_size)
             )
@@ -101,7 +101,5 @@ def do_delete_topic(
     deadline = clock() + time_budget
     while _delete_batch(session, stream.id, topic, batch_size):
         if clock() >= deadline:
-            return not session.scalar(
-                select(Message.id).where(_topic_condition(stream, topic)).limit(1)  # type: ignore[arg-type]
-            )
+            return not session.scalar(select(Message.id).where(_topic_condition(stream, topic)).limit(1))
     return True

@@ -26,7 +26,7 @@ from palaver.actions.attachments import do_upload_file
 from palaver.actions.messages import SendContext, do_send_message
 from palaver.actions.users import do_create_user
 from palaver.config import Settings
-from palaver.db import in_write_transaction, transaction
+from palaver.db import Database, in_write_transaction, transaction
 from palaver.lib.attachments import upload_url
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.email.incoming import (
@@ -46,7 +46,6 @@ from palaver.models import BotType, Realm, UserProfile
 from palaver.models.channels import Recipient, Stream
 from palaver.models.email_outbox import ChannelEmailAddress, MissedMessageAddress
 from palaver.models.messages import Message, UserMessage
-from palaver.services import Services
 
 EMAIL_GATEWAY_BOT_NAME = "Email Gateway"
 EMAIL_GATEWAY_LOCAL_PART = "emailgateway"
@@ -201,17 +200,16 @@ def _route_for(session: Session, recipient: str) -> _Route:
     return _Route(sender, ChannelTarget(topic="", stream_id=stream.id), show_sender="show-sender" in segments)
 
 
-def do_receive_email(services: Services, raw: bytes, recipient: str) -> int:
+def do_receive_email(settings: Settings, db: Database, raw: bytes, recipient: str) -> int:
     """Post one incoming email to the conversation ``recipient`` names; the message ID."""
     incoming = parse_email(raw)
-    settings = services.settings
-    with services.db.session() as session:
+    with db.session() as session:
         route = _route_for(session, recipient)
         sender = route.sender
         realm = sender.realm
         if not sender.is_active or realm.deactivated:
             raise GatewayError("550 5.1.1 This address's account is deactivated")
-        content = _content(services, session, sender, incoming, route)
+        content = _content(settings, session, sender, incoming, route)
         target = route.target
         if isinstance(target, ChannelTarget) and not target.topic:
             target = ChannelTarget(topic=topic_from_subject(incoming.subject), stream_id=target.stream_id)
@@ -227,14 +225,14 @@ def do_receive_email(services: Services, raw: bytes, recipient: str) -> int:
 
 
 def _content(
-    services: Services, session: Session, sender: UserProfile, incoming: IncomingEmail, route: _Route
+    settings: Settings, session: Session, sender: UserProfile, incoming: IncomingEmail, route: _Route
 ) -> str:
     text = strip_quoted_reply(incoming.text)
     parts = [text] if text else []
     if route.show_sender and incoming.from_address:
         parts.insert(0, f"From: {incoming.from_address}")
-    limit = services.settings.max_file_upload_size_mib * 1024 * 1024
-    storage = make_storage(services.settings)
+    limit = settings.max_file_upload_size_mib * 1024 * 1024
+    storage = make_storage(settings)
     for attachment in incoming.attachments:
         if len(attachment.data) > limit:
             parts.append(f"({attachment.filename} was too large to attach)")

@@ -13,6 +13,10 @@ import orjson
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from palaver.actions.messages import SendContext, do_send_message
+from palaver.actions.notification_bot import get_or_create_notification_bot
+from palaver.actions.subscriptions import add_subscriptions
+from palaver.actions.users import do_create_user
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.email.outbox import queue_email
@@ -29,6 +33,8 @@ from palaver.lib.invites import (
     join_path,
     new_key,
 )
+from palaver.lib.messages import DirectTarget
+from palaver.lib.notification_bot import silent_mention
 from palaver.lib.users import get_user_by_delivery_email
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import Stream
@@ -204,9 +210,6 @@ def do_accept_invite(
     email_host: str,
 ) -> UserProfile:
     """Create the account an invitation (or open sign-up, with no invitation) is for."""
-    from palaver.actions.subscriptions import add_subscriptions
-    from palaver.actions.users import do_create_user
-
     with transaction(session) as tx:
         if invite is not None and not invite_is_live(invite):
             raise JsonableError("The invitation link has expired or has been revoked.")
@@ -259,11 +262,6 @@ def do_accept_invite(
 def _notify_referrer(
     session: Session, realm: Realm, referrer_id: int, new_user: UserProfile, email_host: str
 ) -> None:
-    from palaver.actions.messages import SendContext, do_send_message
-    from palaver.actions.notification_bot import get_or_create_notification_bot
-    from palaver.lib.messages import DirectTarget
-    from palaver.lib.notification_bot import silent_mention
-
     referrer = session.get(UserProfile, referrer_id)
     if referrer is None or not referrer.is_active:
         return

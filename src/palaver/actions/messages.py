@@ -60,7 +60,12 @@ from palaver.lib.messages import (
     wide_message_dicts,
 )
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
-from palaver.lib.users import access_user_by_email, get_realm_user, user_access_restricted
+from palaver.lib.users import (
+    access_user_by_email,
+    get_realm_user,
+    user_access_restricted,
+    user_ids_sharing_conversations,
+)
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Recipient, RecipientType, Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message, MessageFlag, Reaction, UserMessage
@@ -186,8 +191,6 @@ def _direct_recipients(
             raise JsonableError(f"Invalid email '{email}'") from None
         users[user.id] = user
     if user_access_restricted(session, sender):
-        from palaver.lib.messages import user_ids_sharing_conversations
-
         visible = set(user_ids_sharing_conversations(session, sender)) | {sender.id}
         if any(u.id not in visible and not u.is_bot for u in users.values()):
             raise JsonableError("You do not have permission to access some of the recipients.")

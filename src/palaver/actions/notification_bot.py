@@ -19,7 +19,7 @@ from palaver.actions.messages import (
     _send_message_events,
     note_messages_arrived,
 )
-from palaver.actions.users import do_create_user
+from palaver.actions.user_creation import create_user
 from palaver.db import in_write_transaction, transaction
 from palaver.lib.channels import subscriber_ids
 from palaver.lib.exceptions import JsonableError
@@ -48,7 +48,7 @@ def get_or_create_notification_bot(session: Session, realm: Realm, email_host: s
         with transaction(session):
             bot = get_notification_bot(session, realm.id, email_host)
             if bot is None:
-                bot = do_create_user(
+                bot = create_user(
                     session,
                     realm,
                     email=notification_bot_email(email_host),

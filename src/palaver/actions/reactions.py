@@ -17,19 +17,15 @@ from sqlalchemy.orm import Session
 
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
-from palaver.lib.channels import subscriber_ids
 from palaver.lib.emoji import (
     REACTION_TYPES,
     REALM_EMOJI,
     UNICODE_EMOJI,
-    ZULIP_EXTRA_EMOJI,
-    ZULIP_EXTRA_EMOJI_NAMES,
-    emoji_code_for_name,
-    is_valid_emoji_code,
 )
+from palaver.lib.emoji_choice import check_emoji, emoji_for_name
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import DEFAULT_HISTORICAL_FLAGS, access_message, stream_for_message
-from palaver.lib.realm_emoji import realm_emoji_for_reaction
+from palaver.lib.message_audience import message_audience
+from palaver.lib.messages import DEFAULT_HISTORICAL_FLAGS, access_message
 from palaver.models import UserProfile
 from palaver.models.messages import Message, Reaction, UserMessage
 
@@ -48,52 +44,6 @@ class ReactionDoesNotExistError(JsonableError):
         super().__init__("Reaction doesn't exist.")
 
 
-def emoji_for_name(session: Session, realm_id: int, emoji_name: str) -> tuple[str, str]:
-    """(emoji_code, reaction_type) of an emoji given only by name.
-
-    An active custom emoji wins over a Unicode emoji of the same name, as in the emoji
-    picker, which lists the organization's own emoji first.
-    """
-    custom = realm_emoji_for_reaction(session, realm_id, emoji_name=emoji_name, emoji_code=None, adding=True)
-    if custom is not None:
-        return str(custom.id), REALM_EMOJI
-    if emoji_name in ZULIP_EXTRA_EMOJI_NAMES:
-        return emoji_name, ZULIP_EXTRA_EMOJI
-    code = emoji_code_for_name(emoji_name)
-    if code is None:
-        raise JsonableError(f"Emoji '{emoji_name}' does not exist")
-    return code, UNICODE_EMOJI
-
-
-def check_emoji(
-    session: Session, realm_id: int, emoji_name: str, emoji_code: str, reaction_type: str
-) -> None:
-    """That a name, code and type given together name one emoji a new reaction may use."""
-    if reaction_type == UNICODE_EMOJI:
-        if not is_valid_emoji_code(emoji_code):
-            raise JsonableError("Invalid emoji code")
-        if emoji_code_for_name(emoji_name) != emoji_code:
-            raise JsonableError("Invalid emoji name.")
-    elif reaction_type == ZULIP_EXTRA_EMOJI:
-        if emoji_code not in ZULIP_EXTRA_EMOJI_NAMES:
-            raise JsonableError("Invalid emoji code")
-        if emoji_name != emoji_code:
-            raise JsonableError("Invalid emoji name.")
-    elif reaction_type == REALM_EMOJI:
-        # Looked up by code alone (deactivated included) to tell the three failures apart.
-        custom = realm_emoji_for_reaction(
-            session, realm_id, emoji_name=None, emoji_code=emoji_code, adding=False
-        )
-        if custom is None:
-            raise JsonableError("Invalid custom emoji.")
-        if custom.name != emoji_name:
-            raise JsonableError("Invalid custom emoji name.")
-        if custom.deactivated:
-            raise JsonableError("This custom emoji has been deactivated.")
-    else:
-        raise JsonableError("Invalid emoji type.")
-
-
 def _find_reaction(
     session: Session, user: UserProfile, message: Message, emoji_code: str, reaction_type: str
 ) -> Reaction | None:
@@ -105,17 +55,6 @@ def _find_reaction(
             Reaction.reaction_type == reaction_type,
         )
     ).one_or_none()
-
-
-def _audience(session: Session, message: Message) -> set[int]:
-    user_ids = set(
-        session.scalars(select(UserMessage.user_profile_id).where(UserMessage.message_id == message.id))
-    )
-    if message.is_channel_message:
-        stream = stream_for_message(session, message)
-        if stream.history_public_to_subscribers:
-            user_ids |= subscriber_ids(session, stream)
-    return user_ids
 
 
 def _send_reaction_event(
@@ -130,7 +69,7 @@ def _send_reaction_event(
         "user": ev.ReactionUser(user_id=user.id, email=user.email, full_name=user.full_name),
     }
     event: ev.Event = ev.ReactionAdd(**fields) if op == "add" else ev.ReactionRemove(**fields)
-    tx.send_event(message.realm_id, event, _audience(session, message))
+    tx.send_event(message.realm_id, event, message_audience(session, message))
 
 
 def do_add_reaction(

@@ -12,7 +12,7 @@ from sqlalchemy import or_, update
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
-from palaver.db import Tx, transaction
+from palaver.db import Tx, rowcount, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.ids import get_row
@@ -62,7 +62,7 @@ def do_claim_realm_export(session: Session, export_id: int, now: datetime) -> bo
             )
             .values(date_started=now)
         )
-        return bool(getattr(claimed, "rowcount", 0))
+        return rowcount(claimed) > 0
 
 
 def do_finish_realm_export(

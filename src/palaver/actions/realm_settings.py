@@ -7,7 +7,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.actions.users import _set_system_group_membership
+from palaver.actions.group_settings import set_group_setting
+from palaver.actions.user_creation import set_system_group_membership
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import access_announcement_channel
@@ -21,7 +22,6 @@ from palaver.lib.group_settings import (
     check_expected_value,
     parse_group_setting_value,
     render_group_setting,
-    set_group_setting,
 )
 from palaver.lib.realm import active_user_ids
 from palaver.lib.realm_settings import (
@@ -60,7 +60,7 @@ def _refresh_full_members(tx: Tx, session: Session, realm_id: int) -> None:
         )
     )
     for user in members:
-        _set_system_group_membership(tx, session, user)
+        set_system_group_membership(tx, session, user)
 
 
 def do_update_realm_settings(

@@ -14,13 +14,13 @@ from datetime import datetime
 from typing import cast
 
 import orjson
-from sqlalchemy import CursorResult, update
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from palaver.actions.messages import SendContext, check_message, do_send_message
 from palaver.actions.notification_bot import get_or_create_notification_bot
 from palaver.config import Settings
-from palaver.db import Tx, transaction
+from palaver.db import Tx, rowcount, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.messages import ChannelTarget, SendTarget, normalize_topic, parse_send_target
@@ -170,7 +170,7 @@ def _claim(session: Session, item_id: int, **values: object) -> bool:
         .values(**values)
         .execution_options(synchronize_session=False)
     )
-    return cast("CursorResult[object]", result).rowcount == 1
+    return rowcount(result) == 1
 
 
 def _remove_event(tx: Tx, item: ScheduledMessage) -> None:

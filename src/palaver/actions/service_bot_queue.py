@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db import rowcount, transaction
 from palaver.models.service_bots import ServiceBotEvent
 from palaver.models.users import BotType, UserProfile
 
@@ -94,7 +94,7 @@ def do_claim_service_bot_event(session: Session, event_id: int, now: datetime) -
             )
             .execution_options(synchronize_session=False)
         )
-        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        if rowcount(claimed) != 1:
             return None
         return session.get(ServiceBotEvent, event_id, populate_existing=True)
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.db import transaction
 from palaver.events import types as ev
-from palaver.lib.channels import subscriber_ids
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import access_message, stream_for_message
+from palaver.lib.message_audience import message_audience
+from palaver.lib.messages import access_message
 from palaver.lib.widgets import check_widget_data, format_submessage, message_widget_type, widget_for_content
-from palaver.models.messages import Message, UserMessage
+from palaver.models.messages import Message
 from palaver.models.submessages import SubMessage
 from palaver.models.users import UserProfile
 
@@ -36,17 +35,6 @@ def create_widget_submessages(session: Session, message: Message) -> list[dict[s
     session.add(row)
     session.flush()
     return [format_submessage(row)]
-
-
-def _audience(session: Session, message: Message) -> set[int]:
-    user_ids = set(
-        session.scalars(select(UserMessage.user_profile_id).where(UserMessage.message_id == message.id))
-    )
-    if message.is_channel_message:
-        stream = stream_for_message(session, message)
-        if stream.history_public_to_subscribers:
-            user_ids |= subscriber_ids(session, stream)
-    return user_ids
 
 
 def do_add_submessage(
@@ -78,6 +66,6 @@ def do_add_submessage(
                 sender_id=user.id,
                 submessage_id=row.id,
             ),
-            _audience(session, message),
+            message_audience(session, message),
         )
         return row.id

@@ -9,7 +9,6 @@ private channel by it get ``stream`` create or delete events first.
 from __future__ import annotations
 
 import colorsys
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,33 +17,28 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.actions.channels import (
-    NewChannel,
-    announce_new_channels,
-    create_channel,
     notify_stream_created,
     notify_stream_deleted,
 )
 from palaver.actions.guest_access import GuestAccessTracker
 from palaver.actions.message_flags import mark_unsubscribed_channels_read
-from palaver.actions.messages import SendContext
 from palaver.db import Tx, lock_rows, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import (
-    can_add_subscribers,
-    can_remove_subscribers,
-    can_subscribe_self,
-    check_stream_name,
-    check_subscription_property,
-    format_subscriptions,
     get_stream_by_id,
     get_streams_by_names,
     has_metadata_access,
     metadata_access_user_ids,
-    subscriptions_by_user,
-    used_colors,
     viewer_for,
 )
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.subscriptions import (
+    can_remove_subscribers,
+    check_subscription_property,
+    format_subscriptions,
+    subscriptions_by_user,
+    used_colors,
+)
 from palaver.models import UserProfile
 from palaver.models.channels import DefaultStream, Stream, Subscription
 
@@ -164,79 +158,6 @@ def do_subscribe_to_default_streams(session: Session, user: UserProfile) -> None
             .order_by(Stream.id)
         ).all()
         add_subscriptions(tx, session, streams, [user])
-
-
-@dataclass(frozen=True)
-class ChannelRequest:
-    """One entry of the ``subscriptions`` parameter of POST /users/me/subscriptions."""
-
-    name: str
-    description: str = ""
-    color: str | None = None
-
-
-@dataclass
-class SubscribeResult:
-    subscribed: dict[str, list[str]]
-    already_subscribed: dict[str, list[str]]
-    unauthorized: list[str]
-
-
-def do_subscribe_by_name(
-    session: Session,
-    acting_user: UserProfile,
-    requests: Sequence[ChannelRequest],
-    users: Sequence[UserProfile],
-    *,
-    template: NewChannel,
-    authorization_errors_fatal: bool = True,
-    announce: SendContext | None = None,
-) -> SubscribeResult:
-    """Subscribe users to channels named by the acting user, creating the missing ones.
-
-    ``template`` configures channels this creates (its name is ignored). Channels the acting
-    user may not subscribe these users to are an error, or, when errors are not fatal, are
-    reported back and skipped. ``announce`` (the request's context) has the channels this
-    creates announced.
-    """
-    names: dict[str, tuple[str, ChannelRequest]] = {}
-    for request in requests:
-        name = check_stream_name(request.name)
-        names.setdefault(name.lower(), (name, request))
-    with transaction(session) as tx:
-        viewer = viewer_for(session, acting_user)
-        existing = get_streams_by_names(session, acting_user.realm_id, names)
-        others = any(u.id != acting_user.id for u in users)
-        streams: list[Stream] = []
-        created: list[Stream] = []
-        unauthorized: list[str] = []
-        for key, (name, request) in names.items():
-            stream = existing.get(key)
-            if stream is None:
-                new = dataclasses.replace(template, name=name, description=request.description)
-                stream = create_channel(tx, session, acting_user, new)
-                created.append(stream)
-            elif not (can_add_subscribers(viewer, stream) if others else can_subscribe_self(viewer, stream)):
-                if authorization_errors_fatal:
-                    if others and has_metadata_access(viewer, stream):
-                        raise JsonableError("Insufficient permission")
-                    raise JsonableError(f"Unable to access channel ({stream.name}).")
-                unauthorized.append(stream.name)
-                continue
-            streams.append(stream)
-        colors = {}
-        for stream in streams:
-            color = names[stream.name.lower()][1].color
-            if color is not None:
-                colors[stream.id] = check_subscription_property("color", color)
-        outcome = add_subscriptions(tx, session, streams, users, colors=colors)
-        if announce is not None:
-            announce_new_channels(session, acting_user, created, announce)
-    return SubscribeResult(
-        subscribed={str(uid): [s.name for s in ss] for uid, ss in outcome.subscribed.items()},
-        already_subscribed={str(uid): [s.name for s in ss] for uid, ss in outcome.already_subscribed.items()},
-        unauthorized=unauthorized,
-    )
 
 
 def remove_subscriptions(

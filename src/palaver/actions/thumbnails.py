@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db import rowcount, transaction
 from palaver.events import types as ev
 from palaver.lib.messages import flag_names
 from palaver.lib.storage import FileStorage
@@ -97,7 +97,7 @@ def do_make_thumbnails(session: Session, storage: FileStorage, image_id: int, no
             )
             .values(claimed_at=now)
         )
-    if getattr(claimed, "rowcount", 0) != 1:
+    if rowcount(claimed) != 1:
         return False
     image = session.get(ImageAttachment, image_id)
     assert image is not None

@@ -5,11 +5,17 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.actions.users import api_email_for, bot_event_recipients, check_email
+from palaver.actions.user_creation import bot_event_recipients
 from palaver.db import transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.users import can_view_delivery_email, get_user_by_delivery_email, user_ids_who_can_access
+from palaver.lib.users import (
+    api_email_for,
+    can_view_delivery_email,
+    check_email,
+    get_user_by_delivery_email,
+    user_ids_who_can_access,
+)
 from palaver.models import UserProfile
 
 

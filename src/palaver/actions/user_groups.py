@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from palaver.actions.group_settings import default_group_setting, set_group_setting, store_group_setting_value
 from palaver.db import Tx, lock_row, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
@@ -23,15 +24,13 @@ from palaver.lib.group_settings import (
     GroupSettingValue,
     ResolvedValue,
     check_expected_value,
-    default_group_setting,
     parse_group_setting_value,
     render_group_setting,
-    set_group_setting,
-    store_group_setting_value,
     user_has_permission,
 )
 from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.realm import active_user_ids
+from palaver.lib.user_group_format import format_user_groups
 from palaver.lib.user_groups import (
     NOBODY,
     check_group_description,
@@ -39,7 +38,6 @@ from palaver.lib.user_groups import (
     check_group_permission,
     direct_member_ids,
     direct_subgroup_ids,
-    format_user_groups,
     get_named_group,
     get_named_group_by_name,
     get_system_groups,

@@ -7,39 +7,46 @@ its events there, so clients hear of a change only once it is committed.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
-from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.actions.anonymous_settings import send_settings_naming_user
+from palaver.actions.messages import SendContext
+from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
 from palaver.actions.presence import do_announce_presence_enabled
+from palaver.actions.realm_export import do_notify_export_consent
+from palaver.actions.subscriptions import do_subscribe_to_default_streams
+from palaver.actions.user_creation import (
+    bot_event_recipients,
+    create_user,
+    email_taken_is_an_error,
+    set_system_group_membership,
+)
 from palaver.actions.web_sessions import do_revoke_user_web_sessions
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
-from palaver.lib.bots import bot_extra_fields
+from palaver.lib.avatars import avatar_url
 from palaver.lib.channels import get_announcement_channel
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown import render_markdown
 from palaver.lib.notification_bot import silent_mention
 from palaver.lib.passwords import generate_api_key
 from palaver.lib.profile_fields import get_profile_fields, select_choices
-from palaver.lib.realm import active_admin_ids, active_user_ids
-from palaver.lib.user_groups import direct_system_groups_for, get_system_groups
+from palaver.lib.realm import active_user_ids
+from palaver.lib.state.user_settings import LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS
+from palaver.lib.user_settings import LANGUAGES
 from palaver.lib.users import (
-    avatar_url,
+    api_email_for,
     can_view_delivery_email,
-    dummy_email,
-    format_user,
+    check_full_name,
     get_realm_user,
-    get_user_by_delivery_email,
     is_last_owner,
     lock_realm_owners,
     user_ids_who_can_access,
@@ -50,119 +57,16 @@ from palaver.models import (
     CustomProfileFieldValue,
     ProfileFieldType,
     Realm,
-    RealmUserDefault,
     Role,
     UserGroup,
     UserGroupMembership,
     UserProfile,
 )
 from palaver.models.profile_fields import MARKDOWN_FIELD_TYPES
-from palaver.timeutil import utcnow
-
-MAX_NAME_LENGTH = 100
 
 
-def check_full_name(name: str) -> str:
-    name = name.strip()
-    if len(name) > MAX_NAME_LENGTH:
-        raise JsonableError("Name too long!")
-    if len(name) < 1:
-        raise JsonableError("Name too short!")
-    # Control and format characters (including invisible and bidirectional ones) let a name
-    # impersonate another; the others clash with Markdown and mention syntax.
-    if any(unicodedata.category(c)[0] == "C" or c in '*`\\>"@' for c in name):
-        raise JsonableError("Invalid characters in name!")
-    # Mentions disambiguate a name with a trailing |<user ID>; a name may not look like one.
-    if re.search(r"\|\d+$", name):
-        raise JsonableError("Invalid format!")
-    return name
-
-
-def check_email(email: str) -> str:
-    email = email.strip()
-    local, sep, domain = email.rpartition("@")
-    if not sep or not local or "." not in domain or any(c.isspace() for c in email) or len(email) > 254:
-        raise JsonableError(f"Invalid email '{email}'")
-    return email
-
-
-def api_email_for(settings_host: str, user: UserProfile) -> str:
-    """The API email: the real one when everyone may see it, else a stable fake."""
-    if user.is_bot or user.email_address_visibility == 1:
-        return user.delivery_email
-    return dummy_email(user.id, settings_host)
-
-
-def _user_event_recipients(session: Session, user: UserProfile) -> list[int]:
-    return user_ids_who_can_access(session, user)
-
-
-def bot_event_recipients(session: Session, bot: UserProfile) -> list[int]:
-    recipients = set(active_admin_ids(session, bot.realm_id))
-    if bot.bot_owner_id is not None:
-        recipients.add(bot.bot_owner_id)
-    return sorted(recipients)
-
-
-def _send_person_update(
-    tx: Tx, session: Session, user: UserProfile, person: ev.RealmUserUpdatePerson
-) -> None:
-    tx.send_event(user.realm_id, ev.RealmUserUpdate(person=person), _user_event_recipients(session, user))
-
-
-def bot_payload(session: Session, bot: UserProfile) -> ev.BotPayload:
-    return ev.BotPayload(
-        user_id=bot.id,
-        full_name=bot.full_name,
-        email=bot.email,
-        api_key=bot.api_key,
-        bot_type=bot.bot_type or 1,
-        is_active=bot.is_active,
-        avatar_url=avatar_url(bot),
-        owner_id=bot.bot_owner_id,
-        **bot_extra_fields(session, bot),
-    )
-
-
-def send_bot_added(tx: Tx, session: Session, bot: UserProfile) -> None:
-    """The realm_bot add event, to administrators and the bot's owner."""
-    tx.send_event(
-        bot.realm_id, ev.RealmBotAdd(bot=bot_payload(session, bot)), bot_event_recipients(session, bot)
-    )
-
-
-def _set_system_group_membership(tx: Tx, session: Session, user: UserProfile) -> None:
-    """Make the user's direct system-group memberships match their role."""
-    groups = get_system_groups(session, user.realm_id)
-    realm = user.realm
-    full = user.date_joined <= utcnow() - timedelta(days=realm.waiting_period_threshold)
-    wanted = {groups[name].id for name in direct_system_groups_for(user.role, full)}
-    system_ids = {g.id for g in groups.values()}
-    current = set(
-        session.scalars(
-            select(UserGroupMembership.user_group_id).where(
-                UserGroupMembership.user_profile_id == user.id,
-                UserGroupMembership.user_group_id.in_(system_ids),
-            )
-        )
-    )
-    # Clients removed a deactivated user from every group; membership still follows the role
-    # (reactivation announces it), but telling clients now would contradict that.
-    recipients = active_user_ids(session, user.realm_id) if user.is_active else []
-    for group_id in sorted(current - wanted):
-        session.execute(
-            delete(UserGroupMembership).where(
-                UserGroupMembership.user_group_id == group_id, UserGroupMembership.user_profile_id == user.id
-            )
-        )
-        tx.send_event(
-            user.realm_id, ev.UserGroupRemoveMembers(group_id=group_id, user_ids=[user.id]), recipients
-        )
-    for group_id in sorted(wanted - current):
-        session.add(UserGroupMembership(user_group_id=group_id, user_profile_id=user.id))
-        tx.send_event(
-            user.realm_id, ev.UserGroupAddMembers(group_id=group_id, user_ids=[user.id]), recipients
-        )
+def send_person_update(tx: Tx, session: Session, user: UserProfile, person: ev.RealmUserUpdatePerson) -> None:
+    tx.send_event(user.realm_id, ev.RealmUserUpdate(person=person), user_ids_who_can_access(session, user))
 
 
 def do_create_user(
@@ -180,18 +84,14 @@ def do_create_user(
     announce_bot: bool = True,
     default_streams: bool = True,
 ) -> UserProfile:
-    """Create a user or bot with the realm's default settings and role groups.
+    """Create a user or bot (``user_creation.create_user``); a person joining is then
+    subscribed to the realm's default channels and announced in its signups channel.
 
     ``default_streams`` False skips subscribing a new human to the realm's default channels
     (an invitation may say so).
-
-    ``announce_bot`` False leaves the realm_bot add event to the caller, which has more of
-    the bot to set up first (``do_create_bot``: its default channels and services).
     """
-    email = check_email(email)
-    full_name = check_full_name(full_name)
-    try:
-        return _create_user(
+    with email_taken_is_an_error(), transaction(session):
+        user = create_user(
             session,
             realm,
             email=email,
@@ -203,77 +103,9 @@ def do_create_user(
             bot_owner=bot_owner,
             timezone=timezone,
             announce_bot=announce_bot,
-            default_streams=default_streams,
         )
-    except IntegrityError as e:
-        # Concurrent requests for one address can both pass the check in _create_user; the
-        # unique index decides, and the loser hears what the check would have told it.
-        if _EMAIL_INDEX in str(e.orig):
-            raise JsonableError("Email is already in use.") from None
-        raise
-
-
-_EMAIL_INDEX = "uq_user_profile_realm_delivery_email"
-
-
-def _create_user(
-    session: Session,
-    realm: Realm,
-    *,
-    email: str,
-    full_name: str,
-    password_hash: str | None,
-    email_host: str,
-    role: int,
-    bot_type: int | None,
-    bot_owner: UserProfile | None,
-    timezone: str,
-    announce_bot: bool,
-    default_streams: bool = True,
-) -> UserProfile:
-    with transaction(session) as tx:
-        if get_user_by_delivery_email(session, realm.id, email) is not None:
-            raise JsonableError("Email is already in use.")
-        defaults = session.get(RealmUserDefault, realm.id)
-        user = UserProfile(
-            realm=realm,
-            email=email,
-            delivery_email=email,
-            full_name=full_name,
-            role=role,
-            is_bot=bot_type is not None,
-            bot_type=bot_type,
-            bot_owner_id=bot_owner.id if bot_owner else None,
-            timezone=timezone,
-            api_key=generate_api_key(),
-            password=password_hash,
-            date_joined=utcnow(),
-        )
-        if defaults is not None:
-            for name in _settings_columns():
-                setattr(user, name, getattr(defaults, name))
-        # The organization's language is not among the defaults administrators edit.
-        user.default_language = realm.default_language
-        session.add(user)
-        session.flush()
-        user.email = api_email_for(email_host, user)
-        session.flush()
-        _set_system_group_membership(tx, session, user)
-
-        recipients = _user_event_recipients(session, user)
-        for viewer in session.scalars(select(UserProfile).where(UserProfile.id.in_(recipients))):
-            # Each recipient gets the person as they may see it (delivery_email differs).
-            person = format_user(
-                user, viewer, client_gravatar=False, profile_data=None if user.is_bot else {}
-            )
-            tx.send_event(realm.id, ev.RealmUserAdd(person=ev.RealmUserPerson(**person)), [viewer.id])
-        if user.is_bot:
-            if announce_bot:
-                send_bot_added(tx, session, user)
-        else:
+        if not user.is_bot:
             # After realm_user add, so peers learn of the person before seeing them subscribe.
-            from palaver.actions.subscriptions import do_subscribe_to_default_streams
-
             if default_streams:
                 do_subscribe_to_default_streams(session, user)
             _announce_signup(session, user, email_host)
@@ -289,10 +121,6 @@ def _announce_signup(session: Session, user: UserProfile, email_host: str) -> No
     target = get_announcement_channel(session, user.realm, "signup_announcements_stream_id")
     if target is None or not _has_other_humans(session, user):
         return
-    # Imported here: the Notification Bot is itself created through this module.
-    from palaver.actions.messages import SendContext
-    from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
-
     bot = get_or_create_notification_bot(session, user.realm, email_host)
     # Markdown needs the realm's URL only to recognise links to the realm, and the notice
     # holds none; callers such as the CLI have no URL to give.
@@ -317,19 +145,13 @@ def _has_other_humans(session: Session, user: UserProfile) -> bool:
     )
 
 
-def _settings_columns() -> list[str]:
-    from palaver.lib.user_settings import setting_specs
-
-    return list(setting_specs())
-
-
 def do_change_full_name(session: Session, user: UserProfile, full_name: str) -> None:
     full_name = check_full_name(full_name)
     with transaction(session) as tx:
         if user.full_name == full_name:
             return
         user.full_name = full_name
-        _send_person_update(tx, session, user, ev.PersonFullName(user_id=user.id, full_name=full_name))
+        send_person_update(tx, session, user, ev.PersonFullName(user_id=user.id, full_name=full_name))
         if user.is_bot:
             tx.send_event(
                 user.realm_id,
@@ -353,8 +175,8 @@ def do_change_user_role(session: Session, user: UserProfile, role: int, *, actin
             raise JsonableError("The owner permission cannot be removed from the only organization owner.")
         user.role = role
         session.flush()
-        _set_system_group_membership(tx, session, user)
-        _send_person_update(tx, session, user, ev.PersonRole(user_id=user.id, role=role))
+        set_system_group_membership(tx, session, user)
+        send_person_update(tx, session, user, ev.PersonRole(user_id=user.id, role=role))
 
 
 @dataclass(frozen=True)
@@ -447,7 +269,7 @@ def do_update_user_custom_profile_data(
                 else:
                     existing.value, existing.rendered_value = value, rendered
                 payload = ev.CustomProfileFieldChange(id=field.id, value=value, rendered_value=rendered)
-            _send_person_update(
+            send_person_update(
                 tx, session, user, ev.PersonCustomProfileField(user_id=user.id, custom_profile_field=payload)
             )
 
@@ -480,7 +302,7 @@ def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: User
             raise JsonableError("User is already deactivated")
         if is_last_owner(session, user):
             raise JsonableError("Cannot deactivate the only organization owner")
-        recipients = _user_event_recipients(session, user)
+        recipients = user_ids_who_can_access(session, user)
         user.is_active = False
         do_revoke_user_web_sessions(session, user.id)
         tx.send_event(
@@ -517,7 +339,7 @@ def do_reactivate_user(session: Session, user: UserProfile) -> None:
         tx.send_event(
             user.realm_id,
             ev.RealmUserUpdate(person=ev.PersonIsActive(user_id=user.id, is_active=True)),
-            _user_event_recipients(session, user),
+            user_ids_who_can_access(session, user),
         )
         if user.is_bot:
             tx.send_event(
@@ -567,7 +389,7 @@ def do_change_timezone(session: Session, user: UserProfile, timezone: str) -> No
         # The time zone is one of the user's settings to their own clients, and part of
         # their profile to everyone else.
         tx.send_event(user.realm_id, ev.UserSettingsUpdate(property="timezone", value=timezone), [user.id])
-        _send_person_update(
+        send_person_update(
             tx, session, user, ev.PersonTimezone(user_id=user.id, email=user.email, timezone=timezone)
         )
 
@@ -577,7 +399,7 @@ def do_change_email_visibility(session: Session, user: UserProfile, visibility: 
     with transaction(session) as tx:
         viewers = list(
             session.scalars(
-                select(UserProfile).where(UserProfile.id.in_(_user_event_recipients(session, user)))
+                select(UserProfile).where(UserProfile.id.in_(user_ids_who_can_access(session, user)))
             )
         )
         could_see = {v.id: can_view_delivery_email(v, user) for v in viewers}
@@ -592,7 +414,7 @@ def do_change_email_visibility(session: Session, user: UserProfile, visibility: 
         new_email = api_email_for(email_host, user)
         if new_email != user.email:
             user.email = new_email
-            _send_person_update(tx, session, user, ev.PersonNewEmail(user_id=user.id, new_email=new_email))
+            send_person_update(tx, session, user, ev.PersonNewEmail(user_id=user.id, new_email=new_email))
         for viewer in viewers:
             sees = can_view_delivery_email(viewer, user)
             if sees != could_see[viewer.id]:
@@ -615,8 +437,6 @@ def do_change_email_visibility(session: Session, user: UserProfile, visibility: 
 
 def do_change_user_setting(session: Session, user: UserProfile, name: str, value: Any) -> None:
     """Change one personal setting; the user's own clients get a user_settings event."""
-    from palaver.lib.user_settings import LANGUAGES
-
     with transaction(session) as tx:
         if getattr(user, name) == value:
             return
@@ -631,8 +451,6 @@ def do_change_user_setting(session: Session, user: UserProfile, name: str, value
         if name == "presence_enabled":
             do_announce_presence_enabled(session, user, value)
         if name == "allow_private_data_export":
-            from palaver.actions.realm_export import do_notify_export_consent
-
             do_notify_export_consent(session, user)
 
 
@@ -641,8 +459,6 @@ def _send_legacy_setting_event(
 ) -> None:
     """The pre-user_settings_object copy of the change; the queue layer gives it only to
     clients without that capability."""
-    from palaver.lib.state.user_settings import LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS
-
     legacy: ev.Event
     if name in LEGACY_DISPLAY_SETTINGS:
         legacy = ev.UpdateDisplaySettings(
@@ -657,11 +473,6 @@ def _send_legacy_setting_event(
 
 __all__ = [
     "ProfileDataChange",
-    "api_email_for",
-    "bot_event_recipients",
-    "bot_payload",
-    "check_email",
-    "check_full_name",
     "do_change_email_visibility",
     "do_change_full_name",
     "do_change_password",
@@ -671,30 +482,7 @@ __all__ = [
     "do_create_user",
     "do_deactivate_user",
     "do_reactivate_user",
-    "do_record_login",
     "do_regenerate_api_key",
     "do_update_user",
     "do_update_user_custom_profile_data",
-    "send_bot_added",
 ]
-
-
-def do_record_login(session: Session, user: UserProfile, *, client: str = "") -> None:
-    """Note a password login (API or web), and queue the new-login email.
-
-    An account made for someone (through the API, the command line or an import) joined,
-    for clients, when its owner first logs in; until then date_joined is its creation time.
-    """
-    from palaver.actions.account_emails import queue_login_notice
-
-    with transaction(session) as tx:
-        first_login = user.last_login is None or user.is_imported_stub
-        queue_login_notice(session, user, client=client, first_login=first_login)
-        user.last_login = utcnow()
-        if first_login:
-            user.date_joined = user.last_login
-        if user.is_imported_stub:
-            user.is_imported_stub = False
-            _send_person_update(
-                tx, session, user, ev.PersonImportedStub(user_id=user.id, is_imported_stub=False)
-            )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from palaver.actions.users import do_record_login
+from palaver.actions.logins import do_record_login
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.exceptions import (
     AuthenticationFailedError,

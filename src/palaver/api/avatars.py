@@ -24,7 +24,7 @@ from palaver.actions.avatars import (
     do_delete_avatar,
     do_upload_avatar,
 )
-from palaver.api.realm_emoji import _read_upload
+from palaver.api.multipart import read_upload
 from palaver.api.routing import (
     ApiRouter,
     Ctx,
@@ -60,7 +60,7 @@ def _one_file(upload: UploadFile | None, what: str) -> UploadFile:
 
 @router.post("/users/me/avatar")
 def upload_avatar(ctx: Ctx, file: UploadFile | None = None) -> JsonDict:
-    data = _read_upload(_one_file(file, "avatar"), MAX_AVATAR_FILE_SIZE_MIB)
+    data = read_upload(_one_file(file, "avatar"), MAX_AVATAR_FILE_SIZE_MIB)
     url = do_upload_avatar(ctx.session, make_storage(ctx.services.settings), ctx.me, data)
     return {"avatar_url": url}
 
@@ -73,7 +73,7 @@ def delete_avatar(ctx: Ctx) -> JsonDict:
 
 @router.post("/realm/icon")
 def upload_realm_icon(ctx: Ctx, file: UploadFile | None = None) -> JsonDict:
-    data = _read_upload(_one_file(file, "icon"), MAX_ICON_FILE_SIZE_MIB)
+    data = read_upload(_one_file(file, "icon"), MAX_ICON_FILE_SIZE_MIB)
     url = do_change_realm_icon(ctx.session, make_storage(ctx.services.settings), ctx.me, data)
     return {"icon_url": url}
 
@@ -86,7 +86,7 @@ def delete_realm_icon(ctx: Ctx) -> JsonDict:
 
 @router.post("/realm/logo")
 def upload_realm_logo(ctx: Ctx, file: UploadFile | None = None, night: bool = False) -> JsonDict:
-    data = _read_upload(_one_file(file, "logo"), MAX_LOGO_FILE_SIZE_MIB)
+    data = read_upload(_one_file(file, "logo"), MAX_LOGO_FILE_SIZE_MIB)
     storage = make_storage(ctx.services.settings)
     return {"logo_url": do_change_realm_logo(ctx.session, storage, ctx.me, data, night=night)}
 

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
+from palaver.actions.channel_creation import do_create_channel
 from palaver.actions.channels import (
     ChannelChanges,
     NewChannel,
     do_add_default_stream,
     do_archive_stream,
-    do_create_channel,
     do_remove_default_stream,
     do_update_stream,
 )
 from palaver.actions.messages import SendContext
-from palaver.api.params import ApiParam
+from palaver.api.params import ApiParam, with_setting_params
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import (
     UNCHANGED,
@@ -27,43 +25,19 @@ from palaver.lib.channels import (
     format_streams,
     get_streams_for_user,
     parse_message_retention_days,
-    principals_to_users,
     subscriber_ids,
 )
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.group_settings import GroupSettingUpdate, GroupSettingValue
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.subscriptions import principals_to_users
 from palaver.models.channels import STREAM_GROUP_SETTINGS
 
 router = ApiRouter()
 
-V = TypeVar("V", bound=Callable[..., Any])
 
 # Default of parameters for which null is a value to set (null folder: no folder).
 _NOT_SENT: Any = UNCHANGED
-
-
-def with_group_setting_params(annotation: Any) -> Callable[[V], V]:
-    """Give a view one optional parameter per channel group setting, collected in ``**settings``.
-
-    The list of settings is declared once, in the model; views taking all of them get their
-    parameters from it rather than repeating eleven of them.
-    """
-
-    def extend(view: V) -> V:
-        signature = inspect.signature(view)
-        kept = [p for p in signature.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
-        extra = [
-            inspect.Parameter(
-                name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation | None
-            )
-            for name in STREAM_GROUP_SETTINGS
-        ]
-        view.__signature__ = signature.replace(parameters=kept + extra)  # type: ignore[attr-defined]
-        view.__annotations__ = {**view.__annotations__, **{p.name: p.annotation for p in extra}}
-        return view
-
-    return extend
 
 
 def email_host(ctx: Ctx) -> str:
@@ -86,7 +60,7 @@ def announcement_context(ctx: Ctx, announce: bool) -> SendContext | None:
 
 
 @router.post("/channels/create")
-@with_group_setting_params(GroupSettingValue)
+@with_setting_params(STREAM_GROUP_SETTINGS, GroupSettingValue)
 def create_channel(
     ctx: Ctx,
     name: str,
@@ -156,7 +130,7 @@ def get_stream(ctx: Ctx, stream_id: int) -> JsonDict:
 
 
 @router.patch("/streams/{stream_id:int}")
-@with_group_setting_params(GroupSettingUpdate)
+@with_setting_params(STREAM_GROUP_SETTINGS, GroupSettingUpdate)
 def update_stream(
     ctx: Ctx,
     stream_id: int,

@@ -7,6 +7,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from palaver.api.params import set_signature
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import IncludeSubscribers
 from palaver.lib.register import RegisterOptions, build_client_descriptor, normalize_narrow, register_queue
@@ -57,7 +58,7 @@ def takes_register_options(view: V) -> V:
     own = inspect.signature(view)
     shared = inspect.signature(register_options).parameters.values()
     kept = [p for p in own.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    view.__signature__ = own.replace(parameters=[*kept, *shared])  # type: ignore[attr-defined]
+    set_signature(view, own.replace(parameters=[*kept, *shared]))
     hints = typing.get_type_hints(register_options, include_extras=True)
     del hints["return"]
     view.__annotations__ = {**typing.get_type_hints(view, include_extras=True), **hints}

@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -69,8 +70,6 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> bytes | None:
 
 
 def _error_messages(error: JsonableError, request_id: str) -> tuple[Message, Message]:
-    import orjson
-
     body = orjson.dumps(error.to_dict())
     headers = [
         (b"content-type", b"application/json"),

@@ -8,9 +8,11 @@ with a 400 for the same bytes, so multipart ones are too.
 from __future__ import annotations
 
 from python_multipart.multipart import parse_options_header
-from starlette.datastructures import FormData
+from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
+
+from palaver.lib.exceptions import JsonableError
 
 # Starlette's defaults for request.form(); fields beyond the upload are small.
 _MAX_FILES = 1000
@@ -51,3 +53,23 @@ async def read_multipart(request: Request) -> FormData:
     # Request.close() closes the uploads' temporary files of the form it parsed.
     request._form = form
     return form
+
+
+_CHUNK = 1024 * 1024
+
+
+def read_upload(upload: UploadFile, limit_mib: int, too_large: str | None = None) -> bytes:
+    """An uploaded file's bytes, read in chunks and refused as soon as it passes ``limit_mib``:
+    with ``too_large`` where an endpoint words the error its own way, as the reference does."""
+    limit = limit_mib * 1024 * 1024
+    upload.file.seek(0)
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := upload.file.read(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise JsonableError(
+                too_large or f"Uploaded file is larger than the allowed limit of {limit_mib} MiB"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -17,7 +17,7 @@ import enum
 import inspect
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -312,3 +312,35 @@ def parse_params(specs: list[ParamSpec], raw: RawParams) -> tuple[dict[str, Any]
             raise validation_error_to_jsonable(spec.request_name, e) from None
     ignored = sorted(k for k in raw.values if k not in used)
     return kwargs, ignored
+
+
+V = typing.TypeVar("V", bound=Callable[..., Any])
+
+
+def set_signature(view: Callable[..., Any], signature: inspect.Signature) -> None:
+    """Declare a view's parameters as the parameter layer (``inspect.signature``) reads them."""
+    # Functions do not declare __signature__ for type checkers; inspect.signature honours it.
+    view.__signature__ = signature  # type: ignore[attr-defined]
+
+
+def with_setting_params(names: Sequence[str], annotation: Any) -> Callable[[V], V]:
+    """Give a view one optional keyword parameter per setting name, collected in its ``**settings``.
+
+    Settings declared once in a model (a channel's or a group's permission groups) reach
+    views from that list rather than as a dozen parameters written out in each.
+    """
+
+    def extend(view: V) -> V:
+        signature = inspect.signature(view)
+        kept = [p for p in signature.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
+        extra = [
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation | None
+            )
+            for name in names
+        ]
+        set_signature(view, signature.replace(parameters=kept + extra))
+        view.__annotations__ = {**view.__annotations__, **{p.name: p.annotation for p in extra}}
+        return view
+
+    return extend

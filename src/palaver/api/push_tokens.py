@@ -52,5 +52,5 @@ def send_test_notification(ctx: Ctx, token: str | None = None) -> JsonDict:
         "user_id": me.id,
         "time": to_timestamp(utcnow()),
     }
-    send_push_to_user(ctx.services, me.id, payload, token=token)
+    send_push_to_user(ctx.services.db, ctx.services.settings.push_relay_url, me.id, payload, token=token)
     return {}

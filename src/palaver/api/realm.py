@@ -6,6 +6,7 @@ import inspect
 from typing import Any
 
 from palaver.actions.realm_settings import do_update_realm_settings, do_update_realm_user_default_settings
+from palaver.api.params import set_signature, with_setting_params
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.api.settings import check_setting_values, settings_signature
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError
@@ -74,21 +75,7 @@ def update_realm(
 
 
 # The realm's group settings are declared once, on the model; the view takes each of them.
-_signature = inspect.signature(update_realm)
-_group_params = [
-    inspect.Parameter(
-        name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=GroupSettingUpdate | None
-    )
-    for name in REALM_GROUP_SETTINGS
-]
-update_realm.__signature__ = _signature.replace(  # type: ignore[attr-defined]
-    parameters=[p for p in _signature.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
-    + _group_params
-)
-update_realm.__annotations__ = {
-    **update_realm.__annotations__,
-    **{p.name: p.annotation for p in _group_params},
-}
+update_realm = with_setting_params(REALM_GROUP_SETTINGS, GroupSettingUpdate)(update_realm)
 router.patch("/realm")(update_realm)
 
 
@@ -102,10 +89,10 @@ def update_realm_user_settings_defaults(ctx: Ctx, **settings: Any) -> JsonDict:
 
 
 # One optional parameter per setting of the defaults table (lib/user_settings).
-(
-    update_realm_user_settings_defaults.__signature__,  # type: ignore[attr-defined]
-    _default_annotations,
-) = settings_signature(inspect.signature(update_realm_user_settings_defaults), realm_default_specs())
+_default_signature, _default_annotations = settings_signature(
+    inspect.signature(update_realm_user_settings_defaults), realm_default_specs()
+)
+set_signature(update_realm_user_settings_defaults, _default_signature)
 update_realm_user_settings_defaults.__annotations__ = {
     **update_realm_user_settings_defaults.__annotations__,
     **_default_annotations,

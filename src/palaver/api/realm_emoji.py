@@ -14,28 +14,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from palaver.actions.realm_emoji import do_add_realm_emoji, do_deactivate_realm_emoji
+from palaver.api.multipart import read_upload
 from palaver.api.routing import ApiRouter, Ctx, JsonDict, error_response
-from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
+from palaver.lib.exceptions import ResourceNotFoundError
 from palaver.lib.realm_emoji import CONTENT_TYPES, realm_emoji_dict
 from palaver.lib.storage import StorageKeyError, make_storage
 from palaver.services import Services
 
 router = ApiRouter()
-
-_CHUNK = 1024 * 1024
-
-
-def _read_upload(upload: UploadFile, limit_mib: int) -> bytes:
-    limit = limit_mib * 1024 * 1024
-    upload.file.seek(0)
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := upload.file.read(_CHUNK):
-        size += len(chunk)
-        if size > limit:
-            raise JsonableError(f"Uploaded file is larger than the allowed limit of {limit_mib} MiB")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 @router.get("/realm/emoji")
@@ -46,7 +32,7 @@ def list_realm_emoji(ctx: Ctx) -> JsonDict:
 @router.post("/realm/emoji/{emoji_name}")
 def upload_realm_emoji(ctx: Ctx, emoji_name: str, filename: UploadFile) -> JsonDict:
     settings = ctx.services.settings
-    data = _read_upload(filename, settings.max_file_upload_size_mib)
+    data = read_upload(filename, settings.max_file_upload_size_mib)
     do_add_realm_emoji(ctx.session, make_storage(settings), ctx.me, emoji_name, data)
     return {}
 

@@ -9,6 +9,7 @@ from typing import Any
 from palaver.actions.account_emails import check_email_change, do_request_email_change
 from palaver.actions.user_settings import do_update_personal_settings
 from palaver.api.auth import clear_username_limit, hit_username_limit
+from palaver.api.params import set_signature
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.exceptions import InvalidArgumentError, JsonableError, MissingArgumentError
 from palaver.lib.realm import realm_email_host
@@ -102,9 +103,8 @@ def update_settings(
 # The table's settings include ``timezone``-like names only once; the explicit parameters
 # above come first so they are never shadowed.
 _specs = {k: v for k, v in setting_specs().items() if k not in ("timezone",)}
-update_settings.__signature__, _extra_annotations = settings_signature(  # type: ignore[attr-defined]
-    inspect.signature(update_settings), _specs
-)
+_signature, _extra_annotations = settings_signature(inspect.signature(update_settings), _specs)
+set_signature(update_settings, _signature)
 update_settings.__annotations__ = {**update_settings.__annotations__, **_extra_annotations}
 
 for _path in ("/settings", "/settings/display", "/settings/notifications"):

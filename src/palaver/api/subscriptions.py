@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from palaver.actions.channel_creation import ChannelRequest, do_subscribe_by_name
 from palaver.actions.channels import NewChannel
 from palaver.actions.subscriptions import (
-    ChannelRequest,
     PropertyChange,
-    do_subscribe_by_name,
     do_unsubscribe_by_name,
     do_update_subscription_properties,
 )
@@ -17,19 +16,19 @@ from palaver.api.channels import (
     email_host,
     given_group_settings,
     retention_days,
-    with_group_setting_params,
 )
+from palaver.api.params import with_setting_params
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
-from palaver.lib.channels import (
-    IncludeSubscribers,
-    access_stream_by_id,
+from palaver.lib.channels import IncludeSubscribers, access_stream_by_id
+from palaver.lib.group_settings import GroupSettingValue
+from palaver.lib.subscriptions import (
     format_subscriptions,
     get_subscription,
     get_user_subscriptions,
     principals_to_users,
 )
-from palaver.lib.group_settings import GroupSettingValue
 from palaver.lib.users import access_user_by_id
+from palaver.models.channels import STREAM_GROUP_SETTINGS
 
 router = ApiRouter()
 
@@ -59,7 +58,7 @@ def list_subscriptions(ctx: Ctx, include_subscribers: IncludeSubscribers = False
 
 
 @router.post("/users/me/subscriptions")
-@with_group_setting_params(GroupSettingValue)
+@with_setting_params(STREAM_GROUP_SETTINGS, GroupSettingValue)
 def subscribe(
     ctx: Ctx,
     subscriptions: list[SubscriptionRequestItem],

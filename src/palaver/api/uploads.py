@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from palaver.actions.attachments import do_upload_file
+from palaver.api.multipart import read_upload
 from palaver.api.routing import (
     ApiRouter,
     Ctx,
@@ -45,7 +46,6 @@ from palaver.web.sessions import session_user
 
 router = ApiRouter()
 
-_CHUNK = 1024 * 1024
 # Shown in the browser; anything else downloads, so an uploaded page cannot run as ours.
 _INLINE_TYPES = ("image/", "video/", "audio/", "application/pdf", "text/plain")
 
@@ -59,25 +59,13 @@ def effective_content_type(file_name: str, declared: str | None) -> str:
     return guessed or "application/octet-stream"
 
 
-def _read_limited(upload: UploadFile, limit_mib: int) -> bytes:
-    limit = limit_mib * 1024 * 1024
-    chunks: list[bytes] = []
-    size = 0
-    upload.file.seek(0)
-    while chunk := upload.file.read(_CHUNK):
-        size += len(chunk)
-        if size > limit:
-            raise JsonableError(
-                f"File is larger than this server's configured maximum upload size ({limit_mib} MiB)."
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 @router.post("/user_uploads")
 def upload_file(ctx: Ctx, filename: UploadFile) -> JsonDict:
     settings = ctx.services.settings
-    data = _read_limited(filename, settings.max_file_upload_size_mib)
+    limit = settings.max_file_upload_size_mib
+    data = read_upload(
+        filename, limit, f"File is larger than this server's configured maximum upload size ({limit} MiB)."
+    )
     attachment = do_upload_file(
         ctx.session,
         make_storage(settings),

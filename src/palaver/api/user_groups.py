@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from palaver.actions.user_groups import (
     NewUserGroup,
@@ -15,13 +13,14 @@ from palaver.actions.user_groups import (
     do_update_user_group_members,
     do_update_user_group_subgroups,
 )
+from palaver.api.params import with_setting_params
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import GroupSettingUpdate, GroupSettingValue
+from palaver.lib.user_group_format import format_user_groups
 from palaver.lib.user_groups import (
     direct_member_ids,
     direct_subgroup_ids,
-    format_user_groups,
     get_named_group,
     get_named_groups,
     recursive_member_ids,
@@ -31,27 +30,6 @@ from palaver.lib.users import access_user_by_id
 from palaver.models.groups import GROUP_PERMISSION_SETTINGS
 
 router = ApiRouter()
-
-V = TypeVar("V", bound=Callable[..., Any])
-
-
-def with_group_setting_params(annotation: Any) -> Callable[[V], V]:
-    """One optional parameter per group permission setting, collected in ``**settings``."""
-
-    def extend(view: V) -> V:
-        signature = inspect.signature(view)
-        kept = [p for p in signature.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
-        extra = [
-            inspect.Parameter(
-                name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation | None
-            )
-            for name in GROUP_PERMISSION_SETTINGS
-        ]
-        view.__signature__ = signature.replace(parameters=kept + extra)  # type: ignore[attr-defined]
-        view.__annotations__ = {**view.__annotations__, **{p.name: p.annotation for p in extra}}
-        return view
-
-    return extend
 
 
 def _given(settings: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +42,7 @@ def _no_guests(ctx: Ctx) -> None:
 
 
 @router.post("/user_groups/create")
-@with_group_setting_params(GroupSettingValue)
+@with_setting_params(GROUP_PERMISSION_SETTINGS, GroupSettingValue)
 def create_user_group(
     ctx: Ctx,
     name: str,
@@ -92,7 +70,7 @@ def list_user_groups(ctx: Ctx, include_deactivated_groups: bool = False) -> Json
 
 
 @router.patch("/user_groups/{user_group_id:int}")
-@with_group_setting_params(GroupSettingUpdate)
+@with_setting_params(GROUP_PERMISSION_SETTINGS, GroupSettingUpdate)
 def update_user_group(
     ctx: Ctx,
     user_group_id: int,

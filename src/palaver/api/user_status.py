@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from palaver.actions.user_status import check_status_emoji, do_update_user_status, emoji_for_status_name
+from palaver.actions.user_status import do_update_user_status
 from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.emoji import UNICODE_EMOJI
+from palaver.lib.emoji_choice import check_emoji, emoji_for_name
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.user_status import get_user_status
 from palaver.lib.users import access_user_by_id
@@ -36,8 +37,8 @@ def update_status(
         emoji = ("", "", UNICODE_EMOJI)
     elif emoji_name is not None:
         if emoji_code is None or reaction_type is None:
-            emoji_code, reaction_type = emoji_for_status_name(ctx.session, ctx.realm.id, emoji_name)
-        check_status_emoji(ctx.session, ctx.realm.id, emoji_name, emoji_code, reaction_type)
+            emoji_code, reaction_type = emoji_for_name(ctx.session, ctx.realm.id, emoji_name)
+        check_emoji(ctx.session, ctx.realm.id, emoji_name, emoji_code, reaction_type, for_status=True)
         emoji = (emoji_name, emoji_code, reaction_type)
     elif emoji_code is not None or reaction_type is not None:
         raise JsonableError("Client must pass emoji_name if they pass either emoji_code or reaction_type.")

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from palaver.commands.common import CliError
+
 
 def add_password_options(parser: argparse.ArgumentParser, *, allow_none: bool) -> None:
     parser.add_argument(
@@ -22,8 +24,6 @@ def add_password_options(parser: argparse.ArgumentParser, *, allow_none: bool) -
 
 def explicit_password(args: argparse.Namespace) -> str | None:
     """The password from ``--password-file``/``--password-stdin``, or None if neither was given."""
-    from palaver.cli import CliError
-
     sources = [
         name
         for name, given in (

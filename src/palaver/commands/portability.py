@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from palaver.cli import CliError, _require_realm, _settings
-from palaver.commands import AddCommand
+from palaver.commands.common import AddCommand, CliError, require_realm, settings_from_args
 
 
 def cmd_export(args: argparse.Namespace) -> None:
@@ -19,9 +18,9 @@ def cmd_export(args: argparse.Namespace) -> None:
     path = Path(args.file)
     if path.exists() and not args.force:
         raise CliError(f"{path} exists already (give --force to replace it)")
-    with open_services(_settings(args)) as services:
+    with open_services(settings_from_args(args)) as services:
         with services.db.session() as session:
-            realm_id = _require_realm(session, args.realm).id
+            realm_id = require_realm(session, args.realm).id
         result = export_realm(services, realm_id, path, progress=None if args.quiet else _progress_stream())
     tables = result.manifest["tables"]
     print(
@@ -38,7 +37,7 @@ def cmd_import(args: argparse.Namespace) -> None:
     from palaver.portability.archive import ArchiveError
     from palaver.portability.importer import import_realm
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     path = Path(args.file)
     if not path.is_file():
         raise CliError(f"{path} does not exist")
@@ -65,7 +64,7 @@ def cmd_import(args: argparse.Namespace) -> None:
 
 
 def cmd_backup(args: argparse.Namespace) -> None:
-    settings = _settings(args)
+    settings = settings_from_args(args)
     if not settings.is_sqlite:
         raise CliError("backup copies SQLite databases; for PostgreSQL use pg_dump (see README)")
     source = Path(settings.database_url.removeprefix("sqlite:///"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import socket
 
+from palaver.commands.common import CliError
 from palaver.config import Settings
 
 
@@ -14,8 +15,6 @@ def ensure_port_free(settings: Settings) -> None:
     Binding with SO_REUSEADDR as uvicorn does means a port in TIME_WAIT after a restart
     still counts as free; only a live listener is reported.
     """
-    from palaver.cli import CliError
-
     family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

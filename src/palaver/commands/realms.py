@@ -7,8 +7,7 @@ import json
 
 from sqlalchemy import func, select
 
-from palaver.cli import _require_realm, _settings
-from palaver.commands import AddCommand
+from palaver.commands.common import AddCommand, require_realm, settings_from_args
 from palaver.models import Realm, UserProfile
 
 
@@ -16,7 +15,7 @@ def cmd_list_realms(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
     from palaver.lib.realm import realm_url
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     with open_services(settings) as services, services.db.session() as session:
         counted = session.execute(
             select(UserProfile.realm_id, func.count())
@@ -51,8 +50,8 @@ def cmd_deactivate_realm(args: argparse.Namespace) -> None:
     from palaver.actions.realm_lifecycle import do_deactivate_realm
     from palaver.bootstrap import open_services
 
-    with open_services(_settings(args)) as services, services.db.session() as session:
-        realm = _require_realm(session, args.realm)
+    with open_services(settings_from_args(args)) as services, services.db.session() as session:
+        realm = require_realm(session, args.realm)
         do_deactivate_realm(session, realm)
         print(f"Deactivated organization {realm.name!r} ({realm.string_id!r})")
 
@@ -61,8 +60,8 @@ def cmd_reactivate_realm(args: argparse.Namespace) -> None:
     from palaver.actions.realm_lifecycle import do_reactivate_realm
     from palaver.bootstrap import open_services
 
-    with open_services(_settings(args)) as services, services.db.session() as session:
-        realm = _require_realm(session, args.realm)
+    with open_services(settings_from_args(args)) as services, services.db.session() as session:
+        realm = require_realm(session, args.realm)
         do_reactivate_realm(session, realm)
         print(f"Reactivated organization {realm.name!r} ({realm.string_id!r})")
 

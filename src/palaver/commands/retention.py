@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
-from palaver.cli import CliError, _require_realm, _settings
-from palaver.commands import AddCommand, common_options
+from palaver.commands.common import AddCommand, CliError, common_options, require_realm, settings_from_args
 from palaver.timeutil import utcnow
 
 
@@ -25,10 +24,10 @@ def cmd_retention_run(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
     from palaver.workers.retention import run_retention
 
-    with open_services(_settings(args)) as services:
+    with open_services(settings_from_args(args)) as services:
         if args.realm is not None:
             with services.db.session() as session:
-                _require_realm(session, args.realm)
+                require_realm(session, args.realm)
         report = run_retention(services, utcnow(), realm_string_id=args.realm)
     for string_id, count in report.archived.items():
         print(f"{string_id or '(root)'}: archived {count} messages")
@@ -39,8 +38,8 @@ def cmd_retention_restore(args: argparse.Namespace) -> None:
     from palaver.actions.retention import do_restore_archive
     from palaver.bootstrap import open_services
 
-    with open_services(_settings(args)) as services, services.db.session() as session:
-        realm = _require_realm(session, args.realm)
+    with open_services(settings_from_args(args)) as services, services.db.session() as session:
+        realm = require_realm(session, args.realm)
         outcome = do_restore_archive(session, realm, args.since, utcnow())
     if not outcome.transactions:
         raise CliError(

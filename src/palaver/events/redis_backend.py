@@ -218,6 +218,7 @@ class _Subscription:
     def _run(self) -> None:
         backoff = 0.1
         while not self._stop.is_set():
+            # redis-py leaves pubsub() unannotated.
             pubsub = self._client.pubsub()  # type: ignore[no-untyped-call]
             try:
                 pubsub.subscribe(self._channel)

@@ -27,11 +27,11 @@ from sqlalchemy.orm import Session
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row, is_storable_id
 from palaver.lib.messages import bulk_access_message_ids
+from palaver.lib.storage import UPLOAD_URL_PREFIX
 from palaver.models import UserProfile
 from palaver.models.attachments import Attachment, AttachmentMessage
 from palaver.timeutil import to_timestamp
 
-UPLOAD_URL_PREFIX = "/user_uploads/"
 TEMPORARY_URL_PREFIX = "/user_uploads/temporary/"
 # Zulip's lifetime for temporary URLs: long enough to start a download, no longer.
 TEMPORARY_URL_SECONDS = 60

@@ -57,10 +57,6 @@ def access_bot_by_id(session: Session, user: UserProfile, bot_id: int) -> UserPr
     return bot
 
 
-def get_bot_defaults(session: Session, bot_id: int) -> BotDefaults | None:
-    return session.get(BotDefaults, bot_id)
-
-
 def get_bot_services(session: Session, bot_id: int) -> list[BotService]:
     return list(
         session.scalars(select(BotService).where(BotService.bot_profile_id == bot_id).order_by(BotService.id))

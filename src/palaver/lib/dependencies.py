@@ -20,7 +20,10 @@ from collections.abc import Callable
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from sqlalchemy import Engine, text
+import redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
@@ -55,8 +58,6 @@ def check_database(engine: Engine) -> None:
 
 
 def check_redis(url: str, timeout: float = 1.0) -> None:
-    import redis
-
     client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
     try:
         client.ping()
@@ -81,7 +82,6 @@ def wait_for_dependencies(
     out = out or sys.stderr
     checks: list[tuple[str, str, str, Callable[[], None]]] = []
     if not settings.is_sqlite:
-        from sqlalchemy import create_engine
 
         def database() -> None:
             engine = create_engine(settings.database_url, poolclass=None, connect_args={"connect_timeout": 3})
@@ -130,11 +130,6 @@ def wait_for_dependencies(
 
 def dependency_of(error: BaseException) -> str | None:
     """Which dependency an exception says is unreachable: "database", "redis", or None."""
-    try:
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import TimeoutError as RedisTimeoutError
-    except ImportError:  # pragma: no cover (redis is a dependency)
-        return None
     if isinstance(error, RedisConnectionError | RedisTimeoutError):
         return "redis"
     if isinstance(error, PoolTimeoutError):

@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
 from palaver.lib.ids import get_row
-from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
+from palaver.lib.limits import MAX_TOPIC_LENGTH
+from palaver.lib.messages import normalize_content
 from palaver.lib.users import get_users
 from palaver.models.drafts import Draft
 from palaver.models.users import UserProfile
@@ -59,16 +60,6 @@ def _truncate(value: str, limit: int, marker: str) -> str:
     return value if len(value) <= limit else value[: limit - len(marker)] + marker
 
 
-def _check_content(content: str) -> str:
-    # The same normalisation and limits a message body gets, so sending the draft cannot fail.
-    content = content.rstrip().lstrip("\n")
-    if not content:
-        raise JsonableError("Message must not be empty")
-    if "\x00" in content:
-        raise JsonableError("Message must not contain null bytes")
-    return _truncate(content, MAX_MESSAGE_LENGTH, "\n[message truncated]")
-
-
 def _check_timestamp(timestamp: float | None) -> datetime:
     if timestamp is None:
         return utcnow()
@@ -100,7 +91,8 @@ def _check_direct_targets(session: Session, user: UserProfile, to: list[int]) ->
 
 def validate_draft(session: Session, user: UserProfile, data: DraftData) -> ValidatedDraft:
     """Check a draft against the realm; unaddressed and direct drafts drop the topic."""
-    content = _check_content(data.content)
+    # The same normalisation and limits a message body gets, so sending the draft cannot fail.
+    content = normalize_content(data.content)
     last_edit_time = _check_timestamp(data.timestamp)
     topic = ""
     to: list[int] = []

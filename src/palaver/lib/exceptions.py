@@ -94,13 +94,6 @@ class AuthenticationFailedError(JsonableError):
         super().__init__("Your username or password is incorrect")
 
 
-class AccessDeniedError(JsonableError):
-    http_status = 403
-
-    def __init__(self, msg: str = "Access denied") -> None:
-        super().__init__(msg)
-
-
 class OrganizationAdministratorRequiredError(JsonableError):
     def __init__(self) -> None:
         super().__init__("Must be an organization administrator")

@@ -5,18 +5,16 @@ Settings are stored as one user_group ID: a named group as it is, an object as a
 group (``name`` None) made for that one setting. Clients get back the ID of a named group, or
 the object with deactivated members left out.
 
-Functions here that store values flush rows but open no transaction and send no events; the
-calling action owns both.
+Storing a value (making its anonymous group) is a write: ``actions/group_settings.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
@@ -91,7 +89,7 @@ def _check_named_group(setting_name: str, group: UserGroup, rule: GroupSettingRu
         raise JsonableError(f"'{setting_name}' must be a system user group.")
 
 
-def _system_group_id(session: Session, realm_id: int, name: str) -> int:
+def system_group_id(session: Session, realm_id: int, name: str) -> int:
     group_id = session.scalar(
         select(UserGroup.id).where(
             UserGroup.realm_id == realm_id, UserGroup.is_system_group, UserGroup.name == name
@@ -111,7 +109,7 @@ def parse_group_setting_value(
         if not members and len(subgroups) == 1:
             value = next(iter(subgroups))
         elif not members and not subgroups:
-            value = _system_group_id(session, realm_id, NOBODY)
+            value = system_group_id(session, realm_id, NOBODY)
         else:
             if rule.require_system_group:
                 raise JsonableError(f"'{setting_name}' must be a system user group.")
@@ -157,29 +155,6 @@ def current_value(session: Session, group_id: int) -> ResolvedValue:
     return ResolvedValue(members=members, subgroups=subgroups)
 
 
-def store_group_setting_value(session: Session, realm_id: int, value: ResolvedValue) -> int:
-    """The group ID to store for a value, creating its anonymous group when it needs one."""
-    if value.group_id is not None:
-        return value.group_id
-    group = UserGroup(realm_id=realm_id, name=None, description="", is_system_group=False)
-    session.add(group)
-    session.flush()
-    session.add_all(UserGroupMembership(user_group_id=group.id, user_profile_id=u) for u in value.members)
-    session.add_all(GroupGroupMembership(supergroup_id=group.id, subgroup_id=g) for g in value.subgroups)
-    session.flush()
-    return group.id
-
-
-def default_group_setting(
-    session: Session, realm_id: int, rule: GroupSettingRule, creator_id: int | None
-) -> int:
-    if rule.default == CREATOR:
-        if creator_id is None:
-            return _system_group_id(session, realm_id, NOBODY)
-        return store_group_setting_value(session, realm_id, ResolvedValue(members=frozenset({creator_id})))
-    return _system_group_id(session, realm_id, rule.default)
-
-
 def _same_value(expected: GroupSettingValue, current: ResolvedValue) -> bool:
     if isinstance(expected, AnonymousGroupValue):
         members, subgroups = frozenset(expected.direct_members), frozenset(expected.direct_subgroups)
@@ -193,24 +168,6 @@ def check_expected_value(session: Session, group_id: int, expected: GroupSetting
     """Refuse an update whose ``old`` value no longer matches, so concurrent edits are not lost."""
     if expected is not None and not _same_value(expected, current_value(session, group_id)):
         raise JsonableError("'old' value does not match the expected value.", code="EXPECTATION_MISMATCH")
-
-
-def set_group_setting(
-    session: Session, target: Any, setting_name: str, value: ResolvedValue, realm_id: int
-) -> bool:
-    """Point ``target.<setting_name>`` at the value; returns whether it changed.
-
-    The anonymous group the setting held before belongs to it alone and is removed.
-    """
-    old_id: int = getattr(target, setting_name)
-    if current_value(session, old_id) == value:
-        return False
-    setattr(target, setting_name, store_group_setting_value(session, realm_id, value))
-    session.flush()
-    old = session.get(UserGroup, old_id)
-    if old is not None and old.name is None:
-        session.execute(delete(UserGroup).where(UserGroup.id == old_id))
-    return True
 
 
 def render_group_settings(session: Session, group_ids: Iterable[int]) -> dict[int, RenderedGroupSetting]:

@@ -10,16 +10,11 @@ import orjson
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from palaver.lib.channels import (
-    can_add_subscribers,
-    default_stream_ids,
-    get_stream_by_id,
-    has_metadata_access,
-    viewer_for,
-)
+from palaver.lib.channels import default_stream_ids, get_stream_by_id, has_metadata_access, viewer_for
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import is_storable_id
 from palaver.lib.realm_domains import get_realm_domains
+from palaver.lib.subscriptions import can_add_subscribers
 from palaver.lib.user_groups import is_user_in_group
 from palaver.models import Realm, Role, UserProfile
 from palaver.models.channels import Stream

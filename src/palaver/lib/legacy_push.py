@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 from sqlalchemy import select
@@ -24,9 +24,6 @@ from sqlalchemy.orm import Session
 from palaver.lib.exceptions import JsonableError
 from palaver.models.legacy_push import LegacyPushToken
 from palaver.models.users import UserProfile
-
-if TYPE_CHECKING:
-    from palaver.services import Services
 
 logger = logging.getLogger("palaver.push")
 
@@ -95,12 +92,10 @@ def legacy_relay_request(target: LegacyTarget, payload: dict[str, Any]) -> dict[
 
 
 def send_to_legacy_targets(
-    services: Services, targets: list[LegacyTarget], payload: dict[str, Any], client: httpx.Client
+    url: str, targets: list[LegacyTarget], payload: dict[str, Any], client: httpx.Client
 ) -> int:
-    """Post the payload for each token; returns how many the relay accepted. Never raises."""
-    url = services.settings.push_relay_url
-    if url is None:
-        return 0
+    """Post the payload for each token to the relay at ``url``; returns how many it accepted.
+    Never raises."""
     delivered = 0
     for target in targets:
         try:

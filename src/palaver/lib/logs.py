@@ -87,6 +87,7 @@ def configure_logging(settings: Settings) -> None:
         if root.handlers:
             return
         handler = logging.StreamHandler(sys.stderr)
+        # Marks the handler as ours, so a second configure_logging does not add another.
         handler.palaver = True  # type: ignore[attr-defined]
         handler.addFilter(_RequestIdFilter())
         root.addHandler(handler)

@@ -539,27 +539,6 @@ def format_messages(
 # Per-user reads -----------------------------------------------------------------------------
 
 
-def max_message_id(session: Session, user: UserProfile) -> int:
-    """The newest message in the user's history; -1 before there is any."""
-    newest = session.scalar(
-        select(func.max(UserMessage.message_id)).where(UserMessage.user_profile_id == user.id)
-    )
-    return -1 if newest is None else int(newest)
-
-
-def user_ids_sharing_conversations(session: Session, viewer: UserProfile) -> list[int]:
-    """Users the viewer shares a channel subscription or a direct-message conversation with."""
-    mine = select(Subscription.recipient_id).where(
-        Subscription.user_profile_id == viewer.id, Subscription.active
-    )
-    shared = session.scalars(
-        select(Subscription.user_profile_id)
-        .where(Subscription.recipient_id.in_(mine), Subscription.active)
-        .distinct()
-    )
-    return sorted(set(shared) - {viewer.id})
-
-
 def unread_message_details(
     session: Session, user: UserProfile, message_ids: Collection[int]
 ) -> dict[str, dict[str, Any]]:

@@ -22,11 +22,13 @@ from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
+    REGISTRY,
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
     generate_latest,
+    multiprocess,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -141,8 +143,6 @@ def prepare_multiprocess_dir(data_dir: Path) -> Path:
 
 def _drop_dead_processes(path: str) -> None:
     """Forget live-only gauges of processes that exited without saying so (kill -9)."""
-    from prometheus_client import multiprocess
-
     pids: set[int] = set()
     for name in os.listdir(path):
         if name.startswith("gauge_live") and name.endswith(".db"):
@@ -153,6 +153,7 @@ def _drop_dead_processes(path: str) -> None:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
+            # prometheus_client.multiprocess has no annotations.
             multiprocess.mark_process_dead(pid, path)  # type: ignore[no-untyped-call]
         except PermissionError:
             pass
@@ -162,15 +163,11 @@ def exposition(extra: Sequence[Collector] = ()) -> tuple[bytes, str]:
     """The text a scrape receives, and its content type."""
     path = multiprocess_dir()
     if path:
-        from prometheus_client import multiprocess
-
         _drop_dead_processes(path)
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]
+        multiprocess.MultiProcessCollector(registry, path=path)  # type: ignore[no-untyped-call]  # unannotated
         text = generate_latest(registry)
     else:
-        from prometheus_client import REGISTRY
-
         text = generate_latest(REGISTRY)
     # Collectors of this app (each test builds its own app) go in a registry of their own;
     # the text format allows families from several registries one after the other.

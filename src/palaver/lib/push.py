@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import base64
 import logging
-import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import orjson
 from nacl.secret import SecretBox
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.devices import SECRETBOX_KEY_PREFIX
@@ -35,8 +35,7 @@ from palaver.lib.legacy_push import legacy_targets, send_to_legacy_targets
 from palaver.models.devices import Device
 
 if TYPE_CHECKING:
-    from palaver.db import Tx
-    from palaver.services import Services
+    from palaver.db import Database
 
 logger = logging.getLogger("palaver.push")
 
@@ -98,7 +97,8 @@ def push_targets(session: Session, user_id: int, token_id: str | None = None) ->
 
 
 def send_push_to_user(
-    services: Services,
+    db: Database,
+    relay_url: str | None,
     user_id: int,
     payload: JsonDict,
     *,
@@ -109,23 +109,22 @@ def send_push_to_user(
 
     Returns how many devices the relay accepted it for. Never raises: a caller's write has
     already happened, and a notification that cannot be delivered is only worth a log line.
-    Call it outside transactions (``send_push_after_commit`` does that for actions).
+    Call it outside transactions: ``PushDispatcher`` does so for committed messages.
     """
-    url = services.settings.push_relay_url
-    if url is None:
+    if relay_url is None:
         return 0
     try:
-        with services.db.session() as session:
+        with db.session() as session:
             targets = push_targets(session, user_id, token)
             legacy = legacy_targets(session, user_id, token)
         if not targets and not legacy:
             return 0
         delivered = 0
         with httpx.Client(timeout=RELAY_TIMEOUT, transport=transport) as client:
-            delivered += send_to_legacy_targets(services, legacy, payload, client)
+            delivered += send_to_legacy_targets(relay_url, legacy, payload, client)
             for target in targets:
                 try:
-                    response = client.post(url, json=relay_request(target, payload))
+                    response = client.post(relay_url, json=relay_request(target, payload))
                 except httpx.HTTPError as e:
                     logger.warning("push relay unreachable for device %d: %s", target.device_id, e)
                     continue
@@ -139,38 +138,6 @@ def send_push_to_user(
     except Exception:
         logger.exception("push notification to user %d failed", user_id)
         return 0
-
-
-_PENDING = "palaver_pending_pushes"
-_HOOKED = "palaver_push_hooked"
-
-Pending = tuple["Services", int, JsonDict]
-
-
-def _send_all(pending: list[Pending]) -> None:
-    for services, user_id, payload in pending:
-        send_push_to_user(services, user_id, payload)
-
-
-def _after_commit(session: Session) -> None:
-    pending: list[Pending] = session.info.pop(_PENDING, [])
-    if pending:
-        # Off the request thread: a slow relay must not hold up the response.
-        threading.Thread(target=_send_all, args=(pending,), name="palaver-push", daemon=True).start()
-
-
-def _after_rollback(session: Session) -> None:
-    session.info.pop(_PENDING, None)
-
-
-def send_push_after_commit(tx: Tx, services: Services, user_id: int, payload: JsonDict) -> None:
-    """Send a notification once the action's transaction commits; nothing if it rolls back."""
-    session = tx.session
-    if not session.info.get(_HOOKED):
-        event.listen(session, "after_commit", _after_commit)
-        event.listen(session, "after_rollback", _after_rollback)
-        session.info[_HOOKED] = True
-    session.info.setdefault(_PENDING, []).append((services, user_id, payload))
 
 
 # Which committed messages notify devices ---------------------------------------------------
@@ -206,10 +173,9 @@ class PushDispatcher:
     and one relay request per device) goes to a small pool so publishing never waits on it.
     """
 
-    def __init__(self, services: Services, *, max_workers: int = 4) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._services = services
+    def __init__(self, db: Database, relay_url: str, *, max_workers: int = 4) -> None:
+        self._db = db
+        self._relay_url = relay_url
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="palaver-push")
 
     def __call__(self, realm_id: int, event: JsonDict, user_ids: Sequence[int]) -> None:
@@ -221,7 +187,7 @@ class PushDispatcher:
         payload = notification_payload(realm_id, message)
         for user_id in user_ids:
             if user_id != message["sender_id"]:
-                self._pool.submit(send_push_to_user, self._services, user_id, payload)
+                self._pool.submit(send_push_to_user, self._db, self._relay_url, user_id, payload)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=False)

@@ -20,6 +20,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Protocol
 
+import redis
+
 from palaver.config import RateLimit
 
 logger = logging.getLogger(__name__)
@@ -114,8 +116,6 @@ class RedisRateLimiter:
     WARN_INTERVAL = 60.0
 
     def __init__(self, url: str, *, timeout: float = 0.5) -> None:
-        import redis
-
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._errors: tuple[type[Exception], ...] = (redis.RedisError, OSError)
         self._fallback = MemoryRateLimiter()

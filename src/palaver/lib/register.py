@@ -113,7 +113,8 @@ def _discover_providers() -> None:
     global _discovered
     if _discovered:
         return
-    from palaver.lib import state
+    # Imported on first use (late binding): every provider module imports this one to register.
+    from palaver.lib import state  # noqa: PLC0415
 
     for info in sorted(pkgutil.iter_modules(state.__path__), key=lambda m: m.name):
         importlib.import_module(f"{state.__name__}.{info.name}")

@@ -160,3 +160,7 @@ def make_storage(settings: Settings, *, s3_client: Any = None) -> FileStorage:
         return S3FileStorage(s3_client, settings.s3_bucket)
     assert settings.upload_dir is not None
     return LocalFileStorage(settings.upload_dir)
+
+
+# Where clients fetch stored uploads: /user_uploads/<path_id>.
+UPLOAD_URL_PREFIX = "/user_uploads/"

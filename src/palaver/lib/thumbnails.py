@@ -22,9 +22,9 @@ from urllib.parse import quote, unquote, urlsplit
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.lib.attachments import UPLOAD_URL_PREFIX
 from palaver.lib.images import BadImageError, image_info, resize_frames
 from palaver.lib.markdown import RenderResult
+from palaver.lib.storage import UPLOAD_URL_PREFIX
 from palaver.models import Realm
 from palaver.models.media import ImageAttachment
 

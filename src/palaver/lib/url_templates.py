@@ -57,11 +57,3 @@ def _expression_variables(expression: str) -> list[str]:
         if _VARNAME.fullmatch(name) is None:
             raise InvalidUrlTemplateError(expression)
     return names
-
-
-def is_valid_url_template(template: str) -> bool:
-    try:
-        url_template_variables(template)
-    except InvalidUrlTemplateError:
-        return False
-    return True

@@ -12,6 +12,9 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row
 from palaver.lib.realm import deactivated_user_ids
 from palaver.models import GroupGroupMembership, Role, UserGroup, UserGroupMembership, UserProfile
+from palaver.models.channels import STREAM_GROUP_SETTINGS, Stream
+from palaver.models.groups import GROUP_PERMISSION_SETTINGS
+from palaver.models.realm import REALM_GROUP_SETTINGS, Realm
 
 if TYPE_CHECKING:
     from palaver.events.queues import ClientDescriptor
@@ -184,61 +187,11 @@ def direct_subgroup_ids(session: Session, group_ids: Iterable[int]) -> dict[int,
     return subgroups
 
 
-def format_user_groups(session: Session, groups: list[UserGroup]) -> list[dict[str, Any]]:
-    """Named groups as GET /user_groups, /register and user_group events show them."""
-    # group_settings imports this module, so it is imported here, when first needed.
-    from palaver.lib.group_settings import render_group_settings
-    from palaver.models.groups import GROUP_PERMISSION_SETTINGS
-    from palaver.timeutil import to_timestamp
-
-    ids = [g.id for g in groups]
-    members = direct_member_ids(session, ids)
-    subgroups = direct_subgroup_ids(session, ids)
-    setting_ids = {getattr(g, s) for g in groups for s in GROUP_PERMISSION_SETTINGS} - {None}
-    rendered = render_group_settings(session, setting_ids)
-    result = []
-    for group in groups:
-        formatted: dict[str, Any] = {
-            "id": group.id,
-            "name": group.name,
-            "description": group.description,
-            "members": members[group.id],
-            "direct_subgroup_ids": subgroups[group.id],
-            "is_system_group": group.is_system_group,
-            "date_created": to_timestamp(group.date_created) if group.date_created is not None else None,
-            "creator_id": group.creator_id,
-            "deactivated": group.deactivated,
-        }
-        for setting in GROUP_PERMISSION_SETTINGS:
-            value = getattr(group, setting)
-            formatted[setting] = rendered[value] if value is not None else None
-        result.append(formatted)
-    return result
-
-
 def get_named_groups(session: Session, realm_id: int, *, include_deactivated: bool) -> list[UserGroup]:
     query = select(UserGroup).where(UserGroup.realm_id == realm_id, UserGroup.name.is_not(None))
     if not include_deactivated:
         query = query.where(UserGroup.deactivated.is_(False))
     return list(session.scalars(query.order_by(UserGroup.id)))
-
-
-def supergroup_ids(session: Session, group_ids: Iterable[int]) -> set[int]:
-    """Groups that contain any of these, directly or through other groups (themselves excluded)."""
-    start = set(group_ids)
-    found: set[int] = set()
-    frontier = set(start)
-    while frontier:
-        parents = set(
-            session.scalars(
-                select(GroupGroupMembership.supergroup_id).where(
-                    GroupGroupMembership.subgroup_id.in_(frontier)
-                )
-            )
-        )
-        frontier = parents - found - start
-        found |= frontier
-    return found
 
 
 # Permissions on named groups ----------------------------------------------------------------
@@ -277,10 +230,6 @@ def group_objections(session: Session, group: UserGroup) -> list[dict[str, Any]]
     A setting uses the group when it names it, or names an anonymous group that has it as a
     subgroup.
     """
-    from palaver.models.channels import STREAM_GROUP_SETTINGS, Stream
-    from palaver.models.groups import GROUP_PERMISSION_SETTINGS
-    from palaver.models.realm import REALM_GROUP_SETTINGS, Realm
-
     anonymous_parents = set(
         session.scalars(
             select(GroupGroupMembership.supergroup_id)

@@ -38,7 +38,14 @@ def _choices(*values: object) -> frozenset[object]:
 _ONE_TO_THREE = _choices(1, 2, 3)
 _ONE_TO_FOUR = _choices(1, 2, 3, 4)
 
-_CONSTRAINTS: dict[str, dict[str, object]] = {
+
+class _Constraints(typing.TypedDict, total=False):
+    choices: frozenset[object]
+    minimum: int
+    maximum: int
+
+
+_CONSTRAINTS: dict[str, _Constraints] = {
     "web_mark_read_on_scroll_policy": {"choices": _ONE_TO_THREE},
     "web_channel_default_view": {"choices": _ONE_TO_FOUR},
     "web_font_size_px": {"minimum": 8, "maximum": 64},
@@ -131,7 +138,7 @@ def setting_specs() -> dict[str, SettingSpec]:
     for name, hint in hints.items():
         (python_type,) = typing.get_args(hint)
         extra = _CONSTRAINTS.get(name, {})
-        specs[name] = SettingSpec(name=name, type=python_type, **extra)  # type: ignore[arg-type]
+        specs[name] = SettingSpec(name=name, type=python_type, **extra)
     return specs
 
 

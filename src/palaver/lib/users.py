@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from palaver.lib.avatars import avatar_url as avatar_url  # re-exported for older callers
-from palaver.lib.avatars import hosted_by_gravatar
+from palaver.lib.avatars import avatar_url, hosted_by_gravatar
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.profile_fields import profile_data_for_users
+from palaver.lib.user_groups import is_user_in_group
 from palaver.models import EmailVisibility, Realm, Role, UserProfile
+from palaver.models.channels import Subscription
+from palaver.models.messages import UserMessage
 from palaver.timeutil import to_iso
 
 # IDs are 32-bit columns: a larger number names no user, and must not reach the database.
@@ -126,16 +129,28 @@ def format_own_user(session: Session, user: UserProfile) -> dict[str, Any]:
 
 
 def max_message_id(session: Session, user: UserProfile) -> int:
-    """ID of the newest message the user has received; -1 before there are any."""
-    from palaver.lib import message_hooks
+    """The newest message in the user's history; -1 before there is any."""
+    newest = session.scalar(
+        select(func.max(UserMessage.message_id)).where(UserMessage.user_profile_id == user.id)
+    )
+    return -1 if newest is None else int(newest)
 
-    return message_hooks.max_message_id(session, user)
+
+def user_ids_sharing_conversations(session: Session, viewer: UserProfile) -> list[int]:
+    """Users the viewer shares a channel subscription or a direct-message conversation with."""
+    mine = select(Subscription.recipient_id).where(
+        Subscription.user_profile_id == viewer.id, Subscription.active
+    )
+    shared = session.scalars(
+        select(Subscription.user_profile_id)
+        .where(Subscription.recipient_id.in_(mine), Subscription.active)
+        .distinct()
+    )
+    return sorted(set(shared) - {viewer.id})
 
 
 def user_access_restricted(session: Session, viewer: UserProfile | None) -> bool:
     """Whether the viewer sees only some users (guests, when the realm limits them)."""
-    from palaver.lib.user_groups import is_user_in_group
-
     if viewer is None or not viewer.is_guest:
         return False
     return not is_user_in_group(session, viewer, viewer.realm.can_access_all_users_group)
@@ -149,9 +164,7 @@ def accessible_user_filter(session: Session, viewer: UserProfile | None) -> Any:
     if not user_access_restricted(session, viewer):
         return True
     assert viewer is not None
-    from palaver.lib import message_hooks
-
-    shared = message_hooks.user_ids_sharing_conversations(session, viewer)
+    shared = user_ids_sharing_conversations(session, viewer)
     return (UserProfile.id == viewer.id) | UserProfile.is_bot | UserProfile.id.in_(shared)
 
 
@@ -168,14 +181,12 @@ def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
     )
     if target.is_bot:
         return [u.id for u in active]
-    from palaver.lib import message_hooks
-
     return [
         u.id
         for u in active
         if u.id == target.id
         or not user_access_restricted(session, u)
-        or target.id in message_hooks.user_ids_sharing_conversations(session, u)
+        or target.id in user_ids_sharing_conversations(session, u)
     ]
 
 
@@ -305,3 +316,37 @@ def is_last_owner(session: Session, user: UserProfile) -> bool:
         and user.is_active
         and active_owner_count(session, user.realm_id) <= 1
     )
+
+
+MAX_NAME_LENGTH = 100
+
+
+def check_full_name(name: str) -> str:
+    name = name.strip()
+    if len(name) > MAX_NAME_LENGTH:
+        raise JsonableError("Name too long!")
+    if len(name) < 1:
+        raise JsonableError("Name too short!")
+    # Control and format characters (including invisible and bidirectional ones) let a name
+    # impersonate another; the others clash with Markdown and mention syntax.
+    if any(unicodedata.category(c)[0] == "C" or c in '*`\\>"@' for c in name):
+        raise JsonableError("Invalid characters in name!")
+    # Mentions disambiguate a name with a trailing |<user ID>; a name may not look like one.
+    if re.search(r"\|\d+$", name):
+        raise JsonableError("Invalid format!")
+    return name
+
+
+def check_email(email: str) -> str:
+    email = email.strip()
+    local, sep, domain = email.rpartition("@")
+    if not sep or not local or "." not in domain or any(c.isspace() for c in email) or len(email) > 254:
+        raise JsonableError(f"Invalid email '{email}'")
+    return email
+
+
+def api_email_for(settings_host: str, user: UserProfile) -> str:
+    """The API email: the real one when everyone may see it, else a stable fake."""
+    if user.is_bot or user.email_address_visibility == 1:
+        return user.delivery_email
+    return dummy_email(user.id, settings_host)

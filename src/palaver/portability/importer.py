@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from sqlalchemy import Connection, bindparam, func, select, text, update
 
+from palaver.actions.realm import check_string_id
 from palaver.lib.passwords import generate_api_key
 from palaver.lib.realm import realm_email_host
 from palaver.lib.storage import FileStorage, make_storage
@@ -63,8 +64,6 @@ def import_realm(
     batch_size: int = 2_000,
     storage: FileStorage | None = None,
 ) -> ImportResult:
-    from palaver.actions.realm import check_string_id
-
     started = time.monotonic()
     manifest = read_manifest(path)
     string_id = check_string_id(string_id if string_id is not None else manifest["realm"]["string_id"])

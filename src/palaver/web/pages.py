@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from palaver.actions.users import do_record_login
+from palaver.actions.logins import do_record_login
 from palaver.actions.web_sessions import do_create_web_session, do_delete_web_session, do_touch_web_session
 from palaver.api.auth import check_password_login
 from palaver.api.routing import Ctx

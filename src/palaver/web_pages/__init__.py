@@ -6,10 +6,9 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from palaver.services import Services
+from palaver.web_pages.accounts import account_routes
+from palaver.web_pages.signup import signup_routes
 
 
 def web_page_routes(services: Services) -> list[Route]:
-    from palaver.web_pages.accounts import account_routes
-    from palaver.web_pages.signup import signup_routes
-
     return [*signup_routes(services), *account_routes(services)]

@@ -14,9 +14,10 @@ from palaver.actions.account_emails import (
     do_reset_password,
     live_confirmation,
 )
-from palaver.actions.users import check_email
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.realm import realm_email_host
+from palaver.lib.users import check_email
+from palaver.models import UserProfile
 from palaver.models.invites import ConfirmationKind
 from palaver.services import Services
 from palaver.web_pages.render import MIN_PASSWORD_LENGTH, login_link, message_page, page, realm_or_page
@@ -62,8 +63,6 @@ def _reset(services: Services, host: str, key: str, form: dict[str, str] | None)
         confirmation = live_confirmation(session, key, ConfirmationKind.PASSWORD_RESET)
         user = None
         if confirmation is not None:
-            from palaver.models import UserProfile
-
             user = session.get(UserProfile, confirmation.user_profile_id)
         if confirmation is None or user is None or user.realm_id != realm.id:
             return message_page(realm.name, "Link expired", _LINK_EXPIRED, status=404, is_error=True)

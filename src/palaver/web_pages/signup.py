@@ -11,10 +11,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from palaver.actions.invites import do_accept_invite
-from palaver.actions.users import check_email, check_full_name
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.invites import live_invite_by_key
 from palaver.lib.realm import realm_email_host
+from palaver.lib.users import check_email, check_full_name
 from palaver.models import UserProfile
 from palaver.models.invites import Invitation
 from palaver.services import Services

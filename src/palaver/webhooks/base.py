@@ -146,7 +146,3 @@ def plural(count: int, word: str) -> str:
 def first_line(text: str | None, limit: int = 80) -> str:
     line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def param_bool(request: WebhookRequest, name: str) -> bool:
-    return request.params.get(name, "").strip().lower() in ("1", "true", "yes", "on")

@@ -22,11 +22,14 @@ from sqlalchemy.orm import Session
 from palaver.config import Settings
 from palaver.db import transaction
 from palaver.lib.email.build import build_email
+from palaver.lib.email.digest import queue_due_digests
+from palaver.lib.email.missed import queue_due_missed_message_emails
 from palaver.lib.email.outbox import (
     claim_email,
     due_email_ids,
     mark_failed_attempt,
     mark_sent,
+    prune_done_emails,
 )
 from palaver.lib.email.transport import EmailTransport, make_transport
 from palaver.lib.realm import realm_url
@@ -43,10 +46,6 @@ Job = Callable[[Session, Settings, datetime], int]
 
 
 def default_jobs() -> list[Job]:
-    from palaver.lib.email.digest import queue_due_digests
-    from palaver.lib.email.missed import queue_due_missed_message_emails
-    from palaver.lib.email.outbox import prune_done_emails
-
     return [queue_due_missed_message_emails, queue_due_digests, prune_done_emails]
 
 

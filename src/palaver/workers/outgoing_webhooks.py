@@ -48,6 +48,7 @@ from palaver.models.messages import Message
 from palaver.models.service_bots import ServiceBotEvent
 from palaver.models.users import BotType, UserProfile
 from palaver.timeutil import utcnow
+from palaver.workers.embedded_bots import run_embedded_bot
 from palaver.workers.loop import BackgroundWorker
 
 if TYPE_CHECKING:
@@ -158,8 +159,6 @@ class ServiceBotWorker(BackgroundWorker):
     def _run_embedded(
         self, session: Session, event: ServiceBotEvent, bot: UserProfile, message: Message
     ) -> None:
-        from palaver.workers.embedded_bots import run_embedded_bot
-
         try:
             run_embedded_bot(session, self.services.settings, bot, message, event.trigger)
         except Exception as e:

@@ -9,10 +9,10 @@ from sqlalchemy import update
 
 from palaver.db import transaction
 from palaver.lib.email.digest import queue_due_digests
-from palaver.lib.email.smtp_url import parse_smtp_url
 from palaver.lib.email.transport import SmtpTransport
 from palaver.models import UserProfile
 from palaver.services import Services
+from palaver.smtp_url import parse_smtp_url
 from palaver.timeutil import utcnow
 from palaver.workers.email import EmailWorker
 from tests.email_helpers import SmtpSink, links, parts

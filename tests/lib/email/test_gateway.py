@@ -13,11 +13,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from palaver.cli import main
-from palaver.lib.email.gateway_server import make_controller
 from palaver.lib.email.incoming import html_to_text, strip_quoted_reply
 from palaver.services import Services
 from palaver.timeutil import utcnow
 from palaver.workers.email import EmailWorker
+from palaver.workers.email_gateway import make_controller
 from tests.email_helpers import SmtpSink, free_port
 from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success, basic_auth
 

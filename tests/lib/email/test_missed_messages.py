@@ -199,10 +199,10 @@ def test_without_an_email_gateway_there_is_no_reply_address(
     import pytest
 
     from palaver.actions.email_gateway import do_get_channel_email_address
-    from palaver.lib.email.smtp_url import parse_smtp_url
     from palaver.lib.email.transport import SmtpTransport
     from palaver.lib.exceptions import JsonableError
     from palaver.models import UserProfile
+    from palaver.smtp_url import parse_smtp_url
 
     no_gateway = dataclasses.replace(
         services, settings=services.settings.model_copy(update={"email_gateway_domain": ""})

@@ -11,10 +11,10 @@ import pytest
 from palaver.cli import main
 from palaver.db import transaction
 from palaver.lib.email.outbox import claim_email, queue_email
-from palaver.lib.email.smtp_url import parse_smtp_url
 from palaver.lib.email.transport import DirectoryTransport, SmtpTransport
 from palaver.models.email_outbox import EmailOutbox
 from palaver.services import Services
+from palaver.smtp_url import parse_smtp_url
 from palaver.timeutil import utcnow
 from palaver.workers.email import EmailWorker
 from tests.email_helpers import SmtpSink, free_port, parts

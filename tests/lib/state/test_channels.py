@@ -240,14 +240,13 @@ def _reference_state(
     from sqlalchemy import select
 
     from palaver.lib.channels import (
-        add_subscriber_lists,
         format_streams,
-        format_subscriptions,
         get_streams_for_user,
         has_metadata_access,
         realm_streams,
         viewer_for,
     )
+    from palaver.lib.subscriptions import add_subscriber_lists, format_subscriptions
     from palaver.models import UserProfile
     from palaver.models.channels import Stream, Subscription
 
@@ -296,7 +295,7 @@ def _reference_state(
 def test_register_channel_state_matches_the_general_formatting(
     api: Api, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import palaver.lib.channels as channels_lib
+    import palaver.lib.subscriptions as subscriptions_lib
 
     groups = system_groups(services, realm)
     set_realm(services, realm, enable_spectator_access=True)
@@ -318,7 +317,7 @@ def test_register_channel_state_matches_the_general_formatting(
     # Deactivated users are left out of subscriber lists and counts.
     assert_json_success(api.delete(realm.iago, f"users/{realm.cordelia.id}"))
     # With include_subscribers=partial, channels of three or more get partial lists.
-    monkeypatch.setattr(channels_lib, "MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE", 3)
+    monkeypatch.setattr(subscriptions_lib, "MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE", 3)
 
     checked = 0
     for viewer in (realm.desdemona, realm.iago, realm.hamlet, realm.polonius):
@@ -341,7 +340,7 @@ def test_register_channel_state_matches_the_general_formatting(
 def test_register_with_partial_subscribers(
     api: Api, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import palaver.lib.channels as channels_lib
+    import palaver.lib.subscriptions as subscriptions_lib
     from palaver.models import UserProfile
     from palaver.models.presence import UserPresence
     from palaver.timeutil import utcnow
@@ -365,7 +364,7 @@ def test_register_with_partial_subscribers(
             )
         )
         session.commit()
-    monkeypatch.setattr(channels_lib, "MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE", len(members))
+    monkeypatch.setattr(subscriptions_lib, "MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE", len(members))
 
     state = register(api, realm.hamlet, fetch_event_types=["subscription"], include_subscribers="partial")
     (listed,) = [s for s in state["subscriptions"] if s["stream_id"] == big]

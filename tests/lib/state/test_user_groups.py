@@ -6,7 +6,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from palaver.lib.user_groups import format_user_groups, get_named_groups
+from palaver.lib.user_group_format import format_user_groups
+from palaver.lib.user_groups import get_named_groups
 from palaver.models import UserGroupMembership, UserProfile
 from palaver.services import Services
 from tests.helpers import Api, SeededRealm, assert_json_success

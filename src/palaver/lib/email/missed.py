@@ -23,7 +23,7 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
-from palaver.db import transaction
+from palaver.db import rowcount, transaction
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.notification_bot import topic_narrow_path
 from palaver.lib.realm import realm_url
@@ -193,7 +193,7 @@ def _queue_user_batch(session: Session, settings: Settings, user_id: int) -> int
         .where(MissedMessageEmail.id.in_([r.id for r in rows]))
         .execution_options(synchronize_session=False)
     )
-    if getattr(taken, "rowcount", 0) != len(rows):
+    if rowcount(taken) != len(rows):
         # Another process took (some of) this batch first; it sends them.
         raise _Taken()
     user = session.get(UserProfile, user_id)

@@ -12,7 +12,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from palaver.config import Settings
-from palaver.lib.email.smtp_url import SmtpTarget, parse_smtp_url
+from palaver.smtp_url import SmtpTarget, parse_smtp_url
 
 OUTBOX_DIR = "outbox"
 

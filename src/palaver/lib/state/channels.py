@@ -15,15 +15,14 @@ from palaver.lib.channel_folders import format_channel_folder, get_channel_folde
 from palaver.lib.channels import (
     StreamInfo,
     Viewer,
-    add_subscriber_lists,
     default_stream_ids,
     format_streams,
     has_metadata_access,
     realm_stream_infos,
-    subscription_properties,
     viewer_for,
 )
 from palaver.lib.register import StateContext, StateDict, state_provider
+from palaver.lib.subscriptions import add_subscriber_lists, subscription_properties
 from palaver.models.channels import Subscription
 
 

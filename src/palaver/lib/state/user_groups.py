@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.lib.register import StateContext, StateDict, state_provider
-from palaver.lib.user_groups import format_user_groups, get_named_groups
+from palaver.lib.user_group_format import format_user_groups
+from palaver.lib.user_groups import get_named_groups
 
 
 @state_provider("realm_user_groups")

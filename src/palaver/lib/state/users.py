@@ -8,12 +8,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.lib.avatars import GRAVATAR, avatar_url_for, gravatar_enabled
+from palaver.lib.avatars import GRAVATAR, avatar_url, avatar_url_for, gravatar_enabled
 from palaver.lib.bots import bots_extra_fields
 from palaver.lib.profile_fields import format_profile_field, get_profile_fields
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_groups import is_user_in_group
-from palaver.lib.users import accessible_user_filter, avatar_url, can_view_delivery_email
+from palaver.lib.users import accessible_user_filter, can_view_delivery_email
 from palaver.models import (
     CustomProfileField,
     CustomProfileFieldValue,

@@ -28,7 +28,7 @@ def receive(services: Services, raw: bytes, recipients: list[str]) -> tuple[list
     refused: list[str] = []
     for recipient in recipients:
         try:
-            delivered.append(do_receive_email(services, raw, recipient))
+            delivered.append(do_receive_email(services.settings, services.db, raw, recipient))
         except GatewayError as e:
             logger.info("email gateway refused mail to %s: %s", recipient, e.smtp_reply)
             refused.append(e.smtp_reply)

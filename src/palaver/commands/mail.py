@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from email import policy
 from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
-AddCommand = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
+from palaver.commands.common import AddCommand, CliError, settings_from_args
 
 
 def outbox_entries(directory: Path) -> list[dict[str, Any]]:
@@ -73,10 +72,9 @@ def _print_queue(settings: Any, *, as_json: bool) -> None:
 
 
 def cmd_outbox(args: argparse.Namespace) -> None:
-    from palaver.cli import _settings
     from palaver.lib.email.transport import outbox_dir
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     if args.queue:
         _print_queue(settings, as_json=args.json)
         return
@@ -100,11 +98,10 @@ def cmd_outbox(args: argparse.Namespace) -> None:
 
 def cmd_email_gateway(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
-    from palaver.cli import CliError, _settings
-    from palaver.lib.email.gateway_server import make_controller, receive
     from palaver.lib.email.incoming import recipient_addresses
+    from palaver.workers.email_gateway import make_controller, receive
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     if args.stdin:
         raw = sys.stdin.buffer.read()
         recipients = [args.recipient] if args.recipient else recipient_addresses(raw)
@@ -137,7 +134,7 @@ def cmd_email_gateway(args: argparse.Namespace) -> None:
             controller.stop()
 
 
-def register_email_commands(add: AddCommand) -> None:
+def register(add: AddCommand) -> None:
     outbox = add("outbox", cmd_outbox, "list emails written to <data_dir>/outbox/ (no smtp_url set)")
     outbox.add_argument("--json", action="store_true", help="print JSON")
     outbox.add_argument(
