@@ -24,7 +24,8 @@ from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 # Records the operations the suite calls and checks their bodies against the reference.
-pytest_plugins = ["tests.reference_fidelity"]
+# Validates every event the session's bus publishes against its typed model.
+pytest_plugins = ["tests.reference_fidelity", "tests.event_validation"]
 
 
 def _backend() -> str:
@@ -81,8 +82,9 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
 
 
 @pytest.fixture(scope="session")
-def services(settings: Settings) -> Iterator[Services]:
+def services(settings: Settings, request: pytest.FixtureRequest) -> Iterator[Services]:
     built = build_services(settings)
+    built.bus.add_listener(request.config.pluginmanager.get_plugin("tests.event_validation").listener)
     upgrade(built.db.engine)
     yield built
     built.close()

@@ -477,7 +477,14 @@ def do_archive_stream(session: Session, stream: Stream, acting_user: UserProfile
         was_default = stream.id in default_stream_ids(session, stream.realm_id)
         session.execute(delete(DefaultStream).where(DefaultStream.stream_id == stream.id))
         session.flush()
-        notify_stream_deleted(tx, stream, recipients)
+        # Clients that keep archived channels mark it archived; the others drop it
+        # (events/queues.event_for_client gives each client one of the two).
+        archived = _update_event(stream, "is_archived", True)
+        tx.send_event(stream.realm_id, archived, recipients)
+        deleted = ev.StreamDelete(
+            streams=[ev.StreamRef(stream_id=stream.id)], stream_ids=[stream.id], archived=True
+        )
+        tx.send_event(stream.realm_id, deleted, recipients)
         if was_default:
             _notify_default_streams(tx, session, stream.realm_id)
         _clear_announcement_settings(tx, session, stream)

@@ -218,12 +218,29 @@ def event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | 
         from palaver.lib.user_groups import user_group_event_for_client
 
         return user_group_event_for_client(client, event)
+    if event_type == "stream":
+        return _stream_event_for_client(client, event)
     if (
         event_type == "typing"
         and "stream_id" in event
         and not client.has_capability("stream_typing_notifications")
     ):
         return None
+    return event
+
+
+def _stream_event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | None:
+    """An archived channel is an ``is_archived`` update for clients with the
+    ``archived_channels`` capability, which keep archived channels, and a deletion for the
+    others; the internal ``archived`` marker is stripped.
+    """
+    keeps_archived = client.has_capability("archived_channels")
+    if event.get("op") == "update" and event.get("property") == "is_archived":
+        return event if keeps_archived else None
+    if event.get("op") == "delete" and event.get("archived"):
+        if keeps_archived:
+            return None
+        return {k: v for k, v in event.items() if k != "archived"}
     return event
 
 

@@ -29,6 +29,10 @@ class Event(BaseModel):
         op_field = cls.model_fields.get("op")
         if type_field is None or type_field.default in (None, ...):
             return
+        if cls.__name__.startswith("_"):
+            # A base shared by the ops of one type (``_TypingBase``) is not an event: an
+            # event of its type without an ``op`` must not validate against it.
+            return
         op = op_field.default if op_field is not None else None
         _registry[(type_field.default, op)] = cls
 
@@ -423,6 +427,10 @@ class StreamDelete(Event):
     # Legacy clients read the objects; newer ones the IDs.
     streams: list[StreamRef]
     stream_ids: list[int]
+    # Set when the channels were archived, for the queue layer alone: clients with the
+    # archived_channels capability get a ``stream`` ``update`` of ``is_archived`` instead
+    # (they keep archived channels), the others this event without the marker.
+    archived: Literal[True] | None = _omit_none()
 
 
 class StreamUpdate(Event):
