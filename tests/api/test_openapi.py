@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urljoin
 
 import pytest
@@ -21,8 +21,11 @@ from openapi_spec_validator import validate as validate_spec
 from starlette.testclient import TestClient
 
 from palaver.api import discover_routers
+from palaver.api.params import ApiParam
+from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.events.types import registered_event_models
-from palaver.openapi.document import openapi_path
+from palaver.openapi.document import build_document, openapi_path
+from palaver.openapi.schemas import to_openapi30
 from tests.helpers import Api, SeededRealm, assert_json_success
 from tests.reference_fidelity import DOCUMENTATION_ONLY, Reference, load_reference
 
@@ -94,6 +97,74 @@ def test_parameters_follow_the_parameter_layer(document: dict[str, Any]) -> None
 
     upload = document["paths"]["/user_uploads"]["post"]["requestBody"]["content"]
     assert list(upload) == ["multipart/form-data"]
+
+
+def test_a_view_is_documented_from_its_signature() -> None:
+    router = ApiRouter()
+
+    @router.post("/widgets/{widget_id:int}", auth="optional", rate_limited=False)
+    def update_widget(
+        ctx: Ctx,
+        widget_id: int,
+        name: str,
+        sizes: list[int] | None = None,
+        color: Literal["red", "blue"] = "red",
+        legacy: Annotated[str | None, ApiParam(documentation_only=True, aliases=("old_legacy",))] = None,
+    ) -> JsonDict:
+        """Update a widget.
+
+        What it does, at length.
+        """
+        return {}
+
+    document = build_document([router], server_url="/api/v1", event_models=[])
+    validate_spec(document)
+    operation = document["paths"]["/widgets/{widget_id}"]["post"]
+    assert operation["operationId"] == "update-widget"
+    assert operation["summary"] == "Update a widget."
+    assert operation["description"] == "What it does, at length."
+    assert operation["parameters"] == [
+        {"name": "widget_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+    ]
+    form = operation["requestBody"]["content"]["application/x-www-form-urlencoded"]
+    assert form["schema"]["required"] == ["name"]
+    properties = form["schema"]["properties"]
+    assert properties["name"] == {"type": "string"}
+    assert properties["sizes"] == {"type": "array", "items": {"type": "integer"}, "nullable": True}
+    assert properties["color"] == {"type": "string", "enum": ["red", "blue"], "default": "red"}
+    assert "`old_legacy`" in properties["legacy"]["description"]
+    assert "ignored" in properties["legacy"]["description"]
+    assert form["encoding"] == {"sizes": {"contentType": "application/json"}}
+    assert operation["security"] == [{"BasicAuth": []}, {}]
+    assert "429" not in operation["responses"]
+
+
+def test_json_schema_becomes_openapi_30() -> None:
+    assert to_openapi30({"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None}) == {
+        "type": "integer",
+        "nullable": True,
+        "default": None,
+    }
+    assert to_openapi30({"anyOf": [{"$ref": "#/components/schemas/X"}, {"type": "null"}]}) == {
+        "allOf": [{"$ref": "#/components/schemas/X"}],
+        "nullable": True,
+    }
+    assert to_openapi30({"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]}) == {
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
+        "nullable": True,
+    }
+    assert to_openapi30({"const": "message"}) == {"enum": ["message"]}
+    assert to_openapi30({"type": "integer", "exclusiveMinimum": 0}) == {
+        "type": "integer",
+        "minimum": 0,
+        "exclusiveMinimum": True,
+    }
+    assert to_openapi30({"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}) == {
+        "type": "array",
+        "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+    }
+    assert to_openapi30({"type": ["string", "null"]}) == {"type": "string", "nullable": True}
+    assert to_openapi30({"type": "object", "propertyNames": {"pattern": "x"}}) == {"type": "object"}
 
 
 def test_security_and_error_envelope(document: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ know (Zulip's operation IDs where a view is named otherwise) is in ``names.py``.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import re
 import typing
 from collections.abc import Iterable, Sequence
@@ -130,6 +131,8 @@ def _description(spec: ParamSpec, schema: dict[str, Any]) -> str | None:
         notes.append("Also accepted as " + ", ".join(f"`{a}`" for a in spec.aliases) + ".")
     if spec.is_file:
         notes.append("The file, in a multipart field of any name.")
+    if spec.documentation_only:
+        notes.append("Accepted for compatibility and ignored.")
     return " ".join(notes) or None
 
 
@@ -227,7 +230,7 @@ def _security(endpoint: Endpoint) -> list[dict[str, list[str]]]:
 def _operation(
     index: int, endpoint: Endpoint, schemas: _Schemas, events: Sequence[type[Event]]
 ) -> dict[str, Any]:
-    doc = (endpoint.view.__doc__ or "").strip()
+    doc = inspect.getdoc(endpoint.view) or ""
     summary, _, description = doc.partition("\n")
     operation: dict[str, Any] = {
         "operationId": operation_id(endpoint),
