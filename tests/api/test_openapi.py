@@ -93,7 +93,13 @@ def test_parameters_follow_the_parameter_layer(document: dict[str, Any]) -> None
 
     user = document["paths"]["/users/{user_id}"]["patch"]
     path_param = next(p for p in user["parameters"] if p["in"] == "path")
-    assert path_param == {"name": "user_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+    # Starlette's int convertor takes digits only.
+    assert path_param == {
+        "name": "user_id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 0},
+    }
 
     upload = document["paths"]["/user_uploads"]["post"]["requestBody"]["content"]
     assert list(upload) == ["multipart/form-data"]
@@ -124,7 +130,7 @@ def test_a_view_is_documented_from_its_signature() -> None:
     assert operation["summary"] == "Update a widget."
     assert operation["description"] == "What it does, at length."
     assert operation["parameters"] == [
-        {"name": "widget_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+        {"name": "widget_id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 0}}
     ]
     form = operation["requestBody"]["content"]["application/x-www-form-urlencoded"]
     assert form["schema"]["required"] == ["name"]
@@ -181,6 +187,7 @@ def test_security_and_error_envelope(document: dict[str, Any]) -> None:
     assert set(error["required"]) == {"result", "msg", "code"}
     for _, _, operation in operations(document):
         assert operation["responses"]["400"] == {"$ref": "#/components/responses/BadRequest"}
+        assert operation["responses"]["default"] == {"$ref": "#/components/responses/Error"}
 
 
 def _validator(document: dict[str, Any], method: str, path: str) -> OAS30Validator:

@@ -29,7 +29,7 @@ from palaver.openapi.schemas import to_openapi30
 
 OPENAPI_VERSION = "3.0.3"
 _REF = "#/components/schemas/{model}"
-_PATH_PARAM = re.compile(r"{(\w+)(?::\w+)?}")
+_PATH_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
 _METHOD_ORDER = {"GET": 0, "POST": 1, "PUT": 2, "PATCH": 3, "DELETE": 4}
 # JSON Schema types whose JSON text reads the same as a plain query or form value would.
 _SCALARS = frozenset({"integer", "number", "boolean"})
@@ -216,6 +216,7 @@ def _responses(endpoint: Endpoint, schemas: _Schemas, events: Sequence[type[Even
         responses["401"] = {"$ref": "#/components/responses/Unauthorized"}
     if endpoint.rate_limited:
         responses["429"] = {"$ref": "#/components/responses/RateLimited"}
+    responses["default"] = {"$ref": "#/components/responses/Error"}
     return responses
 
 
@@ -242,6 +243,11 @@ def _operation(
     path_specs = [spec for spec in endpoint.specs if spec.in_path]
     other = [spec for spec in endpoint.specs if not spec.in_path]
     parameters = [_parameter(schemas, index, spec, "path") for spec in path_specs]
+    convertors = dict(_PATH_PARAM.findall(endpoint.path))
+    for param in parameters:
+        if convertors.get(param["name"]) == "int":
+            # Starlette's ``int`` convertor matches digits only: a negative ID is no such path.
+            param["schema"] = {**param["schema"], "minimum": 0}
     if endpoint.method == "GET":
         parameters += [_parameter(schemas, index, spec, "query") for spec in other]
     elif other:
@@ -295,6 +301,12 @@ def _components(schemas: _Schemas) -> dict[str, Any]:
             "BadRequest": {"description": "The request was refused.", "content": {_JSON: {"schema": error}}},
             "Unauthorized": {
                 "description": "Missing or invalid credentials, or a deactivated user or organization.",
+                "content": {_JSON: {"schema": error}},
+            },
+            "Error": {
+                "description": "Any other error: 403 (not allowed), 404 (no such object or path), "
+                "405 (method), 413 (body too large), 500, 503 (database or Redis unreachable; with "
+                "Retry-After).",
                 "content": {_JSON: {"schema": error}},
             },
             "RateLimited": {
