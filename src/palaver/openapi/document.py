@@ -66,7 +66,6 @@ class _Schemas:
 
     def __init__(self, endpoints: Sequence[Endpoint], events: Iterable[type[Event]]) -> None:
         inputs: list[tuple[Any, Any, TypeAdapter[Any]]] = []
-        self.unrepresentable: set[tuple[int, str]] = set()
         for index, endpoint in enumerate(endpoints):
             for spec in endpoint.specs:
                 if spec.is_file:
@@ -75,10 +74,8 @@ class _Schemas:
                 try:
                     spec.adapter.json_schema()
                 except (PydanticInvalidForJsonSchema, PydanticSchemaGenerationError, PydanticUserError):
-                    self.unrepresentable.add(key)  # documented as any JSON value
-                    continue
+                    continue  # a type JSON Schema cannot express: documented as any value
                 inputs.append((key, "validation", spec.adapter))
-        self.event_names = sorted(model.__name__ for model in events)
         inputs.extend((("event", model.__name__), "serialization", TypeAdapter(model)) for model in events)
         schemas, definitions = TypeAdapter.json_schemas(inputs, ref_template=_REF)
         self._by_key = {key: to_openapi30(schema) for (key, _), schema in schemas.items()}
