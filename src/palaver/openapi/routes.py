@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import orjson
 import swagger_ui_bundle
@@ -84,14 +83,14 @@ def _asset_dir() -> Path:
 
 def openapi_routes(routers: Sequence[ApiRouter], api_prefix: str) -> list[Route]:
     """``/openapi.json`` (and the same under ``api_prefix``), ``/api/docs`` and its files."""
-    cache: dict[str, Any] = {}
+    # Both built on first use: most processes never serve them.
+    built: list[bytes] = []
+    assets: dict[str, bytes] = {}
 
     def document_bytes() -> bytes:
-        if "document" not in cache:
-            document = build_document(routers, server_url=api_prefix)
-            cache["document"] = orjson.dumps(document)
-        body: bytes = cache["document"]
-        return body
+        if not built:
+            built.append(orjson.dumps(build_document(routers, server_url=api_prefix)))
+        return built[0]
 
     async def document(request: Request) -> Response:
         body = await run_in_threadpool(document_bytes)
@@ -104,10 +103,9 @@ def openapi_routes(routers: Sequence[ApiRouter], api_prefix: str) -> list[Route]
         return Response(_INIT, media_type="text/javascript; charset=utf-8")
 
     def read_asset(name: str) -> bytes:
-        if name not in cache:
-            cache[name] = (_asset_dir() / name).read_bytes()
-        data: bytes = cache[name]
-        return data
+        if name not in assets:
+            assets[name] = (_asset_dir() / name).read_bytes()
+        return assets[name]
 
     async def asset(request: Request) -> Response:
         name = request.path_params["name"]
