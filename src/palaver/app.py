@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 from starlette.datastructures import URLPath
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -33,6 +33,7 @@ from palaver.api.webhooks import webhook_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.logs import configure_logging
+from palaver.openapi.routes import openapi_routes
 from palaver.operations import install_operations
 from palaver.services import Services, build_services
 from palaver.serving import on_stop_signals
@@ -183,13 +184,13 @@ async def _unhandled_exception(request: Request, exc: Exception) -> Response:
 
 def create_app(
     settings: Settings, services: Services | None = None, *, routers: Sequence[ApiRouter] | None = None
-) -> FastAPI:
+) -> Starlette:
     """The ASGI app; ``routers`` replaces the discovered API modules (tests mount their own)."""
     configure_logging(settings)
     services = services or build_services(settings)
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # Event queues: restore those saved at the last clean shutdown, collect idle ones.
         await services.bus.start()
         # Sends scheduled messages and reminders when due (workers/scheduler.py).
@@ -235,11 +236,7 @@ def create_app(
             await services.bus.stop()
             services.close()
 
-    app = FastAPI(
-        title="Palaver",
-        openapi_url=None,
-        docs_url=None,
-        redoc_url=None,
+    app = Starlette(
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_exception, Exception: _unhandled_exception},
     )
@@ -250,6 +247,8 @@ def create_app(
     app.router.routes.append(
         _ApiRoutes(_path_routes(services, api_routers, JSON_PREFIX, web=True), JSON_PREFIX)
     )
+    # The OpenAPI document of these endpoints and its docs page, public (openapi/routes.py).
+    app.router.routes.extend(openapi_routes(api_routers, API_PREFIX))
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
     # Thumbnails of uploaded images, before the upload routes (api/thumbnails.py).
     app.router.routes.extend(thumbnail_routes(services))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from palaver.app import create_app
 from palaver.bootstrap import tune_gc_for_serving
@@ -12,7 +12,7 @@ from palaver.config import Settings, load_settings
 from palaver.serving import configure_protocol
 
 
-def create_app_from_environment() -> FastAPI:
+def create_app_from_environment() -> Starlette:
     serialized = os.environ.get("PALAVER_SETTINGS_JSON")
     settings = Settings.model_validate_json(serialized) if serialized else load_settings()
     app = create_app(settings)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import FastAPI
 from sqlalchemy import event
+from starlette.applications import Starlette
 from starlette.routing import Route
 
 from palaver.api.health import health_routes
@@ -19,7 +19,7 @@ from palaver.lib.dependencies import OutageMonitor, check_database, check_redis
 from palaver.services import Services
 
 
-def install_operations(app: FastAPI, services: Services) -> None:
+def install_operations(app: Starlette, services: Services) -> None:
     settings = services.settings
     bus = services.bus
     bus.max_parked_per_user = settings.max_parked_polls_per_user

@@ -63,6 +63,8 @@ class ParamSpec:
     is_file: bool
     in_path: bool
     default: Any
+    # Accepted and ignored (``ApiParam.documentation_only``); the OpenAPI document says so.
+    documentation_only: bool = False
 
     @property
     def required(self) -> bool:
@@ -133,6 +135,7 @@ def build_param_specs(view: Callable[..., Any], path_params: set[str]) -> list[P
                 is_file=is_file,
                 in_path=param.name in path_params,
                 default=param.default,
+                documentation_only=meta.documentation_only,
             )
         )
     return specs
