@@ -6,17 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from palaver.events.queues import ClientDescriptor
-from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import message_event_for_client, message_event_reaches_all_public_streams
-from palaver.lib.narrow import (
-    OPERATORS,
-    NarrowTerm,
-    build_narrow_filter,
-    message_matches_narrow,
-    parse_narrow,
+from palaver.events.queues import ClientDescriptor, message_event_for_client
+from palaver.events.queues import (
+    reaches_all_public_streams_clients as message_event_reaches_all_public_streams,
 )
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.narrow import build_narrow_filter, parse_narrow
 from palaver.models import UserProfile
+from palaver.models.narrow import OPERATORS, NarrowTerm, message_matches_narrow
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel, send_dm, send_stream
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success

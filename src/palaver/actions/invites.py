@@ -261,7 +261,7 @@ def _notify_referrer(
 ) -> None:
     from palaver.actions.messages import SendContext, do_send_message
     from palaver.actions.notification_bot import get_or_create_notification_bot
-    from palaver.lib.messages import DirectTarget
+    from palaver.lib.message_send import DirectTarget
     from palaver.lib.notification_bot import silent_mention
 
     referrer = session.get(UserProfile, referrer_id)

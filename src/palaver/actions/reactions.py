@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import subscriber_ids
+from palaver.lib.conversations import stream_for_message
 from palaver.lib.emoji import (
     REACTION_TYPES,
     REALM_EMOJI,
@@ -28,7 +29,8 @@ from palaver.lib.emoji import (
     is_valid_emoji_code,
 )
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import DEFAULT_HISTORICAL_FLAGS, access_message, stream_for_message
+from palaver.lib.message_access import access_message
+from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS
 from palaver.lib.realm_emoji import realm_emoji_for_reaction
 from palaver.models import UserProfile
 from palaver.models.messages import Message, Reaction, UserMessage

@@ -11,8 +11,9 @@ from sqlalchemy.orm import Session
 from palaver.db import transaction
 from palaver.events import types as ev
 from palaver.lib.channels import subscriber_ids
+from palaver.lib.conversations import stream_for_message
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import access_message, stream_for_message
+from palaver.lib.message_access import access_message
 from palaver.lib.widgets import check_widget_data, format_submessage, message_widget_type, widget_for_content
 from palaver.models.messages import Message, UserMessage
 from palaver.models.submessages import SubMessage

@@ -601,6 +601,10 @@ class MessageEventInternal(Payload):
     avatar_computable: bool = False
     broadcast: bool = False
     skip_broadcast_user_ids: list[int] = Field(default_factory=list)
+    # Columns the message object lacks, for queues narrowed with has:link/image/attachment.
+    has_link: bool | None = None
+    has_image: bool | None = None
+    has_attachment: bool | None = None
 
 
 class MessageEvent(Event):

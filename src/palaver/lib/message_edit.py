@@ -19,15 +19,11 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.channels import Viewer
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import (
-    EMPTY_TOPIC_DISPLAY_NAME,
-    access_message,
-    can_access_stream_history,
-    display_topic,
-)
+from palaver.lib.message_access import access_message, can_access_stream_history
 from palaver.models import Realm, Role, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, UserMessage
+from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME, display_topic
 from palaver.timeutil import to_timestamp, utcnow
 
 if TYPE_CHECKING:
