@@ -13,7 +13,8 @@ from palaver.events.queues import (
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.narrow import build_narrow_filter, parse_narrow
 from palaver.models import UserProfile
-from palaver.models.narrow import OPERATORS, NarrowTerm, message_matches_narrow
+from palaver.models.narrow import NarrowTerm
+from palaver.models.narrow_operators import OPERATORS, message_matches_narrow
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel, send_dm, send_stream
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success

@@ -35,7 +35,8 @@ from palaver.events.bus import EventDict, Listener, Listeners
 from palaver.lib import metrics
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.operational_errors import ServiceUnavailableError, TooManyLongPollsError
-from palaver.models.narrow import MatchEnv, NarrowSyntaxError, NarrowTerm, message_matches, parse_terms
+from palaver.models.narrow import MatchEnv, NarrowSyntaxError, NarrowTerm, parse_terms
+from palaver.models.narrow_operators import message_matches
 from palaver.models.topic_names import display_topic
 
 logger = logging.getLogger("palaver.events")

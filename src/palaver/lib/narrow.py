@@ -43,15 +43,15 @@ from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import DirectMessageGroup, Message, UserMessage
 from palaver.models.narrow import (
-    HISTORY_SAFE_IS,
     NarrowOperandError,
     NarrowSyntaxError,
     NarrowTerm,
     SqlContext,
-    compile_term,
     message_id_operand,
     parse_terms,
 )
+from palaver.models.narrow_flags import HISTORY_SAFE_IS
+from palaver.models.narrow_operators import compile_term
 
 
 class BadNarrowError(JsonableError):
