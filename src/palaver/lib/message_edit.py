@@ -23,13 +23,12 @@ from palaver.lib.message_access import access_message, can_access_stream_history
 from palaver.models import Realm, Role, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, UserMessage
-from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME, display_topic
+from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME, RESOLVED_TOPIC_PREFIX, display_topic
 from palaver.timeutil import to_timestamp, utcnow
 
 if TYPE_CHECKING:
     from palaver.events.queues import ClientDescriptor
 
-RESOLVED_TOPIC_PREFIX = "✔ "
 # Clients allow an edit a few seconds past the limit they show (Zulip's 20-second grace).
 EDIT_LIMIT_BUFFER_SECONDS = 20
 PROPAGATE_MODES = ("change_one", "change_later", "change_all")

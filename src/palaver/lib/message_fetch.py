@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
@@ -216,11 +216,3 @@ def messages_matching_narrow(
     rows = fetch_rows_by_ids(session, user, nf, message_ids)
     matches = match_fields(session, nf, [message_id for message_id, _ in rows])
     return {str(message_id): fields for message_id, fields in matches.items()}
-
-
-def max_message_id(session: Session, user: UserProfile) -> int:
-    """The newest message in the user's history; -1 before there is any."""
-    newest = session.scalar(
-        select(func.max(UserMessage.message_id)).where(UserMessage.user_profile_id == user.id)
-    )
-    return -1 if newest is None else int(newest)

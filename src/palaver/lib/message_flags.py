@@ -1,4 +1,5 @@
-"""Personal message flags as clients name them (``read``, ``starred``, ``mentioned``...).
+"""Personal message flags as clients name them (``read``, ``starred``, ``mentioned``...),
+and reads of the user's own message rows.
 
 The bits are ``models/messages.MessageFlag``; changing flags is ``actions/message_flags.py``.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.models import UserProfile
@@ -51,3 +52,11 @@ def starred_message_ids(session: Session, user: UserProfile) -> list[int]:
             .order_by(UserMessage.message_id)
         )
     )
+
+
+def max_message_id(session: Session, user: UserProfile) -> int:
+    """The newest message in the user's history; -1 before there is any."""
+    newest = session.scalar(
+        select(func.max(UserMessage.message_id)).where(UserMessage.user_profile_id == user.id)
+    )
+    return -1 if newest is None else int(newest)

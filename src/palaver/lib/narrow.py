@@ -83,8 +83,15 @@ def parse_narrow(raw: str | Sequence[Any] | None) -> list[NarrowTerm]:
 
 
 def normalize_narrow(raw: str | Sequence[Any] | None) -> list[dict[str, Any]]:
-    """A narrow as event queues keep it (``ClientDescriptor.narrow``): parsed term objects."""
-    return [term.to_dict() for term in parse_narrow(raw)]
+    """A narrow as event queues keep it (``ClientDescriptor.narrow``): parsed term objects.
+
+    POST /register reports a malformed narrow as a plain bad request, as Zulip does.
+    """
+    try:
+        terms = parse_terms(raw)
+    except NarrowSyntaxError:
+        raise JsonableError("Invalid narrow") from None
+    return [term.to_dict() for term in terms]
 
 
 class DatabaseResolver:
