@@ -14,10 +14,7 @@ from sqlalchemy.orm import Session
 
 from palaver.models import UserProfile
 from palaver.models.channels import Stream, Subscription
-from palaver.models.messages import (
-    DirectMessageGroup,
-    Message,
-)
+from palaver.models.messages import DirectMessageGroup, Message
 
 
 def dm_group_hash(user_ids: Iterable[int]) -> str:

@@ -13,20 +13,13 @@ from collections.abc import Collection, Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.lib.channels import (
-    Viewer,
-    has_content_access,
-    viewer_for,
-)
+from palaver.lib.channels import Viewer, has_content_access, viewer_for
 from palaver.lib.conversations import stream_for_message, streams_by_recipient
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row, storable_ids
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
-from palaver.models.messages import (
-    Message,
-    UserMessage,
-)
+from palaver.models.messages import Message, UserMessage
 
 INVALID_MESSAGE = "Invalid message(s)"
 

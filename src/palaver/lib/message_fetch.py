@@ -22,11 +22,7 @@ from palaver.lib.message_format import FormatOptions, finalize_message, format_m
 from palaver.lib.narrow import NarrowFilter, build_narrow_filter, match_fields, narrowed_query
 from palaver.models import UserProfile
 from palaver.models.channels import Subscription
-from palaver.models.messages import (
-    Message,
-    MessageFlag,
-    UserMessage,
-)
+from palaver.models.messages import Message, MessageFlag, UserMessage
 
 # "newest" as an anchor: past any message ID that will ever exist (Zulip's value).
 LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000

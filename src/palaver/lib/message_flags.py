@@ -12,12 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.models import UserProfile
-from palaver.models.messages import (
-    CLIENT_FLAGS,
-    WILDCARD_FLAGS,
-    MessageFlag,
-    UserMessage,
-)
+from palaver.models.messages import CLIENT_FLAGS, WILDCARD_FLAGS, MessageFlag, UserMessage
 
 # Flags of a message the user may read but never received: read, and "historical".
 DEFAULT_HISTORICAL_FLAGS = MessageFlag.READ | MessageFlag.HISTORICAL

@@ -10,9 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from palaver.lib.channels import (
-    first_unprintable,
-)
+from palaver.lib.channels import first_unprintable
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
 from palaver.models.topic_names import EMPTY_TOPIC_ALIASES

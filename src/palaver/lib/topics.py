@@ -12,11 +12,7 @@ from sqlalchemy.orm import Session
 
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
-from palaver.models.messages import (
-    Message,
-    Reaction,
-    UserMessage,
-)
+from palaver.models.messages import Message, Reaction, UserMessage
 from palaver.models.topic_names import display_topic
 
 

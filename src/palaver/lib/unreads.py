@@ -14,12 +14,7 @@ from sqlalchemy.orm import Session
 from palaver.lib.conversation_muting import conversation_muting
 from palaver.lib.conversations import conversation_member_ids, streams_by_recipient
 from palaver.models import UserProfile
-from palaver.models.messages import (
-    ANY_MENTION_FLAGS,
-    Message,
-    MessageFlag,
-    UserMessage,
-)
+from palaver.models.messages import ANY_MENTION_FLAGS, Message, MessageFlag, UserMessage
 from palaver.models.topic_names import display_topic
 
 # Zulip's bound on the unread messages /register lists (the newest ones).

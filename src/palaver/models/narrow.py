@@ -26,15 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
-from sqlalchemy import (
-    ColumnElement,
-)
+from sqlalchemy import ColumnElement
 
 from palaver.models.channels import Stream
-from palaver.models.messages import (
-    DirectMessageGroup,
-    UserMessage,
-)
+from palaver.models.messages import DirectMessageGroup, UserMessage
 from palaver.models.users import UserProfile
 
 # The largest value a 32-bit ID column holds (``lib/ids.MAX_ID``).

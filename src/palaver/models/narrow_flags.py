@@ -11,23 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import (
-    ColumnElement,
-    and_,
-    exists,
-    func,
-    or_,
-    select,
-    true,
-)
+from sqlalchemy import ColumnElement, and_, exists, func, or_, select, true
 
 from palaver.models.channels import Stream, Subscription
-from palaver.models.messages import (
-    ANY_MENTION_FLAGS,
-    Message,
-    MessageFlag,
-    Reaction,
-)
+from palaver.models.messages import ANY_MENTION_FLAGS, Message, MessageFlag, Reaction
 from palaver.models.narrow import (
     MatchEnv,
     NarrowOperandError,

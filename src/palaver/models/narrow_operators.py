@@ -9,25 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import (
-    ColumnElement,
-    and_,
-    exists,
-    false,
-    func,
-    literal,
-    select,
-    true,
-)
+from sqlalchemy import ColumnElement, and_, exists, false, func, literal, select, true
 from sqlalchemy.orm import aliased
 
 from palaver.models.channels import Recipient, RecipientType, Stream, Subscription
-from palaver.models.messages import (
-    DirectMessageGroup,
-    Message,
-    MessageFlag,
-    UserMessage,
-)
+from palaver.models.messages import DirectMessageGroup, Message, MessageFlag, UserMessage
 from palaver.models.narrow import (
     MAX_ID,
     MatchEnv,

@@ -5,21 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import (
-    ColumnElement,
-    Select,
-    and_,
-    column,
-    func,
-    literal_column,
-    select,
-    table,
-    true,
-)
+from sqlalchemy import ColumnElement, Select, and_, column, func, literal_column, select, table, true
 
-from palaver.models.messages import (
-    Message,
-)
+from palaver.models.messages import Message
 from palaver.models.narrow import NarrowOperandError, NarrowTerm, Operator, SqlContext
 
 # Search ---------------------------------------------------------------------------------------
