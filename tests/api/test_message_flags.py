@@ -253,7 +253,8 @@ def test_unsubscribing_marks_channel_read(api: Api, realm: SeededRealm, events: 
 
 
 def test_unread_and_starred_state(api: Api, realm: SeededRealm, services: Services) -> None:
-    from palaver.lib.messages import starred_message_ids, unread_msgs_state
+    from palaver.lib.message_flags import starred_message_ids
+    from palaver.lib.unreads import unread_msgs_state
     from palaver.models import UserProfile
 
     stream_id = create_channel(api, realm.hamlet, "Denmark", [realm.hamlet, realm.othello])

@@ -6,17 +6,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from palaver.events.queues import ClientDescriptor
-from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import message_event_for_client, message_event_reaches_all_public_streams
-from palaver.lib.narrow import (
-    OPERATORS,
-    NarrowTerm,
-    build_narrow_filter,
-    message_matches_narrow,
-    parse_narrow,
+from palaver.events.queues import ClientDescriptor, message_event_for_client
+from palaver.events.queues import (
+    reaches_all_public_streams_clients as message_event_reaches_all_public_streams,
 )
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.narrow import build_narrow_filter, normalize_narrow, parse_narrow
 from palaver.models import UserProfile
+from palaver.models.narrow import NarrowTerm
+from palaver.models.narrow_operators import OPERATORS, message_matches_narrow
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel, send_dm, send_stream
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
@@ -327,3 +325,33 @@ def test_message_event_for_client(api: Api, realm: SeededRealm, events: EventRec
     assert not message_event_reaches_all_public_streams(to_othello)
     assert message_event_for_client(_client(realm.othello.id, all_public_streams=True), to_cordelia) is None
     assert message_event_for_client(_client(realm.iago.id, all_public_streams=True), to_cordelia) is not None
+
+
+# One parser for every form ------------------------------------------------------------------------
+
+
+def test_parse_json_text_and_register_form() -> None:
+    assert parse_narrow('[["stream", "Denmark"], {"operator": "is", "operand": "private"}]') == [
+        NarrowTerm("channel", "Denmark"),
+        NarrowTerm("is", "dm"),
+    ]
+    assert parse_narrow("null") == []
+    for text in ("{", '{"operator": "is"}', "[1]"):
+        with pytest.raises(JsonableError) as info:
+            parse_narrow(text)
+        assert info.value.code == "BAD_NARROW" and info.value.msg == "Invalid narrow"
+    # Event queues keep the parsed terms as objects, under the operators' current names.
+    assert normalize_narrow([["-subject", "castle"]]) == [
+        {"operator": "topic", "operand": "castle", "negated": True}
+    ]
+
+
+def test_queue_narrow_uses_message_columns_from_internal() -> None:
+    client = _client(11, narrow=[{"operator": "has", "operand": "link", "negated": False}])
+    event = {"type": "message", "message": dict(STREAM_MESSAGE, content="x"), "flags": []}
+    with_link = {**event, "internal": {"raw_content": "x", "has_link": True}}
+    without_link = {**event, "internal": {"raw_content": "x", "has_link": False}}
+    assert message_event_for_client(client, with_link) is not None
+    assert message_event_for_client(client, without_link) is None
+    # Events without the column (older senders) are let through, as before.
+    assert message_event_for_client(client, event) is not None

@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from palaver.lib.narrow import OPERATORS, highlight, narrow_anchor, search_tokens
+from palaver.lib.narrow import highlight, narrow_anchor
+from palaver.models.narrow_operators import OPERATORS
+from palaver.models.narrow_search import search_tokens
 from tests.api.test_messages_send import create_channel, fetch_one, send_dm, send_stream
 from tests.helpers import Api, SeededRealm, assert_json_success
 

@@ -57,7 +57,6 @@ from palaver.lib.group_settings import (
     user_has_permission,
 )
 from palaver.lib.markdown import render_markdown
-from palaver.lib.messages import EMPTY_TOPIC_DISPLAY_NAME
 from palaver.lib.notification_bot import silent_mention
 from palaver.lib.realm import active_user_ids
 from palaver.models import Realm, Role, UserGroup, UserProfile
@@ -69,6 +68,7 @@ from palaver.models.channels import (
     Stream,
 )
 from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS
+from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME
 
 INSUFFICIENT_PERMISSION = "Insufficient permission"
 NEW_CHANNELS_TOPIC = "new channels"

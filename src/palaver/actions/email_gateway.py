@@ -39,7 +39,7 @@ from palaver.lib.email.incoming import (
 )
 from palaver.lib.email.missed import gateway_domain
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import ChannelTarget, DirectTarget, SendTarget
+from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.storage import make_storage
 from palaver.models import BotType, Realm, UserProfile

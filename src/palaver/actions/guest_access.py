@@ -15,8 +15,9 @@ from sqlalchemy.orm import Session
 
 from palaver.db import Tx
 from palaver.events import types as ev
+from palaver.lib.conversations import user_ids_sharing_conversations
 from palaver.lib.profile_fields import profile_data_for_users
-from palaver.lib.users import format_user, user_access_restricted, user_ids_sharing_conversations
+from palaver.lib.users import format_user, user_access_restricted
 from palaver.models import Role, UserProfile
 from palaver.models.channels import Subscription
 

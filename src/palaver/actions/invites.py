@@ -33,7 +33,7 @@ from palaver.lib.invites import (
     join_path,
     new_key,
 )
-from palaver.lib.messages import DirectTarget
+from palaver.lib.message_send import DirectTarget
 from palaver.lib.notification_bot import silent_mention
 from palaver.lib.users import get_user_by_delivery_email
 from palaver.models import Realm, UserProfile

@@ -27,9 +27,11 @@ from palaver.lib.channels import (
     subscriber_ids,
     viewer_for,
 )
+from palaver.lib.conversations import stream_for_message
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import is_storable_id
 from palaver.lib.markdown import RenderResult, topic_links
+from palaver.lib.message_access import access_message
 from palaver.lib.message_edit import (
     NO_PERMISSION_TO_EDIT,
     TopicMessage,
@@ -47,17 +49,11 @@ from palaver.lib.message_edit import (
     sha256_hex,
     topic_messages_for_user,
 )
-from palaver.lib.messages import (
-    access_message,
-    flag_names,
-    normalize_content,
-    normalize_topic,
-    render_content,
-    stream_for_message,
-    topic_exists,
-    topic_participant_ids,
-)
+from palaver.lib.message_flags import flag_names
+from palaver.lib.message_render import render_content
+from palaver.lib.message_send import normalize_content, normalize_topic
 from palaver.lib.notification_bot import message_link, silent_mention, topic_link_syntax
+from palaver.lib.topics import topic_exists, topic_participant_ids
 from palaver.models import UserProfile
 from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import Message, MessageFlag, UserMessage

@@ -21,25 +21,18 @@ from sqlalchemy.orm import Session
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import access_stream_by_id
+from palaver.lib.conversations import streams_by_recipient
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import storable_ids
-from palaver.lib.messages import (
-    DEFAULT_HISTORICAL_FLAGS,
-    EDITABLE_FLAGS,
-    FLAG_BITS,
-    MAX_MESSAGES_PER_FETCH,
-    READ_ONLY_FLAGS,
-    bulk_access_message_ids,
-    fetch_message_rows,
-    invalid_message,
-    streams_by_recipient,
-    topic_for_lookup,
-    unread_message_details,
-)
+from palaver.lib.message_access import bulk_access_message_ids, invalid_message
+from palaver.lib.message_fetch import MAX_MESSAGES_PER_FETCH, fetch_message_rows
+from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, EDITABLE_FLAGS, FLAG_BITS, READ_ONLY_FLAGS
 from palaver.lib.narrow import build_narrow_filter
+from palaver.lib.unreads import unread_message_details
 from palaver.models import UserProfile
 from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import Message, MessageFlag, UserMessage
+from palaver.models.topic_names import topic_for_lookup
 
 _READ = int(MessageFlag.READ)
 

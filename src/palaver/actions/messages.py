@@ -34,42 +34,37 @@ from palaver.lib.channels import (
     subscriber_counts,
     subscriber_ids,
 )
+from palaver.lib.conversations import (
+    dm_group_hash,
+    get_dm_group,
+    stream_for_message,
+    user_ids_sharing_conversations,
+)
 from palaver.lib.email.missed import schedule_missed_message_emails
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
 from palaver.lib.ids import is_storable_id, storable_ids
 from palaver.lib.markdown import RenderResult
-from palaver.lib.messages import (
-    EMPTY_TOPIC_DISPLAY_NAME,
+from palaver.lib.message_access import access_message
+from palaver.lib.message_flags import flag_names
+from palaver.lib.message_format import finalize_message, new_message_wide_dict, wide_message_dicts
+from palaver.lib.message_render import render_content
+from palaver.lib.message_send import (
     WILDCARD_MENTION_THRESHOLD,
     ChannelTarget,
     DirectTarget,
     SendTarget,
-    access_message,
-    dm_group_hash,
-    finalize_message,
-    flag_names,
-    get_dm_group,
-    new_message_wide_dict,
     normalize_content,
     normalize_topic,
-    render_content,
-    stream_for_message,
-    topic_exists,
-    topic_participant_ids,
-    wide_message_dicts,
 )
+from palaver.lib.topics import topic_exists, topic_participant_ids
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
-from palaver.lib.users import (
-    access_user_by_email,
-    get_realm_user,
-    user_access_restricted,
-    user_ids_sharing_conversations,
-)
+from palaver.lib.users import access_user_by_email, get_realm_user, user_access_restricted
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Recipient, RecipientType, Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message, MessageFlag, Reaction, UserMessage
 from palaver.models.muted_users import MutedUser
+from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME
 from palaver.timeutil import utcnow
 
 NOT_AUTHORIZED_TO_DELETE = "You don't have permission to delete this message"
@@ -552,6 +547,9 @@ def _send_message_events(
             avatar_computable=bool(wide["avatar_computable"]),
             broadcast=is_broadcast,
             skip_broadcast_user_ids=skip,
+            has_link=message.has_link,
+            has_image=message.has_image,
+            has_attachment=message.has_attachment,
         )
         event = ev.MessageEvent(
             message=payload,

@@ -23,7 +23,8 @@ from palaver.actions.user_creation import create_user
 from palaver.db import in_write_transaction, transaction
 from palaver.lib.channels import subscriber_ids
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import normalize_content, render_content
+from palaver.lib.message_render import render_content
+from palaver.lib.message_send import normalize_content
 from palaver.lib.notification_bot import (
     NOTIFICATION_BOT_NAME,
     NOTIFICATION_BOT_TYPE,

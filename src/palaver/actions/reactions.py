@@ -24,8 +24,9 @@ from palaver.lib.emoji import (
 )
 from palaver.lib.emoji_choice import check_emoji, emoji_for_name
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.message_access import access_message
 from palaver.lib.message_audience import message_audience
-from palaver.lib.messages import DEFAULT_HISTORICAL_FLAGS, access_message
+from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS
 from palaver.models import UserProfile
 from palaver.models.messages import Message, Reaction, UserMessage
 

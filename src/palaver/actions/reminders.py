@@ -13,7 +13,8 @@ from sqlalchemy.orm import Session
 from palaver.actions.messages import SendContext, check_message
 from palaver.db import transaction
 from palaver.events import types as ev
-from palaver.lib.messages import DirectTarget, access_message
+from palaver.lib.message_access import access_message
+from palaver.lib.message_send import DirectTarget
 from palaver.lib.scheduled_messages import access_reminder, format_reminder, reminder_content
 from palaver.models import UserProfile
 from palaver.models.scheduled_messages import DeliveryType, ScheduledMessage

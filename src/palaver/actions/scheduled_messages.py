@@ -23,7 +23,7 @@ from palaver.config import Settings
 from palaver.db import Tx, rowcount, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import ChannelTarget, SendTarget, normalize_topic, parse_send_target
+from palaver.lib.message_send import ChannelTarget, SendTarget, normalize_topic, parse_send_target
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.scheduled_messages import (
     SCHEDULED_IN_PAST,

@@ -8,14 +8,9 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.messages import SendContext, do_send_message
 from palaver.config import Settings
+from palaver.lib.conversations import conversation_member_ids, stream_for_message
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import (
-    ChannelTarget,
-    DirectTarget,
-    SendTarget,
-    conversation_member_ids,
-    stream_for_message,
-)
+from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.models.messages import Message
 from palaver.models.users import BotType, UserProfile

@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 from palaver.db import transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.message_access import access_message
 from palaver.lib.message_audience import message_audience
-from palaver.lib.messages import access_message
 from palaver.lib.widgets import check_widget_data, format_submessage, message_widget_type, widget_for_content
 from palaver.models.messages import Message
 from palaver.models.submessages import SubMessage

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from palaver.db import rowcount, transaction
 from palaver.events import types as ev
-from palaver.lib.messages import flag_names
+from palaver.lib.message_flags import flag_names
 from palaver.lib.storage import FileStorage
 from palaver.lib.thumbnails import (
     DONE,

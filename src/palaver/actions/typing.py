@@ -13,8 +13,9 @@ from sqlalchemy.orm import Session
 from palaver.db import transaction
 from palaver.events import types as ev
 from palaver.lib.channels import subscriber_ids
+from palaver.lib.conversations import stream_for_message
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import access_message, stream_for_message
+from palaver.lib.message_access import access_message
 from palaver.lib.users import get_users
 from palaver.models import UserProfile
 from palaver.models.channels import Stream

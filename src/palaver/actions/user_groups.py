@@ -368,7 +368,7 @@ def do_deactivate_user_group(session: Session, acting_user: UserProfile, group_i
         group.deactivated = True
         session.flush()
         # The queue layer turns this into a remove event for clients without the
-        # include_deactivated_groups capability (lib/user_groups.user_group_event_for_client).
+        # include_deactivated_groups capability (events/tailoring.user_group_event_for_client).
         tx.send_event(
             group.realm_id,
             ev.UserGroupUpdate(group_id=group.id, data=ev.UserGroupChange(deactivated=True)),

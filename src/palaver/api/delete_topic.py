@@ -5,7 +5,7 @@ from __future__ import annotations
 from palaver.actions.delete_topic import do_delete_topic
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import access_stream_by_id
-from palaver.lib.messages import topic_for_lookup
+from palaver.models.topic_names import topic_for_lookup
 
 router = ApiRouter()
 

@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 from palaver.api.params import set_signature
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import IncludeSubscribers
-from palaver.lib.register import RegisterOptions, build_client_descriptor, normalize_narrow, register_queue
+from palaver.lib.narrow import normalize_narrow
+from palaver.lib.register import RegisterOptions, build_client_descriptor, register_queue
 
 router = ApiRouter()
 

@@ -20,7 +20,7 @@ from palaver.api.subscriptions import SubscriptionRequestItem
 from palaver.api.users import ProfileDataItem, update_user
 from palaver.lib.channels import access_stream_by_id, access_stream_by_name
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import normalize_topic
+from palaver.lib.message_send import normalize_topic
 from palaver.lib.users import access_user_by_email
 from palaver.models.user_topics import VisibilityPolicy
 

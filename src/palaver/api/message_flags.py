@@ -14,7 +14,7 @@ from palaver.actions.message_flags import (
     do_update_message_flags_for_narrow,
 )
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
-from palaver.lib.messages import parse_anchor
+from palaver.lib.message_fetch import parse_anchor
 
 router = ApiRouter()
 

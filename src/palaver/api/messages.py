@@ -11,20 +11,19 @@ from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import IncompatibleParametersError, JsonableError, MissingArgumentError
-from palaver.lib.messages import (
+from palaver.lib.message_fetch import (
     MAX_MESSAGES_PER_FETCH,
-    FormatOptions,
-    client_name_from_user_agent,
     get_message,
     get_messages,
-    get_topic_history,
     messages_matching_narrow,
     parse_anchor,
-    parse_send_target,
-    render_content,
 )
+from palaver.lib.message_format import FormatOptions
+from palaver.lib.message_render import render_content
+from palaver.lib.message_send import client_name_from_user_agent, parse_send_target
 from palaver.lib.narrow import narrow_anchor
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.topics import get_topic_history
 
 router = ApiRouter()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from palaver.actions.messages import SendContext
 from palaver.actions.reminders import do_create_reminder, do_delete_reminder
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
-from palaver.lib.messages import client_name_from_user_agent
+from palaver.lib.message_send import client_name_from_user_agent
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.scheduled_messages import (
     check_delivery_time,

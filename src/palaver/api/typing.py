@@ -10,7 +10,7 @@ from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import is_storable_id
-from palaver.lib.messages import normalize_topic
+from palaver.lib.message_send import normalize_topic
 
 router = ApiRouter()
 

@@ -6,7 +6,7 @@ from palaver.actions.user_topics import do_set_user_topic_visibility_policy
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import normalize_topic
+from palaver.lib.message_send import normalize_topic
 from palaver.models.user_topics import VisibilityPolicy
 
 router = ApiRouter()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import secrets
 import threading
@@ -31,13 +32,26 @@ from anyio import to_thread
 
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
 from palaver.events.bus import EventDict, Listener, Listeners
+from palaver.events.tailoring import (
+    presence_event_for_client,
+    stream_event_for_client,
+    update_message_event_for_client,
+    user_group_event_for_client,
+)
 from palaver.lib import metrics
+from palaver.lib.dependencies import dependency_of
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.operational_errors import ServiceUnavailableError, TooManyLongPollsError
+from palaver.models.narrow import MatchEnv, NarrowSyntaxError, NarrowTerm, parse_terms
+from palaver.models.narrow_operators import message_matches
+from palaver.models.topic_names import display_topic
 
 logger = logging.getLogger("palaver.events")
 
 DEFAULT_MAX_QUEUES_PER_USER = 50
+
+# Message columns a message event's ``internal`` part may carry for narrows (has:link...).
+_MESSAGE_FACTS = ("has_link", "has_image", "has_attachment")
 
 T = TypeVar("T")
 
@@ -93,6 +107,26 @@ class ClientDescriptor:
 
     def has_capability(self, name: str) -> bool:
         return bool(self.client_capabilities.get(name, False))
+
+    @functools.cached_property
+    def _narrow_terms(self) -> list[NarrowTerm] | None:
+        try:
+            return parse_terms(self.narrow)
+        except NarrowSyntaxError:
+            return None  # a malformed narrow (registration refuses them) filters nothing
+
+    def matches_narrow(
+        self, message: Mapping[str, Any], flags: Sequence[str], internal: Mapping[str, Any]
+    ) -> bool:
+        """Whether a message passes the queue's narrow (``models/narrow.py``, in memory).
+
+        ``internal`` may carry message columns the client's object lacks (has_link...).
+        """
+        terms = self._narrow_terms
+        if terms is None:
+            return True
+        facts = {name: bool(internal[name]) for name in _MESSAGE_FACTS if internal.get(name) is not None}
+        return message_matches(terms, message, MatchEnv(self.user_id, flags, facts=facts))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -201,25 +235,19 @@ def event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | 
         # and do not understand the user_settings object.
         return None
     if event_type == "message":
-        return _message_event_for_client(client, event)
+        return message_event_for_client(client, event)
     if event_type == "update_message":
-        # Topic names depend on the client's empty_topic_name capability (lib/message_edit.py).
-        from palaver.lib.message_edit import update_message_event_for_client
-
+        # Topic names depend on the client's empty_topic_name capability.
         return update_message_event_for_client(client, event)
     if event_type == "presence":
-        # Legacy, slim or modern shape, per the client's registration (lib/presence.py).
-        from palaver.lib.presence import presence_event_for_client
-
+        # Legacy, slim or modern shape, per the client's registration.
         return presence_event_for_client(client, event)
     if event_type == "user_group":
         # Clients without include_deactivated_groups hear of a deactivation as a removal and
         # of nothing done to the group afterwards; the internal marker is stripped for all.
-        from palaver.lib.user_groups import user_group_event_for_client
-
         return user_group_event_for_client(client, event)
     if event_type == "stream":
-        return _stream_event_for_client(client, event)
+        return stream_event_for_client(client, event)
     if (
         event_type == "typing"
         and "stream_id" in event
@@ -229,40 +257,42 @@ def event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | 
     return event
 
 
-def _stream_event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | None:
-    """An archived channel is an ``is_archived`` update for clients with the
-    ``archived_channels`` capability, which keep archived channels, and a deletion for the
-    others; the internal ``archived`` marker is stripped.
+def message_event_for_client(client: ClientDescriptor, event: Mapping[str, Any]) -> EventDict | None:
+    """What one client queue receives of a published ``message`` event, or None.
+
+    Message events carry per-client parts in ``internal`` (raw and rendered content, the
+    sender's local ID, broadcast exclusions, columns narrows test): this applies the
+    queue's narrow and options and strips ``internal``.
     """
-    keeps_archived = client.has_capability("archived_channels")
-    if event.get("op") == "update" and event.get("property") == "is_archived":
-        return event if keeps_archived else None
-    if event.get("op") == "delete" and event.get("archived"):
-        if keeps_archived:
-            return None
-        return {k: v for k, v in event.items() if k != "archived"}
-    return event
+    internal: Mapping[str, Any] = event.get("internal") or {}
+    if internal.get("broadcast") and client.user_id in internal.get("skip_broadcast_user_ids", ()):
+        return None  # this user gets the message, with their own flags, in another event
+    message = dict(event["message"])
+    flags = list(event.get("flags", []))
+    if client.narrow and not client.matches_narrow(message, flags, internal):
+        return None
+    if not client.apply_markdown:
+        message["content"] = internal.get("raw_content", message["content"])
+        message["content_type"] = "text/x-markdown"
+    if client.client_gravatar and internal.get("avatar_computable"):
+        message["avatar_url"] = None
+    if message.get("type") == "stream":
+        message["subject"] = display_topic(message["subject"], client.has_capability("empty_topic_name"))
+    result: dict[str, Any] = {k: v for k, v in event.items() if k not in ("internal", "local_message_id")}
+    result["message"] = message
+    if "local_message_id" in event and internal.get("sender_queue_id") == client.queue_id:
+        result["local_message_id"] = event["local_message_id"]
+    return result
 
 
-def _message_event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | None:
-    """Message events carry per-client parts (raw and rendered content, the sender's
-    local ID, broadcast exclusions) that the message layer resolves for each queue,
-    applying the queue's narrow too.
-    """
-    from palaver.lib.messages import message_event_for_client
-
-    return message_event_for_client(client, event)
-
-
-def reaches_all_public_streams_clients(event: EventDict) -> bool:
+def reaches_all_public_streams_clients(event: Mapping[str, Any]) -> bool:
     """Whether clients registered with ``all_public_streams`` get the event though it was
-    not addressed to their user (messages in public channels).
+    not addressed to their user: the one ``broadcast`` copy of a message in a public channel.
     """
-    if event.get("type") != "message":
-        return False
-    from palaver.lib.messages import message_event_reaches_all_public_streams
-
-    return message_event_reaches_all_public_streams(event)
+    internal = event.get("internal")
+    return bool(
+        event.get("type") == "message" and isinstance(internal, Mapping) and internal.get("broadcast")
+    )
 
 
 def heartbeat_event() -> EventDict:
@@ -626,8 +656,6 @@ class QueueBackend(ABC):
                 if removed:
                     logger.info("Collected %d idle event queue(s)", len(removed))
             except Exception as error:
-                from palaver.lib.dependencies import dependency_of
-
                 if dependency_of(error) is None:
                     logger.exception("Event queue garbage collection failed")
                 # Else an outage, logged once where requests meet it; the next round retries.

@@ -609,6 +609,10 @@ class MessageEventInternal(Payload):
     avatar_computable: bool = False
     broadcast: bool = False
     skip_broadcast_user_ids: list[int] = Field(default_factory=list)
+    # Columns the message object lacks, for queues narrowed with has:link/image/attachment.
+    has_link: bool | None = None
+    has_image: bool | None = None
+    has_attachment: bool | None = None
 
 
 class MessageEvent(Event):
@@ -743,7 +747,7 @@ class UserGroupUpdate(Event):
     data: UserGroupChange
     # Set on edits of a group that is already deactivated, for the queue layer alone: clients
     # without include_deactivated_groups do not know the group, so they must not get the
-    # edit. Never delivered (lib/user_groups.user_group_event_for_client strips it).
+    # edit. Never delivered (events/tailoring.user_group_event_for_client strips it).
     group_is_deactivated: Literal[True] | None = _omit_none()
 
 

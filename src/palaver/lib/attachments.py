@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row, is_storable_id
-from palaver.lib.messages import bulk_access_message_ids
+from palaver.lib.message_access import bulk_access_message_ids
 from palaver.lib.storage import UPLOAD_URL_PREFIX
 from palaver.models import UserProfile
 from palaver.models.attachments import Attachment, AttachmentMessage

@@ -15,7 +15,7 @@ from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
 from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_TOPIC_LENGTH
-from palaver.lib.messages import normalize_content
+from palaver.lib.message_send import normalize_content
 from palaver.lib.users import get_users
 from palaver.models.drafts import Draft
 from palaver.models.users import UserProfile

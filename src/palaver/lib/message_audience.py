@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.channels import subscriber_ids
-from palaver.lib.messages import stream_for_message
+from palaver.lib.conversations import stream_for_message
 from palaver.models.messages import Message, UserMessage
 
 

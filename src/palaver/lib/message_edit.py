@@ -8,7 +8,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -19,21 +18,16 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.channels import Viewer
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import (
-    EMPTY_TOPIC_DISPLAY_NAME,
-    access_message,
-    can_access_stream_history,
-    display_topic,
-)
+from palaver.lib.message_access import access_message, can_access_stream_history
 from palaver.models import Realm, Role, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, UserMessage
+from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME, RESOLVED_TOPIC_PREFIX, display_topic
 from palaver.timeutil import to_timestamp, utcnow
 
 if TYPE_CHECKING:
-    from palaver.events.queues import ClientDescriptor
+    pass
 
-RESOLVED_TOPIC_PREFIX = "✔ "
 # Clients allow an edit a few seconds past the limit they show (Zulip's 20-second grace).
 EDIT_LIMIT_BUFFER_SECONDS = 20
 PROPAGATE_MODES = ("change_one", "change_later", "change_all")
@@ -282,13 +276,3 @@ def message_history(
 
 
 # Per-client events ----------------------------------------------------------------------------
-
-
-def update_message_event_for_client(client: ClientDescriptor, event: Mapping[str, Any]) -> dict[str, Any]:
-    """Clients without the empty_topic_name capability see the empty topic by its display name."""
-    result = dict(event)
-    if not client.has_capability("empty_topic_name"):
-        for key in ("orig_subject", "subject"):
-            if result.get(key) == "":
-                result[key] = EMPTY_TOPIC_DISPLAY_NAME
-    return result

@@ -18,7 +18,7 @@ import orjson
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import finalize_message, wide_message_dicts
+from palaver.lib.message_format import finalize_message, wide_message_dicts
 from palaver.models.bots import BotService, ServiceInterface
 from palaver.models.messages import Message
 from palaver.models.users import UserProfile

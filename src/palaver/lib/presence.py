@@ -10,14 +10,12 @@ clients show them offline.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.events.queues import ClientDescriptor
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.users import accessible_user_filter
 from palaver.models import UserProfile
@@ -129,15 +127,3 @@ def user_presence(session: Session, target: UserProfile, name: str) -> dict[str,
     if time.time() - entries["aggregated"]["timestamp"] > OFFLINE_THRESHOLD_SECONDS:
         entries["aggregated"]["status"] = "offline"
     return {key: {"status": e["status"], "timestamp": e["timestamp"]} for key, e in entries.items()}
-
-
-def presence_event_for_client(client: ClientDescriptor, event: Mapping[str, Any]) -> dict[str, Any]:
-    """Presence events are published in both shapes; each client gets the one it reads.
-
-    Clients with ``simplified_presence_events`` get the modern ``presences``; the others
-    the legacy fields, without the redundant ``email`` when they registered slim_presence.
-    """
-    if client.has_capability("simplified_presence_events"):
-        return {"type": "presence", "presences": event["presences"]}
-    dropped = ("presences", "email") if client.slim_presence else ("presences",)
-    return {k: v for k, v in event.items() if k not in dropped}

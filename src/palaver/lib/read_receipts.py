@@ -11,7 +11,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import access_message
+from palaver.lib.message_access import access_message
 from palaver.models.messages import MessageFlag, UserMessage
 from palaver.models.muted_users import MutedUser
 from palaver.models.users import UserProfile

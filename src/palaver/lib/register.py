@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,24 +164,6 @@ def _version_fields() -> StateDict:
         "service_feature_level": FEATURE_LEVEL,
         "service_merge_base": "",
     }
-
-
-def normalize_narrow(narrow: Iterable[Any]) -> list[dict[str, Any]]:
-    """Accept narrow terms as ``[operator, operand]`` pairs or as objects."""
-    terms: list[dict[str, Any]] = []
-    for term in narrow:
-        if isinstance(term, list | tuple):
-            if len(term) != 2 or not isinstance(term[0], str):
-                raise JsonableError("Invalid narrow")
-            terms.append({"operator": term[0], "operand": term[1], "negated": False})
-        elif isinstance(term, dict) and isinstance(term.get("operator"), str) and "operand" in term:
-            negated = term.get("negated", False)
-            if not isinstance(negated, bool) or set(term) - {"operator", "operand", "negated"}:
-                raise JsonableError("Invalid narrow")
-            terms.append({"operator": term["operator"], "operand": term["operand"], "negated": negated})
-        else:
-            raise JsonableError("Invalid narrow")
-    return terms
 
 
 def build_client_descriptor(

@@ -15,9 +15,10 @@ import orjson
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from palaver.lib.conversations import conversation_member_ids
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
 from palaver.lib.ids import get_row
-from palaver.lib.messages import ChannelTarget, DirectTarget, SendTarget, conversation_member_ids
+from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
 from palaver.lib.notification_bot import message_link, silent_mention
 from palaver.models.channels import Stream
 from palaver.models.messages import Message

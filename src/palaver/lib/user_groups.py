@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
@@ -17,7 +17,7 @@ from palaver.models.groups import GROUP_PERMISSION_SETTINGS
 from palaver.models.realm import REALM_GROUP_SETTINGS, Realm
 
 if TYPE_CHECKING:
-    from palaver.events.queues import ClientDescriptor
+    pass
 
 # Each system group contains the next as a subgroup, so membership flows from owners
 # outwards: owners are administrators, administrators are moderators, and so on.
@@ -260,21 +260,3 @@ def group_objections(session: Session, group: UserGroup) -> list[dict[str, Any]]
         if settings:
             objections.append({"type": "user_group", "group_id": other.id, "settings": settings})
     return objections
-
-
-def user_group_event_for_client(client: ClientDescriptor, event: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Tailor a user_group event to what the client knows of deactivated groups.
-
-    A deactivation is published as an update with ``deactivated: true``; clients without
-    the include_deactivated_groups capability know only active groups, and get Zulip's
-    older remove event instead, and nothing of later edits to the deactivated group.
-    """
-    if event.get("op") != "update":
-        return dict(event)
-    aware = client.has_capability("include_deactivated_groups")
-    if event.get("group_is_deactivated") is True and not aware:
-        return None
-    data = event.get("data")
-    if isinstance(data, Mapping) and data.get("deactivated") is True and not aware:
-        return {"type": "user_group", "op": "remove", "group_id": event["group_id"]}
-    return {k: v for k, v in event.items() if k != "group_is_deactivated"}

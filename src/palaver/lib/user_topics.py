@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy import func, literal, select
 from sqlalchemy.orm import Session
 
-from palaver.lib.messages import display_topic
 from palaver.models.channels import Stream
+from palaver.models.topic_names import display_topic
 from palaver.models.user_topics import UserTopic, VisibilityPolicy
 from palaver.timeutil import to_timestamp
 

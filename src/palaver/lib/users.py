@@ -11,13 +11,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.avatars import avatar_url, hosted_by_gravatar
+from palaver.lib.conversations import user_ids_sharing_conversations
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.ids import get_row, storable_ids
+from palaver.lib.message_flags import max_message_id
 from palaver.lib.profile_fields import profile_data_for_users
 from palaver.lib.user_groups import is_user_in_group
 from palaver.models import EmailVisibility, Realm, Role, UserProfile
-from palaver.models.channels import Subscription
-from palaver.models.messages import UserMessage
 from palaver.timeutil import to_iso
 
 # IDs are 32-bit columns: a larger number names no user, and must not reach the database.
@@ -126,27 +126,6 @@ def format_own_user(session: Session, user: UserProfile) -> dict[str, Any]:
     del result["bot_type"], result["bot_owner_id"]
     result["max_message_id"] = max_message_id(session, user)
     return result
-
-
-def max_message_id(session: Session, user: UserProfile) -> int:
-    """The newest message in the user's history; -1 before there is any."""
-    newest = session.scalar(
-        select(func.max(UserMessage.message_id)).where(UserMessage.user_profile_id == user.id)
-    )
-    return -1 if newest is None else int(newest)
-
-
-def user_ids_sharing_conversations(session: Session, viewer: UserProfile) -> list[int]:
-    """Users the viewer shares a channel subscription or a direct-message conversation with."""
-    mine = select(Subscription.recipient_id).where(
-        Subscription.user_profile_id == viewer.id, Subscription.active
-    )
-    shared = session.scalars(
-        select(Subscription.user_profile_id)
-        .where(Subscription.recipient_id.in_(mine), Subscription.active)
-        .distinct()
-    )
-    return sorted(set(shared) - {viewer.id})
 
 
 def user_access_restricted(session: Session, viewer: UserProfile | None) -> bool:

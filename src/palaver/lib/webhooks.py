@@ -22,7 +22,7 @@ from palaver.lib.exceptions import (
     UnauthorizedError,
     UserDeactivatedError,
 )
-from palaver.lib.messages import ChannelTarget, DirectTarget, SendTarget
+from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
 from palaver.lib.realm import get_realm_for_host
 from palaver.models import UserProfile
 from palaver.webhooks.base import Notification, WebhookResult

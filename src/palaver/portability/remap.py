@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from palaver.lib.messages import dm_group_hash
+from palaver.lib.conversations import dm_group_hash
 from palaver.models import ProfileFieldType
 from palaver.portability.schema import DIRECT_MESSAGE_GROUP, PERSONAL, STREAM, TablePlan
 

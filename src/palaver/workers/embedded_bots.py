@@ -22,7 +22,7 @@ from palaver.lib.bot_storage import get_storage
 from palaver.lib.bots import get_bot_services
 from palaver.lib.embedded_bots import bot_config, load_handler, strip_leading_mention
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.messages import ChannelTarget, DirectTarget, SendTarget
+from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
 from palaver.lib.outgoing_webhooks import outgoing_message
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.models.messages import Message

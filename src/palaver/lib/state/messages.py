@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from palaver.lib.messages import starred_message_ids, unread_msgs_state
+from palaver.lib.message_flags import starred_message_ids
 from palaver.lib.register import StateContext, StateDict, state_provider
-from palaver.lib.users import max_message_id
+from palaver.lib.unreads import unread_msgs_state
+from palaver.lib.message_flags import max_message_id
 
 
 @state_provider("message")

@@ -13,10 +13,10 @@ from palaver.lib.user_groups import get_system_groups
 from palaver.lib.user_settings import setting_specs
 from palaver.models import RealmUserDefault
 from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS, REALM_GROUP_SETTINGS
-from palaver.timeutil import to_timestamp
 
 # How clients display the empty topic when they cannot show an empty string.
-EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME
+from palaver.timeutil import to_timestamp
 
 PASSWORD_MIN_LENGTH = 6
 PASSWORD_MAX_LENGTH = 100

@@ -1,0 +1,214 @@
+"""Fetching messages: GET /messages (a range around an anchor in a narrow, or by ID),
+GET /messages/{id} and GET /messages/matches_narrow.
+
+The narrow's SQL comes from ``lib/narrow.py``; message objects from ``lib/message_format.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.ids import MAX_ID, storable_ids
+from palaver.lib.message_access import access_message, messages_by_id
+from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
+from palaver.lib.message_format import FormatOptions, finalize_message, format_messages, wide_message_dicts
+from palaver.lib.narrow import NarrowFilter, build_narrow_filter, match_fields, narrowed_query
+from palaver.models import UserProfile
+from palaver.models.channels import Subscription
+from palaver.models.messages import Message, MessageFlag, UserMessage
+
+# "newest" as an anchor: past any message ID that will ever exist (Zulip's value).
+LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000
+
+
+MAX_MESSAGES_PER_FETCH = 5000
+
+
+def parse_anchor(anchor: str | int | None, use_first_unread_anchor: bool) -> int | None:
+    """The anchor message ID a client asked for; None means "first unread"."""
+    if use_first_unread_anchor:
+        return None
+    if anchor is None:
+        raise JsonableError("Missing 'anchor' argument.")
+    if anchor == "oldest":
+        return 0
+    if anchor == "newest":
+        return LARGER_THAN_MAX_MESSAGE_ID
+    if anchor == "first_unread":
+        return None
+    if isinstance(anchor, str):
+        text = anchor.strip()
+        if not re.fullmatch(r"-?\d+", text):
+            raise JsonableError("Invalid anchor")
+        anchor = int(text)
+    # Negative anchors once meant "the oldest"; very large ones "the newest".
+    return min(max(anchor, 0), LARGER_THAN_MAX_MESSAGE_ID)
+
+
+@dataclass
+class FetchResult:
+    rows: list[tuple[int, int | None]]
+    anchor: int
+    found_anchor: bool
+    found_oldest: bool
+    found_newest: bool
+    history_limited: bool = False
+
+
+def first_unread_anchor(session: Session, user: UserProfile, nf: NarrowFilter) -> int:
+    """The oldest unread message in the narrow (outside muted channels unless it names one)."""
+    query, id_column = narrowed_query(user, replace(nf, needs_message=True))
+    query = query.where(UserMessage.flags.op("&")(int(MessageFlag.READ)) == 0)
+    if not nf.has_channel_term:
+        muted = select(Subscription.recipient_id).where(
+            Subscription.user_profile_id == user.id, Subscription.active, Subscription.is_muted
+        )
+        query = query.where(Message.recipient_id.not_in(muted))
+    found = session.scalar(query.order_by(id_column.asc()).limit(1).with_only_columns(id_column))
+    return LARGER_THAN_MAX_MESSAGE_ID if found is None else int(found)
+
+
+def fetch_message_rows(
+    session: Session,
+    user: UserProfile,
+    nf: NarrowFilter,
+    *,
+    anchor: int | None,
+    include_anchor: bool,
+    num_before: int,
+    num_after: int,
+) -> FetchResult:
+    """Up to ``num_before`` messages before the anchor, it, and ``num_after`` after, oldest first.
+
+    Each side fetches one row more than asked for, to tell whether more exist.
+    """
+    if anchor is None:
+        anchor = first_unread_anchor(session, user, nf)
+    query, id_column = narrowed_query(user, nf)
+    anchored_to_left = anchor == 0
+    anchored_to_right = anchor >= LARGER_THAN_MAX_MESSAGE_ID
+
+    before: list[tuple[int, int | None]] = []
+    if num_before > 0 and not anchored_to_left:
+        before = [
+            (r[0], r[1])
+            for r in session.execute(
+                query.where(id_column <= min(anchor - 1, MAX_ID))
+                .order_by(id_column.desc())
+                .limit(num_before + 1)
+            )
+        ]
+    anchor_rows: list[tuple[int, int | None]] = []
+    after: list[tuple[int, int | None]] = []
+    lowest = anchor if include_anchor else anchor + 1
+    # IDs are 32-bit columns; PostgreSQL refuses to compare them with larger numbers.
+    if not anchored_to_right and lowest <= MAX_ID and (num_after > 0 or include_anchor):
+        limit = num_after + 1 + (1 if include_anchor else 0)
+        for r in session.execute(query.where(id_column >= lowest).order_by(id_column.asc()).limit(limit)):
+            (anchor_rows if r[0] == anchor else after).append((r[0], r[1]))
+
+    found_oldest = anchored_to_left or (num_before > 0 and len(before) <= num_before)
+    found_newest = anchored_to_right or (num_after > 0 and len(after) <= num_after)
+    rows = [*reversed(before[:num_before]), *anchor_rows, *after[:num_after]]
+    return FetchResult(rows, anchor, bool(anchor_rows), found_oldest, found_newest)
+
+
+def fetch_rows_by_ids(
+    session: Session, user: UserProfile, nf: NarrowFilter, message_ids: Collection[int]
+) -> list[tuple[int, int | None]]:
+    ids = set(storable_ids(message_ids))
+    if not ids:
+        return []
+    query, id_column = narrowed_query(user, nf)
+    return [(r[0], r[1]) for r in session.execute(query.where(id_column.in_(ids)).order_by(id_column.asc()))]
+
+
+def get_messages(
+    session: Session,
+    user: UserProfile,
+    *,
+    narrow: Sequence[Any] | None,
+    anchor: int | None,
+    include_anchor: bool,
+    num_before: int,
+    num_after: int,
+    message_ids: Collection[int] | None,
+    options: FormatOptions,
+) -> dict[str, Any]:
+    """The body of GET /messages."""
+    nf = build_narrow_filter(session, user, narrow)
+    result: dict[str, Any]
+    if message_ids is not None:
+        rows = fetch_rows_by_ids(session, user, nf, message_ids)
+        result = {"found_anchor": False, "found_oldest": False, "found_newest": False}
+    else:
+        fetched = fetch_message_rows(
+            session,
+            user,
+            nf,
+            anchor=anchor,
+            include_anchor=include_anchor,
+            num_before=num_before,
+            num_after=num_after,
+        )
+        rows = fetched.rows
+        result = {
+            "anchor": fetched.anchor,
+            "found_anchor": fetched.found_anchor,
+            "found_oldest": fetched.found_oldest,
+            "found_newest": fetched.found_newest,
+        }
+    result["history_limited"] = False
+    # Loaded once for the message objects and the search highlights.
+    messages = messages_by_id(session, [message_id for message_id, _ in rows])
+    result["messages"] = format_messages(
+        session,
+        rows,
+        apply_markdown=options.apply_markdown,
+        client_gravatar=options.client_gravatar,
+        allow_empty_topic_name=options.allow_empty_topic_name,
+        allow_edit_history=user.realm.allow_edit_history,
+        messages=messages,
+    )
+    if nf.is_search:
+        matches = match_fields(
+            session, nf, [message["id"] for message in result["messages"]], messages=messages
+        )
+        for message in result["messages"]:
+            message.update(matches.get(message["id"], {}))
+    return result
+
+
+def get_message(
+    session: Session, user: UserProfile, message_id: int, options: FormatOptions
+) -> tuple[dict[str, Any], str]:
+    """One message as GET /messages/{id} returns it, and its raw Markdown."""
+    message, user_message = access_message(session, user, message_id)
+    wide = wide_message_dicts(session, [message], allow_edit_history=user.realm.allow_edit_history)
+    bits = DEFAULT_HISTORICAL_FLAGS if user_message is None else user_message.flags
+    formatted = finalize_message(
+        wide[message.id],
+        apply_markdown=options.apply_markdown,
+        client_gravatar=options.client_gravatar,
+        allow_empty_topic_name=options.allow_empty_topic_name,
+        flags=flag_names(bits),
+    )
+    return formatted, message.content
+
+
+def messages_matching_narrow(
+    session: Session, user: UserProfile, message_ids: Collection[int], narrow: Sequence[Any]
+) -> dict[str, dict[str, str]]:
+    """For GET /messages/matches_narrow: which of the user's received messages match."""
+    # Only messages the user received, as the narrow applies to their own history.
+    nf = replace(build_narrow_filter(session, user, narrow), include_history=False)
+    rows = fetch_rows_by_ids(session, user, nf, message_ids)
+    matches = match_fields(session, nf, [message_id for message_id, _ in rows])
+    return {str(message_id): fields for message_id, fields in matches.items()}

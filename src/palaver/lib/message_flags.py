@@ -1,0 +1,57 @@
+"""Personal message flags as clients name them (``read``, ``starred``, ``mentioned``...),
+and reads of the user's own message rows.
+
+The bits are ``models/messages.MessageFlag``; changing flags is ``actions/message_flags.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from palaver.models import UserProfile
+from palaver.models.messages import CLIENT_FLAGS, WILDCARD_FLAGS, MessageFlag, UserMessage
+
+# Flags of a message the user may read but never received: read, and "historical".
+DEFAULT_HISTORICAL_FLAGS = MessageFlag.READ | MessageFlag.HISTORICAL
+
+
+FLAG_BITS: Mapping[str, MessageFlag] = dict(CLIENT_FLAGS)
+
+
+EDITABLE_FLAGS = frozenset({"read", "starred", "collapsed"})
+
+
+# Flags clients know but cannot set themselves.
+READ_ONLY_FLAGS = frozenset(FLAG_BITS) - EDITABLE_FLAGS | {"wildcard_mentioned"}
+
+
+def flag_names(bits: int) -> list[str]:
+    """The flags clients see for a flag bitfield, with the legacy ``wildcard_mentioned``."""
+    names = [name for name, bit in CLIENT_FLAGS if bits & bit]
+    if bits & WILDCARD_FLAGS:
+        names.append("wildcard_mentioned")
+    return names
+
+
+def starred_message_ids(session: Session, user: UserProfile) -> list[int]:
+    return list(
+        session.scalars(
+            select(UserMessage.message_id)
+            .where(
+                UserMessage.user_profile_id == user.id,
+                UserMessage.flags.op("&")(int(MessageFlag.STARRED)) != 0,
+            )
+            .order_by(UserMessage.message_id)
+        )
+    )
+
+
+def max_message_id(session: Session, user: UserProfile) -> int:
+    """The newest message in the user's history; -1 before there is any."""
+    newest = session.scalar(
+        select(func.max(UserMessage.message_id)).where(UserMessage.user_profile_id == user.id)
+    )
+    return -1 if newest is None else int(newest)
