@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from palaver.lib.message_flags import starred_message_ids
+from palaver.lib.message_flags import max_message_id, starred_message_ids
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.unreads import unread_msgs_state
-from palaver.lib.message_flags import max_message_id
 
 
 @state_provider("message")
