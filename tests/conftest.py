@@ -31,6 +31,35 @@ def _backend() -> str:
     return os.environ.get("PALAVER_TEST_DATABASE", "sqlite")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``), keep the tests that share an expensive fixture
+    on one worker: a module's module-scoped fixture (a real server) is made once, and a
+    directory's session- or package-scoped ones (the browser and its live server) too. The
+    session fixtures of this file are each worker's own (its database, its app) and group
+    nothing. Every other test goes to whichever worker is free."""
+    if not getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    for item in items:
+        group = _shared_fixture_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _shared_fixture_group(item: pytest.Item) -> str | None:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    module_group = None
+    for name in info.names_closure:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if fixturedef.scope in ("session", "package") and fixturedef.baseid not in ("", "tests"):
+                return f"shared:{fixturedef.baseid}"
+            if fixturedef.scope == "module":
+                module_group = f"module:{item.nodeid.split('::', 1)[0]}"
+    return module_group
+
+
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if _backend() == "sqlite":

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 import itertools
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import pytest
 from starlette.testclient import TestClient
 
 from palaver.actions.realm import do_create_realm
@@ -139,6 +141,28 @@ def seed_realm_through_actions(
         )
         seeded.users["default_bot"] = TestUser(bot.id, bot.email, bot.api_key, bot.full_name, bot.role, True)
     return seeded
+
+
+# Where the Redis tests find Redis. With PALAVER_TEST_REDIS_URL set (CI's PostgreSQL + Redis
+# run) Redis is required; without it the Redis tests run when a local Redis answers.
+REDIS_URL = os.environ.get("PALAVER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def require_redis(url: str = REDIS_URL) -> str:
+    """``url`` if a Redis answers there. Otherwise the test is skipped, or fails when the run
+    was told to use Redis (PALAVER_TEST_REDIS_URL): a Redis test must not vanish silently."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        if os.environ.get("PALAVER_TEST_REDIS_URL"):
+            pytest.fail(f"PALAVER_TEST_REDIS_URL is set but no Redis answers at {url}: {error}")
+        pytest.skip(f"no Redis at {url} (set PALAVER_TEST_REDIS_URL to require one)")
+    finally:
+        client.close()
+    return url
 
 
 def basic_auth(user: TestUser) -> str:

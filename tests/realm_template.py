@@ -14,17 +14,17 @@ looks, through ``/register``, like a realm seeded through the actions.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, bindparam, func, insert, inspect, select, text, update
+from sqlalchemy import Connection, Table, bindparam, func, insert, inspect, select, text, update
 
 from palaver.db import transaction
 from palaver.lib.passwords import generate_api_key
-from palaver.models import Base
+from palaver.lib.realm import realm_email_host
+from palaver.models import Base, Realm
 from palaver.services import Services
 from palaver.timeutil import utcnow
 
@@ -246,13 +246,15 @@ def _insert(conn: Connection, table: str, rows: list[Row]) -> None:
         conn.execute(insert(_table(table)), rows)
 
 
-# One template per database (the suite's, or one a test made), kept while its engine lives.
-_templates: weakref.WeakKeyDictionary[Engine, RealmTemplate] = weakref.WeakKeyDictionary()
+# One template per database (the suite's, or one a test made; each has a URL of its own) and
+# per form of its users' API emails, the one setting seeding depends on (the server's URL).
+_templates: dict[tuple[str, str], RealmTemplate] = {}
 
 
 def template_for(services: Services, seed: Callable[[], int]) -> RealmTemplate:
-    engine = services.db.engine
-    found = _templates.get(engine)
+    settings = services.settings
+    url = (settings.database_url, realm_email_host(settings, Realm(string_id="<realm>", name="")))
+    found = _templates.get(url)
     if found is None:
-        found = _templates[engine] = snapshot(services, seed)
+        found = _templates[url] = snapshot(services, seed)
     return found

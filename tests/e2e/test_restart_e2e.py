@@ -23,8 +23,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.test_events_e2e import REDIS_URL, Server, _die_with_parent, _logins, _redis_available
+from tests.e2e.test_events_e2e import REDIS_URL, Server, _die_with_parent, _logins
 from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
+from tests.helpers import require_redis
 
 pytestmark = pytest.mark.e2e
 
@@ -274,15 +275,13 @@ def test_restart_with_in_process_queues(restartable: Callable[..., Restartable])
 
 
 def test_restart_with_redis_and_several_workers(restartable: Callable[..., Restartable]) -> None:
-    if not _redis_available():
-        pytest.skip(f"no Redis at {REDIS_URL}")
+    require_redis(REDIS_URL)
     _check_restart(restartable(workers=2, redis_url=REDIS_URL))
 
 
 def test_rolling_restart_of_workers_loses_nothing(restartable: Callable[..., Restartable]) -> None:
     """SIGHUP replaces each worker in turn while clients poll and send."""
-    if not _redis_available():
-        pytest.skip(f"no Redis at {REDIS_URL}")
+    require_redis(REDIS_URL)
     server = restartable(workers=2, redis_url=REDIS_URL)
     server.start()
     assert server.server is not None
