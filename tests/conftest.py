@@ -10,6 +10,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -79,7 +80,7 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -> Settings:
-    values: dict[str, object] = {
+    values: dict[str, Any] = {
         "database_url": database_url,
         "data_dir": data_dir,
         "external_url": "http://palaver.test",

@@ -192,9 +192,12 @@ class Api:
             all_headers["authorization"] = basic_auth(user)
         url = path if path.startswith("/") else f"/api/v1/{path}"
         encoded = encode_params(data or {})
+        response: httpx.Response
         if method in ("GET", "DELETE") and "files" not in kwargs:
-            return self.client.request(method, url, params=encoded, headers=all_headers, **kwargs)
-        return self.client.request(method, url, data=encoded, headers=all_headers, **kwargs)
+            response = self.client.request(method, url, params=encoded, headers=all_headers, **kwargs)
+        else:
+            response = self.client.request(method, url, data=encoded, headers=all_headers, **kwargs)
+        return response
 
     def get(
         self, user: TestUser | None, path: str, data: dict[str, Any] | None = None, **kw: Any

@@ -303,7 +303,9 @@ def _event_validator() -> Draft7Validator | None:
             for value in node:
                 find(value)
 
-    find(validator.schema["allOf"])
+    schema = validator.schema
+    assert isinstance(schema, dict)
+    find(schema["allOf"])
     return Draft7Validator({"components": reference.components, "allOf": [found[0]]})
 
 

@@ -154,7 +154,10 @@ class Poller:
         with httpx.Client(base_url=self.url, auth=self.auth, timeout=90) as http:
             while not self.stopping:
                 try:
-                    params = {"queue_id": self.queue_id, "last_event_id": self.last_event_id}
+                    params: dict[str, str | int] = {
+                        "queue_id": self.queue_id,
+                        "last_event_id": self.last_event_id,
+                    }
                     response = http.get("/api/v1/events", params=params)
                 except httpx.TransportError:
                     self.connection_errors += 1
