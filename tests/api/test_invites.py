@@ -11,7 +11,8 @@ from starlette.testclient import TestClient
 
 from palaver.workers.email import EmailWorker
 from tests.email_helpers import SmtpSink, deliver, links, parts, smtp_server, worker
-from tests.helpers import Api, EventRecorder, SeededRealm, TestUser, assert_json_error, assert_json_success
+from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
+from tests.helpers import TestUser as User
 
 __all__ = ["smtp_server", "worker"]
 
@@ -56,7 +57,7 @@ def test_send_list_and_event(api: Api, realm: SeededRealm, events: EventRecorder
 
 
 def test_send_errors(api: Api, realm: SeededRealm) -> None:
-    def post(user: TestUser, **data: Any) -> httpx.Response:
+    def post(user: User, **data: Any) -> httpx.Response:
         return api.post(user, "invites", {"stream_ids": [], **data})
 
     assert_json_error(

@@ -1507,7 +1507,7 @@ def test_restricted_guest_hears_nothing_of_users_they_cannot_see(
     assert set(told) == {realm.hamlet.id, realm.othello.id, user_id}
     for told_ids in told.values():
         assert realm.polonius.id not in told_ids
-        assert realm.cordelia.id in recipients
+        assert realm.cordelia.id in told_ids
 
 
 def test_restricted_guest_hears_of_bots_and_self(
