@@ -160,11 +160,11 @@ def clone_realm(
             realm["name"] = name
         # The realm's permission settings name system groups (no foreign key: the realm row
         # comes first); its announcement channels are unset.
-        for column in realm:
+        for column, value in realm.items():
             if "group" in column:
-                realm[column] = _remap(realm[column], group_ids)
+                realm[column] = _remap(value, group_ids)
             elif column.endswith("_stream_id"):
-                assert realm[column] is None, column
+                assert value is None, column
         _insert(conn, "realm", [realm])
         _insert(
             conn,

@@ -140,8 +140,8 @@ class Reference:
     def path_param_types(self, path: str, method: str) -> dict[str, str]:
         item = self.document["paths"][path]
         types: dict[str, str] = {}
-        for param in [*item.get("parameters", []), *item[method].get("parameters", [])]:
-            param = self._resolve(param)
+        for declared in [*item.get("parameters", []), *item[method].get("parameters", [])]:
+            param = self._resolve(declared)
             if param.get("in") == "path":
                 types[param["name"]] = self._resolve(param.get("schema", {})).get("type", "string")
         return types

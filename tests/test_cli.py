@@ -622,6 +622,7 @@ def run_palaver(env: dict[str, str], line: str) -> subprocess.CompletedProcess[s
     # stdin is /dev/null: not a terminal, as under cron, CI or a deployment script.
     return subprocess.run(
         [*palaver_command(), *shlex.split(line)],
+        check=False,
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,

@@ -253,7 +253,7 @@ def _check_restart(server: Restartable) -> None:
     poller = Poller(server.url, owner, queue_id)
     poller.start()
     sent = [_send(server.url, owner, f"before restart {i}") for i in range(5)]
-    poller.wait_for(lambda events: bool(events), timeout=10)
+    poller.wait_for(bool, timeout=10)
     # Acknowledged just before SIGTERM: the poller may not have seen these yet.
     sent += [_send(server.url, owner, f"right before SIGTERM {i}") for i in range(5)]
     server.stop()

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-import palaver.lib.rate_limit as rate_limit
 from palaver.app import create_app
 from palaver.config import RateLimit
+from palaver.lib import rate_limit
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
