@@ -10,6 +10,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -19,6 +20,7 @@ from palaver.app import create_app
 from palaver.config import Settings, load_settings
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
+from tests import event_validation
 from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -30,6 +32,35 @@ pytest_plugins = ["tests.reference_fidelity", "tests.event_validation"]
 
 def _backend() -> str:
     return os.environ.get("PALAVER_TEST_DATABASE", "sqlite")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``), keep the tests that share an expensive fixture
+    on one worker: a module's module-scoped fixture (a real server) is made once, and a
+    directory's session- or package-scoped ones (the browser and its live server) too. The
+    session fixtures of this file are each worker's own (its database, its app) and group
+    nothing. Every other test goes to whichever worker is free."""
+    if not getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    for item in items:
+        group = _shared_fixture_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _shared_fixture_group(item: pytest.Item) -> str | None:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    module_group = None
+    for name in info.names_closure:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            if fixturedef.scope in ("session", "package") and fixturedef.baseid not in ("", "tests"):
+                return f"shared:{fixturedef.baseid}"
+            if fixturedef.scope == "module":
+                module_group = f"module:{item.nodeid.split('::', 1)[0]}"
+    return module_group
 
 
 @pytest.fixture(scope="session")
@@ -51,7 +82,7 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -> Settings:
-    values: dict[str, object] = {
+    values: dict[str, Any] = {
         "database_url": database_url,
         "data_dir": data_dir,
         "external_url": "http://palaver.test",
@@ -82,9 +113,9 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
 
 
 @pytest.fixture(scope="session")
-def services(settings: Settings, request: pytest.FixtureRequest) -> Iterator[Services]:
+def services(settings: Settings) -> Iterator[Services]:
     built = build_services(settings)
-    built.bus.add_listener(request.config.pluginmanager.get_plugin("tests.event_validation").listener)
+    built.bus.add_listener(event_validation.listener)
     upgrade(built.db.engine)
     yield built
     built.close()

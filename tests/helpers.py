@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import base64
 import itertools
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import pytest
 from starlette.testclient import TestClient
 
 from palaver.actions.realm import do_create_realm
 from palaver.actions.users import do_create_user
 from palaver.events.types import validate_event
 from palaver.lib.realm import realm_email_host
-from palaver.models import BotType, Realm, Role
+from palaver.models import BotType, Realm, Role, UserProfile
 from palaver.services import Services
+from tests.realm_template import clone_realm, template_for
 
 PASSWORD = "secret-password"
 _counter = itertools.count(1)
@@ -64,9 +67,38 @@ def seed_realm(
     services: Services, *, name: str = "Test Organization", default_channels: bool = False
 ) -> SeededRealm:
     """A realm of the named users. Without ``default_channels`` it has no channels, as tests
-    count and name channels and each makes the ones it needs."""
+    count and name channels and each makes the ones it needs.
+
+    Without default channels the realm is a copy of a template realm seeded once per database
+    through the actions (``tests/realm_template.py``): the same rows, made in a few statements."""
+    if default_channels:
+        return seed_realm_through_actions(services, name=name, default_channels=True)
+    template = template_for(services, lambda: seed_realm_through_actions(services).id)
+    string_id = _new_string_id()
+    realm_id, users = clone_realm(services, template, string_id, name=name)
+    seeded = SeededRealm(realm_id, string_id, f"{string_id}.{services.settings.external_host}")
+    for row in users.values():
+        short = row["delivery_email"].split("@", 1)[0]
+        seeded.users[SEED_USER_KEYS.get(short, short)] = TestUser(
+            row["id"], row["email"], row["api_key"], row["full_name"], row["role"], row["is_bot"]
+        )
+    return seeded
+
+
+def _new_string_id() -> str:
+    return f"r{next(_counter)}-{uuid.uuid4().hex[:6]}"
+
+
+# The seeded users' keys in ``SeededRealm.users`` where they differ from their email's local part.
+SEED_USER_KEYS = {"default-bot": "default_bot"}
+
+
+def seed_realm_through_actions(
+    services: Services, *, name: str = "Test Organization", default_channels: bool = False
+) -> SeededRealm:
+    """``seed_realm`` made by the actions themselves (the template, and realms with channels)."""
     settings = services.settings
-    string_id = f"r{next(_counter)}-{uuid.uuid4().hex[:6]}"
+    string_id = _new_string_id()
     host = f"{string_id}.{settings.external_host}"
     email_host = realm_email_host(settings, Realm(string_id=string_id, name=""))
     password_hash = services.passwords.hash(PASSWORD)
@@ -97,8 +129,6 @@ def seed_realm(
             )
             seeded.users[short] = TestUser(user.id, user.email, user.api_key, full_name, role)
         hamlet_id = seeded.users["hamlet"].id
-        from palaver.models import UserProfile
-
         bot = do_create_user(
             session,
             realm,
@@ -111,6 +141,28 @@ def seed_realm(
         )
         seeded.users["default_bot"] = TestUser(bot.id, bot.email, bot.api_key, bot.full_name, bot.role, True)
     return seeded
+
+
+# Where the Redis tests find Redis. With PALAVER_TEST_REDIS_URL set (CI's PostgreSQL + Redis
+# run) Redis is required; without it the Redis tests run when a local Redis answers.
+REDIS_URL = os.environ.get("PALAVER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def require_redis(url: str = REDIS_URL) -> str:
+    """``url`` if a Redis answers there. Otherwise the test is skipped, or fails when the run
+    was told to use Redis (PALAVER_TEST_REDIS_URL): a Redis test must not vanish silently."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        if os.environ.get("PALAVER_TEST_REDIS_URL"):
+            pytest.fail(f"PALAVER_TEST_REDIS_URL is set but no Redis answers at {url}: {error}")
+        pytest.skip(f"no Redis at {url} (set PALAVER_TEST_REDIS_URL to require one)")
+    finally:
+        client.close()
+    return url
 
 
 def basic_auth(user: TestUser) -> str:
@@ -140,9 +192,12 @@ class Api:
             all_headers["authorization"] = basic_auth(user)
         url = path if path.startswith("/") else f"/api/v1/{path}"
         encoded = encode_params(data or {})
+        response: httpx.Response
         if method in ("GET", "DELETE") and "files" not in kwargs:
-            return self.client.request(method, url, params=encoded, headers=all_headers, **kwargs)
-        return self.client.request(method, url, data=encoded, headers=all_headers, **kwargs)
+            response = self.client.request(method, url, params=encoded, headers=all_headers, **kwargs)
+        else:
+            response = self.client.request(method, url, data=encoded, headers=all_headers, **kwargs)
+        return response
 
     def get(
         self, user: TestUser | None, path: str, data: dict[str, Any] | None = None, **kw: Any

@@ -142,7 +142,8 @@ def test_archives_are_purged_after_the_grace_period(
     purged = run_retention(
         services, now + timedelta(days=12 + grace), realm_string_id="nobody"
     ).purged_batches
-    assert purged >= 2
+    # This test's archive batch at least (others' archives in the database go too).
+    assert purged >= 1
     with services.db.session() as session:
         db_realm = session.get(Realm, realm.id)
         assert db_realm is not None

@@ -25,7 +25,8 @@ def get_me(api: Api, authorization: str | None, host: str | None = None) -> http
     headers = {"host": host or api.realm.host}
     if authorization is not None:
         headers["authorization"] = authorization
-    return api.client.get("/api/v1/users/me", headers=headers)
+    response: httpx.Response = api.client.get("/api/v1/users/me", headers=headers)
+    return response
 
 
 def assert_unauthorized(response: httpx.Response, msg: str, code: str) -> dict[str, Any]:

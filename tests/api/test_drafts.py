@@ -140,7 +140,7 @@ def test_invalid_drafts(
         ([draft(type_="channel")], 'Invalid drafts[0]["type"]'),
         ([{"type": "private", "to": [], "content": "x"}], 'Invalid drafts[0]["topic"]'),
         ([draft(extra=1)], 'Invalid drafts[0]["extra"]'),
-        ([draft(to=["a"])], 'drafts[0]["to"][0] is not an integer'),
+        ([draft(to=["a"])], 'drafts[0]["to"][0] is not an integer'),  # type: ignore[list-item]  # on purpose
         ([draft(content="a\x00b")], 'drafts[0]["content"] contains a NUL character'),
         ([draft(topic="a\x00b")], 'drafts[0]["topic"] contains a NUL character'),
         ({"type": "private"}, "drafts is not a list"),

@@ -27,6 +27,7 @@ from tests.helpers import (
     assert_json_success,
     basic_auth,
     encode_params,
+    require_redis,
 )
 from tests.helpers import (
     TestUser as User,
@@ -394,17 +395,10 @@ def test_bots_and_people_alike(api: Api, realm: SeededRealm, user_name: str) -> 
 
 def test_redis_backed_server(database_url: str, tmp_path: Path, realm: SeededRealm) -> None:
     """With redis_url set, the same API runs on queues in Redis."""
-    import os
-
-    import redis
 
     from palaver.events.redis_backend import RedisQueueBackend
 
-    url = os.environ.get("PALAVER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        pytest.skip(f"no Redis at {url}")
+    url = require_redis()
     with custom_server(database_url, tmp_path, redis_url=url, heartbeat_seconds=1) as (client, services):
         backend = services.bus
         assert isinstance(backend, RedisQueueBackend)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
 from palaver.workers.email import EmailWorker
 from tests.email_helpers import SmtpSink, deliver, links, parts, smtp_server, worker
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
+from tests.helpers import TestUser as User
 
 __all__ = ["smtp_server", "worker"]
 
@@ -55,7 +57,9 @@ def test_send_list_and_event(api: Api, realm: SeededRealm, events: EventRecorder
 
 
 def test_send_errors(api: Api, realm: SeededRealm) -> None:
-    post = lambda user, **data: api.post(user, "invites", {"stream_ids": [], **data})  # noqa: E731
+    def post(user: User, **data: Any) -> httpx.Response:
+        return api.post(user, "invites", {"stream_ids": [], **data})
+
     assert_json_error(
         post(realm.hamlet, invitee_emails=" ,\n"), "You must specify at least one email address."
     )

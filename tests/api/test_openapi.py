@@ -289,8 +289,8 @@ def operations_by_id(root: dict[str, Any]) -> dict[str, Operation]:
             continue
         item = root["paths"][path]
         parameters: dict[str, bool] = {}
-        for param in [*item.get("parameters", []), *operation.get("parameters", [])]:
-            param = _resolve(root, param)
+        for reference in [*item.get("parameters", []), *operation.get("parameters", [])]:
+            param = _resolve(root, reference)
             if param["in"] in ("path", "query"):
                 parameters[param["name"]] = bool(param.get("required")) or param["in"] == "path"
         body = _resolve(root, operation.get("requestBody", {}))

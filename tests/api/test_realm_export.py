@@ -23,7 +23,7 @@ def wait_until_done(api: Api, realm: SeededRealm, export_id: int) -> dict[str, A
         exports = assert_json_success(api.get(realm.iago, "export/realm"))["exports"]
         (mine,) = [e for e in exports if e["id"] == export_id]
         if not mine["pending"]:
-            return mine
+            return dict(mine)
         time.sleep(0.1)
     raise AssertionError("export not made within 60 s")
 

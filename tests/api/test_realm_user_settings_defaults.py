@@ -61,7 +61,7 @@ def test_existing_users_keep_settings_and_new_users_get_defaults(
     with services.db.session() as session:
         new_user = do_create_user(
             session,
-            session.get(Realm, realm.id),
+            session.get_one(Realm, realm.id),
             email=f"new@{realm.string_id}.example.com",
             full_name="New Person",
             password_hash=None,

@@ -13,8 +13,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Match, Route
 from starlette.testclient import TestClient
 
-import palaver.api.routing as routing
-from palaver.api import discover_routers
+from palaver.api import discover_routers, routing
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.app import _ApiRoutes, create_app
 from palaver.config import Settings

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import base64
+import time
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
-from palaver.lib import attachments as attachments_lib
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel, send_dm, send_stream
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
@@ -119,7 +119,7 @@ def test_temporary_url(api: Api, realm: SeededRealm, monkeypatch: Any) -> None:
     _encoded, expires, _signature = temp.split("/")[3].split(".")
     forged = temp.replace(f".{expires}.", f".{int(expires) + 1000}.")
     assert api.client.get(forged).status_code == 404
-    monkeypatch.setattr(attachments_lib.time, "time", lambda: float(expires) + 1)
+    monkeypatch.setattr(time, "time", lambda: float(expires) + 1)  # the clock of attachments' signed URLs
     assert api.client.get(temp).status_code == 404
     # Others get a temporary URL only for files they may read.
     assert_json_error(api.get(realm.othello, f"user_uploads/{path}"), "File not found", status=404)

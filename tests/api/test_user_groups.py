@@ -366,7 +366,7 @@ def test_deactivate(api: Api, realm: SeededRealm, events: EventRecorder) -> None
     )
     # Deactivated groups may be renamed, but not used as values or subgroups.
     assert_json_success(api.patch(realm.hamlet, f"user_groups/{group_id}", {"name": "renamed"}))
-    data = {"name": "x", "description": "", "members": [], "subgroups": [group_id]}
+    data: dict[str, Any] = {"name": "x", "description": "", "members": [], "subgroups": [group_id]}
     assert_json_error(
         api.post(realm.hamlet, "user_groups/create", data), f"User group {group_id} is deactivated."
     )

@@ -1505,9 +1505,9 @@ def test_restricted_guest_hears_nothing_of_users_they_cannot_see(
     for event, recipients in events.of_type("realm_user"):
         told.setdefault(event["person"]["user_id"], set()).update(recipients)
     assert set(told) == {realm.hamlet.id, realm.othello.id, user_id}
-    for recipients in told.values():
-        assert realm.polonius.id not in recipients
-        assert realm.cordelia.id in recipients
+    for told_ids in told.values():
+        assert realm.polonius.id not in told_ids
+        assert realm.cordelia.id in told_ids
 
 
 def test_restricted_guest_hears_of_bots_and_self(

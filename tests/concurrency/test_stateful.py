@@ -98,7 +98,7 @@ class Organization(RuleBasedStateMachine):
 
 def test_replayed_events_match_a_fresh_register(client: TestClient, services: Services) -> None:
     run_state_machine_as_test(
-        lambda: Organization(client, services),
+        lambda: Organization(client, services),  # type: ignore[arg-type]  # Hypothesis calls it like the class
         settings=settings(
             max_examples=12,
             stateful_step_count=15,

@@ -25,11 +25,13 @@ import zulip
 
 from palaver.config import load_settings
 from palaver.events.redis_backend import RedisQueueBackend
+from tests import helpers
 from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
+from tests.helpers import require_redis
 
 pytestmark = pytest.mark.e2e
 
-REDIS_URL = os.environ.get("PALAVER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = helpers.REDIS_URL
 
 
 def _die_with_parent() -> None:
@@ -179,7 +181,7 @@ class Listener:
             self.registered.set()
             return result
 
-        self.client.register = register
+        self.client.register = register  # type: ignore[method-assign]  # counts the client's re-registrations
 
         def on_event(event: dict[str, Any]) -> None:
             with self.arrived:
@@ -276,8 +278,7 @@ WORKERS = 4
 
 
 def test_several_processes_share_queues_in_redis(start_server: Callable[..., Server]) -> None:
-    if not _redis_available():
-        pytest.skip(f"no Redis at {REDIS_URL}")
+    require_redis(REDIS_URL)
     # Four processes, as production runs (palaver serve --workers 4).
     server = start_server(workers=WORKERS, redis_url=REDIS_URL)
     assert len(server.worker_pids()) == WORKERS
@@ -318,8 +319,8 @@ def test_conversation_events_arrive_within_a_second(
     start_server: Callable[..., Server], workers: int
 ) -> None:
     """Two clients talk: messages, typing, reactions, edits and subscriptions arrive live."""
-    if workers > 1 and not _redis_available():
-        pytest.skip(f"no Redis at {REDIS_URL}")
+    if workers > 1:
+        require_redis(REDIS_URL)
     server = start_server(workers=workers, redis_url=REDIS_URL if workers > 1 else None)
     (owner_email, owner_key), (ann_email, ann_key) = _logins(server)
     owner = server.client(owner_email, owner_key)

@@ -26,6 +26,7 @@ from sqlalchemy import create_engine, text
 from tests.e2e.test_events_e2e import _logins
 from tests.e2e.test_restart_e2e import Restartable, _register, restartable  # noqa: F401 (fixture)
 from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
+from tests.helpers import require_redis
 
 pytestmark = pytest.mark.e2e
 
@@ -321,12 +322,9 @@ def test_unreachable_dependency_at_start_is_one_line_then_exit(
 def test_kill_9_of_a_worker_under_load(restartable: Callable[..., Restartable]) -> None:  # noqa: F811
     """A worker dies without warning while clients poll and send: the supervisor replaces it,
     queues live on in Redis, requests it held fail to connect (and are retried), none 5xx."""
-    from tests.e2e.test_events_e2e import _redis_available
-
-    if not _redis_available():
-        pytest.skip("no Redis")
     from tests.e2e.test_events_e2e import REDIS_URL
 
+    require_redis(REDIS_URL)
     server = restartable(workers=2, redis_url=REDIS_URL)
     server.start()
     assert server.server is not None

@@ -14,8 +14,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.test_events_e2e import REDIS_URL, _redis_available
+from tests.e2e.test_events_e2e import REDIS_URL
 from tests.e2e.test_restart_e2e import Restartable, restartable  # noqa: F401 (fixture)
+from tests.helpers import require_redis
 
 pytestmark = pytest.mark.e2e
 
@@ -102,8 +103,7 @@ def test_slow_and_oversized_clients(restartable: Callable[..., Restartable]) -> 
 
 
 def test_metrics_add_up_across_worker_processes(restartable: Callable[..., Restartable]) -> None:  # noqa: F811
-    if not _redis_available():
-        pytest.skip(f"no Redis at {REDIS_URL}")
+    require_redis(REDIS_URL)
     server = restartable(workers=2, redis_url=REDIS_URL)
     server.start()
     assert server.server is not None

@@ -23,8 +23,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.test_events_e2e import REDIS_URL, Server, _die_with_parent, _logins, _redis_available
+from tests.e2e.test_events_e2e import REDIS_URL, Server, _die_with_parent, _logins
 from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
+from tests.helpers import require_redis
 
 pytestmark = pytest.mark.e2e
 
@@ -153,7 +154,10 @@ class Poller:
         with httpx.Client(base_url=self.url, auth=self.auth, timeout=90) as http:
             while not self.stopping:
                 try:
-                    params = {"queue_id": self.queue_id, "last_event_id": self.last_event_id}
+                    params: dict[str, str | int] = {
+                        "queue_id": self.queue_id,
+                        "last_event_id": self.last_event_id,
+                    }
                     response = http.get("/api/v1/events", params=params)
                 except httpx.TransportError:
                     self.connection_errors += 1
@@ -249,7 +253,7 @@ def _check_restart(server: Restartable) -> None:
     poller = Poller(server.url, owner, queue_id)
     poller.start()
     sent = [_send(server.url, owner, f"before restart {i}") for i in range(5)]
-    poller.wait_for(lambda events: bool(events), timeout=10)
+    poller.wait_for(bool, timeout=10)
     # Acknowledged just before SIGTERM: the poller may not have seen these yet.
     sent += [_send(server.url, owner, f"right before SIGTERM {i}") for i in range(5)]
     server.stop()
@@ -274,15 +278,13 @@ def test_restart_with_in_process_queues(restartable: Callable[..., Restartable])
 
 
 def test_restart_with_redis_and_several_workers(restartable: Callable[..., Restartable]) -> None:
-    if not _redis_available():
-        pytest.skip(f"no Redis at {REDIS_URL}")
+    require_redis(REDIS_URL)
     _check_restart(restartable(workers=2, redis_url=REDIS_URL))
 
 
 def test_rolling_restart_of_workers_loses_nothing(restartable: Callable[..., Restartable]) -> None:
     """SIGHUP replaces each worker in turn while clients poll and send."""
-    if not _redis_available():
-        pytest.skip(f"no Redis at {REDIS_URL}")
+    require_redis(REDIS_URL)
     server = restartable(workers=2, redis_url=REDIS_URL)
     server.start()
     assert server.server is not None

@@ -8,7 +8,6 @@ cases are skipped.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 import uuid
@@ -25,8 +24,10 @@ from palaver.events.queues import (
     QueueBackend,
     new_queue_id,
 )
+from tests import helpers
+from tests.helpers import require_redis
 
-REDIS_URL = os.environ.get("PALAVER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = helpers.REDIS_URL
 # Long enough that a loaded machine never mistakes a slow wake-up for a quiet queue.
 HEARTBEAT = 5.0
 # For the tests about heartbeats themselves.
@@ -58,8 +59,8 @@ def make_backend(request: pytest.FixtureRequest) -> Iterator[BackendFactory]:
     processes of one server do."""
     made: list[QueueBackend] = []
     prefix = f"palaver-test:{uuid.uuid4().hex}:"
-    if request.param == "redis" and not _redis_available():
-        pytest.skip(f"no Redis at {REDIS_URL}")
+    if request.param == "redis":
+        require_redis(REDIS_URL)
 
     def make(**kw: Any) -> QueueBackend:
         options: dict[str, Any] = {"idle_timeout_seconds": 600, "heartbeat_seconds": HEARTBEAT, **kw}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import logging
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +42,8 @@ async def needs_redis_async(ctx: Ctx) -> JsonDict:
 
 
 @pytest.fixture
-def tclient(settings: Settings, services: Services) -> Iterator[TestClient]:
-    yield TestClient(create_app(settings, services, routers=[router]), base_url="http://palaver.test")
+def tclient(settings: Settings, services: Services) -> TestClient:
+    return TestClient(create_app(settings, services, routers=[router]), base_url="http://palaver.test")
 
 
 def test_unreachable_dependency_is_a_503_logged_once(

@@ -13,16 +13,24 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-import palaver.lib.rate_limit as rate_limit
 from palaver.app import create_app
 from palaver.config import RateLimit
+from palaver.lib import rate_limit
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
+from tests import helpers
 from tests.conftest import make_test_settings
-from tests.helpers import SeededRealm, assert_json_error, assert_json_success, basic_auth, seed_realm
+from tests.helpers import (
+    SeededRealm,
+    assert_json_error,
+    assert_json_success,
+    basic_auth,
+    require_redis,
+    seed_realm,
+)
 
-REDIS_URL = "redis://127.0.0.1:6379/0"
+REDIS_URL = helpers.REDIS_URL
 
 
 class FakeClock:
@@ -48,13 +56,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
 
 
 def redis_limiter() -> RedisRateLimiter:
-    import redis
-
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError as e:
-        pytest.skip(f"Redis is not reachable at {REDIS_URL} ({e}); the Redis limiter is untested")
-    return RedisRateLimiter(REDIS_URL)
+    return RedisRateLimiter(require_redis(REDIS_URL))
 
 
 @pytest.fixture(params=["memory", "redis"])

@@ -34,7 +34,7 @@ REGISTER_TYPES = [
 
 def reads(api: Api, user: TestUser) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for path, params in [
+    reads: list[tuple[str, dict[str, Any]]] = [
         ("users", {"include_custom_profile_fields": "true"}),
         ("users/me", {}),
         ("streams", {"include_all": "true"}),
@@ -47,7 +47,8 @@ def reads(api: Api, user: TestUser) -> dict[str, Any]:
         ("drafts", {}),
         ("messages", {"anchor": "oldest", "num_before": 0, "num_after": 1000, "apply_markdown": "true"}),
         ("messages", {"anchor": "oldest", "num_before": 0, "num_after": 1000, "apply_markdown": "false"}),
-    ]:
+    ]
+    for path, params in reads:
         response = api.get(user, path, params)  # errors (a guest's) must match too
         out[f"{path} {json.dumps(params, sort_keys=True)}"] = (response.status_code, response.json())
     for message in out[next(k for k in out if k.startswith("messages") and '"true"' in k)][1]["messages"]:

@@ -22,11 +22,12 @@ def form_token(client: TestClient) -> str:
 
 def post_login(client: TestClient, email: str, password: str = PASSWORD, **extra: str) -> httpx.Response:
     data = {"username": email, "password": password, "csrfmiddlewaretoken": form_token(client), **extra}
-    return client.post("/accounts/login/", data=data, follow_redirects=False)
+    response: httpx.Response = client.post("/accounts/login/", data=data, follow_redirects=False)
+    return response
 
 
 def log_in(client: TestClient, user: TestUser) -> str:
     """Sign ``user`` in; returns the session's CSRF token."""
     response = post_login(client, user.email)
     assert response.status_code == 302, response.text
-    return client.cookies["csrftoken"]
+    return str(client.cookies["csrftoken"])

@@ -38,11 +38,12 @@ class Hook:
     ) -> httpx.Response:
         query = {"api_key": api_key if api_key is not None else self.bot.api_key, **params}
         all_headers = {"host": self.realm.host, "content-type": content_type, **(headers or {})}
-        return self.api.client.post(
+        response: httpx.Response = self.api.client.post(
             f"/api/v1/external/{integration}?{urlencode(query)}",
             content=body.encode() if isinstance(body, str) else body,
             headers=all_headers,
         )
+        return response
 
     def message(self, response: httpx.Response) -> dict[str, Any]:
         """The one message a successful delivery posted, as the channel's subscriber sees it."""

@@ -18,6 +18,7 @@ Each process holds one subscription (a thread), which wakes its own waiting requ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -211,6 +212,10 @@ class _Subscription:
         self._stop.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
+            # An empty announcement (it names no queue) ends the thread's wait for the next
+            # message at once, so closing does not wait out that wait's 1 s timeout.
+            with contextlib.suppress(RedisError):
+                self._client.publish(self._channel, "")
             thread.join(timeout=3)
         self._thread = None
         self._ready.clear()

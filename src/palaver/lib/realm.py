@@ -14,7 +14,7 @@ from palaver.models import Realm, UserProfile
 
 def _strip_port(host: str) -> str:
     if host.startswith("["):
-        return host.split("]")[0] + "]"
+        return host.split("]", maxsplit=1)[0] + "]"
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 

@@ -271,7 +271,7 @@ def _reference_state(
         active: list[tuple[Stream, Subscription]] = []
         inactive: list[tuple[Stream, Subscription]] = []
         for stream in streams:
-            sub = subs.get(stream.recipient_id)
+            sub = None if stream.recipient_id is None else subs.get(stream.recipient_id)
             if sub is not None:
                 (active if sub.active else inactive).append((stream, sub))
         never = [s for s in streams if s.recipient_id not in subs]
