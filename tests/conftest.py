@@ -20,7 +20,6 @@ from palaver.app import create_app
 from palaver.config import Settings, load_settings
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
-from tests import event_validation
 from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -113,8 +112,12 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
 
 
 @pytest.fixture(scope="session")
-def services(settings: Settings) -> Iterator[Services]:
+def services(settings: Settings, pytestconfig: pytest.Config) -> Iterator[Services]:
     built = build_services(settings)
+    # The plugin module as pytest loaded it (importing it here first would stop pytest from
+    # rewriting its asserts, which the "error" warning filter turns into a failed start).
+    event_validation = pytestconfig.pluginmanager.get_plugin("tests.event_validation")
+    assert event_validation is not None
     built.bus.add_listener(event_validation.listener)
     upgrade(built.db.engine)
     yield built

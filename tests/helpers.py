@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import itertools
 import os
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -19,6 +23,7 @@ from palaver.events.types import validate_event
 from palaver.lib.realm import realm_email_host
 from palaver.models import BotType, Realm, Role, UserProfile
 from palaver.services import Services
+from palaver.timeutil import utcnow
 from tests.realm_template import clone_realm, template_for
 
 PASSWORD = "secret-password"
@@ -275,3 +280,37 @@ class EventRecorder:
 
     def for_user(self, user_id: int) -> list[dict[str, Any]]:
         return [e for _, e, users in self.published if user_id in users]
+
+
+class Clock:
+    """The real time moved forward by ``advance`` (work is queued at the real time)."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def __call__(self) -> datetime:
+        return utcnow() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += timedelta(seconds=seconds)
+
+
+# How long a bounded wait for another thread or task gives up after: far beyond what any
+# of them needs, so only a real failure reaches it.
+UNTIL_TIMEOUT = 10.0
+
+
+def wait_until(condition: Callable[[], object], timeout: float = UNTIL_TIMEOUT) -> None:
+    """Return once ``condition()`` holds (another thread brings it about); fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not met within {timeout} s"
+        time.sleep(0.002)
+
+
+async def until(condition: Callable[[], object], timeout: float = UNTIL_TIMEOUT) -> None:
+    """``wait_until`` for the event loop: other tasks run while it waits."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not met within {timeout} s"
+        await asyncio.sleep(0.002)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+
+# Where a component reads "now": a ``clock`` argument defaulting to ``utcnow``, so tests pass
+# one they move forward instead of sleeping (workers, web sessions, event queues).
+Clock = Callable[[], datetime]
+
+_EPOCH = datetime(1970, 1, 1)
 
 
 def utcnow() -> datetime:
@@ -11,6 +18,11 @@ def utcnow() -> datetime:
 
 def to_timestamp(value: datetime) -> int:
     return int(value.replace(tzinfo=UTC).timestamp())
+
+
+def epoch_seconds(value: datetime) -> float:
+    """A naive-UTC datetime as UNIX seconds, keeping the fraction (``to_timestamp`` drops it)."""
+    return (value - _EPOCH).total_seconds()
 
 
 def to_iso(value: datetime) -> str:

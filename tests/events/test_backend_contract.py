@@ -25,7 +25,7 @@ from palaver.events.queues import (
     new_queue_id,
 )
 from tests import helpers
-from tests.helpers import require_redis
+from tests.helpers import Clock, require_redis, until, wait_until
 
 REDIS_URL = helpers.REDIS_URL
 # Long enough that a loaded machine never mistakes a slow wake-up for a quiet queue.
@@ -53,17 +53,27 @@ def _redis_available() -> bool:
         return False
 
 
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
 @pytest.fixture(params=["memory", "redis"])
-def make_backend(request: pytest.FixtureRequest) -> Iterator[BackendFactory]:
+def make_backend(request: pytest.FixtureRequest, clock: Clock) -> Iterator[BackendFactory]:
     """Builds backends of one kind; Redis ones made by one test share their keys, as the
-    processes of one server do."""
+    processes of one server do. All of them read the test's clock."""
     made: list[QueueBackend] = []
     prefix = f"palaver-test:{uuid.uuid4().hex}:"
     if request.param == "redis":
         require_redis(REDIS_URL)
 
     def make(**kw: Any) -> QueueBackend:
-        options: dict[str, Any] = {"idle_timeout_seconds": 600, "heartbeat_seconds": HEARTBEAT, **kw}
+        options: dict[str, Any] = {
+            "idle_timeout_seconds": 600,
+            "heartbeat_seconds": HEARTBEAT,
+            "clock": clock,
+            **kw,
+        }
         backend: QueueBackend
         if request.param == "memory":
             backend = MemoryQueueBackend(**options)
@@ -122,11 +132,27 @@ async def poll(
 def publish_later(
     backend: QueueBackend, delay: float, event: dict[str, Any], user_ids: list[int]
 ) -> threading.Thread:
-    """Publish from another thread, as a committing request does."""
+    """Publish from another thread, as a committing request does (``delay`` seconds later: the
+    heartbeat race needs real thread timing)."""
 
     def run() -> None:
-        time.sleep(delay)
+        if delay:
+            time.sleep(delay)
         backend.publish(REALM, event, user_ids)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def publish_once_parked(
+    waiting: QueueBackend, publisher: QueueBackend, event: dict[str, Any], user_ids: list[int]
+) -> threading.Thread:
+    """Publish from another thread once a long-poll waits in ``waiting``."""
+
+    def run() -> None:
+        wait_until(lambda: waiting.parked_polls >= 1)
+        publisher.publish(REALM, event, user_ids)
 
     thread = threading.Thread(target=run)
     thread.start()
@@ -234,7 +260,7 @@ async def test_descriptor_round_trips(backend: QueueBackend) -> None:
 async def test_long_poll_wakes_when_an_event_is_published(backend: QueueBackend) -> None:
     queue_id = register(backend)
     started = time.monotonic()
-    thread = publish_later(backend, 0.1, settings_event(), [HAMLET])
+    thread = publish_once_parked(backend, backend, settings_event(), [HAMLET])
     events = await poll(backend, queue_id, block=True)
     thread.join()
     assert [e["type"] for e in events] == ["user_settings"]
@@ -255,7 +281,7 @@ async def test_long_poll_returns_a_heartbeat_when_nothing_happens(make_backend: 
 async def test_a_new_request_replaces_a_waiting_one(backend: QueueBackend) -> None:
     queue_id = register(backend)
     first = asyncio.create_task(poll(backend, queue_id, block=True))
-    await asyncio.sleep(0.05)
+    await until(lambda: backend.parked_polls == 1)
     started = time.monotonic()
     second = asyncio.create_task(poll(backend, queue_id, block=True))
     # The replaced request answers at once (its client has gone or retried).
@@ -268,7 +294,7 @@ async def test_a_new_request_replaces_a_waiting_one(backend: QueueBackend) -> No
 async def test_many_waiting_queues_wake_together(backend: QueueBackend) -> None:
     queues = [register(backend, HAMLET) for _ in range(20)]
     polls = [asyncio.create_task(poll(backend, q, block=True)) for q in queues]
-    await asyncio.sleep(0.05)
+    await until(lambda: backend.parked_polls == len(queues))
     thread = publish_later(backend, 0, settings_event(), [HAMLET])
     results = await asyncio.wait_for(asyncio.gather(*polls), PROMPT * 2)
     thread.join()
@@ -279,7 +305,7 @@ async def test_idle_queues_are_collected(backend: QueueBackend) -> None:
     idle = register(backend, lifespan=1)
     fresh = register(backend, lifespan=600)
     assert backend.collect_garbage() == []
-    removed = backend.collect_garbage(now=time.time() + 5)
+    removed = backend.collect_garbage(now=backend.now() + 5)
     assert removed == [idle]
     assert backend.get_client(idle) is None
     assert backend.get_client(fresh) is not None
@@ -287,17 +313,17 @@ async def test_idle_queues_are_collected(backend: QueueBackend) -> None:
         await poll(backend, idle)
 
 
-async def test_an_expired_queue_is_gone_before_collection_runs(backend: QueueBackend) -> None:
+async def test_an_expired_queue_is_gone_before_collection_runs(backend: QueueBackend, clock: Clock) -> None:
     queue_id = register(backend, lifespan=1)
-    await asyncio.sleep(1.2)
+    clock.advance(1.2)
     with pytest.raises(BadEventQueueIdError):
         await poll(backend, queue_id)
 
 
-async def test_polling_keeps_a_queue_alive(backend: QueueBackend) -> None:
+async def test_polling_keeps_a_queue_alive(backend: QueueBackend, clock: Clock) -> None:
     queue_id = register(backend, lifespan=1)
     for _ in range(3):
-        await asyncio.sleep(0.5)
+        clock.advance(0.5)
         await poll(backend, queue_id)
     assert backend.get_client(queue_id) is not None
 
@@ -306,8 +332,8 @@ async def test_a_waiting_request_keeps_its_queue_from_collection(make_backend: B
     backend = make_backend(heartbeat_seconds=SHORT_HEARTBEAT)
     queue_id = register(backend, lifespan=1)
     waiting = asyncio.create_task(poll(backend, queue_id, block=True))
-    await asyncio.sleep(0.1)
-    assert backend.collect_garbage(now=time.time() + 2) == []
+    await until(lambda: backend.parked_polls == 1)
+    assert backend.collect_garbage(now=backend.now() + 2) == []
     assert (await waiting)[0]["type"] == "heartbeat"
 
 
@@ -363,7 +389,7 @@ async def test_publishing_in_one_process_wakes_a_request_waiting_in_another(
     first, second = two_processes
     queue_id = register(first)
     started = time.monotonic()
-    thread = publish_later(second, 0.1, settings_event(), [HAMLET])
+    thread = publish_once_parked(first, second, settings_event(), [HAMLET])
     events = await poll(first, queue_id, block=True)
     thread.join()
     assert [e["type"] for e in events] == ["user_settings"]
@@ -376,7 +402,7 @@ async def test_a_request_in_another_process_replaces_a_waiting_one(
     first, second = two_processes
     queue_id = register(first)
     waiting = asyncio.create_task(poll(first, queue_id, block=True))
-    await asyncio.sleep(0.1)
+    await until(lambda: first.parked_polls == 1)
     replacing = asyncio.create_task(poll(second, queue_id, block=True))
     assert await asyncio.wait_for(waiting, PROMPT) == []
     second.publish(REALM, settings_event(), [HAMLET])
@@ -402,7 +428,7 @@ async def test_processes_collecting_together_remove_each_queue_once(
     first, second = two_processes
     idle = [register(first, lifespan=1) for _ in range(30)]
     kept = register(second, lifespan=600)
-    later = time.time() + 5
+    later = first.now() + 5
     results: list[list[str]] = [[], []]
 
     def collect(index: int, backend: QueueBackend) -> None:
@@ -431,18 +457,18 @@ async def test_deleted_queues_leave_no_keys(make_backend: BackendFactory) -> Non
     backend.delete_queue(HAMLET, queue_id)
     expired = register(backend, lifespan=1)
     backend.publish(REALM, settings_event(), [HAMLET])
-    backend.collect_garbage(now=time.time() + 5)
+    backend.collect_garbage(now=backend.now() + 5)
     assert backend.get_client(expired) is None
     assert backend.keys() == []
 
 
 async def test_registering_past_the_per_user_cap_collects_the_least_recently_used(
-    backend: QueueBackend,
+    backend: QueueBackend, clock: Clock
 ) -> None:
     backend.max_queues_per_user = 3
     others = register(backend, OTHELLO)
     first, second, third = (register(backend) for _ in range(3))
-    time.sleep(0.01)
+    clock.advance(0.01)
     await poll(backend, first)  # used since: the least recently used is now ``second``
     fourth = register(backend)
     with pytest.raises(BadEventQueueIdError):
@@ -458,10 +484,7 @@ async def test_realm_deactivation_closes_the_recipients_queues(backend: QueueBac
     othello_queue = register(backend, OTHELLO)
     assert sorted(backend.queue_ids_for_user(HAMLET)) == sorted(hamlet_queues)
     backend.publish(REALM, {"type": "realm", "op": "deactivated", "realm_id": REALM}, [HAMLET])
-    deadline = time.monotonic() + 5
-    while backend.queue_ids_for_user(HAMLET) and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-    assert backend.queue_ids_for_user(HAMLET) == []
+    await until(lambda: backend.queue_ids_for_user(HAMLET) == [])
     assert all(backend.get_client(q) is None for q in hamlet_queues)
     assert backend.get_client(othello_queue) is not None
 
@@ -495,7 +518,7 @@ async def test_draining_answers_parked_polls_at_once(make_backend: BackendFactor
     queue_id = register(backend)
     other = register(backend, OTHELLO)
     waiting = asyncio.ensure_future(poll(backend, queue_id, block=True))
-    await asyncio.sleep(0.2)
+    await until(lambda: backend.parked_polls == 1)
     assert not waiting.done()
     started = time.monotonic()
     backend.begin_draining()
@@ -515,14 +538,14 @@ async def test_parked_polls_are_capped_per_user_and_per_process(make_backend: Ba
     backend.max_parked = 3
     mine = [register(backend) for _ in range(3)]
     parked = [asyncio.ensure_future(poll(backend, q, block=True)) for q in mine[:2]]
-    await asyncio.sleep(0.2)
+    await until(lambda: backend.parked_polls == 2)
     with pytest.raises(TooManyLongPollsError):
         await poll(backend, mine[2], block=True)
     # Not blocking costs nothing to hold: always allowed.
     assert await poll(backend, mine[2]) == []
     theirs = [register(backend, OTHELLO) for _ in range(2)]
     parked.append(asyncio.ensure_future(poll(backend, theirs[0], user_id=OTHELLO, block=True)))
-    await asyncio.sleep(0.2)
+    await until(lambda: backend.parked_polls == 3)
     with pytest.raises(ServiceUnavailableError):
         await poll(backend, theirs[1], user_id=OTHELLO, block=True)
     assert backend.waiting_requests == 3

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,9 +11,8 @@ from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.services import Services
-from palaver.timeutil import utcnow
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
-from tests.helpers import Api, SeededRealm, TestUser, assert_json_success
+from tests.helpers import Api, Clock, SeededRealm, TestUser, assert_json_success
 from tests.workers.service_server import ServiceServer, service_server
 
 
@@ -32,19 +30,6 @@ def hooks_api(loopback_services: Services, realm: SeededRealm) -> Api:
     # No lifespan (no `with`): the app must not close the session's shared services.
     app = create_app(loopback_services.settings, loopback_services)
     return Api(TestClient(app, base_url="http://palaver.test"), realm)
-
-
-class Clock:
-    """The real time moved forward by ``advance`` (work is queued at the real time)."""
-
-    def __init__(self) -> None:
-        self.offset = timedelta()
-
-    def __call__(self) -> datetime:
-        return utcnow() + self.offset
-
-    def advance(self, seconds: float) -> None:
-        self.offset += timedelta(seconds=seconds)
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from palaver.services import Services, build_services
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from tests import helpers
 from tests.api.test_messages_send import create_channel, fetch, send_dm, send_stream
-from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success
-from tests.workers.conftest import Clock, create_service_bot
+from tests.helpers import Api, Clock, SeededRealm, assert_json_error, assert_json_success
+from tests.workers.conftest import create_service_bot
 from tests.workers.service_server import Answer, ServiceServer
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from palaver.events.queues import (
     reaches_all_public_streams_clients,
     restart_event,
 )
+from palaver.timeutil import Clock, utcnow
 
 logger = logging.getLogger("palaver.events")
 
@@ -58,11 +58,13 @@ class MemoryQueueBackend(QueueBackend):
         heartbeat_seconds: float,
         state_file: Path | None = None,
         gc_interval_seconds: float | None = None,
+        clock: Clock = utcnow,
     ) -> None:
         super().__init__(
             idle_timeout_seconds=idle_timeout_seconds,
             heartbeat_seconds=heartbeat_seconds,
             gc_interval_seconds=gc_interval_seconds,
+            clock=clock,
         )
         self.state_file = state_file
         self._lock = threading.Lock()
@@ -128,7 +130,7 @@ class MemoryQueueBackend(QueueBackend):
         self._waiters.wake(woken)
 
     def create_queue(self, client: ClientDescriptor) -> None:
-        client.last_access = time.time()
+        client.last_access = self.now()
         with self._lock:
             mine = self._by_user.get(client.user_id, set())
             excess = len(mine) + 1 - self.max_queues_per_user
@@ -141,7 +143,7 @@ class MemoryQueueBackend(QueueBackend):
 
     def fetch(self, request: FetchRequest) -> FetchResult:
         queue_id, token = request.queue_id, request.token
-        now = time.time()
+        now = self.now()
         superseded = False
         with self._lock:
             entry = self._live_entry(request.user_id, queue_id, now)
@@ -173,12 +175,12 @@ class MemoryQueueBackend(QueueBackend):
 
     def delete_queue(self, user_id: int, queue_id: str) -> None:
         with self._lock:
-            self._live_entry(user_id, queue_id, time.time())
+            self._live_entry(user_id, queue_id, self.now())
             self._remove_entry(queue_id)
         self._waiters.wake([queue_id])
 
     def collect_garbage(self, now: float | None = None) -> list[str]:
-        now = time.time() if now is None else now
+        now = self.now() if now is None else now
         with self._lock:
             expired = [qid for qid, entry in self._entries.items() if entry.expired(now)]
             for queue_id in expired:
@@ -249,7 +251,7 @@ class MemoryQueueBackend(QueueBackend):
         except (ValueError, KeyError, TypeError):
             logger.warning("Ignoring unreadable event queue file %s", path, exc_info=True)
             return 0
-        now = time.time()
+        now = self.now()
         restart = restart_event(self.server_generation)
         with self._lock:
             for entry in entries:

@@ -45,6 +45,7 @@ from palaver.lib.operational_errors import ServiceUnavailableError, TooManyLongP
 from palaver.models.narrow import MatchEnv, NarrowSyntaxError, NarrowTerm, parse_terms
 from palaver.models.narrow_operators import message_matches
 from palaver.models.topic_names import display_topic
+from palaver.timeutil import Clock, epoch_seconds, utcnow
 
 logger = logging.getLogger("palaver.events")
 
@@ -436,12 +437,20 @@ class QueueBackend(ABC):
     """Event queues plus the event bus; ``services.bus`` is one of these."""
 
     def __init__(
-        self, *, idle_timeout_seconds: int, heartbeat_seconds: float, gc_interval_seconds: float | None = None
+        self,
+        *,
+        idle_timeout_seconds: int,
+        heartbeat_seconds: float,
+        gc_interval_seconds: float | None = None,
+        clock: Clock = utcnow,
     ) -> None:
         self.idle_timeout_seconds = idle_timeout_seconds
         self.heartbeat_seconds = heartbeat_seconds
         self.gc_interval_seconds = gc_interval_seconds or min(60.0, max(0.25, idle_timeout_seconds / 4))
-        self.server_generation = int(time.time())
+        # Queue expiry reads this clock (tests move it); waits for events and heartbeats are
+        # the event loop's own timeouts.
+        self.clock = clock
+        self.server_generation = int(self.now())
         self._listeners = Listeners()
         self._waiters = Waiters()
         self._gc_task: asyncio.Task[None] | None = None
@@ -457,6 +466,10 @@ class QueueBackend(ABC):
         self.max_parked = 10_000
         self._parked_by_user: dict[int, int] = {}
         self._parked = 0
+
+    def now(self) -> float:
+        """The clock's time as UNIX seconds: queue deadlines and last-access times use it."""
+        return epoch_seconds(self.clock())
 
     # The bus ------------------------------------------------------------------------------
 
@@ -659,6 +672,11 @@ class QueueBackend(ABC):
                 if dependency_of(error) is None:
                     logger.exception("Event queue garbage collection failed")
                 # Else an outage, logged once where requests meet it; the next round retries.
+
+    @property
+    def parked_polls(self) -> int:
+        """Long-polls of this process that have read their queue and wait for news."""
+        return self._parked
 
     @property
     def waiting_requests(self) -> int:

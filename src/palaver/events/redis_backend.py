@@ -23,7 +23,6 @@ import hashlib
 import logging
 import secrets
 import threading
-import time
 import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
@@ -48,6 +47,7 @@ from palaver.events.queues import (
     event_for_client,
     reaches_all_public_streams_clients,
 )
+from palaver.timeutil import Clock, utcnow
 
 logger = logging.getLogger("palaver.events")
 
@@ -329,11 +329,13 @@ class RedisQueueBackend(QueueBackend):
         heartbeat_seconds: float,
         key_prefix: str = "palaver:events:",
         gc_interval_seconds: float | None = None,
+        clock: Clock = utcnow,
     ) -> None:
         super().__init__(
             idle_timeout_seconds=idle_timeout_seconds,
             heartbeat_seconds=heartbeat_seconds,
             gc_interval_seconds=gc_interval_seconds,
+            clock=clock,
         )
         self.prefix = key_prefix
         self._url = url
@@ -414,7 +416,7 @@ class RedisQueueBackend(QueueBackend):
     # Primitives ----------------------------------------------------------------------------
 
     def create_queue(self, client: ClientDescriptor) -> None:
-        now = time.time()
+        now = self.now()
         client.last_access = now
         self._evict_least_recently_used(client.user_id, now)
         deadline = now + client.lifespan_seconds
@@ -487,7 +489,7 @@ class RedisQueueBackend(QueueBackend):
             request.token,
             "1" if request.claim else "0",
             "1" if request.final else "0",
-            repr(time.time()),
+            repr(self.now()),
             request.hold_seconds,
             self._channel,
             self.prefix,
@@ -548,11 +550,11 @@ class RedisQueueBackend(QueueBackend):
             self._remove(queue_id, "delete", user_id, now)
 
     def delete_queue(self, user_id: int, queue_id: str) -> None:
-        if not self._remove(queue_id, "delete", user_id, time.time()):
+        if not self._remove(queue_id, "delete", user_id, self.now()):
             raise BadEventQueueIdError(queue_id)
 
     def collect_garbage(self, now: float | None = None) -> list[str]:
-        now = time.time() if now is None else now
+        now = self.now() if now is None else now
         removed: list[str] = []
         while True:
             batch = cast(
