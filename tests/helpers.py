@@ -300,12 +300,17 @@ class Clock:
 UNTIL_TIMEOUT = 10.0
 
 
-def wait_until(condition: Callable[[], object], timeout: float = UNTIL_TIMEOUT) -> None:
-    """Return once ``condition()`` holds (another thread brings it about); fail after ``timeout``."""
+def wait_until(
+    condition: Callable[[], object], timeout: float = UNTIL_TIMEOUT, interval: float = 0.002
+) -> None:
+    """Return once ``condition()`` holds (another thread brings it about); fail after ``timeout``.
+
+    A bounded poll, checked every ``interval`` seconds (longer for a condition that costs a
+    request)."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"not met within {timeout} s"
-        time.sleep(0.002)
+        time.sleep(interval)
 
 
 async def until(condition: Callable[[], object], timeout: float = UNTIL_TIMEOUT) -> None:

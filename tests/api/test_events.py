@@ -22,12 +22,15 @@ from palaver.services import Services, build_services
 from tests.conftest import make_test_settings
 from tests.helpers import (
     Api,
+    Clock,
     SeededRealm,
     assert_json_error,
     assert_json_success,
     basic_auth,
     encode_params,
     require_redis,
+    until,
+    wait_until,
 )
 from tests.helpers import (
     TestUser as User,
@@ -266,7 +269,7 @@ async def test_long_poll_wakes_within_a_second(services: Services, realm: Seeded
                 headers=auth(realm.hamlet),
             )
         )
-        await asyncio.sleep(0.3)
+        await until(lambda: services.bus.parked_polls >= 1)
         assert not poll.done()
         assert services.bus.waiting_requests >= 1
         changed = await client.patch(
@@ -308,10 +311,7 @@ async def test_a_parked_long_poll_keeps_no_orm_objects(services: Services, realm
                 "/api/v1/events", params={"queue_id": queue_id, "last_event_id": "-1"}, headers=headers
             )
         )
-        for _ in range(100):
-            if services.bus.waiting_requests:
-                break
-            await asyncio.sleep(0.02)
+        await until(lambda: services.bus.parked_polls == 1)
         assert services.bus.waiting_requests == 1
         assert orm_objects() == before
         services.bus.append(queue_id, {"type": "heartbeat"})
@@ -334,17 +334,19 @@ def test_heartbeat_after_quiet_period(database_url: str, tmp_path: Path, realm: 
 
 
 def test_idle_queues_are_garbage_collected(database_url: str, tmp_path: Path, realm: SeededRealm) -> None:
+    clock = Clock()
     with custom_server(database_url, tmp_path, event_queue_idle_timeout_seconds=1) as (client, services):
+        services.bus.clock = clock
         api = Api(client, realm)
         idle = register(api, realm.hamlet)["queue_id"]
         active = register(api, realm.hamlet)["queue_id"]
-        deadline = time.monotonic() + 5
-        while services.bus.get_client(idle) is not None and time.monotonic() < deadline:
-            # Polling one queue keeps it alive while the other one idles.
+        for _ in range(2):
+            # Polling one queue keeps it alive while the other one idles past its timeout.
+            clock.advance(0.6)
             get_events(api, realm.hamlet, active)
-            time.sleep(0.2)
-        # Removed by the periodic collection, not by the request that looks for it.
-        assert services.bus.get_client(idle) is None
+        # Removed by the periodic collection (every 0.25 s of real time), not by the request
+        # that looks for it.
+        wait_until(lambda: services.bus.get_client(idle) is None)
         assert services.bus.get_client(active) is not None
         assert_bad_queue(api.get(realm.hamlet, "events", {"queue_id": idle, "last_event_id": -1}), idle)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 import zipfile
 from typing import Any
 
@@ -13,19 +12,21 @@ import pytest
 from palaver.services import Services
 from palaver.workers.exports import ExportWorker
 from tests.api.test_messages_send import create_channel, send_dm, send_stream
-from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
+from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success, wait_until
 
 
 def wait_until_done(api: Api, realm: SeededRealm, export_id: int) -> dict[str, Any]:
     """The server's own worker (started with the app) makes the export; wait for it."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    found: dict[str, Any] = {}
+
+    def made() -> bool:
         exports = assert_json_success(api.get(realm.iago, "export/realm"))["exports"]
         (mine,) = [e for e in exports if e["id"] == export_id]
-        if not mine["pending"]:
-            return dict(mine)
-        time.sleep(0.1)
-    raise AssertionError("export not made within 60 s")
+        found.update(mine)
+        return not mine["pending"]
+
+    wait_until(made, timeout=60, interval=0.02)
+    return found
 
 
 def archive_messages(api: Api, url: str) -> list[dict[str, Any]]:

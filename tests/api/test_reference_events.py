@@ -3,14 +3,13 @@ realm deactivation, legacy settings events, guests gaining and losing users."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel, set_realm, system_groups
-from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
+from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success, wait_until
 
 
 def register(api: Api, user: Any, **data: Any) -> dict[str, Any]:
@@ -101,10 +100,7 @@ def test_realm_deactivation_tells_clients_and_closes_queues(
     [(event, users)] = events.of_type("realm", "deactivated")
     assert event["realm_id"] == realm.id
     assert realm.hamlet.id in users and realm.desdemona.id in users
-    deadline = time.monotonic() + 5
-    while services.bus.get_client(queue_id) is not None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert services.bus.get_client(queue_id) is None
+    wait_until(lambda: services.bus.get_client(queue_id) is None)
     assert_json_error(
         api.get(realm.hamlet, "events", {"queue_id": queue_id, "last_event_id": -1}),
         "This organization is deactivated",

@@ -7,7 +7,6 @@ import dataclasses
 import logging
 import os
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,7 +25,7 @@ from palaver.lib.devices import PushKey, PushToken
 from palaver.lib.push import PushDispatcher, encrypt_payload, send_push_to_user
 from palaver.models import UserProfile
 from palaver.services import Services
-from tests.helpers import Api, SeededRealm, assert_json_success
+from tests.helpers import Api, SeededRealm, assert_json_success, wait_until
 
 PAYLOAD = {"event": "message", "sender_full_name": "Othello", "content": "Hi ✓"}
 
@@ -44,10 +43,8 @@ class FakeRelay:
         self.received.append(await request.json())
         return JSONResponse({"result": "success" if self.status == 200 else "error"}, self.status)
 
-    def wait_for(self, count: int, timeout: float = 5.0) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while len(self.received) < count and time.monotonic() < deadline:
-            time.sleep(0.01)
+    def wait_for(self, count: int) -> list[dict[str, Any]]:
+        wait_until(lambda: len(self.received) >= count)
         return self.received
 
 
@@ -60,10 +57,7 @@ def fake_relay() -> Iterator[FakeRelay]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started
+    wait_until(lambda: server.started)
     port = server.servers[0].sockets[0].getsockname()[1]
     relay.url = f"http://127.0.0.1:{port}/notify"
     yield relay
@@ -293,9 +287,10 @@ def test_direct_messages_and_mentions_are_pushed_encrypted(
             realm.hamlet, "messages", {"type": "stream", "to": stream_id, "topic": "t", "content": mention}
         )
     )
-    direct, mentioned = relay.wait_for(2)
-    time.sleep(0.2)
-    assert len(relay.received) == 2
+    relay.wait_for(2)
+    # Waits for every push the dispatcher started: none beyond these two.
+    dispatcher.close()
+    direct, mentioned = relay.received
     assert direct["push_key_id"] == 77
     first, second = decrypt(key, direct), decrypt(key, mentioned)
     assert first["type"] == "private" and "psst" in first["content"]
@@ -310,5 +305,5 @@ def test_the_sender_is_not_pushed_their_own_message(
     assert_json_success(
         api.post(realm.hamlet, "messages", {"type": "direct", "to": [realm.othello.id], "content": "hello"})
     )
-    time.sleep(0.5)
+    dispatcher.close()  # waits for every push it started
     assert relay.received == []

@@ -17,7 +17,7 @@ from palaver.services import Services, build_services
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from tests import helpers
 from tests.api.test_messages_send import create_channel, fetch, send_dm, send_stream
-from tests.helpers import Api, Clock, SeededRealm, assert_json_error, assert_json_success
+from tests.helpers import Api, Clock, SeededRealm, assert_json_error, assert_json_success, wait_until
 from tests.workers.conftest import create_service_bot
 from tests.workers.service_server import Answer, ServiceServer
 
@@ -259,10 +259,7 @@ def test_the_server_runs_the_worker_in_the_background(
             server.answer(Answer(body=b'{"content": "on my own"}'))
             send_stream(api, realm.othello, "dev", "ops", "@**Background** go")
             started = time.monotonic()
-            deadline = started + 10
-            while time.monotonic() < deadline and latest(api, realm.othello)["content"] != "on my own":
-                time.sleep(0.05)
-            assert latest(api, realm.othello)["content"] == "on my own"
+            wait_until(lambda: latest(api, realm.othello)["content"] == "on my own", interval=0.02)
             # Woken by the message itself (measured: ~0.15 s), not by the 5 s idle poll.
             assert time.monotonic() - started < 4
     finally:

@@ -18,7 +18,7 @@ from palaver.smtp_url import parse_smtp_url
 from palaver.timeutil import utcnow
 from palaver.workers.email import EmailWorker
 from tests.email_helpers import SmtpSink, free_port, parts
-from tests.helpers import SeededRealm
+from tests.helpers import SeededRealm, wait_until
 
 
 def _queue_login_notice(services: Services, realm: SeededRealm, to: str) -> int:
@@ -127,7 +127,6 @@ def test_without_smtp_emails_land_in_the_outbox_directory(
 
 def test_the_server_runs_the_worker(services: Services, realm: SeededRealm, tmp_path: Path) -> None:
     """With email_worker on, the app's lifespan starts the worker; mail reaches the outbox."""
-    import time
 
     from starlette.testclient import TestClient
 
@@ -137,13 +136,14 @@ def test_the_server_runs_the_worker(services: Services, realm: SeededRealm, tmp_
     to = f"lifespan@{realm.string_id}.example.com"
     _queue_login_notice(services, realm, to)
     settings = services.settings.model_copy(update={"email_worker": True, "data_dir": tmp_path})
+    found: list[Path] = []
+
+    def sent() -> bool:
+        found[:] = [p for p in (tmp_path / "outbox").glob("*.eml") if to in p.read_text()]
+        return bool(found)
+
     with TestClient(create_app(settings, build_services(settings))):
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            found = [p for p in (tmp_path / "outbox").glob("*.eml") if to in p.read_text()]
-            if found:
-                break
-            time.sleep(0.1)
+        wait_until(sent, timeout=20, interval=0.02)
     assert len(found) == 1
 
 
