@@ -11,6 +11,7 @@ import pytest
 
 from palaver.services import Services
 from palaver.workers.loop import BackgroundWorker
+from tests.helpers import until
 
 
 class Recorder(BackgroundWorker):
@@ -52,11 +53,7 @@ class DaemonRecorder(Recorder):
 
 
 async def rounds_reach(worker: Recorder, count: int) -> None:
-    for _ in range(500):
-        if worker.rounds >= count:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{worker.rounds} rounds, expected {count}")
+    await until(lambda: worker.rounds >= count)
 
 
 async def test_rounds_run_at_once_then_when_woken(
@@ -73,8 +70,8 @@ async def test_rounds_run_at_once_then_when_woken(
     with caplog.at_level(logging.ERROR, logger="tests.workers.loop"):
         worker._on_event(1, {"type": "ping"}, [])
         await rounds_reach(worker, 2)
-        await asyncio.sleep(0.05)
-    assert "test worker round failed" in caplog.text
+        # Logged by the loop once the failed round's thread hands back.
+        await until(lambda: "test worker round failed" in caplog.text)
     worker._on_event(1, {"type": "ping"}, [])  # a failed round does not end the loop
     await rounds_reach(worker, 3)
     assert worker.threads[0] != threading.current_thread().name
