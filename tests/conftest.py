@@ -20,7 +20,6 @@ from palaver.app import create_app
 from palaver.config import Settings, load_settings
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
-from tests import event_validation
 from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -113,9 +112,13 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
 
 
 @pytest.fixture(scope="session")
-def services(settings: Settings) -> Iterator[Services]:
+def services(settings: Settings, request: pytest.FixtureRequest) -> Iterator[Services]:
     built = build_services(settings)
-    built.bus.add_listener(event_validation.listener)
+    # The plugin module itself (loaded through pytest_plugins; importing it here would stop
+    # pytest rewriting its asserts).
+    validation = request.config.pluginmanager.get_plugin("tests.event_validation")
+    assert validation is not None
+    built.bus.add_listener(validation.listener)
     upgrade(built.db.engine)
     yield built
     built.close()
