@@ -100,6 +100,9 @@ def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -
         "service_bot_worker": False,
         # Tests drive the email worker themselves (tests/lib/email/), with their own clock.
         "email_worker": False,
+        # Retention runs a minute after start: in the shared test app it would archive some
+        # earlier test's messages in the middle of a later test (tests/workers drive it).
+        "retention_worker": False,
         "email_gateway_domain": "palaver.test",
     }
     values.update(overrides)
