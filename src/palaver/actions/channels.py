@@ -56,7 +56,7 @@ from palaver.lib.group_settings import (
     render_group_setting,
     user_has_permission,
 )
-from palaver.lib.markdown import render_markdown
+from palaver.lib.markdown.render import render_markdown
 from palaver.lib.notification_bot import silent_mention
 from palaver.lib.realm import active_user_ids
 from palaver.models import Realm, Role, UserGroup, UserProfile

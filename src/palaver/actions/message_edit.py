@@ -30,7 +30,8 @@ from palaver.lib.channels import (
 from palaver.lib.conversations import stream_for_message
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import is_storable_id
-from palaver.lib.markdown import RenderResult, topic_links
+from palaver.lib.markdown.contract import RenderResult
+from palaver.lib.markdown.urls import topic_links
 from palaver.lib.message_access import access_message
 from palaver.lib.message_edit import (
     NO_PERMISSION_TO_EDIT,

@@ -44,7 +44,7 @@ from palaver.lib.email.missed import schedule_missed_message_emails
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
 from palaver.lib.ids import is_storable_id, storable_ids
-from palaver.lib.markdown import RenderResult
+from palaver.lib.markdown.contract import RenderResult
 from palaver.lib.message_access import access_message
 from palaver.lib.message_flags import flag_names
 from palaver.lib.message_format import finalize_message, new_message_wide_dict, wide_message_dicts
