@@ -1,4 +1,4 @@
-"""Block rules: Zulip's fenced blocks (code, quote, spoiler, math)."""
+"""Block rules: Zulip's ```quote, ```spoiler and ```math fenced blocks."""
 
 from __future__ import annotations
 
