@@ -16,7 +16,8 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
-from palaver.actions.messages import SendContext, _check_mentions, _mentioned_user_ids, note_messages_arrived
+from palaver.actions.message_mentions import _check_mentions, _mentioned_user_ids
+from palaver.actions.messages import SendContext, note_messages_arrived
 from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
