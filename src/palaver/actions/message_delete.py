@@ -9,12 +9,8 @@ from sqlalchemy.orm import Session
 
 from palaver.db import lock_rows, transaction
 from palaver.events import types as ev
-from palaver.lib.channels import (
-    subscriber_ids,
-)
-from palaver.lib.conversations import (
-    stream_for_message,
-)
+from palaver.lib.channels import subscriber_ids
+from palaver.lib.conversations import stream_for_message
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
 from palaver.lib.ids import storable_ids

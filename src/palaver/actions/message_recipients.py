@@ -16,18 +16,11 @@ from palaver.lib.channels import (
     get_stream_by_name,
     subscribed_stream_ids,
 )
-from palaver.lib.conversations import (
-    dm_group_hash,
-    get_dm_group,
-    user_ids_sharing_conversations,
-)
+from palaver.lib.conversations import dm_group_hash, get_dm_group, user_ids_sharing_conversations
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
 from palaver.lib.ids import is_storable_id
-from palaver.lib.message_send import (
-    ChannelTarget,
-    DirectTarget,
-)
+from palaver.lib.message_send import ChannelTarget, DirectTarget
 from palaver.lib.topics import topic_exists
 from palaver.lib.user_groups import NOBODY
 from palaver.lib.users import access_user_by_email, get_realm_user, user_access_restricted

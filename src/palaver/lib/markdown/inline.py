@@ -8,10 +8,7 @@ from datetime import UTC, datetime
 from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_inline import StateInline
 
-from palaver.lib.emoji import (
-    ZULIP_EXTRA_EMOJI_NAMES,
-    emoji_code_for_name,
-)
+from palaver.lib.emoji import ZULIP_EXTRA_EMOJI_NAMES, emoji_code_for_name
 from palaver.lib.markdown.contract import MarkdownContext, UserRef
 from palaver.lib.markdown.state import _Collector, _collector, _emoji_html, _push_html
 from palaver.lib.markdown.syntax import (

@@ -9,10 +9,7 @@ from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
-from palaver.lib.emoji import (
-    emoji_name_for_code,
-    find_emoji_sequences,
-)
+from palaver.lib.emoji import emoji_name_for_code, find_emoji_sequences
 from palaver.lib.markdown.contract import LinkifierRef
 from palaver.lib.markdown.state import _Collector, _collector, _emoji_html
 from palaver.lib.markdown.urls import _linkifier_matches

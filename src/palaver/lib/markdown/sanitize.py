@@ -8,9 +8,7 @@ from functools import cache
 
 import nh3
 
-from palaver.lib.emoji import (
-    emoji_table,
-)
+from palaver.lib.emoji import emoji_table
 from palaver.lib.math import MATHML_ATTRIBUTES, MATHML_FIXED_VALUES, MATHML_TAGS
 
 # -- sanitizing ----------------------------------------------------------------------------------

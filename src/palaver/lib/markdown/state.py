@@ -11,9 +11,7 @@ from typing import Any
 from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_inline import StateInline
 
-from palaver.lib.emoji import (
-    ZULIP_EXTRA_EMOJI_NAMES,
-)
+from palaver.lib.emoji import ZULIP_EXTRA_EMOJI_NAMES
 from palaver.lib.markdown.contract import MarkdownContext
 
 # -- rendering state -----------------------------------------------------------------------
