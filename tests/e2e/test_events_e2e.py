@@ -26,21 +26,12 @@ import zulip
 from palaver.config import load_settings
 from palaver.events.redis_backend import RedisQueueBackend
 from tests import helpers
-from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
 from tests.helpers import require_redis
+from tests.servers import clean_environment, free_port, launch, wait_until_healthy
 
 pytestmark = pytest.mark.e2e
 
 REDIS_URL = helpers.REDIS_URL
-
-
-def _die_with_parent() -> None:
-    """Runs in the child before exec: if pytest is killed before its teardown, the server
-    gets SIGTERM rather than living on as an orphan (Linux)."""
-    import ctypes
-
-    pr_set_pdeathsig = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _redis_available() -> bool:
@@ -81,17 +72,7 @@ class Server:
 
 
 def _wait_until_serving(server: Server, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise AssertionError(f"server exited: {server.log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{server.url}/api/v1/server_settings", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"server did not start: {server.log.read_text()[-3000:]}")
+    wait_until_healthy(server.url, server.process, lambda: server.log.read_text()[-3000:], timeout)
 
 
 @pytest.fixture
@@ -121,15 +102,7 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
             settings = load_settings(env={}, database_url=database_url, data_dir=str(tmp_path))
             prefixes.append(RedisQueueBackend.default_key_prefix(settings.database_url))
         log = tmp_path / f"server-{port}.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [*palaver_command(), "serve", "--workers", str(workers)],
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+        process = launch(env, ["--workers", str(workers)], log)
         server = Server(f"http://127.0.0.1:{port}", env, process, log)
         started.append(server)
         _wait_until_serving(server)
