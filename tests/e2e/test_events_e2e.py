@@ -75,12 +75,18 @@ def _wait_until_serving(server: Server, timeout: float = 60) -> None:
     wait_until_healthy(server.url, server.process, lambda: server.log.read_text()[-3000:], timeout)
 
 
-@pytest.fixture
-def start_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
-    started: list[Server] = []
+@pytest.fixture(scope="module")
+def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Server]]:
+    """One server per configuration for the whole module (each start costs seconds, several
+    workers many more): the tests use the demo organization's owner and Ann, whom the first
+    test creates, and each its own listener and queue."""
+    started: dict[tuple[int, str | None], Server] = {}
     prefixes: list[str] = []
 
     def start(*, workers: int = 1, redis_url: str | None = None) -> Server:
+        if (workers, redis_url) in started:
+            return started[workers, redis_url]
+        tmp_path = tmp_path_factory.mktemp(f"events-server-{workers}")
         port = free_port()
         database_url = f"sqlite:///{tmp_path / 'palaver.db'}"
         env = clean_environment(
@@ -104,12 +110,12 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
         log = tmp_path / f"server-{port}.log"
         process = launch(env, ["--workers", str(workers)], log)
         server = Server(f"http://127.0.0.1:{port}", env, process, log)
-        started.append(server)
+        started[workers, redis_url] = server
         _wait_until_serving(server)
         return server
 
     yield start
-    for server in started:
+    for server in started.values():
         if server.process.poll() is None:
             os.killpg(server.process.pid, signal.SIGTERM)
             try:
