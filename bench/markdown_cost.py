@@ -13,14 +13,8 @@ import argparse
 import statistics
 import time
 
-from palaver.lib.markdown import (
-    GroupRef,
-    LinkifierRef,
-    MarkdownContext,
-    StreamRef,
-    UserRef,
-    render_message,
-)
+from palaver.lib.markdown.contract import GroupRef, LinkifierRef, MarkdownContext, StreamRef, UserRef
+from palaver.lib.markdown.render import render_message
 
 USERS = [UserRef(i, name) for i, name in enumerate(["Iago", "King Hamlet", "Othello", "Cordelia"], 1)]
 CONTEXT = MarkdownContext(

@@ -100,6 +100,9 @@ def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -
         "service_bot_worker": False,
         # Tests drive the email worker themselves (tests/lib/email/), with their own clock.
         "email_worker": False,
+        # Retention runs a minute after start: in the shared test app it would archive some
+        # earlier test's messages in the middle of a later test (tests/workers drive it).
+        "retention_worker": False,
         "email_gateway_domain": "palaver.test",
     }
     values.update(overrides)
@@ -112,13 +115,13 @@ def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Set
 
 
 @pytest.fixture(scope="session")
-def services(settings: Settings, pytestconfig: pytest.Config) -> Iterator[Services]:
+def services(settings: Settings, request: pytest.FixtureRequest) -> Iterator[Services]:
     built = build_services(settings)
-    # The plugin module as pytest loaded it (importing it here first would stop pytest from
-    # rewriting its asserts, which the "error" warning filter turns into a failed start).
-    event_validation = pytestconfig.pluginmanager.get_plugin("tests.event_validation")
-    assert event_validation is not None
-    built.bus.add_listener(event_validation.listener)
+    # The plugin module itself (loaded through pytest_plugins; importing it here would stop
+    # pytest rewriting its asserts).
+    validation = request.config.pluginmanager.get_plugin("tests.event_validation")
+    assert validation is not None
+    built.bus.add_listener(validation.listener)
     upgrade(built.db.engine)
     yield built
     built.close()

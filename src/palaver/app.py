@@ -215,14 +215,16 @@ def create_app(
         export_worker = ExportWorker(services)
         await export_worker.start()
         # Archives messages past their retention period, daily (workers/retention.py).
-        retention = RetentionWorker(services)
-        await retention.start()
+        retention = RetentionWorker(services) if settings.retention_worker else None
+        if retention is not None:
+            await retention.start()
         try:
             # On SIGTERM/SIGINT, parked long-polls answer at once (serving.py).
             with on_stop_signals(services.bus.begin_draining):
                 yield
         finally:
-            await retention.stop()
+            if retention is not None:
+                await retention.stop()
             await export_worker.stop()
             if email_worker is not None:
                 await email_worker.stop()

@@ -114,6 +114,8 @@ class Settings(BaseModel):
     email_gateway_domain: str = ""
     # Run the email-delivery worker in each server process (workers/email.py).
     email_worker: bool = True
+    # Run the message-retention worker (first round a minute after start, then daily).
+    retention_worker: bool = True
 
     # BigBlueButton server for GET /calls/bigbluebutton/create (its API URL and shared secret).
     big_blue_button_url: str | None = None

@@ -23,8 +23,8 @@ from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from palaver.actions.channel_creation import do_create_channel
-from palaver.actions.channels import NewChannel
-from palaver.actions.messages import get_or_create_dm_group
+from palaver.actions.message_recipients import get_or_create_dm_group
+from palaver.actions.new_channels import NewChannel
 from palaver.actions.subscriptions import do_add_subscriptions
 from palaver.actions.users import do_create_user
 from palaver.db import transaction

@@ -8,7 +8,8 @@ import pytest
 from sqlalchemy.orm import Session
 
 from palaver.lib.linkifiers import linkifiers_for_realm
-from palaver.lib.markdown import LinkifierRef, topic_links
+from palaver.lib.markdown.contract import LinkifierRef
+from palaver.lib.markdown.urls import topic_links
 from palaver.services import Services
 from tests import helpers
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success

@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.config import Settings
+from palaver.lib.storage import make_storage
 from palaver.services import Services, build_services
 from palaver.workers.thumbnails import ThumbnailWorker
 from tests import helpers
@@ -180,3 +181,19 @@ def test_deleting_the_upload_deletes_its_thumbnails(
         .exists()
     )
     assert qapi.get(realm.hamlet, thumb).status_code == 404
+
+
+def test_an_original_gone_before_thumbnailing_shows_as_the_original(
+    qapi: Api, quiet: tuple[Settings, Services], realm: SeededRealm, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = upload(qapi, realm.hamlet, "gone.png", image_bytes(800, 600))
+    message_id = send(qapi, realm.hamlet, [realm.othello], f"[gone.png]({url})")
+    make_storage(quiet[0]).delete(url.removeprefix("/user_uploads/"))
+    with caplog.at_level("WARNING", logger="palaver"):
+        assert ThumbnailWorker(quiet[1]).run_pending() == 1
+    # Logged as what it is, without a traceback; the message no longer waits for it.
+    [record] = [r for r in caplog.records if "original is gone" in r.getMessage()]
+    assert record.levelname == "WARNING" and record.exc_info is None
+    html = rendered(qapi, realm.othello, message_id)
+    assert "image-loading-placeholder" not in html and f'href="{url}"' in html
+    assert ThumbnailWorker(quiet[1]).run_pending() == 0

@@ -6,7 +6,6 @@ its Host-based realm routing matches the in-process app's (same ``external_url``
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,21 +15,13 @@ import pytest
 from starlette.testclient import TestClient
 
 from palaver.config import Settings
-from tests.e2e.test_zulip_client import (
-    RunningServer,
-    clean_environment,
-    free_port,
-    palaver_command,
-    stop,
-    wait_until_serving,
-)
 from tests.helpers import Api, SeededRealm, assert_json_success
+from tests.servers import RunningServer, clean_environment, start_running_server, stop
 
 
 @pytest.fixture(scope="module")
 def real_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     tmp: Path = tmp_path_factory.mktemp("concurrency-server")
-    port = free_port()
     env = clean_environment(
         PALAVER_DATA_DIR=str(tmp / "data"),
         PALAVER_DATABASE_URL=settings.database_url,
@@ -41,22 +32,12 @@ def real_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) ->
         PALAVER_PASSWORD_MEMORY_COST_KIB="8",
         PALAVER_LOG_LEVEL="warning",
     )
-    stdout, stderr = tmp / "stdout.txt", tmp / "stderr.txt"
-    with stdout.open("wb") as out, stderr.open("wb") as err:
-        process = subprocess.Popen(
-            [*palaver_command(), "serve", "--port", str(port)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-        )
-    running = RunningServer(f"http://127.0.0.1:{port}", port, tmp / "data", stdout, stderr, process)
+    running = start_running_server(tmp, env)
     try:
-        wait_until_serving(running)
         yield running
     finally:
-        stop(process)
-    assert "Traceback" not in stderr.read_text(), running.logs()
+        stop(running.process)
+    assert "Traceback" not in running.stderr.read_text(), running.logs()
 
 
 @pytest.fixture(params=["in-process", "real-server"])

@@ -26,21 +26,12 @@ import zulip
 from palaver.config import load_settings
 from palaver.events.redis_backend import RedisQueueBackend
 from tests import helpers
-from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
 from tests.helpers import require_redis
+from tests.servers import clean_environment, free_port, launch, wait_until_healthy
 
 pytestmark = pytest.mark.e2e
 
 REDIS_URL = helpers.REDIS_URL
-
-
-def _die_with_parent() -> None:
-    """Runs in the child before exec: if pytest is killed before its teardown, the server
-    gets SIGTERM rather than living on as an orphan (Linux)."""
-    import ctypes
-
-    pr_set_pdeathsig = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _redis_available() -> bool:
@@ -81,25 +72,21 @@ class Server:
 
 
 def _wait_until_serving(server: Server, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise AssertionError(f"server exited: {server.log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{server.url}/api/v1/server_settings", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"server did not start: {server.log.read_text()[-3000:]}")
+    wait_until_healthy(server.url, server.process, lambda: server.log.read_text()[-3000:], timeout)
 
 
-@pytest.fixture
-def start_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
-    started: list[Server] = []
+@pytest.fixture(scope="module")
+def start_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Server]]:
+    """One server per configuration for the whole module (each start costs seconds, several
+    workers many more): the tests use the demo organization's owner and Ann, whom the first
+    test creates, and each its own listener and queue."""
+    started: dict[tuple[int, str | None], Server] = {}
     prefixes: list[str] = []
 
     def start(*, workers: int = 1, redis_url: str | None = None) -> Server:
+        if (workers, redis_url) in started:
+            return started[workers, redis_url]
+        tmp_path = tmp_path_factory.mktemp(f"events-server-{workers}")
         port = free_port()
         database_url = f"sqlite:///{tmp_path / 'palaver.db'}"
         env = clean_environment(
@@ -121,22 +108,14 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
             settings = load_settings(env={}, database_url=database_url, data_dir=str(tmp_path))
             prefixes.append(RedisQueueBackend.default_key_prefix(settings.database_url))
         log = tmp_path / f"server-{port}.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [*palaver_command(), "serve", "--workers", str(workers)],
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+        process = launch(env, ["--workers", str(workers)], log)
         server = Server(f"http://127.0.0.1:{port}", env, process, log)
-        started.append(server)
+        started[workers, redis_url] = server
         _wait_until_serving(server)
         return server
 
     yield start
-    for server in started:
+    for server in started.values():
         if server.process.poll() is None:
             os.killpg(server.process.pid, signal.SIGTERM)
             try:

@@ -25,14 +25,18 @@ from sqlalchemy import create_engine, text
 
 from tests.e2e.test_events_e2e import _logins
 from tests.e2e.test_restart_e2e import Restartable, _register, restartable  # noqa: F401 (fixture)
-from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
 from tests.helpers import require_redis
+from tests.servers import clean_environment, free_port, palaver_command
 
 pytestmark = pytest.mark.e2e
 
 PG_ADMIN_URL = os.environ.get(
     "PALAVER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
+
+
+# Messages acknowledged before a fault and again after it: load counted in operations.
+LOAD = 10
 
 
 @dataclass
@@ -163,15 +167,28 @@ class Traffic:
             thread.start()
             self.threads.append(thread)
 
+    def wait_for_acknowledged(self, count: int, timeout: float = 30) -> None:
+        """Until ``count`` messages in all were acknowledged (load measured in messages, not
+        seconds: the same amount of traffic however loaded the machine is)."""
+        deadline = time.monotonic() + timeout
+        while len(self.acknowledged) < count:
+            assert time.monotonic() < deadline, f"{len(self.acknowledged)} of {count} acknowledged"
+            time.sleep(0.02)
+
     def stop(self, timeout: float = 20) -> None:
         """Stop sending; wait until every acknowledged message reached the poller; stop it."""
         self.sending = False
         self.threads[1].join(timeout=60)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not set(self.acknowledged) <= self.received:
-            time.sleep(0.1)
+            time.sleep(0.02)
         self.polling = False
-        self.threads[0].join(timeout=120)
+        # The poller is parked in a long-poll (heartbeats every 45 s): one more message ends it.
+        with httpx.Client(base_url=self.url, auth=self.send_auth, timeout=30) as http:
+            data = {"type": "stream", "to": "general", "topic": "faults", "content": "wake the poller"}
+            assert http.post("/api/v1/messages", data=data).status_code == 200
+        self.threads[0].join(timeout=30)
+        assert not self.threads[0].is_alive()
         missing = sorted(set(self.acknowledged) - self.received)
         assert not missing, f"{len(missing)} acknowledged message(s) never arrived: {missing[:10]}"
 
@@ -199,18 +216,21 @@ def test_redis_stopped_and_started_while_clients_poll_and_send(
     owner, ann = _logins(server.server)
     traffic = Traffic(server.url, owner, ann, _register(server.url, owner))
     traffic.start()
-    time.sleep(1.5)
+    traffic.wait_for_acknowledged(LOAD)
     spare_redis.stop()
-    time.sleep(3)
+    # Away until the clients met the outage (a 503), at most 3 s.
+    deadline = time.monotonic() + 3
+    while 503 not in traffic.statuses and time.monotonic() < deadline:
+        time.sleep(0.02)
     spare_redis.start()
     # The server recovers by itself: new registrations work again.
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if httpx.get(f"{server.url}/health/ready", timeout=5).status_code == 200:
             break
-        time.sleep(0.2)
+        time.sleep(0.05)
     _register(server.url, owner)
-    time.sleep(1.5)
+    traffic.wait_for_acknowledged(len(traffic.acknowledged) + LOAD)
     traffic.stop()
     assert traffic.bad == [], traffic.bad[:5]
     assert 503 in traffic.statuses or workers > 1  # the poller met the outage (one process)
@@ -262,7 +282,7 @@ def test_postgresql_connections_terminated_while_serving(
     admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     try:
         for _ in range(3):
-            time.sleep(1)
+            traffic.wait_for_acknowledged(len(traffic.acknowledged) + LOAD // 2)
             with admin.connect() as conn:
                 killed = conn.execute(
                     text(
@@ -272,7 +292,7 @@ def test_postgresql_connections_terminated_while_serving(
                     {"name": postgres_database},
                 ).scalar()
             assert killed
-        time.sleep(1.5)
+        traffic.wait_for_acknowledged(len(traffic.acknowledged) + LOAD)
     finally:
         admin.dispose()
     traffic.stop()
@@ -331,7 +351,7 @@ def test_kill_9_of_a_worker_under_load(restartable: Callable[..., Restartable]) 
     owner, ann = _logins(server.server)
     traffic = Traffic(server.url, owner, ann, _register(server.url, owner))
     traffic.start()
-    time.sleep(1.5)
+    traffic.wait_for_acknowledged(LOAD)
     victim = server.server.worker_pids()[0]
     before_kill = len(traffic.acknowledged)
     os.kill(victim, 9)
@@ -340,8 +360,8 @@ def test_kill_9_of_a_worker_under_load(restartable: Callable[..., Restartable]) 
         pids = server.server.worker_pids()
         if len(pids) == 2 and victim not in pids:
             break
-        time.sleep(0.2)
-    time.sleep(1.5)
+        time.sleep(0.05)
+    traffic.wait_for_acknowledged(len(traffic.acknowledged) + LOAD)
     traffic.stop()
     assert traffic.bad == [], traffic.bad[:5]
     # Sending went on once the worker was replaced.

@@ -3,7 +3,6 @@ URL lands in its topic, outgoing-webhook and embedded bots answer mentions, poll
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -12,15 +11,8 @@ import httpx
 import pytest
 import zulip
 
-from tests.e2e.test_zulip_client import (
-    RunningServer,
-    clean_environment,
-    free_port,
-    palaver_command,
-    server_database_url,  # noqa: F401
-    stop,
-    wait_until_serving,
-)
+from tests.e2e.test_zulip_client import server_database_url  # noqa: F401 (fixture)
+from tests.servers import RunningServer, clean_environment, start_running_server, stop
 from tests.webhooks.conftest import fixture
 from tests.workers.service_server import Answer, ServiceServer, service_server
 
@@ -33,7 +25,6 @@ def hooks_server(
     server_database_url: str,  # noqa: F811
 ) -> Iterator[RunningServer]:
     tmp = tmp_path_factory.mktemp("e2e-hooks")
-    port = free_port()
     env = clean_environment(
         PALAVER_DATA_DIR=str(tmp / "data"),
         PALAVER_DATABASE_URL=server_database_url,
@@ -43,21 +34,11 @@ def hooks_server(
         # The bot's service runs on this machine.
         PALAVER_OUTGOING_WEBHOOKS_ALLOW_PRIVATE="true",
     )
-    stdout, stderr = tmp / "stdout.txt", tmp / "stderr.txt"
-    with stdout.open("wb") as out, stderr.open("wb") as err:
-        process = subprocess.Popen(
-            [*palaver_command(), "serve", "--port", str(port)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-        )
-    running = RunningServer(f"http://127.0.0.1:{port}", port, tmp / "data", stdout, stderr, process)
+    running = start_running_server(tmp, env)
     try:
-        wait_until_serving(running)
         yield running
     finally:
-        stop(process)
+        stop(running.process)
 
 
 @pytest.fixture(scope="module")

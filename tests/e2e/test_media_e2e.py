@@ -12,8 +12,9 @@ import zulip
 from PIL import Image
 
 # The running server and its demo owner's client, shared with the client end-to-end tests.
-from tests.e2e.test_zulip_client import RunningServer, client, server, server_database_url  # noqa: F401
+from tests.e2e.test_zulip_client import client, server, server_database_url  # noqa: F401
 from tests.images import image_bytes
+from tests.servers import RunningServer
 
 pytestmark = pytest.mark.e2e
 

@@ -8,13 +8,8 @@ import subprocess
 
 import pytest
 
-from tests.e2e.test_zulip_client import (  # noqa: F401  (fixtures)
-    RunningServer,
-    clean_environment,
-    palaver_command,
-    server,
-    server_database_url,
-)
+from tests.e2e.test_zulip_client import server, server_database_url  # noqa: F401  (fixtures)
+from tests.servers import RunningServer, clean_environment, palaver_command
 
 pytestmark = [
     pytest.mark.e2e,

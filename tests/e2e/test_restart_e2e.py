@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,9 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.test_events_e2e import REDIS_URL, Server, _die_with_parent, _logins
-from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
+from tests.e2e.test_events_e2e import REDIS_URL, Server, _logins
 from tests.helpers import require_redis
+from tests.servers import clean_environment, free_port, launch, wait_until_healthy
 
 pytestmark = pytest.mark.e2e
 
@@ -68,28 +67,11 @@ class Restartable:
         self.starts += 1
         log = self.tmp_path / f"server-{self.starts}.log"
         env = self.env()
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [*palaver_command(), "serve", "--workers", str(self.workers)],
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+        process = launch(env, ["--workers", str(self.workers)], log)
         logins = self.server.logins if self.server else None
         self.server = Server(self.url, env, process, log, logins)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise AssertionError(f"server exited: {log.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/api/v1/server_settings", timeout=2).status_code == 200:
-                    return time.monotonic() - started
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.02)
-        raise AssertionError(f"server did not start: {log.read_text()[-3000:]}")
+        wait_until_healthy(self.url, process, lambda: log.read_text()[-3000:])
+        return time.monotonic() - started
 
     def stop(self, timeout: float = 20) -> float:
         """SIGTERM, as systemd and container runtimes send; the seconds until it exited."""
@@ -189,6 +171,17 @@ class Poller:
 
     def message_ids(self) -> set[int]:
         return {e["message"]["id"] for e in self.events if e["type"] == "message"}
+
+
+# Messages sent before and after a restart: load counted in operations, not seconds.
+LOAD = 10
+
+
+def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout}s: {what}"
+        time.sleep(0.02)
 
 
 def _send(url: str, auth: tuple[str, str], content: str) -> int:
@@ -303,7 +296,7 @@ def test_rolling_restart_of_workers_loses_nothing(restartable: Callable[..., Res
 
     sender = threading.Thread(target=send_continuously, daemon=True)
     sender.start()
-    time.sleep(1)
+    _wait_until(lambda: len(sent) >= LOAD, "messages sent before the SIGHUP")
     old_workers = set(server.server.worker_pids())
     server.server.process.send_signal(signal.SIGHUP)
     deadline = time.monotonic() + 60
@@ -314,7 +307,8 @@ def test_rolling_restart_of_workers_loses_nothing(restartable: Callable[..., Res
         time.sleep(0.2)
     else:
         raise AssertionError(f"workers not replaced: {server.server.log.read_text()[-3000:]}")
-    time.sleep(1)
+    replaced_at = len(sent)
+    _wait_until(lambda: len(sent) >= replaced_at + LOAD, "messages sent after the replacement")
     sending = False
     sender.join(timeout=30)
     poller.wait_for(lambda events: set(sent) <= {e["message"]["id"] for e in events if "message" in e}, 20)

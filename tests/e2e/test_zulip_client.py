@@ -8,22 +8,24 @@ here), creates the demo organization, and prints a zuliprc that the client then 
 from __future__ import annotations
 
 import os
-import socket
 import stat
 import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 import zulip
 from sqlalchemy import create_engine, text
 
-from palaver.config import Settings
+from tests.servers import (
+    RunningServer,
+    clean_environment,
+    free_port,
+    palaver_command,
+    start_running_server,
+    stop,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -35,26 +37,6 @@ DEMO_EMAILS = {
     "gus@example.com",
     "demo-bot@example.com",
 }
-
-
-def palaver_command() -> list[str]:
-    script = Path(sys.executable).parent / "palaver"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "palaver.cli"]
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    """This process's environment without anything that configures Palaver, plus ``extra``."""
-    names = {f"PALAVER_{name.upper()}" for name in Settings.model_fields}
-    names |= {"PALAVER_CONFIG", "PALAVER_SETTINGS_JSON", "DATABASE_URL", "REDIS_URL"}
-    env = {k: v for k, v in os.environ.items() if k not in names}
-    env.update(extra)
-    return env
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -77,54 +59,9 @@ def server_database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
         admin.dispose()
 
 
-@dataclass
-class RunningServer:
-    url: str
-    port: int
-    data_dir: Path
-    stdout: Path
-    stderr: Path
-    process: subprocess.Popen[bytes]
-
-    def output(self) -> str:
-        return self.stdout.read_text()
-
-    def logs(self) -> str:
-        return f"stdout:\n{self.output()[-2000:]}\nstderr:\n{self.stderr.read_text()[-3000:]}"
-
-    @property
-    def zuliprc(self) -> Path:
-        return self.data_dir / "demo.zuliprc"
-
-
-def wait_until_serving(server: RunningServer, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            pytest.fail(f"palaver serve exited with {server.process.returncode}\n{server.logs()}")
-        try:
-            if httpx.get(f"{server.url}/api/v1/server_settings", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    pytest.fail(f"palaver serve did not answer within {timeout} s\n{server.logs()}")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, server_database_url: str) -> Iterator[RunningServer]:
     tmp = tmp_path_factory.mktemp("e2e-server")
-    port = free_port()
     env = clean_environment(
         PALAVER_DATA_DIR=str(tmp / "data"),
         # The unprefixed name, as a hosting platform would set it.
@@ -135,25 +72,13 @@ def server(tmp_path_factory: pytest.TempPathFactory, server_database_url: str) -
         # Tests contact loopback only: no link previews.
         PALAVER_OUTGOING_FETCHES="false",
     )
-    stdout, stderr = tmp / "stdout.txt", tmp / "stderr.txt"
-    # Files, not pipes: nobody would drain a pipe while the tests run, and a full pipe
-    # blocks the server.
-    with stdout.open("wb") as out, stderr.open("wb") as err:
-        process = subprocess.Popen(
-            [*palaver_command(), "serve", "--port", str(port)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-        )
-    running = RunningServer(f"http://127.0.0.1:{port}", port, tmp / "data", stdout, stderr, process)
+    running = start_running_server(tmp, env)
     try:
-        wait_until_serving(running)
         # DATABASE_URL was honoured over the default SQLite file in the data dir.
         assert not (running.data_dir / "palaver.db").exists()
         yield running
     finally:
-        stop(process)
+        stop(running.process)
 
 
 def printed_field(output: str, label: str) -> str:

@@ -78,5 +78,5 @@ def test_guests_have_no_default_channels(api: Api, realm: SeededRealm) -> None:
     member = assert_json_success(api.post(realm.hamlet, "register", fetch))
     guest = assert_json_success(api.post(realm.polonius, "register", fetch))
     assert member["realm_default_streams"] == [stream_id]
-    # default_streams events never reach guests either (actions/channels.py).
+    # default_streams events never reach guests either (actions/channel_notify.py).
     assert guest["realm_default_streams"] == []

@@ -22,8 +22,8 @@ from palaver.lib.dependencies import (
 )
 from palaver.services import Services
 from tests.conftest import make_test_settings
-from tests.e2e.test_zulip_client import free_port
 from tests.helpers import wait_until
+from tests.servers import free_port
 
 router = ApiRouter()
 outage = {"on": True}

@@ -7,23 +7,23 @@ from html import escape
 
 import pytest
 
-from palaver.lib.markdown import (
+from palaver.lib.markdown.contract import (
     GroupRef,
     LinkifierRef,
     MarkdownContext,
     RenderResult,
     StreamRef,
     UserRef,
-    expand_url_template,
+)
+from palaver.lib.markdown.render import render_markdown, render_message
+from palaver.lib.markdown.sanitize import sanitize
+from palaver.lib.markdown.syntax import (
     possible_channel_names,
     possible_group_names,
     possible_mention_ids,
     possible_mention_names,
-    render_markdown,
-    render_message,
-    sanitize,
-    topic_links,
 )
+from palaver.lib.markdown.urls import expand_url_template, topic_links
 
 HAMLET = UserRef(10, "King Hamlet")
 IAGO = UserRef(11, "Iago")

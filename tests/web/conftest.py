@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from palaver.config import load_settings
-from tests.e2e.test_events_e2e import _die_with_parent
-from tests.e2e.test_zulip_client import clean_environment, free_port, palaver_command
+from tests.servers import clean_environment, free_port, palaver_command
+from tests.servers import die_with_parent as _die_with_parent
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

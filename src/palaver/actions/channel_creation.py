@@ -2,7 +2,7 @@
 
 POST /channels/create makes one channel and may subscribe people to it; POST
 /users/me/subscriptions subscribes by name and creates the channels that do not exist yet.
-Both sit above ``channels`` (which creates a channel) and ``subscriptions`` (which
+Both sit above ``new_channels`` (which creates a channel) and ``subscriptions`` (which
 subscribes to existing ones), so neither of those needs the other.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from palaver.actions.channels import NewChannel, announce_new_channels, create_channel
 from palaver.actions.messages import SendContext
+from palaver.actions.new_channels import NewChannel, announce_new_channels, create_channel
 from palaver.actions.subscriptions import add_subscriptions
 from palaver.db import transaction
 from palaver.lib.channels import check_stream_name, get_streams_by_names, has_metadata_access, viewer_for

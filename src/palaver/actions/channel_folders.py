@@ -16,7 +16,7 @@ from palaver.lib.channel_folders import (
 )
 from palaver.lib.channels import metadata_access_user_ids
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.markdown import render_markdown
+from palaver.lib.markdown.render import render_markdown
 from palaver.lib.realm import active_user_ids
 from palaver.models import UserProfile
 from palaver.models.channels import ChannelFolder, Stream

@@ -1,4 +1,4 @@
-"""Channel writes: creation, settings, archiving and the realm's default channels.
+"""Channel writes: settings, archiving and the realm's default channels.
 
 Each function runs in one transaction. Who hears of a change is whoever may see the channel
 (``metadata_access_user_ids``): when a change alters that set, the users who gain sight of the
@@ -8,15 +8,23 @@ everyone else gets the update.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from palaver.actions.group_settings import default_group_setting, set_group_setting, store_group_setting_value
-from palaver.actions.messages import SendContext
-from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
+from palaver.actions.channel_notify import (
+    _notify_default_streams,
+    notify_stream_created,
+    notify_stream_deleted,
+)
+from palaver.actions.channel_rules import (
+    INSUFFICIENT_PERMISSION,
+    _check_privacy_permissions,
+    _check_topic_creation_rule,
+    _realm_permission,
+)
+from palaver.actions.group_settings import set_group_setting
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channel_folders import get_channel_folder
@@ -28,13 +36,10 @@ from palaver.lib.channels import (
     Viewer,
     can_administer_stream,
     channel_has_named_topics,
-    channel_link_syntax,
     check_stream_description,
     check_stream_name,
     check_topics_policy,
     default_stream_ids,
-    format_stream,
-    get_announcement_channel,
     get_stream_by_name,
     has_content_access,
     metadata_access_user_ids,
@@ -43,51 +48,22 @@ from palaver.lib.channels import (
     viewer_for,
 )
 from palaver.lib.exceptions import (
-    IncompatibleParametersError,
     JsonableError,
     OrganizationAdministratorRequiredError,
     OrganizationOwnerRequiredError,
 )
 from palaver.lib.group_settings import (
     GroupSettingUpdate,
-    GroupSettingValue,
     check_expected_value,
     parse_group_setting_value,
     render_group_setting,
-    user_has_permission,
 )
-from palaver.lib.markdown import render_markdown
-from palaver.lib.notification_bot import silent_mention
+from palaver.lib.markdown.render import render_markdown
 from palaver.lib.realm import active_user_ids
-from palaver.models import Realm, Role, UserGroup, UserProfile
-from palaver.models.channels import (
-    STREAM_GROUP_SETTINGS,
-    DefaultStream,
-    Recipient,
-    RecipientType,
-    Stream,
-)
+from palaver.models import Realm, UserProfile
+from palaver.models.channels import DefaultStream, Stream
 from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS
 from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME
-
-INSUFFICIENT_PERMISSION = "Insufficient permission"
-NEW_CHANNELS_TOPIC = "new channels"
-
-
-@dataclass
-class NewChannel:
-    """A channel as its creator asks for it; unset group settings take their defaults."""
-
-    name: str
-    description: str = ""
-    invite_only: bool = False
-    is_web_public: bool = False
-    history_public_to_subscribers: bool | None = None
-    message_retention_days: int | None = None
-    topics_policy: str = "inherit"
-    folder_id: int | None = None
-    group_settings: dict[str, GroupSettingValue] = field(default_factory=dict)
-    is_default_stream: bool = False
 
 
 @dataclass
@@ -104,164 +80,6 @@ class ChannelChanges:
     folder_id: int | Unchanged | None = UNCHANGED
     topics_policy: str | None = None
     group_settings: dict[str, GroupSettingUpdate] = field(default_factory=dict)
-
-
-def _realm_permission(session: Session, user: UserProfile, setting: str) -> bool:
-    return user_has_permission(session, user, getattr(user.realm, setting))
-
-
-def _check_privacy_permissions(
-    session: Session, user: UserProfile, *, invite_only: bool, is_web_public: bool
-) -> None:
-    if is_web_public:
-        if not user.realm.enable_spectator_access:
-            raise JsonableError("Web-public channels are not enabled.")
-        if not _realm_permission(session, user, "can_create_web_public_channel_group"):
-            raise JsonableError(INSUFFICIENT_PERMISSION)
-    setting = "can_create_private_channel_group" if invite_only else "can_create_public_channel_group"
-    if not _realm_permission(session, user, setting):
-        raise JsonableError(INSUFFICIENT_PERMISSION)
-
-
-def check_can_create_channel(session: Session, user: UserProfile, new: NewChannel) -> None:
-    """Permission to create a channel configured like ``new``."""
-    _check_privacy_permissions(session, user, invite_only=new.invite_only, is_web_public=new.is_web_public)
-    if new.message_retention_days is not None and not user.is_realm_owner:
-        raise OrganizationOwnerRequiredError()
-    if new.is_default_stream and not user.is_realm_admin:
-        raise OrganizationAdministratorRequiredError()
-    if new.topics_policy != "inherit" and not _realm_permission(session, user, "can_set_topics_policy_group"):
-        raise JsonableError(INSUFFICIENT_PERMISSION)
-
-
-def _system_group_name(session: Session, group_id: int) -> str | None:
-    group = session.get(UserGroup, group_id)
-    return group.name if group is not None and group.is_system_group else None
-
-
-def _check_topic_creation_rule(session: Session, stream: Stream) -> None:
-    # Without shared history, a subscriber could not read a topic someone else may not start.
-    if (
-        stream.invite_only
-        and not stream.history_public_to_subscribers
-        and _system_group_name(session, stream.can_create_topic_group) != "role:everyone"
-    ):
-        raise IncompatibleParametersError(["can_create_topic_group", "history_public_to_subscribers"])
-
-
-def _insert_stream(session: Session, realm_id: int, creator: UserProfile | None, new: NewChannel) -> Stream:
-    """Insert a validated channel with its recipient; ``creator`` None for the system's own."""
-    creator_id = creator.id if creator is not None else None
-    name = check_stream_name(new.name)
-    if get_stream_by_name(session, realm_id, name) is not None:
-        raise JsonableError(f"Channel '{name}' already exists", code="CHANNEL_ALREADY_EXISTS")
-    if new.is_web_public and new.invite_only:
-        raise JsonableError("Invalid parameters")
-    if new.is_default_stream and new.invite_only:
-        raise JsonableError("A default channel cannot be private.")
-    if new.folder_id is not None:
-        get_channel_folder(session, realm_id, new.folder_id)
-    description = check_stream_description(new.description)
-    history = new.history_public_to_subscribers
-    # Public channels always share their history; private ones protect it unless asked.
-    history = True if not new.invite_only else bool(history)
-    groups: dict[str, int] = {}
-    for setting in STREAM_GROUP_SETTINGS:
-        rule = STREAM_GROUP_RULES[setting]
-        value = new.group_settings.get(setting)
-        if value is None:
-            groups[setting] = default_group_setting(session, realm_id, rule, creator_id)
-        else:
-            resolved = parse_group_setting_value(session, realm_id, setting, value, rule)
-            groups[setting] = store_group_setting_value(session, realm_id, resolved)
-    stream = Stream(
-        realm_id=realm_id,
-        name=name,
-        description=description,
-        rendered_description=render_markdown(description),
-        creator_id=creator_id,
-        invite_only=new.invite_only,
-        is_web_public=new.is_web_public,
-        history_public_to_subscribers=history,
-        message_retention_days=new.message_retention_days,
-        topics_policy=check_topics_policy(new.topics_policy),
-        folder_id=new.folder_id,
-        **groups,
-    )
-    _check_topic_creation_rule(session, stream)
-    session.add(stream)
-    session.flush()
-    recipient = Recipient(type=RecipientType.STREAM, type_id=stream.id)
-    session.add(recipient)
-    session.flush()
-    stream.recipient_id = recipient.id
-    if new.is_default_stream:
-        session.add(DefaultStream(realm_id=realm_id, stream_id=stream.id))
-    session.flush()
-    return stream
-
-
-def notify_stream_created(
-    tx: Tx, session: Session, stream: Stream, user_ids: Sequence[int] | set[int]
-) -> None:
-    payload = ev.StreamPayload(**format_stream(session, stream))
-    tx.send_event(stream.realm_id, ev.StreamCreate(streams=[payload]), user_ids)
-
-
-def notify_stream_deleted(tx: Tx, stream: Stream, user_ids: Sequence[int] | set[int]) -> None:
-    event = ev.StreamDelete(streams=[ev.StreamRef(stream_id=stream.id)], stream_ids=[stream.id])
-    tx.send_event(stream.realm_id, event, user_ids)
-
-
-def _notify_default_streams(tx: Tx, session: Session, realm_id: int) -> None:
-    recipients = session.scalars(
-        select(UserProfile.id).where(
-            UserProfile.realm_id == realm_id, UserProfile.is_active, UserProfile.role != Role.GUEST
-        )
-    )
-    event = ev.DefaultStreams(default_streams=default_stream_ids(session, realm_id))
-    tx.send_event(realm_id, event, list(recipients))
-
-
-def create_channel(tx: Tx, session: Session, creator: UserProfile, new: NewChannel) -> Stream:
-    """Create a channel the creator may create, inside the caller's transaction, and tell
-    whoever may see it (the creator administers it, so sees even a private one)."""
-    check_can_create_channel(session, creator, new)
-    stream = _insert_stream(session, creator.realm_id, creator, new)
-    notify_stream_created(tx, session, stream, metadata_access_user_ids(session, stream))
-    if new.is_default_stream:
-        _notify_default_streams(tx, session, stream.realm_id)
-    return stream
-
-
-def create_initial_channels(session: Session, realm: Realm, channels: Sequence[NewChannel]) -> list[Stream]:
-    """The channels a new organization starts with, before it has any user.
-
-    Like Zulip's, they have no creator, so only the organization's administrators
-    administer them; with nobody to tell yet, no events are sent.
-    """
-    with transaction(session):
-        return [_insert_stream(session, realm.id, None, new) for new in channels]
-
-
-def announce_new_channels(
-    session: Session, creator: UserProfile, streams: Sequence[Stream], context: SendContext
-) -> None:
-    """Have the Notification Bot tell the realm's new-channel announcements channel (when it
-    has one) about channels just created, inside the caller's transaction."""
-    realm = creator.realm
-    target = get_announcement_channel(session, realm, "new_stream_announcements_stream_id")
-    if not streams or target is None:
-        return
-    links = ", ".join(channel_link_syntax(s) for s in streams)
-    if len(streams) == 1:
-        content = f"{silent_mention(creator)} created a new channel {links}."
-    else:
-        content = f"{silent_mention(creator)} created the following channels: {links}."
-    bot = get_or_create_notification_bot(session, realm, context.email_host)
-    internal_send_stream_message(
-        session, bot, target, NEW_CHANNELS_TOPIC, content, context, read_by_user_id=creator.id
-    )
 
 
 def _require_administer(viewer: Viewer, stream: Stream) -> None:

@@ -8,104 +8,41 @@ gained or lost when messages change channel), attachment links, the ``update_mes
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, insert, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
-from palaver.actions.messages import SendContext, _check_mentions, _mentioned_user_ids, note_messages_arrived
-from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
+from palaver.actions.message_edit_notices import _send_notifications
+from palaver.actions.message_edit_plan import EditContext, MessageEdit, _Plan, _plan_edit
+from palaver.actions.message_mentions import _mentioned_user_ids
+from palaver.actions.message_moves import _change_channel_rows, _move_messages
+from palaver.actions.messages import note_messages_arrived
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
-from palaver.lib.channels import (
-    Viewer,
-    access_stream_by_id,
-    subscriber_ids,
-    viewer_for,
-)
-from palaver.lib.conversations import stream_for_message
-from palaver.lib.exceptions import JsonableError
-from palaver.lib.ids import is_storable_id
-from palaver.lib.markdown import RenderResult, topic_links
+from palaver.lib.channels import Viewer, subscriber_ids, viewer_for
+from palaver.lib.markdown.urls import topic_links
 from palaver.lib.message_access import access_message
 from palaver.lib.message_edit import (
-    NO_PERMISSION_TO_EDIT,
     TopicMessage,
-    can_move_out_of_channel,
-    can_move_within_channel,
-    can_resolve_topics,
-    check_content_edit_allowed,
     check_move_time_limit,
-    check_topic_allowed,
     edit_history_entries,
     is_exempt_from_move_limits,
-    is_resolve_toggle,
-    marks_empty_topic_resolved,
     move_deadline,
-    sha256_hex,
     topic_messages_for_user,
 )
 from palaver.lib.message_flags import flag_names
-from palaver.lib.message_render import render_content
-from palaver.lib.message_send import normalize_content, normalize_topic
-from palaver.lib.notification_bot import message_link, silent_mention, topic_link_syntax
-from palaver.lib.topics import topic_exists, topic_participant_ids
+from palaver.lib.topics import topic_participant_ids
 from palaver.models import UserProfile
-from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import Message, MessageFlag, UserMessage
 from palaver.timeutil import to_timestamp, utcnow
 
 _MENTION_BITS = (
     MessageFlag.MENTIONED | MessageFlag.STREAM_WILDCARD_MENTIONED | MessageFlag.TOPIC_WILDCARD_MENTIONED
 )
-
-
-@dataclass(frozen=True)
-class MessageEdit:
-    """What PATCH /messages/{id} asks for; None leaves a part unchanged."""
-
-    topic: str | None = None
-    stream_id: int | None = None
-    content: str | None = None
-    propagate_mode: str = "change_one"
-    send_notification_to_old_thread: bool = False
-    send_notification_to_new_thread: bool = True
-    prev_content_sha256: str | None = None
-
-
-@dataclass(frozen=True)
-class EditContext:
-    realm_url: str
-    email_host: str
-
-
-@dataclass
-class _Plan:
-    """A validated edit of a channel message (DMs use only the content parts)."""
-
-    message: Message
-    orig_stream: Stream | None
-    target_stream: Stream | None
-    orig_topic: str
-    target_topic: str
-    topic_edited: bool
-    stream_edited: bool
-    resolved: bool
-    unresolved: bool
-    content: str | None
-    rendered: RenderResult | None
-
-    @property
-    def moved(self) -> bool:
-        return self.topic_edited or self.stream_edited
-
-    @property
-    def resolve_only(self) -> bool:
-        return self.topic_edited and not self.stream_edited and (self.resolved or self.unresolved)
 
 
 def do_update_message(
@@ -120,112 +57,6 @@ def do_update_message(
         viewer = viewer_for(session, user)
         plan = _plan_edit(session, user, viewer, message, edit, context.realm_url)
         return _apply(tx, session, user, viewer, plan, edit, context)
-
-
-# Validation -----------------------------------------------------------------------------------
-
-
-def _plan_edit(
-    session: Session, user: UserProfile, viewer: Viewer, message: Message, edit: MessageEdit, realm_url: str
-) -> _Plan:
-    if edit.content is not None:
-        check_content_edit_allowed(user, message)
-    topic = edit.topic
-    if topic is not None:
-        topic = normalize_topic(topic)
-        if message.is_channel_message and topic == message.subject:
-            topic = None
-    orig_stream = stream_for_message(session, message) if message.is_channel_message else None
-    stream_id = edit.stream_id
-    if stream_id is not None and orig_stream is not None and stream_id == orig_stream.id:
-        stream_id = None
-
-    if topic is None and edit.content is None and stream_id is None:
-        raise JsonableError("Nothing to change")
-    if not message.is_channel_message:
-        if edit.stream_id is not None:
-            raise JsonableError("Direct messages cannot be moved to channels.")
-        if edit.topic is not None:
-            raise JsonableError("Direct messages cannot have topics.")
-    if edit.propagate_mode != "change_one" and topic is None and stream_id is None:
-        raise JsonableError("Invalid propagate_mode without topic edit")
-    if topic is not None and marks_empty_topic_resolved(topic):
-        raise JsonableError("General chat cannot be marked as resolved")
-    if stream_id is not None and edit.content is not None:
-        raise JsonableError("Cannot change message content while changing channel")
-    if edit.prev_content_sha256 is not None and edit.prev_content_sha256 != sha256_hex(message.content):
-        raise JsonableError(
-            "'prev_content_sha256' value does not match the expected value.", code="EXPECTATION_MISMATCH"
-        )
-
-    target_stream = orig_stream
-    if stream_id is not None:
-        if not is_storable_id(stream_id):
-            raise JsonableError("Invalid channel ID")
-        target_stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
-    orig_topic = message.subject
-    target_topic = topic if topic is not None else orig_topic
-    resolved, unresolved = (
-        is_resolve_toggle(orig_topic, target_topic) if topic is not None else (False, False)
-    )
-    plan = _Plan(
-        message=message,
-        orig_stream=orig_stream,
-        target_stream=target_stream,
-        orig_topic=orig_topic,
-        target_topic=target_topic,
-        topic_edited=topic is not None,
-        stream_edited=stream_id is not None,
-        resolved=resolved,
-        unresolved=unresolved,
-        content=None,
-        rendered=None,
-    )
-    if plan.moved:
-        assert target_stream is not None
-        check_topic_allowed(user.realm, target_stream, target_topic)
-
-    if plan.topic_edited:
-        assert orig_stream is not None
-        if resolved or unresolved:
-            if not can_resolve_topics(viewer, orig_stream):
-                raise JsonableError("You don't have permission to resolve topics in this channel.")
-        elif not can_move_within_channel(viewer, orig_stream):
-            raise JsonableError(NO_PERMISSION_TO_EDIT)
-
-    if edit.content is not None:
-        _render_edit(session, user, viewer, plan, edit.content, realm_url)
-
-    if plan.stream_edited:
-        assert orig_stream is not None and target_stream is not None
-        if not can_move_out_of_channel(viewer, orig_stream):
-            raise JsonableError("You don't have permission to move this message")
-        if target_stream.can_send_message_group not in viewer.groups:
-            raise JsonableError("You do not have permission to post in this channel.")
-    if plan.moved and not plan.resolve_only:
-        assert target_stream is not None and target_stream.recipient_id is not None
-        if target_stream.can_create_topic_group not in viewer.groups and not topic_exists(
-            session, target_stream.recipient_id, target_topic
-        ):
-            raise JsonableError("You do not have permission to create new topics in this channel.")
-    return plan
-
-
-def _render_edit(
-    session: Session, user: UserProfile, viewer: Viewer, plan: _Plan, content: str, realm_url: str
-) -> None:
-    # Emptying a message leaves a visible tombstone, as in Zulip.
-    content = normalize_content(content if content.strip() else "(deleted)")
-    message = plan.message
-    rendered = render_content(session, user, content, realm_url)
-    participants: set[int] = set()
-    if plan.orig_stream is not None and rendered.topic_wildcard:
-        participants = topic_participant_ids(session, message.recipient_id, plan.target_topic) | {
-            message.sender_id
-        }
-    _check_mentions(session, user, rendered, plan.orig_stream, participants, set(viewer.groups))
-    plan.content = content
-    plan.rendered = rendered
 
 
 # Applying -------------------------------------------------------------------------------------
@@ -359,97 +190,6 @@ def _update_mention_flags(session: Session, plan: _Plan) -> None:
             row.flags = int(bits)
 
 
-def _move_messages(
-    session: Session, plan: _Plan, moved_ids: list[int], entry: dict[str, Any], now: Any
-) -> None:
-    assert plan.target_stream is not None and plan.target_stream.recipient_id is not None
-    move_entry: dict[str, Any] = {"user_id": entry["user_id"], "timestamp": entry["timestamp"]}
-    if plan.stream_edited:
-        assert plan.orig_stream is not None
-        move_entry.update(prev_stream=plan.orig_stream.id, stream=plan.target_stream.id)
-    if plan.topic_edited:
-        move_entry.update(prev_topic=plan.orig_topic, topic=plan.target_topic)
-    # Resolving is not shown as a move (no last_moved_timestamp).
-    counts_as_move = not plan.resolve_only
-    for moved in session.scalars(select(Message).where(Message.id.in_(moved_ids))):
-        own = {**entry, **move_entry} if moved.id == plan.message.id else move_entry
-        moved.edit_history = orjson.dumps([own, *edit_history_entries(moved)]).decode()
-        moved.subject = plan.target_topic
-        moved.recipient_id = plan.target_stream.recipient_id
-        if counts_as_move:
-            moved.last_moved_time = now
-
-
-def _change_channel_rows(tx: Tx, session: Session, plan: _Plan, moved_ids: list[int]) -> set[int]:
-    """Users' copies when messages change channel; returns who lost access to them.
-
-    Users of the old channel who are not in the new one lose their copies; where that
-    takes the messages out of their reach (a private channel, or a guest), they hear of it
-    as a deletion. In a channel with protected history every subscriber needs a copy to
-    read the messages, so they gain one (read: they were not there when it was sent).
-    """
-    old, new = plan.orig_stream, plan.target_stream
-    assert old is not None and new is not None and new.recipient_id is not None
-    old_users = set(
-        session.scalars(
-            select(Subscription.user_profile_id).where(Subscription.recipient_id == old.recipient_id)
-        )
-    )
-    new_users = set(
-        session.scalars(
-            select(Subscription.user_profile_id).where(
-                Subscription.recipient_id == new.recipient_id, Subscription.active
-            )
-        )
-    )
-    losing_rows = old_users - new_users
-    if new.invite_only:
-        losing_access = set(losing_rows)
-    else:
-        guests = set(
-            session.scalars(
-                select(UserProfile.id).where(UserProfile.id.in_(losing_rows), UserProfile.role == 600)
-            )
-        )
-        losing_access = guests
-    if not new.history_public_to_subscribers and new_users:
-        have = {
-            (r.user_profile_id, r.message_id)
-            for r in session.execute(
-                select(UserMessage.user_profile_id, UserMessage.message_id).where(
-                    UserMessage.user_profile_id.in_(new_users), UserMessage.message_id.in_(moved_ids)
-                )
-            )
-        }
-        rows = [
-            {"user_profile_id": uid, "message_id": mid, "flags": int(MessageFlag.READ)}
-            for uid in sorted(new_users)
-            for mid in moved_ids
-            if (uid, mid) not in have
-        ]
-        if rows:
-            session.execute(insert(UserMessage), rows)
-    if losing_rows:
-        session.execute(
-            delete(UserMessage).where(
-                UserMessage.user_profile_id.in_(losing_rows), UserMessage.message_id.in_(moved_ids)
-            )
-        )
-    ids = sorted(moved_ids)
-    tx.send_event(
-        old.realm_id,
-        ev.DeleteMessage(
-            message_type="stream",
-            message_ids=ids,
-            message_id=ids[0] if len(ids) == 1 else None,
-            stream_id=old.id,
-            topic=plan.orig_topic,
-        ),
-        losing_access,
-    )
-    return losing_access
-
-
 def _user_message_flags(session: Session, message_id: int) -> dict[int, int]:
     return {
         r.user_profile_id: r.flags
@@ -502,66 +242,3 @@ def _send_update_events(tx: Tx, message: Message, audience: dict[int, int], base
         by_flags[int(bits) & ~int(MessageFlag.IS_PRIVATE)].append(user_id)
     for bits, user_ids in sorted(by_flags.items()):
         tx.send_event(message.realm_id, ev.UpdateMessage(**base, flags=flag_names(bits)), user_ids)
-
-
-# Notices --------------------------------------------------------------------------------------
-
-
-def _send_notifications(
-    session: Session,
-    user: UserProfile,
-    viewer: Viewer,
-    plan: _Plan,
-    edit: MessageEdit,
-    context: EditContext,
-    moved_ids: list[int],
-) -> None:
-    old, new = plan.orig_stream, plan.target_stream
-    assert old is not None and new is not None
-    send_context = SendContext(realm_url=context.realm_url, email_host=context.email_host)
-    mention = silent_mention(user)
-    count = len(moved_ids)
-    # Whether the user moved everything they can see of the topic decides the wording.
-    moved_all = edit.propagate_mode == "change_all" or not topic_messages_for_user(
-        session, viewer, old, plan.orig_topic
-    )
-
-    def post(stream: Stream, topic: str, text: str) -> int:
-        bot = get_or_create_notification_bot(session, user.realm, context.email_host)
-        return internal_send_stream_message(
-            session, bot, stream, topic, text, send_context, read_by_user_id=user.id
-        )
-
-    notice_id = None
-    if plan.resolve_only and plan.content is None:
-        state = "resolved" if plan.resolved else "unresolved"
-        notice_id = post(old, plan.target_topic, f"{mention} has marked this topic as {state}.")
-
-    new_thread = edit.send_notification_to_new_thread and (
-        plan.stream_edited or (plan.topic_edited and not (plan.resolved or plan.unresolved))
-    )
-    if new_thread:
-        old_location = topic_link_syntax(old, plan.orig_topic)
-        preexisting = [
-            m
-            for m in topic_messages_for_user(session, viewer, new, plan.target_topic)
-            if m.id not in set(moved_ids) and m.id != notice_id
-        ]
-        if not preexisting and moved_all:
-            text = f"This topic was moved here from {old_location} by {mention}."
-        elif count == 1:
-            link = message_link(context.realm_url, new, plan.target_topic, plan.message.id)
-            text = f"[A message]({link}) was moved here from {old_location} by {mention}."
-        else:
-            text = f"{count} messages were moved here from {old_location} by {mention}."
-        post(new, plan.target_topic, text)
-
-    if edit.send_notification_to_old_thread:
-        new_location = topic_link_syntax(new, plan.target_topic)
-        if moved_all:
-            text = f"This topic was moved to {new_location} by {mention}."
-        elif count == 1:
-            text = f"A message was moved from this topic to {new_location} by {mention}."
-        else:
-            text = f"{count} messages were moved from this topic to {new_location} by {mention}."
-        post(old, plan.orig_topic, text)

@@ -11,9 +11,9 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from palaver.actions.message_mentions import _mentioned_user_ids
 from palaver.actions.messages import (
     SendContext,
-    _mentioned_user_ids,
     _recipient_flags,
     _Recipients,
     _send_message_events,

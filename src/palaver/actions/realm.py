@@ -7,7 +7,7 @@ import re
 
 from sqlalchemy.orm import Session
 
-from palaver.actions.channels import NewChannel, create_initial_channels
+from palaver.actions.new_channels import NewChannel, create_initial_channels
 from palaver.actions.users import do_create_user
 from palaver.db import transaction
 from palaver.lib.exceptions import JsonableError

@@ -16,10 +16,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.actions.channels import (
-    notify_stream_created,
-    notify_stream_deleted,
-)
+from palaver.actions.channel_notify import notify_stream_created, notify_stream_deleted
 from palaver.actions.guest_access import GuestAccessTracker
 from palaver.actions.message_flags import mark_unsubscribed_channels_read
 from palaver.db import Tx, lock_rows, transaction

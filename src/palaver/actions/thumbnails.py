@@ -103,19 +103,25 @@ def do_make_thumbnails(session: Session, storage: FileStorage, image_id: int, no
     assert image is not None
     made: list[str] = []
     status = DONE
-    try:
-        data = storage.read(image.path_id)
-        if data is None:
-            raise FileNotFoundError(image.path_id)
-        for fmt in formats_for(image):
-            storage.save(
-                thumbnail_key(image.path_id, fmt.name), make_thumbnail(data, fmt), f"image/{fmt.extension}"
-            )
-            made.append(fmt.name)
-    except Exception:
-        # A file Pillow cannot thumbnail is shown as the original instead; never retried.
-        logger.exception("thumbnails of %s failed", image.path_id)
+    data = storage.read(image.path_id)
+    if data is None:
+        # Deleted since it was uploaded (or stored where this process cannot see it): an
+        # ordinary outcome, not a fault worth a traceback.
+        logger.warning("thumbnails of %s: the original is gone", image.path_id)
         status = FAILED
+    else:
+        try:
+            for fmt in formats_for(image):
+                storage.save(
+                    thumbnail_key(image.path_id, fmt.name),
+                    make_thumbnail(data, fmt),
+                    f"image/{fmt.extension}",
+                )
+                made.append(fmt.name)
+        except Exception:
+            # A file Pillow cannot thumbnail is shown as the original instead; never retried.
+            logger.exception("thumbnails of %s failed", image.path_id)
+            status = FAILED
     with transaction(session):
         image.status = status
         image.thumbnails = ",".join(made)

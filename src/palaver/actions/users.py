@@ -35,7 +35,7 @@ from palaver.events import types as ev
 from palaver.lib.avatars import avatar_url
 from palaver.lib.channels import get_announcement_channel
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.markdown import render_markdown
+from palaver.lib.markdown.render import render_markdown
 from palaver.lib.notification_bot import silent_mention
 from palaver.lib.passwords import generate_api_key
 from palaver.lib.profile_fields import get_profile_fields, select_choices

@@ -7,13 +7,13 @@ from typing import Annotated, Any
 from palaver.actions.channel_creation import do_create_channel
 from palaver.actions.channels import (
     ChannelChanges,
-    NewChannel,
     do_add_default_stream,
     do_archive_stream,
     do_remove_default_stream,
     do_update_stream,
 )
 from palaver.actions.messages import SendContext
+from palaver.actions.new_channels import NewChannel
 from palaver.api.params import ApiParam, with_setting_params
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from palaver.actions.message_edit import EditContext, MessageEdit, do_update_message
+from palaver.actions.message_edit import do_update_message
+from palaver.actions.message_edit_plan import EditContext, MessageEdit
 from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.message_edit import message_history

@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from palaver.actions.messages import SendContext, do_delete_message, do_send_message
+from palaver.actions.message_delete import do_delete_message
+from palaver.actions.messages import SendContext, do_send_message
 from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import access_stream_by_id

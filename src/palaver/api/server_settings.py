@@ -5,7 +5,7 @@ from __future__ import annotations
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import realm_streams
-from palaver.lib.markdown import render_markdown
+from palaver.lib.markdown.render import render_markdown
 from palaver.lib.realm import realm_url
 from palaver.lib.realm_images import realm_icon_url
 from palaver.models import Realm

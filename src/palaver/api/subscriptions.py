@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from palaver.actions.channel_creation import ChannelRequest, do_subscribe_by_name
-from palaver.actions.channels import NewChannel
+from palaver.actions.new_channels import NewChannel
 from palaver.actions.subscriptions import (
     PropertyChange,
     do_unsubscribe_by_name,

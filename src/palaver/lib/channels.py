@@ -29,7 +29,8 @@ from palaver.lib.group_settings import (
 )
 from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH
-from palaver.lib.markdown import StreamRef, channel_narrow_url
+from palaver.lib.markdown.contract import StreamRef
+from palaver.lib.markdown.urls import channel_narrow_url
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
 from palaver.models import Realm, Role, UserGroup, UserProfile
 from palaver.models.channels import (

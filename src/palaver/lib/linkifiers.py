@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row
 from palaver.lib.linkifier_regex import LinkifierPatternError, check_pattern
-from palaver.lib.markdown import LinkifierRef
+from palaver.lib.markdown.contract import LinkifierRef
 from palaver.lib.url_templates import InvalidUrlTemplateError, url_template_variables
 from palaver.models.linkifiers import RealmFilter
 

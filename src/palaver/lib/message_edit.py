@@ -1,6 +1,7 @@
 """Reads and rules for editing and moving messages: who may, which messages move, history.
 
-The write itself is ``actions/message_edit.py``; everything here only reads.
+The write itself is ``actions/message_edit.py`` (with ``message_edit_plan``, ``message_moves`` and
+``message_edit_notices``); everything here only reads.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.avatars import avatar_url, hosted_by_gravatar
 from palaver.lib.conversations import conversation_member_ids, streams_by_recipient
-from palaver.lib.markdown import topic_links
+from palaver.lib.markdown.urls import topic_links
 from palaver.lib.message_access import messages_by_id
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
 from palaver.lib.widgets import submessages_by_message

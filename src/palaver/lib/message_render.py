@@ -1,7 +1,7 @@
 """Rendering message content: the Markdown context (who and what it may mention or link to).
 
 Only the candidates the content names are loaded (``possible_mention_names``...), then
-``lib/markdown.render_message`` renders and ``lib/thumbnails`` adds media markup.
+``lib/markdown/render.render_message`` renders and ``lib/thumbnails`` adds media markup.
 """
 
 from __future__ import annotations
@@ -12,17 +12,13 @@ from sqlalchemy.orm import Session
 from palaver.lib.channels import get_streams_by_names, has_metadata_access, viewer_for
 from palaver.lib.ids import storable_ids
 from palaver.lib.linkifiers import linkifiers_for_realm
-from palaver.lib.markdown import (
-    GroupRef,
-    MarkdownContext,
-    RenderResult,
-    StreamRef,
-    UserRef,
+from palaver.lib.markdown.contract import GroupRef, MarkdownContext, RenderResult, StreamRef, UserRef
+from palaver.lib.markdown.render import render_message
+from palaver.lib.markdown.syntax import (
     possible_channel_names,
     possible_group_names,
     possible_mention_ids,
     possible_mention_names,
-    render_message,
 )
 from palaver.lib.thumbnails import apply_media_markup
 from palaver.models import UserGroup, UserProfile

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from palaver.lib.markdown import encode_hash_component
+from palaver.lib.markdown.urls import encode_hash_component
 from palaver.models import BotType, UserProfile
 from palaver.models.channels import Stream
 

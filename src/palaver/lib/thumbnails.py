@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.images import BadImageError, image_info, resize_frames
-from palaver.lib.markdown import RenderResult
+from palaver.lib.markdown.contract import RenderResult
 from palaver.lib.storage import UPLOAD_URL_PREFIX
 from palaver.models import Realm
 from palaver.models.media import ImageAttachment

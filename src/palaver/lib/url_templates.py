@@ -1,6 +1,6 @@
 """RFC 6570 URL template syntax checks, for linkifiers and code playgrounds.
 
-The Markdown renderer expands templates of levels 1-3 (``lib.markdown.expand_url_template``);
+The Markdown renderer expands templates of levels 1-3 (``lib.markdown.urls.expand_url_template``);
 templates are checked here when they are saved, so a template the renderer cannot expand
 never reaches it. Level-4 value modifiers (``{var:3}``, ``{var*}``) are refused for that
 reason, as are the operators RFC 6570 reserves for future extensions (``= , ! @ |``).

@@ -3,7 +3,7 @@
 Nothing here describes an endpoint by hand: the paths and methods are the ``ApiRouter``s'
 endpoints, each parameter's name, type, default and place comes from the ``ParamSpec`` the
 pipeline validates requests with, and schemas are the ones Pydantic derives from the same
-types (the event models of ``events/types.py`` for ``GET /events``). What the code cannot
+types (the event models of ``events/types/`` for ``GET /events``). What the code cannot
 know (Zulip's operation IDs where a view is named otherwise) is in ``names.py``.
 """
 

@@ -14,7 +14,8 @@ import orjson
 from sqlalchemy.orm import Session
 
 from palaver.actions.bot_storage import do_remove_bot_storage, do_set_bot_storage
-from palaver.actions.message_edit import EditContext, MessageEdit, do_update_message
+from palaver.actions.message_edit import do_update_message
+from palaver.actions.message_edit_plan import EditContext, MessageEdit
 from palaver.actions.reactions import do_add_reaction
 from palaver.actions.service_bots import do_send_bot_message, reply_target
 from palaver.config import Settings

@@ -105,7 +105,7 @@ def streams(ctx: StateContext) -> StateDict:
 @state_provider("default_streams")
 def default_streams(ctx: StateContext) -> StateDict:
     # As in Zulip, guests see no default channels (they may not see them all), and
-    # default_streams events go only to the other users (actions/channels.py).
+    # default_streams events go only to the other users (actions/channel_notify.py).
     if ctx.user.is_guest:
         return {"realm_default_streams": []}
     return {"realm_default_streams": default_stream_ids(ctx.session, ctx.realm.id)}

@@ -1,0 +1,67 @@
+"""HTML for the token types the rules add, and markdown-it's that Zulip renders differently."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from markdown_it.common.utils import escapeHtml
+from markdown_it.token import Token
+
+from palaver.lib.markdown.inline import _math_html
+from palaver.lib.markdown.links import _file_name
+
+# -- renderer -----------------------------------------------------------------------------------
+
+RenderRule = Callable[..., str]
+
+
+def _render_html(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return tokens[idx].content
+
+
+def _render_code(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    info = token.info.strip() if token.type == "fence" else ""
+    lang = info.split()[0] if info else ""
+    lang_attr = f' data-code-language="{escapeHtml(lang)}"' if lang else ""
+    code = escapeHtml(token.content)
+    return f'<div class="codehilite"{lang_attr}><pre><span></span><code>{code}</code></pre></div>\n'
+
+
+def _render_del_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return "<del>"
+
+
+def _render_del_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return "</del>"
+
+
+def _render_math_block(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return f"<p>{_math_html(tokens[idx].content.strip(), display=True)}</p>\n"
+
+
+def _render_spoiler_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return '<div class="spoiler-block"><div class="spoiler-header">\n'
+
+
+def _render_spoiler_content(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return '</div><div class="spoiler-content" aria-hidden="true">\n'
+
+
+def _render_spoiler_close(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return "</div></div>\n"
+
+
+def _render_preview(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    raw_href = str(tokens[idx].attrGet("href"))
+    href = escapeHtml(raw_href)
+    if tokens[idx].info == "video":
+        return (
+            f'<div class="message_inline_image message_inline_video"><a href="{href}">'
+            f'<video preload="metadata" src="{href}"></video></a></div>\n'
+        )
+    title = escapeHtml(_file_name(raw_href))
+    return (
+        f'<div class="message_inline_image"><a href="{href}" title="{title}"><img src="{href}"></a></div>\n'
+    )

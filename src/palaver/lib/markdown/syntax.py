@@ -1,0 +1,66 @@
+"""The patterns of Zulip's syntax, and the names and IDs a message's content may mention (looked up
+before rendering, so the context holds only those).
+"""
+
+from __future__ import annotations
+
+import re
+
+# -- syntax ------------------------------------------------------------------------------
+
+# Zulip only recognises mentions, channel links and linkifiers at the start of a word:
+# after whitespace, an opening quote or bracket, a comma or colon, or at the start.
+_BOUNDARY_CHARS = frozenset(" \t\n'\"(,:<")
+
+_USER_MENTION = re.compile(r"@(_?)\*\*([^*\n]+)\*\*")
+_GROUP_MENTION = re.compile(r"@(_?)\*([^*\n]+)\*")
+_CHANNEL_LINK = re.compile(r"#\*\*([^*\n]+)\*\*")
+_ID_SYNTAX = re.compile(r"(.*)\|(\d+)")
+_MESSAGE_LINK_TOPIC = re.compile(r"(.*)@(\d+)")
+_INLINE_MATH = re.compile(r"\$\$([^\n$](?:\\\$|[^$\n])*?)\$\$(?!\$)")
+_EMOJI_SHORTCODE = re.compile(r":([a-z0-9_+\-]+):")
+_URL_SCHEME_BEFORE = re.compile(r"(?:^|[^a-z0-9.+\-])(https?|ftp)$", re.IGNORECASE)
+_URL_BODY = re.compile(r"://[^\s<>\"]+")
+_UNBALANCED_TRAILERS = ".,:;!?'\"*"
+
+STREAM_WILDCARDS = frozenset({"all", "everyone", "stream", "channel"})
+TOPIC_WILDCARDS = frozenset({"topic"})
+
+
+def _at_word_start(src: str, pos: int) -> bool:
+    return pos == 0 or src[pos - 1] in _BOUNDARY_CHARS or src[pos - 1].isspace()
+
+
+def possible_mention_names(content: str) -> set[str]:
+    """Names that ``@**…**`` / ``@_**…**`` may mention, as typed (match case-insensitively).
+
+    Wildcards are left out, and for ``@**Name|123**`` only the name is given (the ID is
+    in ``possible_mention_ids``). A superset: it does not skip code blocks.
+    """
+    names: set[str] = set()
+    for match in _USER_MENTION.finditer(content):
+        text = match.group(2)
+        id_match = _ID_SYNTAX.fullmatch(text)
+        if id_match is not None:
+            text = id_match.group(1)
+        if text and text.lower() not in STREAM_WILDCARDS | TOPIC_WILDCARDS:
+            names.add(text)
+    return names
+
+
+def possible_mention_ids(content: str) -> set[int]:
+    """User IDs named by the ``@**Name|123**`` syntax."""
+    ids: set[int] = set()
+    for match in _USER_MENTION.finditer(content):
+        id_match = _ID_SYNTAX.fullmatch(match.group(2))
+        if id_match is not None:
+            ids.add(int(id_match.group(2)))
+    return ids
+
+
+def possible_group_names(content: str) -> set[str]:
+    return {m.group(2) for m in _GROUP_MENTION.finditer(content)}
+
+
+def possible_channel_names(content: str) -> set[str]:
+    return {m.group(1).split(">", 1)[0] for m in _CHANNEL_LINK.finditer(content)}

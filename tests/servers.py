@@ -1,0 +1,147 @@
+"""Starting ``palaver serve`` as a real process, for every test that needs one.
+
+One way to build its environment, launch it (output to files, never to pipes nobody
+drains), wait until it answers (``/health``, polled every 50 ms) and stop it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from palaver.config import Settings
+
+# How often a starting server is asked whether it answers yet.
+POLL_INTERVAL = 0.05
+
+
+def palaver_command() -> list[str]:
+    script = Path(sys.executable).parent / "palaver"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "palaver.cli"]
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """This process's environment without anything that configures Palaver, plus ``extra``."""
+    names = {f"PALAVER_{name.upper()}" for name in Settings.model_fields}
+    names |= {"PALAVER_CONFIG", "PALAVER_SETTINGS_JSON", "DATABASE_URL", "REDIS_URL"}
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def die_with_parent() -> None:
+    """Runs in the child before exec: if pytest is killed before its teardown, the server
+    gets SIGTERM rather than living on as an orphan (Linux)."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def launch(
+    env: dict[str, str], args: Sequence[str], stdout: Path, stderr: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """``palaver serve *args`` in its own process group (so a test can signal the
+    supervisor and its workers together), output to files; ``stderr`` None joins stdout."""
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(stdout.open("wb"))
+        err = subprocess.STDOUT if stderr is None else files.enter_context(stderr.open("wb"))
+        return subprocess.Popen(
+            [*palaver_command(), "serve", *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            # Only what a fork may safely run: one prctl call.
+            preexec_fn=die_with_parent,
+        )
+
+
+def wait_until_healthy(
+    url: str, process: subprocess.Popen[bytes], logs: Callable[[], str], timeout: float = 60
+) -> float:
+    """Until ``GET /health`` answers 200 (uvicorn accepts connections only once the app has
+    started: migrations run, queues restored); the seconds it took. Fails at once if the
+    process exits, and after ``timeout``."""
+    started = time.monotonic()
+    deadline = started + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"palaver serve exited with {process.returncode}\n{logs()}")
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                return time.monotonic() - started
+        except httpx.HTTPError:
+            pass
+        time.sleep(POLL_INTERVAL)
+    raise AssertionError(f"palaver serve did not answer within {timeout} s\n{logs()}")
+
+
+@dataclass
+class RunningServer:
+    url: str
+    port: int
+    data_dir: Path
+    stdout: Path
+    stderr: Path
+    process: subprocess.Popen[bytes]
+
+    def output(self) -> str:
+        return self.stdout.read_text()
+
+    def logs(self) -> str:
+        return f"stdout:\n{self.output()[-2000:]}\nstderr:\n{self.stderr.read_text()[-3000:]}"
+
+    @property
+    def zuliprc(self) -> Path:
+        return self.data_dir / "demo.zuliprc"
+
+
+def start_running_server(tmp: Path, env: dict[str, str], *args: str) -> RunningServer:
+    """``palaver serve --port <free> *args`` with stdout and stderr in ``tmp``, once it answers."""
+    port = free_port()
+    stdout, stderr = tmp / "stdout.txt", tmp / "stderr.txt"
+    process = launch(env, ["--port", str(port), *args], stdout, stderr)
+    running = RunningServer(
+        f"http://127.0.0.1:{port}", port, Path(env["PALAVER_DATA_DIR"]), stdout, stderr, process
+    )
+    try:
+        wait_until_serving(running)
+    except BaseException:
+        stop(process)
+        raise
+    return running
+
+
+def wait_until_serving(server: RunningServer, timeout: float = 60) -> None:
+    try:
+        wait_until_healthy(server.url, server.process, server.logs, timeout)
+    except AssertionError as error:
+        pytest.fail(str(error))
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
