@@ -188,12 +188,16 @@ def test_an_original_gone_before_thumbnailing_shows_as_the_original(
 ) -> None:
     url = upload(qapi, realm.hamlet, "gone.png", image_bytes(800, 600))
     message_id = send(qapi, realm.hamlet, [realm.othello], f"[gone.png]({url})")
-    make_storage(quiet[0]).delete(url.removeprefix("/user_uploads/"))
+    path_id = url.removeprefix("/user_uploads/")
+    make_storage(quiet[0]).delete(path_id)
     with caplog.at_level("WARNING", logger="palaver"):
-        assert ThumbnailWorker(quiet[1]).run_pending() == 1
+        # Other tests' images in the shared database may be pending too: at least this one.
+        assert ThumbnailWorker(quiet[1]).run_pending() >= 1
     # Logged as what it is, without a traceback; the message no longer waits for it.
-    [record] = [r for r in caplog.records if "original is gone" in r.getMessage()]
+    [record] = [r for r in caplog.records if path_id in r.getMessage()]
+    assert "original is gone" in record.getMessage()
     assert record.levelname == "WARNING" and record.exc_info is None
     html = rendered(qapi, realm.othello, message_id)
     assert "image-loading-placeholder" not in html and f'href="{url}"' in html
+    # Never retried.
     assert ThumbnailWorker(quiet[1]).run_pending() == 0
