@@ -154,26 +154,24 @@ class ReactionUser(Payload):
     full_name: str
 
 
-class ReactionAdd(Event):
+class _ReactionBase(Event):
+    """Adding and removing a reaction carry the same fields (not an event itself)."""
+
     type: Literal["reaction"] = "reaction"
+    message_id: int
+    emoji_name: str
+    emoji_code: str
+    reaction_type: Literal["unicode_emoji", "realm_emoji", "zulip_extra_emoji"]
+    user_id: int
+    user: ReactionUser
+
+
+class ReactionAdd(_ReactionBase):
     op: Literal["add"] = "add"
-    message_id: int
-    emoji_name: str
-    emoji_code: str
-    reaction_type: Literal["unicode_emoji", "realm_emoji", "zulip_extra_emoji"]
-    user_id: int
-    user: ReactionUser
 
 
-class ReactionRemove(Event):
-    type: Literal["reaction"] = "reaction"
+class ReactionRemove(_ReactionBase):
     op: Literal["remove"] = "remove"
-    message_id: int
-    emoji_name: str
-    emoji_code: str
-    reaction_type: Literal["unicode_emoji", "realm_emoji", "zulip_extra_emoji"]
-    user_id: int
-    user: ReactionUser
 
 
 # update_message, attachment ------------------------------------------------------------------
