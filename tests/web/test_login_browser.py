@@ -19,6 +19,9 @@ def test_wrong_password_then_right_password(live_server: LiveServer, new_page: C
     page.wait_for_selector("#login-error")
     assert page.inner_text("#login-error") == "Incorrect email or password."
     assert page.input_value("#id_username") == email
+    # The email is kept, so the cursor waits in the password field for the retry.
+    assert page.evaluate("document.activeElement.id") == "id_password"
+    assert page.input_value("#id_password") == ""
 
     page.fill("#id_password", password)
     page.click("button[type=submit]")
