@@ -20,6 +20,7 @@ from palaver.lib.conversations import dm_group_hash, get_dm_group, user_ids_shar
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
 from palaver.lib.ids import is_storable_id
+from palaver.lib.message_edit import check_topic_allowed
 from palaver.lib.message_send import ChannelTarget, DirectTarget
 from palaver.lib.topics import topic_exists
 from palaver.lib.user_groups import NOBODY
@@ -27,7 +28,6 @@ from palaver.lib.users import access_user_by_email, get_realm_user, user_access_
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Recipient, RecipientType, Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message
-from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME
 
 # Channel messages -----------------------------------------------------------------------------
 
@@ -98,16 +98,7 @@ def _check_topic(session: Session, sender: UserProfile, stream: Stream, topic: s
             )
             if not allowed:
                 raise JsonableError("You do not have permission to create new topics in this channel.")
-    policy = stream.topics_policy
-    if policy == "inherit":
-        realm = sender.realm
-        policy = "disable_empty_topic" if realm.mandatory_topics else realm.topics_policy
-    if policy == "disable_empty_topic" and topic == "":
-        raise JsonableError(
-            f"Sending messages to the {EMPTY_TOPIC_DISPLAY_NAME} is not allowed in this channel."
-        )
-    if policy == "empty_topic_only" and topic != "":
-        raise JsonableError(f"Only the {EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.")
+    check_topic_allowed(sender.realm, stream, topic)
 
 
 # Direct messages ------------------------------------------------------------------------------

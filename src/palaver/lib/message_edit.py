@@ -63,7 +63,7 @@ def effective_topics_policy(realm: Realm, stream: Stream) -> str:
 
 
 def check_topic_allowed(realm: Realm, stream: Stream, topic: str) -> None:
-    """The channel's topics policy, for a message arriving in ``topic`` by a move."""
+    """The channel's topics policy, for a message arriving in ``topic`` (sent or moved)."""
     policy = effective_topics_policy(realm, stream)
     if policy == "disable_empty_topic" and topic == "":
         raise JsonableError(
