@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from sqlalchemy.orm import Session
 
-MAX_ID = 2**31 - 1
+from palaver.models.base import MAX_ID
 
 T = TypeVar("T")
 

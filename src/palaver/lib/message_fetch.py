@@ -15,12 +15,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.ids import MAX_ID, storable_ids
+from palaver.lib.ids import storable_ids
 from palaver.lib.message_access import access_message, messages_by_id
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
 from palaver.lib.message_format import FormatOptions, finalize_message, format_messages, wide_message_dicts
 from palaver.lib.narrow import NarrowFilter, build_narrow_filter, match_fields, narrowed_query
 from palaver.models import UserProfile
+from palaver.models.base import MAX_ID
 from palaver.models.channels import Subscription
 from palaver.models.messages import Message, MessageFlag, UserMessage
 

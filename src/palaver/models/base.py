@@ -16,5 +16,10 @@ NAMING_CONVENTION = {
 }
 
 
+# The largest value an ID column holds (32-bit integer keys); client-supplied IDs past it are
+# refused before they reach the database (lib/ids.py).
+MAX_ID = 2**31 - 1
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)

@@ -32,9 +32,6 @@ from palaver.models.channels import Stream
 from palaver.models.messages import DirectMessageGroup, UserMessage
 from palaver.models.users import UserProfile
 
-# The largest value a 32-bit ID column holds (``lib/ids.MAX_ID``).
-MAX_ID = 2**31 - 1
-
 
 class NarrowSyntaxError(ValueError):
     """A term in no form a client may send (the API's "Invalid narrow")."""

@@ -12,10 +12,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, exists, false, func, literal, select, true
 from sqlalchemy.orm import aliased
 
+from palaver.models.base import MAX_ID
 from palaver.models.channels import Recipient, RecipientType, Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message, MessageFlag, UserMessage
 from palaver.models.narrow import (
-    MAX_ID,
     MatchEnv,
     NarrowOperandError,
     NarrowSyntaxError,
