@@ -158,6 +158,9 @@ def schedule_missed_message_emails(
 # The worker's side ---------------------------------------------------------------------------
 
 
+_DUE_USERS_PER_READ = 500
+
+
 def _due_user_ids(session: Session, now: datetime, limit: int) -> list[int]:
     return list(
         session.scalars(
@@ -171,15 +174,27 @@ def _due_user_ids(session: Session, now: datetime, limit: int) -> list[int]:
 
 
 def queue_due_missed_message_emails(session: Session, settings: Settings, now: datetime) -> int:
-    """Turn every due batch into emails; returns how many emails were queued."""
+    """Turn every due batch into emails; returns how many emails were queued.
+
+    Users are read 500 at a time until none is left, as the outbox is drained: with more
+    due users than one read, the rest would otherwise wait a whole round of the worker.
+    Users already tried (taken by another process) are skipped, so the loop ends.
+    """
     queued = 0
-    for user_id in _due_user_ids(session, now, 500):
-        try:
-            with transaction(session):
-                queued += _queue_user_batch(session, settings, user_id)
-        except _Taken:
-            continue
-    return queued
+    tried: set[int] = set()
+    while True:
+        user_ids = [
+            u for u in _due_user_ids(session, now, _DUE_USERS_PER_READ + len(tried)) if u not in tried
+        ]
+        if not user_ids:
+            return queued
+        for user_id in user_ids:
+            tried.add(user_id)
+            try:
+                with transaction(session):
+                    queued += _queue_user_batch(session, settings, user_id)
+            except _Taken:
+                continue
 
 
 def _queue_user_batch(session: Session, settings: Settings, user_id: int) -> int:
