@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import delete, insert, select, update
@@ -18,7 +19,8 @@ from palaver.models import UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription
 from palaver.services import Services
-from tests.helpers import Api, SeededRealm, TestUser
+from tests import helpers
+from tests.helpers import Api, SeededRealm
 
 A: Component[tuple[int, ...]] = Component("a", frozenset({"t1"}))
 B: Component[tuple[int, ...]] = Component("b", frozenset({"t2", "t3"}))
@@ -122,11 +124,11 @@ def session(services: Services) -> Iterator[Session]:
         yield s
 
 
-def _subscribe(api: Api, user: TestUser) -> None:
+def _subscribe(api: Api, user: helpers.TestUser) -> None:
     api.post(user, "users/me/subscriptions", {"subscriptions": [{"name": "cache test"}]}).raise_for_status()
 
 
-def _cached(services: Services, realm: SeededRealm, component: Component[object]) -> object:
+def _cached(services: Services, realm: SeededRealm, component: Component[Any]) -> object:
     return services.db.realm_state.peek(realm.id, component)
 
 
