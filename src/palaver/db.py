@@ -182,6 +182,7 @@ class Database:
         self._untracked = threading.local()
         event.listen(self.engine, "before_execute", self._record_written)
         event.listen(self._sessions, "after_commit", self._after_session_commit)
+        event.listen(self._sessions, "after_rollback", self._after_session_rollback)
 
     def _record_written(self, conn: Connection, statement: Any, *_args: Any) -> None:
         tables = _statement_tables(statement)
@@ -193,6 +194,14 @@ class Database:
             # from the cache everywhere when its session commits, in this thread.
             written = self._untracked.__dict__.setdefault("tables", set())
         written.update(tables)
+
+    def untracked_writes(self) -> set[str] | None:
+        """Tables written outside ``transaction()`` in this thread, not yet committed."""
+        tables: set[str] | None = self._untracked.__dict__.get("tables")
+        return tables or None
+
+    def _after_session_rollback(self, _session: Session) -> None:
+        self._untracked.__dict__.pop("tables", None)
 
     def _after_session_commit(self, _session: Session) -> None:
         tables: set[str] | None = self._untracked.__dict__.pop("tables", None)
@@ -299,16 +308,18 @@ def transaction(session: Session) -> AbstractContextManager[Tx]:
 
 
 def written_tables(session: Session) -> set[str] | None:
-    """The tables the session's open write transaction has written so far; None outside one.
+    """The tables the session's open transaction has written so far; None when it wrote none.
 
-    Pending ORM changes are flushed first, so the answer includes them.
+    Inside ``transaction()`` those of the transaction; outside, those written (uncommitted)
+    in this thread. Pending ORM changes are flushed first, so the answer includes them.
     """
-    tx: Tx | None = session.info.get(_TX_KEY)
-    if tx is None:
-        return None
     if session.new or session.deleted or session.dirty:
         session.flush()
-    return tx.written
+    tx: Tx | None = session.info.get(_TX_KEY)
+    if tx is not None:
+        return tx.written
+    db: Database | None = session.info.get("db")
+    return None if db is None else db.untracked_writes()
 
 
 def rowcount(result: Result[Any]) -> int:

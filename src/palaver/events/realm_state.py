@@ -29,6 +29,8 @@ T = TypeVar("T")
 ALL_REALMS: None = None
 # A written table that stands for every table (textual SQL whose table is not parsed).
 ANY_TABLE = "*"
+# Bound on the remembered row -> realm facts (a few MB at most).
+_MAX_REALM_FACTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,9 @@ class RealmStateStore:
         self._realms: OrderedDict[int, _RealmEntry] = OrderedDict()
         self._tables: dict[str, frozenset[str]] = {}
         self._counter = 0
+        # (table, row ID) -> the row's realm: facts that never change while the row exists,
+        # kept across realms (a bounded memo, forgotten when the table is written).
+        self._realm_of: dict[str, dict[int, int]] = {}
         self._lock = threading.Lock()
         # Set while invalidations from other processes can reach this store (its
         # invalidation channel is connected); loads are not kept while it is clear.
@@ -129,10 +134,31 @@ class RealmStateStore:
         self.finish_load(ticket, value)
         return value
 
+    def realm_of(self, table: str, row_id: int, load: Callable[[], int | None]) -> int | None:
+        """The realm a row (a user, a channel) belongs to, remembered once read."""
+        known = self._realm_of.get(table)
+        realm_id = None if known is None else known.get(row_id)
+        if realm_id is not None:
+            return realm_id
+        ticket = self._counter
+        realm_id = load()
+        if realm_id is not None and self._accepting.is_set():
+            with self._lock:
+                # Anything written meanwhile may have been this row: remember it next time.
+                if self._counter == ticket:
+                    rows = self._realm_of.setdefault(table, {})
+                    if len(rows) >= _MAX_REALM_FACTS:
+                        rows.clear()
+                    rows[row_id] = realm_id
+        return realm_id
+
     def invalidate(self, realm_ids: Iterable[int] | None, tables: Iterable[str]) -> None:
         """Drop the components read from any of ``tables``, in these realms (None: all)."""
         written = frozenset(tables)
         with self._lock:
+            # A row never moves to another realm, but it may be deleted and its ID reused.
+            for table in self._realm_of if ANY_TABLE in written else written:
+                self._realm_of.get(table, {}).clear()
             names = [
                 name
                 for name, read in self._tables.items()
@@ -156,6 +182,7 @@ class RealmStateStore:
         with self._lock:
             self._counter += 1
             self._realms.clear()
+            self._realm_of = {}
 
     def cached_realms(self) -> list[int]:
         with self._lock:
