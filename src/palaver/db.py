@@ -24,7 +24,7 @@ from palaver.events.invalidation import (
     RedisInvalidation,
     channel_name,
 )
-from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, RealmStateStore
+from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, RealmStateStore, concerns_cache
 from palaver.events.types import Event
 
 logger = logging.getLogger(__name__)
@@ -258,7 +258,9 @@ class Database:
         self._publish(tx.events)
 
     def _invalidate_locally(self, tx: Tx) -> set[int] | None:
-        if not tx.written:
+        if not concerns_cache(tx.written):
+            # Most writes (messages, flags, presence) touch nothing cached: nothing to tell.
+            tx.written.clear()
             return set()
         # The realms whose clients hear of the write are the realms it changed; a write
         # that tells no one (rare: maintenance) drops its tables in every realm.
@@ -274,6 +276,8 @@ class Database:
         """
         realms = None if realm_ids is None else set(realm_ids)
         names = set(tables)
+        if not concerns_cache(names):
+            return
         self.realm_state.invalidate(realms, names)
         self.invalidation.publish(realms, names)
 

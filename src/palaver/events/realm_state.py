@@ -23,12 +23,42 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, cast
 
+from palaver.models import GroupGroupMembership, Realm, UserGroup, UserGroupMembership, UserProfile
+from palaver.models.alert_words import AlertWord
+from palaver.models.channels import Stream, Subscription
+from palaver.models.linkifiers import RealmFilter
+from palaver.models.realm_emoji import RealmEmoji
+
 T = TypeVar("T")
 
 # Marks "invalidate in every realm", when a write's realm is unknown.
 ALL_REALMS: None = None
 # A written table that stands for every table (textual SQL whose table is not parsed).
 ANY_TABLE = "*"
+# Every table a component of lib/realm_cache reads (its loaders assert it): writes to no
+# other table concern any cache, so they are neither applied nor published.
+REALM_STATE_TABLES = frozenset(
+    model.__tablename__
+    for model in (
+        UserProfile,
+        Stream,
+        Subscription,
+        UserGroup,
+        UserGroupMembership,
+        GroupGroupMembership,
+        Realm,
+        RealmFilter,
+        AlertWord,
+        RealmEmoji,
+    )
+)
+
+
+def concerns_cache(tables: Iterable[str]) -> bool:
+    """Whether a write to ``tables`` may change anything a realm-state cache holds."""
+    return any(t == ANY_TABLE or t in REALM_STATE_TABLES for t in tables)
+
+
 # Bound on the remembered row -> realm facts (a few MB at most).
 _MAX_REALM_FACTS = 100_000
 
