@@ -13,7 +13,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, CursorResult, Engine, Result, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
-from sqlalchemy.sql.dml import UpdateBase
+from sqlalchemy.sql.dml import Delete, UpdateBase
 from sqlalchemy.sql.elements import TextClause
 
 from palaver.config import Settings
@@ -24,7 +24,13 @@ from palaver.events.invalidation import (
     RedisInvalidation,
     channel_name,
 )
-from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, RealmStateStore, concerns_cache
+from palaver.events.realm_state import (
+    ALL_REALMS,
+    ANY_TABLE,
+    CASCADING_PARENTS,
+    RealmStateStore,
+    concerns_cache,
+)
 from palaver.events.types import Event
 
 logger = logging.getLogger(__name__)
@@ -98,11 +104,17 @@ class Tx:
             self.events.append(PendingEvent(realm_id, event, ids))
 
 
-def _statement_tables(statement: Any) -> Iterable[str]:
+def statement_tables(statement: Any) -> tuple[str, ...]:
+    """The tables a statement may write, for the realm-state cache (``ANY_TABLE``: all)."""
     if isinstance(statement, UpdateBase):
         table = getattr(statement, "table", None)
         name = getattr(table, "name", None)
-        return (name,) if isinstance(name, str) else (ANY_TABLE,)
+        if not isinstance(name, str):
+            return (ANY_TABLE,)
+        if isinstance(statement, Delete) and name in CASCADING_PARENTS:
+            # The database deletes the cached rows that reference these itself.
+            return (name, ANY_TABLE)
+        return (name,)
     text = statement.text if isinstance(statement, TextClause) else statement
     if isinstance(text, str):
         verb = text.lstrip().split(None, 1)[:1]
@@ -185,7 +197,7 @@ class Database:
         event.listen(self._sessions, "after_rollback", self._after_session_rollback)
 
     def _record_written(self, conn: Connection, statement: Any, *_args: Any) -> None:
-        tables = _statement_tables(statement)
+        tables = statement_tables(statement)
         if not tables:
             return
         written: set[str] | None = conn.info.get(_WRITTEN_KEY)

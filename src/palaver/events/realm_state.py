@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, cast
 
-from palaver.models import GroupGroupMembership, Realm, UserGroup, UserGroupMembership, UserProfile
+from palaver.models import Base, GroupGroupMembership, Realm, UserGroup, UserGroupMembership, UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription
 from palaver.models.linkifiers import RealmFilter
@@ -51,6 +51,15 @@ REALM_STATE_TABLES = frozenset(
         AlertWord,
         RealmEmoji,
     )
+)
+
+# Tables whose rows cached rows reference with ON DELETE CASCADE: the database deletes those
+# without a statement of their own, so deleting from these counts as writing every table.
+CASCADING_PARENTS = frozenset(
+    key.column.table.name
+    for name in REALM_STATE_TABLES
+    for key in Base.metadata.tables[name].foreign_keys
+    if (key.ondelete or "").upper() == "CASCADE"
 )
 
 
