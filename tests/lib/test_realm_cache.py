@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from palaver.db import statement_tables, transaction
+from palaver.db import Database, statement_tables, transaction
+from palaver.events.bus import InProcessEventBus
 from palaver.events.invalidation import RedisInvalidation
 from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, Component, RealmStateStore, concerns_cache
 from palaver.lib import realm_cache
@@ -262,3 +263,13 @@ def test_redis_carries_invalidations_between_processes_within_50ms() -> None:
         b.close()
     # Closed: it can no longer hear invalidations, so it keeps nothing.
     assert not second.accepting
+
+
+def test_turned_off_it_reads_the_database_every_time(services: Services, realm: SeededRealm) -> None:
+    db = Database(services.settings.model_copy(update={"realm_cache": False}), InProcessEventBus())
+    try:
+        with db.session() as session:
+            assert realm.hamlet.id in realm_cache.realm_users(session, realm.id).by_id
+            assert db.realm_state.cached_realms() == []
+    finally:
+        db.dispose()

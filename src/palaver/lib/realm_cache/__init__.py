@@ -112,8 +112,13 @@ _EMPTY: frozenset[int] = frozenset()
 def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
     db: Database | None = session.info.get("db")
     written = written_tables(session)
-    if db is None or (written is not None and not written.isdisjoint(component.tables)):
-        # The transaction's own writes are visible only through its connection.
+    if (
+        db is None
+        or not db.realm_state.accepting
+        or (written is not None and not written.isdisjoint(component.tables))
+    ):
+        # Not caching (turned off, or deaf to other processes for now), or the transaction's
+        # own writes, visible only through its connection.
         return component.load(session.connection(), realm_id)
     store = db.realm_state
     value = store.peek(realm_id, component)
