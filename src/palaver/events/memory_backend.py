@@ -19,7 +19,7 @@ import orjson
 
 from palaver.events.bus import EventDict
 from palaver.events.delivery import Tailoring, reaches_all_public_streams_clients, restart_event
-from palaver.events.descriptor import BadEventQueueIdError, ClientDescriptor
+from palaver.events.descriptor import BadEventQueueIdError, ClientDescriptor, ClientShape
 from palaver.events.queue_state import EventQueue, SharedEvent
 from palaver.events.queues import FetchRequest, FetchResult, QueueBackend
 from palaver.timeutil import Clock, utcnow
@@ -29,6 +29,8 @@ logger = logging.getLogger("palaver.events")
 T = TypeVar("T")
 
 _STATE_VERSION = 1
+# Distinct registrations remembered for sharing (one per client program and version).
+_MAX_SHAPES = 1024
 
 
 @dataclass(slots=True)
@@ -64,6 +66,7 @@ class MemoryQueueBackend(QueueBackend):
         self._entries: dict[str, _Entry] = {}
         self._by_user: dict[int, set[str]] = {}
         self._all_public_by_realm: dict[int, set[str]] = {}
+        self._shapes: dict[ClientShape, ClientShape] = {}
 
     async def run_blocking(self, func: Callable[..., T], *args: Any) -> T:
         # Every primitive here is a short critical section; a thread hop would cost more.
@@ -129,7 +132,11 @@ class MemoryQueueBackend(QueueBackend):
 
     def create_queue(self, client: ClientDescriptor) -> None:
         client.last_access = self.now()
-        _ = client.shape  # computed now, not by the first publish to thousands of queues
+        # Computed now, not by the first publish to thousands of queues; and one object per
+        # distinct shape, however many queues have it.
+        if len(self._shapes) >= _MAX_SHAPES:
+            self._shapes.clear()  # clients choose their capabilities: bound what they can add
+        client.shape = self._shapes.setdefault(client.shape, client.shape)
         with self._lock:
             mine = self._by_user.get(client.user_id, set())
             excess = len(mine) + 1 - self.max_queues_per_user
