@@ -7,6 +7,8 @@ import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import orjson
+
 from palaver.api.params import set_signature
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channels import IncludeSubscribers
@@ -108,10 +110,12 @@ async def get_events(
     ctx.user = ctx.realm_or_none = None
     if client is not None:
         await backend.run_blocking(backend.create_queue, client)
-    events = await backend.get_events(
+    # Each event's JSON as the queue holds it (one serialization per shared copy), spliced
+    # into the response by orjson.
+    texts = await backend.wait_for_events(
         user_id=user_id, queue_id=queue_id, last_event_id=last_event_id, dont_block=dont_block
     )
-    return {"events": events, "queue_id": queue_id}
+    return {"events": [orjson.Fragment(text) for text in texts], "queue_id": queue_id}
 
 
 @router.delete("/events")

@@ -18,17 +18,10 @@ from typing import Any, TypeVar
 import orjson
 
 from palaver.events.bus import EventDict
-from palaver.events.queues import (
-    BadEventQueueIdError,
-    ClientDescriptor,
-    EventQueue,
-    FetchRequest,
-    FetchResult,
-    QueueBackend,
-    event_for_client,
-    reaches_all_public_streams_clients,
-    restart_event,
-)
+from palaver.events.delivery import Tailoring, reaches_all_public_streams_clients, restart_event
+from palaver.events.descriptor import BadEventQueueIdError, ClientDescriptor, ClientShape
+from palaver.events.queue_state import EventQueue, SharedEvent
+from palaver.events.queues import FetchRequest, FetchResult, QueueBackend
 from palaver.timeutil import Clock, utcnow
 
 logger = logging.getLogger("palaver.events")
@@ -36,9 +29,11 @@ logger = logging.getLogger("palaver.events")
 T = TypeVar("T")
 
 _STATE_VERSION = 1
+# Distinct registrations remembered for sharing (one per client program and version).
+_MAX_SHAPES = 1024
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     client: ClientDescriptor
     queue: EventQueue
@@ -71,6 +66,7 @@ class MemoryQueueBackend(QueueBackend):
         self._entries: dict[str, _Entry] = {}
         self._by_user: dict[int, set[str]] = {}
         self._all_public_by_realm: dict[int, set[str]] = {}
+        self._shapes: dict[ClientShape, ClientShape] = {}
 
     async def run_blocking(self, func: Callable[..., T], *args: Any) -> T:
         # Every primitive here is a short critical section; a thread hop would cost more.
@@ -113,24 +109,34 @@ class MemoryQueueBackend(QueueBackend):
 
     def deliver(self, realm_id: int, event: EventDict, user_ids: Sequence[int]) -> None:
         woken: list[str] = []
+        tailoring = Tailoring(event)
         with self._lock:
             targets: set[str] = set()
+            by_user = self._by_user
             for user_id in user_ids:
-                targets |= self._by_user.get(user_id, set())
+                mine = by_user.get(user_id)
+                if mine:
+                    targets.update(mine)
             if reaches_all_public_streams_clients(event):
-                targets |= self._all_public_by_realm.get(realm_id, set())
+                targets.update(self._all_public_by_realm.get(realm_id, ()))
+            entries = self._entries
             for queue_id in targets:
-                entry = self._entries[queue_id]
+                entry = entries[queue_id]
                 if entry.client.realm_id != realm_id:
                     continue
-                tailored = event_for_client(entry.client, event)
-                if tailored is not None:
-                    entry.queue.push(tailored)
+                shared = tailoring.for_client(entry.client)
+                if shared is not None:
+                    entry.queue.push(shared)
                     woken.append(queue_id)
         self._waiters.wake(woken)
 
     def create_queue(self, client: ClientDescriptor) -> None:
         client.last_access = self.now()
+        # Computed now, not by the first publish to thousands of queues; and one object per
+        # distinct shape, however many queues have it.
+        if len(self._shapes) >= _MAX_SHAPES:
+            self._shapes.clear()  # clients choose their capabilities: bound what they can add
+        client.shape = self._shapes.setdefault(client.shape, client.shape)
         with self._lock:
             mine = self._by_user.get(client.user_id, set())
             excess = len(mine) + 1 - self.max_queues_per_user
@@ -170,7 +176,7 @@ class MemoryQueueBackend(QueueBackend):
         with self._lock:
             entry = self._entries.get(queue_id)
             if entry is not None:
-                entry.queue.push(event)
+                entry.queue.push(SharedEvent(event))
         self._waiters.wake([queue_id])
 
     def delete_queue(self, user_id: int, queue_id: str) -> None:
@@ -252,14 +258,14 @@ class MemoryQueueBackend(QueueBackend):
             logger.warning("Ignoring unreadable event queue file %s", path, exc_info=True)
             return 0
         now = self.now()
-        restart = restart_event(self.server_generation)
+        restart = Tailoring(restart_event(self.server_generation))
         with self._lock:
             for entry in entries:
                 # Clients could not poll while the server was down; their idle time restarts.
                 entry.client.last_access = now
-                tailored = event_for_client(entry.client, restart)
-                if tailored is not None:
-                    entry.queue.push(tailored)
+                shared = restart.for_client(entry.client)
+                if shared is not None:
+                    entry.queue.push(shared)
                 self._add_entry(entry)
         logger.info("Restored %d event queue(s) from %s", len(entries), path)
         return len(entries)

@@ -1,0 +1,164 @@
+"""How long-polls of one process hear from the Redis queue store.
+
+``Subscription``: the process's one pub/sub subscription (a thread), which wakes its own
+waiting requests. ``AsyncScripts``: an asyncio client per event loop that runs the
+long-poll reads, batched into pipelines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from typing import Any
+
+import redis
+import redis.asyncio
+from redis.exceptions import NoScriptError, RedisError
+
+from palaver.events.redis_scripts import APPEND, FETCH
+from palaver.events.waiters import Waiters
+
+logger = logging.getLogger("palaver.events")
+
+# Connections each event loop uses for long-polls, and reads sent in one pipeline.
+_ASYNC_CONNECTIONS = 16
+_FETCH_BATCH = 500
+
+
+class Subscription:
+    """This process's one subscription to ``notify``, on a thread of its own."""
+
+    def __init__(self, client: redis.Redis, channel: str, waiters: Waiters) -> None:
+        self._client = client
+        self._channel = channel
+        self._waiters = waiters
+        self._ready = threading.Event()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._lost = False
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def ensure_started(self, timeout: float = 5.0) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._stop.clear()
+                self._thread = threading.Thread(target=self._run, name="palaver-event-notify", daemon=True)
+                self._thread.start()
+        self._ready.wait(timeout)
+
+    def stop(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            # An empty announcement (it names no queue) ends the thread's wait for the next
+            # message at once, so closing does not wait out that wait's 1 s timeout.
+            with contextlib.suppress(RedisError):
+                self._client.publish(self._channel, "")
+            thread.join(timeout=3)
+        self._thread = None
+        self._ready.clear()
+
+    def _run(self) -> None:
+        backoff = 0.1
+        while not self._stop.is_set():
+            # redis-py leaves pubsub() unannotated.
+            pubsub = self._client.pubsub()  # type: ignore[no-untyped-call]
+            try:
+                pubsub.subscribe(self._channel)
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":
+                        self._ready.set()
+                        if self._lost:
+                            self._lost = False
+                            logger.warning("Redis event subscription restored")
+                        # Anything announced while we were not listening is unheard; every
+                        # waiting request reads its queue again.
+                        self._waiters.wake_all()
+                        backoff = 0.1
+                    elif message["type"] == "message":
+                        self._waiters.wake(str(message["data"]).split())
+            except RedisError as error:
+                self._ready.clear()
+                if not self._stop.is_set():
+                    if not self._lost:
+                        # Once per outage, not once per reconnection attempt.
+                        self._lost = True
+                        logger.warning("Lost the Redis event subscription (%s); reconnecting", error)
+                    self._stop.wait(backoff)
+                    backoff = min(backoff * 2, 5.0)
+            finally:
+                pubsub.close()
+
+
+class AsyncScripts:
+    """An asyncio Redis client (bound to one event loop) running the long-poll scripts.
+
+    Reads are batched: every read requested while the loop is busy goes out in one
+    pipeline, so an event that wakes a thousand requests costs a few round trips.
+    """
+
+    def __init__(self, url: str) -> None:
+        # A burst of wake-ups shares a few connections rather than opening one per request.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url,
+            decode_responses=True,
+            health_check_interval=30,
+            max_connections=_ASYNC_CONNECTIONS,
+            timeout=30,
+            socket_connect_timeout=2,
+            socket_timeout=10,
+        )
+        self.client = redis.asyncio.Redis(connection_pool=pool)
+        self.fetch_script = self.client.register_script(FETCH)
+        self.append = self.client.register_script(APPEND)
+        self._pending: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
+        self._flushing = False
+
+    async def fetch(self, keys: list[str], args: list[Any]) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append((keys, args, future))
+        if not self._flushing:
+            self._flushing = True
+            asyncio.get_running_loop().create_task(self._flush())
+        return await future
+
+    async def _flush(self) -> None:
+        try:
+            while self._pending:
+                batch, self._pending = self._pending[:_FETCH_BATCH], self._pending[_FETCH_BATCH:]
+                try:
+                    results = await self._run(batch)
+                except Exception as error:
+                    results = [error] * len(batch)
+                for (_, _, future), result in zip(batch, results, strict=True):
+                    if future.done():
+                        continue
+                    if isinstance(result, Exception):
+                        future.set_exception(result)
+                    else:
+                        future.set_result(result)
+        finally:
+            self._flushing = False
+
+    async def _run(self, batch: list[tuple[list[str], list[Any], asyncio.Future[Any]]]) -> list[Any]:
+        if len(batch) == 1:
+            keys, args, _ = batch[0]
+            return [await self.fetch_script(keys=keys, args=args)]
+        pipe = self.client.pipeline(transaction=False)
+        for keys, args, _ in batch:
+            pipe.evalsha(self.fetch_script.sha, len(keys), *keys, *args)
+        results: list[Any] = await pipe.execute(raise_on_error=False)
+        if any(isinstance(r, NoScriptError) for r in results):
+            # Redis lost its scripts (restarted or flushed): load them and run the batch again.
+            await self.client.script_load(FETCH)
+            return await self._run(batch)
+        return results
