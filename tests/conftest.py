@@ -6,6 +6,7 @@ database (created here, dropped afterwards) on PALAVER_TEST_POSTGRES_URL.
 
 from __future__ import annotations
 
+import gc
 import os
 import uuid
 from collections.abc import Iterator
@@ -46,6 +47,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = _shared_fixture_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move what collection left alive (every module of Palaver, SQLAlchemy, pydantic and the
+    tests: ~200,000 objects) out of the garbage collector's reach: nothing of it becomes
+    garbage, and each full collection during the run walked all of it again. Freezing it
+    halves the collector's time, ~3 % of a worker's CPU (measured with gc.callbacks)."""
+    gc.collect()
+    gc.freeze()
 
 
 def _shared_fixture_group(item: pytest.Item) -> str | None:
