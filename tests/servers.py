@@ -55,13 +55,20 @@ def die_with_parent() -> None:
 
 
 def launch(
-    env: dict[str, str], args: Sequence[str], stdout: Path, stderr: Path | None = None
+    env: dict[str, str],
+    args: Sequence[str],
+    stdout: Path,
+    stderr: Path | None = None,
+    *,
+    append: bool = False,
 ) -> subprocess.Popen[bytes]:
     """``palaver serve *args`` in its own process group (so a test can signal the
-    supervisor and its workers together), output to files; ``stderr`` None joins stdout."""
+    supervisor and its workers together), output to files (after what they hold, with
+    ``append``); ``stderr`` None joins stdout."""
+    mode = "ab" if append else "wb"
     with contextlib.ExitStack() as files:
-        out = files.enter_context(stdout.open("wb"))
-        err = subprocess.STDOUT if stderr is None else files.enter_context(stderr.open("wb"))
+        out = files.enter_context(stdout.open(mode))
+        err = subprocess.STDOUT if stderr is None else files.enter_context(stderr.open(mode))
         return subprocess.Popen(
             [*palaver_command(), "serve", *args],
             env=env,

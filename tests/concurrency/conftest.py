@@ -6,7 +6,7 @@ its Host-based realm routing matches the in-process app's (same ``external_url``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,34 +19,49 @@ from tests.helpers import Api, SeededRealm, assert_json_success
 from tests.servers import RunningServer, clean_environment, start_running_server, stop
 
 
-@pytest.fixture(scope="module")
-def real_server(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    tmp: Path = tmp_path_factory.mktemp("concurrency-server")
-    env = clean_environment(
-        PALAVER_DATA_DIR=str(tmp / "data"),
-        PALAVER_DATABASE_URL=settings.database_url,
-        PALAVER_EXTERNAL_URL=settings.external_url,
-        PALAVER_CREATE_DEMO_REALM="false",
-        PALAVER_RATE_LIMITING="false",
-        PALAVER_PASSWORD_TIME_COST="1",
-        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-        PALAVER_LOG_LEVEL="warning",
-    )
-    running = start_running_server(tmp, env)
-    try:
-        yield running
-    finally:
+# One server for the directory, started by the first test that asks for it (a start costs
+# seconds of imports): every test works in a realm of its own (``realm``), so none depends on
+# what another did before it. A session fixture in the tests' closure also keeps the
+# directory on one xdist worker (tests/conftest.py), so the server starts once per run.
+@pytest.fixture(scope="session")
+def real_server(
+    settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[], RunningServer]]:
+    started: list[RunningServer] = []
+
+    def get() -> RunningServer:
+        if not started:
+            tmp: Path = tmp_path_factory.mktemp("concurrency-server")
+            env = clean_environment(
+                PALAVER_DATA_DIR=str(tmp / "data"),
+                PALAVER_DATABASE_URL=settings.database_url,
+                PALAVER_EXTERNAL_URL=settings.external_url,
+                PALAVER_CREATE_DEMO_REALM="false",
+                PALAVER_RATE_LIMITING="false",
+                PALAVER_PASSWORD_TIME_COST="1",
+                PALAVER_PASSWORD_MEMORY_COST_KIB="8",
+                PALAVER_LOG_LEVEL="warning",
+            )
+            started.append(start_running_server(tmp, env))
+        return started[0]
+
+    yield get
+    for running in started:
         stop(running.process)
-    assert "Traceback" not in running.stderr.read_text(), running.logs()
+        assert "Traceback" not in running.stderr.read_text(), running.logs()
 
 
 @pytest.fixture(params=["in-process", "real-server"])
-def conc_api(request: pytest.FixtureRequest, client: TestClient, realm: SeededRealm) -> Iterator[Api]:
+def conc_api(
+    request: pytest.FixtureRequest,
+    client: TestClient,
+    realm: SeededRealm,
+    real_server: Callable[[], RunningServer],
+) -> Iterator[Api]:
     if request.param == "in-process":
         yield Api(client, realm)
         return
-    server: RunningServer = request.getfixturevalue("real_server")
-    with httpx.Client(base_url=server.url, timeout=60) as http:
+    with httpx.Client(base_url=real_server().url, timeout=60) as http:
         yield Api(http, realm)  # type: ignore[arg-type]  # httpx.Client has TestClient's request()
 
 

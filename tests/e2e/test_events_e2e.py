@@ -55,8 +55,10 @@ class Server:
         return zulip.Client(email=email, api_key=api_key, site=self.url)
 
     def worker_pids(self) -> list[int]:
-        """The uvicorn worker processes (children of the server process)."""
-        pids = []
+        """The uvicorn worker processes: the children of the fork server that the server
+        process starts to fork them (bootstrap.py); multiprocessing's resource tracker is
+        the server's child too, but serves nothing."""
+        processes: dict[int, tuple[int, bytes]] = {}
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
                 try:
@@ -64,11 +66,14 @@ class Server:
                     command = (entry / "cmdline").read_bytes()
                 except OSError:
                     continue
-                # The parent PID is the second field after the parenthesised command name;
-                # multiprocessing's resource tracker is a child too, but serves nothing.
-                if int(stat.rsplit(")", 1)[1].split()[1]) == self.process.pid and b"spawn_main" in command:
-                    pids.append(int(entry.name))
-        return pids
+                # The parent PID is the second field after the parenthesised command name.
+                processes[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), command)
+        forkservers = {
+            pid
+            for pid, (parent, command) in processes.items()
+            if parent == self.process.pid and b"forkserver" in command
+        }
+        return sorted(pid for pid, (parent, _) in processes.items() if parent in forkservers)
 
 
 def _wait_until_serving(server: Server, timeout: float = 60) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import zulip
 
-from tests.e2e.test_zulip_client import client, server, server_database_url  # noqa: F401
+from tests.e2e.demo import client, server, server_database_url  # noqa: F401
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.e2e.test_zulip_client import server, server_database_url  # noqa: F401  (fixtures)
+from tests.e2e.demo import server, server_database_url  # noqa: F401  (fixtures)
 from tests.servers import RunningServer, clean_environment, palaver_command
 
 pytestmark = [

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import zulip
 
-# The running server and its demo owner's client, shared with the client end-to-end tests.
-from tests.e2e.test_zulip_client import client, server, server_database_url  # noqa: F401
+# The session's demo server and its owner's client, shared by the e2e modules (tests/e2e/demo.py).
+from tests.e2e.demo import client, server, server_database_url  # noqa: F401
 from tests.images import image_bytes
 
 pytestmark = pytest.mark.e2e

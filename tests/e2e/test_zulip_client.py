@@ -1,35 +1,24 @@
 """``palaver serve`` as a real process, driven by the ``zulip`` PyPI client.
 
-The server starts on an empty database (a fresh SQLite file, or with
-PALAVER_TEST_DATABASE=postgresql a uniquely named PostgreSQL database made and dropped
-here), creates the demo organization, and prints a zuliprc that the client then uses.
+The server starts on an empty database, creates the demo organization, and prints a zuliprc
+that the client then uses (``tests/e2e/demo.py``).
 """
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import zulip
-from sqlalchemy import create_engine, text
 
-from tests.servers import (
-    RunningServer,
-    clean_environment,
-    free_port,
-    palaver_command,
-    start_running_server,
-    stop,
-)
+from tests.e2e.demo import demo_server, empty_database
+from tests.servers import RunningServer, clean_environment, free_port, palaver_command
 
 pytestmark = pytest.mark.e2e
 
-DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 DEMO_EMAILS = {
     "owner@example.com",
     "alice@example.com",
@@ -39,46 +28,17 @@ DEMO_EMAILS = {
 }
 
 
+# Its own server: these tests check the demo organization exactly as ``serve`` made it.
 @pytest.fixture(scope="module")
 def server_database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """An empty database of the session's kind: `serve` makes the demo only on an empty one."""
-    if os.environ.get("PALAVER_TEST_DATABASE", "sqlite") == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('e2e-db') / 'palaver.db'}"
-        return
-    admin_url = os.environ.get("PALAVER_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN_URL)
-    name = f"palaver_e2e_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield admin_url.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as conn:
-            # FORCE: a server that failed to stop may still hold connections.
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with empty_database(tmp_path_factory) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, server_database_url: str) -> Iterator[RunningServer]:
-    tmp = tmp_path_factory.mktemp("e2e-server")
-    env = clean_environment(
-        PALAVER_DATA_DIR=str(tmp / "data"),
-        # The unprefixed name, as a hosting platform would set it.
-        DATABASE_URL=server_database_url,
-        PALAVER_PASSWORD_TIME_COST="1",
-        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-        PALAVER_LOG_LEVEL="warning",
-        # Tests contact loopback only: no link previews.
-        PALAVER_OUTGOING_FETCHES="false",
-    )
-    running = start_running_server(tmp, env)
-    try:
-        # DATABASE_URL was honoured over the default SQLite file in the data dir.
-        assert not (running.data_dir / "palaver.db").exists()
+    with demo_server(tmp_path_factory, server_database_url) as running:
         yield running
-    finally:
-        stop(running.process)
 
 
 def printed_field(output: str, label: str) -> str:

@@ -22,8 +22,7 @@ import httpx
 import pytest
 
 from palaver.config import load_settings
-from tests.servers import clean_environment, free_port, palaver_command
-from tests.servers import die_with_parent as _die_with_parent
+from tests.servers import clean_environment, free_port, launch, wait_until_healthy
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -68,17 +67,12 @@ class LiveServer:
         return self.log.read_text()[-4000:]
 
     def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [*palaver_command(), "serve"],
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
-        _wait_until_serving(self)
+        # Each start appends to the one log, so a failure shows what the earlier run said.
+        self.process = launch(self.env, [], self.log, append=True)
+        try:
+            wait_until_healthy(self.url, self.process, self.logs)
+        except AssertionError as error:
+            pytest.fail(str(error))
 
     def stop(self) -> None:
         process = self.process
@@ -95,23 +89,6 @@ class LiveServer:
         """Stop and start the server on the same port and database (sessions survive)."""
         self.stop()
         self.start()
-
-
-def _wait_until_serving(server: LiveServer, timeout: float = 60) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert server.process is not None
-        if server.process.poll() is not None:
-            pytest.fail(f"palaver serve exited with {server.process.returncode}\n{server.logs()}")
-        try:
-            if httpx.get(f"{server.url}/api/v1/server_settings", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    pytest.fail(f"palaver serve did not answer within {timeout} s\n{server.logs()}")
 
 
 def _seed(settings_values: dict[str, Any]) -> dict[str, tuple[str, str, str]]:

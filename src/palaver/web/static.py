@@ -1,7 +1,10 @@
 """Static assets of the web client, served from memory under one content hash.
 
-At start-up every file under ``web/static/`` is read and compressed once (gzip and
-brotli), and one hash of the whole tree names the URL prefix: ``/static/<hash>/app/main.js``.
+At start-up every file under ``web/static/`` is read, and one hash of the whole tree names
+the URL prefix: ``/static/<hash>/app/main.js``. Each file is compressed (gzip and brotli)
+once per process, when it is first asked for: brotli at its best quality costs ~0.5 s of CPU
+for the tree, which every server and worker process paid at start-up even when it never
+served the web client (API-only deployments, restarts, the test suite's servers).
 One hash for the tree, rather than one per file, keeps relative ES-module imports between
 files working without a build step, and any change to any file changes every URL, so the
 files can be cached forever (``immutable``).
@@ -45,12 +48,23 @@ _COMPRESSIBLE = {".js", ".mjs", ".css", ".json", ".map", ".svg", ".txt", ".html"
 _IMMUTABLE = "public, max-age=31536000, immutable"
 
 
-@dataclass(frozen=True)
 class Asset:
-    media_type: str
-    body: bytes
-    gzip: bytes | None
-    brotli: bytes | None
+    """One file's bytes, and its compressed forms once first asked for (``encodings``)."""
+
+    def __init__(self, media_type: str, body: bytes, compressible: bool) -> None:
+        self.media_type = media_type
+        self.body = body
+        self._compressible = compressible
+        self._encoded: tuple[bytes | None, bytes | None] | None = None
+        self._lock = threading.Lock()
+
+    def encodings(self) -> tuple[bytes | None, bytes | None]:
+        """(gzip, brotli), each None where it would not be smaller than the file."""
+        if self._encoded is None:
+            with self._lock:
+                if self._encoded is None:
+                    self._encoded = _compress(self.body) if self._compressible else (None, None)
+        return self._encoded
 
 
 @dataclass(frozen=True)
@@ -68,11 +82,13 @@ class StaticTree:
 def _asset(path: Path, data: bytes) -> Asset:
     suffix = path.suffix.lower()
     media_type = MEDIA_TYPES.get(suffix, "application/octet-stream")
-    if suffix not in _COMPRESSIBLE or len(data) < 256:
-        return Asset(media_type, data, None, None)
+    return Asset(media_type, data, suffix in _COMPRESSIBLE and len(data) >= 256)
+
+
+def _compress(data: bytes) -> tuple[bytes | None, bytes | None]:
     gz = gzip.compress(data, compresslevel=9, mtime=0)
     br = brotli.compress(data, quality=11)
-    return Asset(media_type, data, gz if len(gz) < len(data) else None, br if len(br) < len(data) else None)
+    return (gz if len(gz) < len(data) else None, br if len(br) < len(data) else None)
 
 
 def _read_tree(root: Path) -> tuple[str, dict[str, bytes]]:
@@ -88,8 +104,8 @@ def _read_tree(root: Path) -> tuple[str, dict[str, bytes]]:
     return tree.hexdigest()[:16], files
 
 
-# Compressing with brotli at its best quality takes a moment; tests build many apps from
-# the same files, so each distinct tree is compressed once per process.
+# Tests build many apps from the same files: each distinct tree is read, and each of its
+# files compressed, once per process.
 _cache: dict[Path, StaticTree] = {}
 _cache_lock = threading.Lock()
 
@@ -123,10 +139,11 @@ def asset_response(asset: Asset, accept_encoding: str) -> Response:
         "X-Content-Type-Options": "nosniff",
     }
     body = asset.body
-    if asset.brotli is not None and _accepts(accept_encoding, "br"):
-        body, headers["Content-Encoding"] = asset.brotli, "br"
-    elif asset.gzip is not None and _accepts(accept_encoding, "gzip"):
-        body, headers["Content-Encoding"] = asset.gzip, "gzip"
+    gz, br = asset.encodings()
+    if br is not None and _accepts(accept_encoding, "br"):
+        body, headers["Content-Encoding"] = br, "br"
+    elif gz is not None and _accepts(accept_encoding, "gzip"):
+        body, headers["Content-Encoding"] = gz, "gzip"
     return Response(body, media_type=asset.media_type, headers=headers)
 
 

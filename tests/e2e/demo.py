@@ -1,0 +1,89 @@
+"""``palaver serve`` on an empty database, where it makes the demo organization.
+
+The server starts on an empty database (a fresh SQLite file, or with
+PALAVER_TEST_DATABASE=postgresql a uniquely named PostgreSQL database made and dropped
+here), creates the demo organization, and prints a zuliprc for its owner.
+
+``tests/test_zulip_client.py`` starts one of its own: it checks the demo organization as
+``serve`` made it (its exact members, the printed login). The other modules that drive the
+demo owner's client share one server for the session (``tests/e2e/conftest.py``), through
+the ``server``, ``client`` and ``server_database_url`` fixtures imported from here: each
+start costs seconds of imports, and each of those modules works on things of its own (its
+channels, topics, drafts, emoji, fields, groups, alert words), never on a count of the
+organization's members or channels.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+import zulip
+from sqlalchemy import create_engine, text
+
+from tests.servers import RunningServer, clean_environment, start_running_server, stop
+
+DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+@contextmanager
+def empty_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An empty database of the session's kind: `serve` makes the demo only on an empty one."""
+    if os.environ.get("PALAVER_TEST_DATABASE", "sqlite") == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('e2e-db') / 'palaver.db'}"
+        return
+    admin_url = os.environ.get("PALAVER_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN_URL)
+    name = f"palaver_e2e_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin_url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as conn:
+            # FORCE: a server that failed to stop may still hold connections.
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextmanager
+def demo_server(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Iterator[RunningServer]:
+    tmp = tmp_path_factory.mktemp("e2e-server")
+    env = clean_environment(
+        PALAVER_DATA_DIR=str(tmp / "data"),
+        # The unprefixed name, as a hosting platform would set it.
+        DATABASE_URL=database_url,
+        PALAVER_PASSWORD_TIME_COST="1",
+        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
+        PALAVER_LOG_LEVEL="warning",
+        # Tests contact loopback only: no link previews.
+        PALAVER_OUTGOING_FETCHES="false",
+    )
+    running = start_running_server(tmp, env)
+    try:
+        # DATABASE_URL was honoured over the default SQLite file in the data dir.
+        assert not (running.data_dir / "palaver.db").exists()
+        yield running
+    finally:
+        stop(running.process)
+
+
+# The session's shared demo server, under the names the tests use.
+
+
+@pytest.fixture
+def server_database_url(shared_demo_database_url: str) -> str:
+    return shared_demo_database_url
+
+
+@pytest.fixture
+def server(shared_demo_server: RunningServer) -> RunningServer:
+    return shared_demo_server
+
+
+@pytest.fixture
+def client(shared_demo_client: zulip.Client) -> zulip.Client:
+    return shared_demo_client
