@@ -1,31 +1,36 @@
 """Message objects as the API returns them.
 
-Message objects are built in two steps: ``wide_message_dicts`` gathers everything about
-a batch of messages once (rendered and raw content, sender, recipients, reactions), and
+Message objects are built in two steps: a wide message dict gathers everything about a
+message once (rendered and raw content, sender, recipients, reactions), and
 ``finalize_message`` cuts one client's view out of it (``apply_markdown``,
 ``client_gravatar``, empty-topic display, flags). Message events carry the wide form's
 extra parts in ``internal`` and are finalized per client queue by
 ``events/queues.message_event_for_client``.
+
+A batch of messages is formatted from plain rows: the message's columns (an ORM ``Message``
+or a row of the same names, ``MessageColumns``) and a few batched lookups for everything
+around them (senders, channel names, conversation members, reactions, widgets), so
+GET /messages loads no ORM objects at all.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 import orjson
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from palaver.lib.avatars import avatar_url, hosted_by_gravatar
-from palaver.lib.conversations import conversation_member_ids, streams_by_recipient
+from palaver.lib.avatars import GRAVATAR, avatar_url, avatar_url_for, gravatar_enabled, hosted_by_gravatar
+from palaver.lib.conversations import conversation_member_ids
 from palaver.lib.markdown.urls import topic_links
-from palaver.lib.message_access import messages_by_id
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
 from palaver.lib.widgets import submessages_by_message
-from palaver.models import UserProfile
+from palaver.models import Realm, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, Reaction
 from palaver.models.topic_names import display_topic
@@ -39,15 +44,130 @@ class FormatOptions:
     allow_empty_topic_name: bool = False
 
 
-# Keys of a wide message dict that are not part of the client's message object.
-_WIDE_ONLY_KEYS = ("raw_content", "rendered_content", "avatar_computable")
+class MessageColumns(Protocol):
+    """What a message object is built from: a ``Message`` or a row with these columns."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def sender_id(self) -> int: ...
+    @property
+    def recipient_id(self) -> int: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def rendered_content(self) -> str | None: ...
+    @property
+    def date_sent(self) -> datetime: ...
+    @property
+    def sending_client(self) -> str: ...
+    @property
+    def is_channel_message(self) -> bool: ...
+    @property
+    def edit_history(self) -> str | None: ...
+    @property
+    def last_edit_time(self) -> datetime | None: ...
+    @property
+    def last_moved_time(self) -> datetime | None: ...
 
 
-def _display_recipient_user(user: UserProfile) -> dict[str, Any]:
-    return {"id": user.id, "email": user.email, "full_name": user.full_name, "is_mirror_dummy": False}
+class ReactionColumns(Protocol):
+    @property
+    def emoji_name(self) -> str: ...
+    @property
+    def emoji_code(self) -> str: ...
+    @property
+    def reaction_type(self) -> str: ...
+    @property
+    def user_profile_id(self) -> int: ...
 
 
-def format_reactions(reactions: Iterable[Reaction]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class UserFacts:
+    """What message objects show of a person: the sender, or a member of a conversation."""
+
+    id: int
+    full_name: str
+    email: str
+    realm_str: str
+    avatar_url: str
+    # Clients computing Gravatar URLs need the real address, shown as sender_email.
+    avatar_computable: bool
+
+    def display_recipient(self) -> dict[str, Any]:
+        return {"id": self.id, "email": self.email, "full_name": self.full_name, "is_mirror_dummy": False}
+
+
+def user_facts(user: UserProfile) -> UserFacts:
+    """The facts of a user already loaded."""
+    return UserFacts(
+        user.id,
+        user.full_name,
+        user.email,
+        user.realm.string_id,
+        avatar_url(user),
+        hosted_by_gravatar(user) and user.email == user.delivery_email,
+    )
+
+
+# Statements built once: constructing one costs more per request than running its cached
+# compiled form does.
+_USER_FACTS = (
+    select(
+        UserProfile.id,
+        UserProfile.full_name,
+        UserProfile.email,
+        UserProfile.delivery_email,
+        UserProfile.realm_id,
+        UserProfile.avatar_source,
+        UserProfile.avatar_version,
+        UserProfile.avatar_hash,
+        Realm.string_id,
+    )
+    .join(Realm, Realm.id == UserProfile.realm_id)
+    .where(UserProfile.id.in_(bindparam("ids", expanding=True)))
+)
+_CHANNEL_NAMES = select(Stream.recipient_id, Stream.id, Stream.name).where(
+    Stream.recipient_id.in_(bindparam("ids", expanding=True))
+)
+_REACTIONS = (
+    select(
+        Reaction.message_id,
+        Reaction.emoji_name,
+        Reaction.emoji_code,
+        Reaction.reaction_type,
+        Reaction.user_profile_id,
+    )
+    .where(Reaction.message_id.in_(bindparam("ids", expanding=True)))
+    .order_by(Reaction.id)
+)
+
+
+def user_facts_by_id(session: Session, user_ids: Collection[int]) -> dict[int, UserFacts]:
+    """Facts of many users in one query of their columns (no ORM objects)."""
+    if not user_ids:
+        return {}
+    gravatar = gravatar_enabled(session)
+    result: dict[int, UserFacts] = {}
+    for row in session.execute(_USER_FACTS, {"ids": list(user_ids)}):
+        url = avatar_url_for(
+            realm_id=row.realm_id,
+            user_id=row.id,
+            full_name=row.full_name,
+            delivery_email=row.delivery_email,
+            source=row.avatar_source,
+            version=row.avatar_version,
+            avatar_hash=row.avatar_hash,
+            gravatar=gravatar,
+        )
+        computable = row.avatar_source == GRAVATAR and gravatar and row.email == row.delivery_email
+        result[row.id] = UserFacts(row.id, row.full_name, row.email, row.string_id, url, computable)
+    return result
+
+
+def format_reactions(reactions: Iterable[ReactionColumns]) -> list[dict[str, Any]]:
     return [
         {
             "emoji_name": r.emoji_name,
@@ -59,33 +179,58 @@ def format_reactions(reactions: Iterable[Reaction]) -> list[dict[str, Any]]:
     ]
 
 
+@dataclass(frozen=True)
+class _Surroundings:
+    """Everything around a batch of messages, looked up once for the batch."""
+
+    users: Mapping[int, UserFacts]
+    # Channel messages: recipient ID -> (channel ID, channel name).
+    channels: Mapping[int, tuple[int, str]]
+    # Direct messages: recipient ID -> member IDs, in ID order.
+    members: Mapping[int, list[int]]
+    reactions: Mapping[int, list[dict[str, Any]]]
+    submessages: Mapping[int, list[dict[str, Any]]]
+
+
+def _surroundings(session: Session, messages: Sequence[MessageColumns]) -> _Surroundings:
+    user_ids = {m.sender_id for m in messages}
+    members = conversation_member_ids(session, {m.recipient_id for m in messages if not m.is_channel_message})
+    for ids in members.values():
+        user_ids.update(ids)
+    channel_recipients = list({m.recipient_id for m in messages if m.is_channel_message})
+    channels: dict[int, tuple[int, str]] = {}
+    if channel_recipients:
+        for recipient_id, stream_id, name in session.execute(_CHANNEL_NAMES, {"ids": channel_recipients}):
+            if recipient_id is not None:
+                channels[recipient_id] = (stream_id, name)
+    message_ids = [m.id for m in messages]
+    reactions: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for r in session.execute(_REACTIONS, {"ids": message_ids}):
+        reactions[r.message_id].append(
+            {
+                "emoji_name": r.emoji_name,
+                "emoji_code": r.emoji_code,
+                "reaction_type": r.reaction_type,
+                "user_id": r.user_profile_id,
+            }
+        )
+    return _Surroundings(
+        user_facts_by_id(session, user_ids),
+        channels,
+        members,
+        reactions,
+        submessages_by_message(session, message_ids),
+    )
+
+
 def wide_message_dicts(
-    session: Session, messages: Sequence[Message], *, allow_edit_history: bool = True
+    session: Session, messages: Sequence[MessageColumns], *, allow_edit_history: bool = True
 ) -> dict[int, dict[str, Any]]:
     """Everything any client may need about these messages, fetched in a few queries."""
     if not messages:
         return {}
-    user_ids = {m.sender_id for m in messages}
-    dm_recipients = {m.recipient_id for m in messages if not m.is_channel_message}
-    members = conversation_member_ids(session, dm_recipients)
-    user_ids.update(uid for ids in members.values() for uid in ids)
-    users = {u.id: u for u in session.scalars(select(UserProfile).where(UserProfile.id.in_(user_ids)))}
-    streams = streams_by_recipient(session, {m.recipient_id for m in messages if m.is_channel_message})
-    reactions: dict[int, list[Reaction]] = defaultdict(list)
-    for reaction in session.scalars(
-        select(Reaction).where(Reaction.message_id.in_([m.id for m in messages])).order_by(Reaction.id)
-    ):
-        reactions[reaction.message_id].append(reaction)
-    result = {
-        message.id: _wide_message_dict(
-            message, users, streams, members, reactions.get(message.id, []), allow_edit_history
-        )
-        for message in messages
-    }
-    # Widgets' data (lib/widgets.py).
-    for message_id, submessages in submessages_by_message(session, result).items():
-        result[message_id]["submessages"] = submessages
-    return result
+    around = _surroundings(session, messages)
+    return {message.id: _wide_dict(message, around, allow_edit_history) for message in messages}
 
 
 def new_message_wide_dict(
@@ -114,7 +259,21 @@ def _wide_message_dict(
     reactions: Iterable[Reaction],
     allow_edit_history: bool,
 ) -> dict[str, Any]:
-    sender = users[message.sender_id]
+    """A wide message dict from loaded objects (``new_message_wide_dict``)."""
+    around = _Surroundings(
+        {user_id: user_facts(user) for user_id, user in users.items()},
+        {recipient_id: (stream.id, stream.name) for recipient_id, stream in streams.items()},
+        members,
+        {message.id: format_reactions(reactions)},
+        {},
+    )
+    return _wide_dict(message, around, allow_edit_history)
+
+
+def _wide_dict(message: MessageColumns, around: _Surroundings, allow_edit_history: bool) -> dict[str, Any]:
+    sender = around.users[message.sender_id]
+    subject = message.subject
+    content = message.content
     item: dict[str, Any] = {
         "id": message.id,
         "sender_id": sender.id,
@@ -123,28 +282,28 @@ def _wide_message_dict(
         "recipient_id": message.recipient_id,
         "timestamp": to_timestamp(message.date_sent),
         "client": message.sending_client,
-        "subject": message.subject,
-        "topic_links": topic_links(message.subject, ()) if message.is_channel_message else [],
-        "is_me_message": _is_me_message(message.content),
-        "reactions": format_reactions(reactions),
-        "submessages": [],
+        "subject": subject,
+        # Topic links are bare URLs here (no linkifiers), so a topic without "://" has none.
+        "topic_links": topic_links(subject, ()) if message.is_channel_message and "://" in subject else [],
+        "is_me_message": content.startswith("/me ") and "\n" not in content,
+        "reactions": around.reactions.get(message.id, []),
+        "submessages": around.submessages.get(message.id, []),
         "sender_full_name": sender.full_name,
         "sender_email": sender.email,
-        "sender_realm_str": sender.realm.string_id,
-        "avatar_url": avatar_url(sender),
-        "raw_content": message.content,
-        # Clients computing Gravatar URLs need the real address, shown as sender_email.
-        "avatar_computable": hosted_by_gravatar(sender) and sender.email == sender.delivery_email,
+        "sender_realm_str": sender.realm_str,
+        "avatar_url": sender.avatar_url,
+        "raw_content": content,
+        "avatar_computable": sender.avatar_computable,
     }
     if message.is_channel_message:
-        stream = streams[message.recipient_id]
+        stream_id, name = around.channels[message.recipient_id]
         item["type"] = "stream"
-        item["display_recipient"] = stream.name
-        item["stream_id"] = stream.id
+        item["display_recipient"] = name
+        item["stream_id"] = stream_id
     else:
         item["type"] = "private"
         item["display_recipient"] = [
-            _display_recipient_user(users[uid]) for uid in members.get(message.recipient_id, [])
+            around.users[uid].display_recipient() for uid in around.members.get(message.recipient_id, [])
         ]
     if message.edit_history is not None and allow_edit_history:
         item["edit_history"] = orjson.loads(message.edit_history)
@@ -155,10 +314,6 @@ def _wide_message_dict(
     return item
 
 
-def _is_me_message(content: str) -> bool:
-    return content.startswith("/me ") and "\n" not in content
-
-
 def finalize_message(
     wide: Mapping[str, Any],
     *,
@@ -167,12 +322,32 @@ def finalize_message(
     allow_empty_topic_name: bool,
     flags: list[str] | None = None,
 ) -> dict[str, Any]:
-    """One client's view of a wide message dict."""
-    message = {k: v for k, v in wide.items() if k not in _WIDE_ONLY_KEYS}
+    """One client's view of a wide message dict (which stays as it was)."""
+    return _finalize(
+        dict(wide),
+        apply_markdown=apply_markdown,
+        client_gravatar=client_gravatar,
+        allow_empty_topic_name=allow_empty_topic_name,
+        flags=flags,
+    )
+
+
+def _finalize(
+    message: dict[str, Any],
+    *,
+    apply_markdown: bool,
+    client_gravatar: bool,
+    allow_empty_topic_name: bool,
+    flags: list[str] | None,
+) -> dict[str, Any]:
+    """``finalize_message`` in place, for a wide dict nobody else holds."""
+    raw_content = message.pop("raw_content")
+    message.pop("rendered_content", None)
+    avatar_computable = message.pop("avatar_computable", False)
     if not apply_markdown:
-        message["content"] = wide["raw_content"]
+        message["content"] = raw_content
         message["content_type"] = "text/x-markdown"
-    if client_gravatar and wide.get("avatar_computable"):
+    if client_gravatar and avatar_computable:
         message["avatar_url"] = None
     if message["type"] == "stream":
         message["subject"] = display_topic(message["subject"], allow_empty_topic_name)
@@ -186,33 +361,27 @@ def finalize_message(
     return message
 
 
-def format_messages(
-    session: Session,
-    rows: Sequence[tuple[int, int | None]],
-    *,
-    apply_markdown: bool,
-    client_gravatar: bool,
-    allow_empty_topic_name: bool,
-    allow_edit_history: bool,
-    messages: Mapping[int, Message] | None = None,
+class MessageRow(MessageColumns, Protocol):
+    """A message's columns with the user's flags on it (None: a message they never received)."""
+
+    @property
+    def flags(self) -> int | None: ...
+
+
+def format_message_rows(
+    session: Session, rows: Sequence[MessageRow], options: FormatOptions, *, allow_edit_history: bool
 ) -> list[dict[str, Any]]:
-    """Message objects with flags for (message ID, flags or None if historical) rows."""
-    if messages is None:
-        messages = messages_by_id(session, [message_id for message_id, _ in rows])
-    ordered = [messages[message_id] for message_id, _ in rows if message_id in messages]
-    wide = wide_message_dicts(session, ordered, allow_edit_history=allow_edit_history)
-    result = []
-    for message_id, bits in rows:
-        if message_id not in wide:
-            continue
-        flags = flag_names(DEFAULT_HISTORICAL_FLAGS if bits is None else bits)
-        result.append(
-            finalize_message(
-                wide[message_id],
-                apply_markdown=apply_markdown,
-                client_gravatar=client_gravatar,
-                allow_empty_topic_name=allow_empty_topic_name,
-                flags=flags,
-            )
+    """Message objects, with flags, for rows of message columns and the user's flags."""
+    if not rows:
+        return []
+    around = _surroundings(session, rows)
+    return [
+        _finalize(
+            _wide_dict(row, around, allow_edit_history),
+            apply_markdown=options.apply_markdown,
+            client_gravatar=options.client_gravatar,
+            allow_empty_topic_name=options.allow_empty_topic_name,
+            flags=flag_names(DEFAULT_HISTORICAL_FLAGS if row.flags is None else row.flags),
         )
-    return result
+        for row in rows
+    ]
