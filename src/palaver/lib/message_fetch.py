@@ -78,6 +78,7 @@ def with_message_columns(page: IdsAndFlags, descending: bool, *, edit_history: b
         select(
             message_id.label("id"),
             flags.label("flags"),
+            Message.realm_id,
             Message.sender_id,
             Message.recipient_id,
             Message.subject,

@@ -19,16 +19,25 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Protocol
 
 import orjson
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from palaver.lib.avatars import GRAVATAR, avatar_url, avatar_url_for, gravatar_enabled, hosted_by_gravatar
+from palaver.lib.avatars import (
+    GRAVATAR,
+    UPLOADED,
+    avatar_url,
+    avatar_url_for,
+    gravatar_enabled,
+    hosted_by_gravatar,
+)
 from palaver.lib.conversations import conversation_member_ids
 from palaver.lib.markdown.urls import topic_links
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
+from palaver.lib.realm_cache import cached_users, realm_channels, realm_settings
 from palaver.lib.widgets import submessages_by_message
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import Stream
@@ -51,6 +60,8 @@ class MessageColumns(Protocol):
     def id(self) -> int: ...
     @property
     def sender_id(self) -> int: ...
+    @property
+    def realm_id(self) -> int: ...
     @property
     def recipient_id(self) -> int: ...
     @property
@@ -114,6 +125,7 @@ def user_facts(user: UserProfile) -> UserFacts:
 
 # Statements built once: constructing one costs more per request than running its cached
 # compiled form does.
+# Users the realm-state cache does not hold (none, unless a message's sender left the realm).
 _USER_FACTS = (
     select(
         UserProfile.id,
@@ -121,13 +133,16 @@ _USER_FACTS = (
         UserProfile.email,
         UserProfile.delivery_email,
         UserProfile.realm_id,
+        Realm.string_id,
         UserProfile.avatar_source,
         UserProfile.avatar_version,
         UserProfile.avatar_hash,
-        Realm.string_id,
     )
     .join(Realm, Realm.id == UserProfile.realm_id)
     .where(UserProfile.id.in_(bindparam("ids", expanding=True)))
+)
+_AVATAR_HASHES = select(UserProfile.id, UserProfile.avatar_hash).where(
+    UserProfile.id.in_(bindparam("ids", expanding=True))
 )
 _CHANNEL_NAMES = select(Stream.recipient_id, Stream.id, Stream.name).where(
     Stream.recipient_id.in_(bindparam("ids", expanding=True))
@@ -145,25 +160,66 @@ _REACTIONS = (
 )
 
 
-def user_facts_by_id(session: Session, user_ids: Collection[int]) -> dict[int, UserFacts]:
-    """Facts of many users in one query of their columns (no ORM objects)."""
+# The same user gives the same facts; computing an avatar URL (initials, a hash) is the
+# costly part, so facts are remembered by every column they are made of.
+@lru_cache(maxsize=4096)
+def _facts(
+    user_id: int,
+    full_name: str,
+    email: str,
+    delivery_email: str,
+    realm_id: int,
+    realm_str: str,
+    avatar_source: str,
+    avatar_version: int,
+    avatar_hash: str | None,
+    gravatar: bool,
+) -> UserFacts:
+    url = avatar_url_for(
+        realm_id=realm_id,
+        user_id=user_id,
+        full_name=full_name,
+        delivery_email=delivery_email,
+        source=avatar_source,
+        version=avatar_version,
+        avatar_hash=avatar_hash,
+        gravatar=gravatar,
+    )
+    computable = avatar_source == GRAVATAR and gravatar and email == delivery_email
+    return UserFacts(user_id, full_name, email, realm_str, url, computable)
+
+
+def user_facts_by_id(session: Session, realm_id: int, user_ids: Collection[int]) -> dict[int, UserFacts]:
+    """Facts of the users among these, read from the realm-state cache where it has them."""
     if not user_ids:
         return {}
     gravatar = gravatar_enabled(session)
-    result: dict[int, UserFacts] = {}
-    for row in session.execute(_USER_FACTS, {"ids": list(user_ids)}):
-        url = avatar_url_for(
-            realm_id=row.realm_id,
-            user_id=row.id,
-            full_name=row.full_name,
-            delivery_email=row.delivery_email,
-            source=row.avatar_source,
-            version=row.avatar_version,
-            avatar_hash=row.avatar_hash,
-            gravatar=gravatar,
+    cached = cached_users(session, realm_id, user_ids)
+    # The cache leaves out the random part of uploaded pictures' URLs.
+    uploaded = [u.id for u in cached.values() if u.avatar_source == UPLOADED]
+    hashes: dict[int, str | None] = {}
+    if uploaded:
+        hashes = {user_id: h for user_id, h in session.execute(_AVATAR_HASHES, {"ids": uploaded})}
+    realm_str = str(realm_settings(session, realm_id)["string_id"])
+    result = {
+        u.id: _facts(
+            u.id,
+            u.full_name,
+            u.email,
+            u.delivery_email,
+            u.realm_id,
+            realm_str,
+            u.avatar_source,
+            u.avatar_version,
+            hashes.get(u.id),
+            gravatar,
         )
-        computable = row.avatar_source == GRAVATAR and gravatar and row.email == row.delivery_email
-        result[row.id] = UserFacts(row.id, row.full_name, row.email, row.string_id, url, computable)
+        for u in cached.values()
+    }
+    missing = [user_id for user_id in user_ids if user_id not in result]
+    if missing:
+        for row in session.execute(_USER_FACTS, {"ids": missing}):
+            result[row.id] = _facts(*row, gravatar)
     return result
 
 
@@ -197,10 +253,18 @@ def _surroundings(session: Session, messages: Sequence[MessageColumns]) -> _Surr
     members = conversation_member_ids(session, {m.recipient_id for m in messages if not m.is_channel_message})
     for ids in members.values():
         user_ids.update(ids)
-    channel_recipients = list({m.recipient_id for m in messages if m.is_channel_message})
+    users: dict[int, UserFacts] = {}
     channels: dict[int, tuple[int, str]] = {}
-    if channel_recipients:
-        for recipient_id, stream_id, name in session.execute(_CHANNEL_NAMES, {"ids": channel_recipients}):
+    for realm_id in {m.realm_id for m in messages}:
+        users.update(user_facts_by_id(session, realm_id, user_ids))
+        by_recipient = realm_channels(session, realm_id).by_recipient
+        for m in messages:
+            if m.is_channel_message and (info := by_recipient.get(m.recipient_id)) is not None:
+                channels[m.recipient_id] = (info.id, info.name)
+    unknown = list({m.recipient_id for m in messages if m.is_channel_message} - channels.keys())
+    if unknown:
+        # Channels created since the cache was loaded, in a write not yet committed.
+        for recipient_id, stream_id, name in session.execute(_CHANNEL_NAMES, {"ids": unknown}):
             if recipient_id is not None:
                 channels[recipient_id] = (stream_id, name)
     message_ids = [m.id for m in messages]
@@ -214,13 +278,7 @@ def _surroundings(session: Session, messages: Sequence[MessageColumns]) -> _Surr
                 "user_id": r.user_profile_id,
             }
         )
-    return _Surroundings(
-        user_facts_by_id(session, user_ids),
-        channels,
-        members,
-        reactions,
-        submessages_by_message(session, message_ids),
-    )
+    return _Surroundings(users, channels, members, reactions, submessages_by_message(session, message_ids))
 
 
 def wide_message_dicts(

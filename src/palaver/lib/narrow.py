@@ -33,16 +33,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from palaver.lib.channels import Viewer, get_stream_by_id, get_stream_by_name, has_metadata_access, viewer_for
+from palaver.lib.channels import Viewer, has_metadata_access, viewer_for
 from palaver.lib.conversations import conversation_member_ids, get_dm_group
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import is_storable_id
 from palaver.lib.message_access import access_message, can_access_stream_history
+from palaver.lib.realm_cache import StreamInfo, cached_channel, cached_channel_by_name, realm_channels
 from palaver.lib.users import can_view_delivery_email, get_realm_user
 from palaver.models import UserProfile
-from palaver.models.channels import Stream
 from palaver.models.messages import DirectMessageGroup, Message, UserMessage
 from palaver.models.narrow import (
+    NarrowChannel,
     NarrowOperandError,
     NarrowSyntaxError,
     NarrowTerm,
@@ -116,20 +117,22 @@ class DatabaseResolver:
             self._viewer = viewer_for(self.session, self._user)
         return self._viewer
 
-    def stream(self, operand: Any) -> Stream:
-        stream: Stream | None = None
+    def stream(self, operand: Any) -> StreamInfo:
+        # From the realm-state cache, as the viewer's subscriptions and groups are.
+        stream: StreamInfo | None = None
         if isinstance(operand, int):
             if is_storable_id(operand):
-                stream = get_stream_by_id(self.session, self._user.realm_id, operand)
+                stream = cached_channel(self.session, self._user.realm_id, operand)
         elif isinstance(operand, str):
-            stream = get_stream_by_name(self.session, self._user.realm_id, operand)
+            stream = cached_channel_by_name(self.session, self._user.realm_id, operand)
         # A private channel the user cannot see is reported as missing, not as forbidden.
         if stream is None or not has_metadata_access(self.viewer, stream):
             raise NarrowOperandError(f"unknown channel {operand}")
         return stream
 
-    def can_read_history(self, stream: Stream) -> bool:
-        return can_access_stream_history(self.viewer, stream)
+    def can_read_history(self, stream: NarrowChannel) -> bool:
+        info = cached_channel(self.session, self._user.realm_id, stream.id)
+        return info is not None and can_access_stream_history(self.viewer, info)
 
     def find_user(self, item: Any) -> UserProfile | None:
         if isinstance(item, int):
@@ -254,7 +257,7 @@ def _expand_with(resolver: DatabaseResolver, terms: list[NarrowTerm]) -> list[Na
         return rest
     rest = [t for t in rest if t.operator not in _CONVERSATION_OPERATORS]
     if message.is_channel_message:
-        stream = session.scalars(select(Stream).where(Stream.recipient_id == message.recipient_id)).one()
+        stream = realm_channels(session, message.realm_id).by_recipient[message.recipient_id]
         return [NarrowTerm("channel", stream.id), NarrowTerm("topic", message.subject), *rest]
     members = conversation_member_ids(session, [message.recipient_id])[message.recipient_id]
     return [NarrowTerm("dm", members or [user.id]), *rest]
