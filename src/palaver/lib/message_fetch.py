@@ -142,7 +142,9 @@ def fetch_message_rows(
     anchored_to_right = anchor >= LARGER_THAN_MAX_MESSAGE_ID
 
     def page(statement: IdsAndFlags, descending: bool) -> list[Any]:
-        return list(session.execute(statement if columns is None else columns(statement, descending)))
+        if columns is None:
+            return list(session.execute(statement))
+        return _rows_with_columns(session, columns(statement, descending))
 
     before: list[Any] = []
     if num_before > 0 and not anchored_to_left:
@@ -176,7 +178,15 @@ def fetch_rows_by_ids(
         return []
     query, id_column = narrowed_query(user, nf)
     statement = query.where(id_column.in_(ids)).order_by(id_column.asc())
-    return list(session.execute(statement if columns is None else columns(statement, False)))
+    if columns is None:
+        return list(session.execute(statement))
+    return _rows_with_columns(session, columns(statement, False))
+
+
+def _rows_with_columns(session: Session, statement: AnyColumns) -> list[Any]:
+    # Rows for message objects, read by requests that write nothing: the session's
+    # connection runs the statement without the ORM's layer around it (flushing, loading).
+    return list(session.connection().execute(statement))
 
 
 def get_messages(
