@@ -246,6 +246,13 @@ class RequestMiddleware:
         method = scope.get("method", "")
         metrics.record_request(method, route, status, seconds)
         millis = round(seconds * 1000, 1)
+        level = logging.DEBUG if route in _QUIET_ROUTES else logging.INFO
+        threshold = self.settings.slow_request_ms
+        slow = bool(threshold) and millis > threshold and route != LONG_POLL_ROUTE
+        logged = self.settings.access_log and access_logger.isEnabledFor(level)
+        if not (logged or slow):
+            # No access line at this level and not slow: no fields to gather.
+            return
         client = scope.get("client")
         fields = {
             "method": method,
@@ -257,8 +264,7 @@ class RequestMiddleware:
             "client_ip": client[0] if client else "",
             "request_id": log.request_id,
         }
-        if self.settings.access_log:
-            level = logging.DEBUG if route in _QUIET_ROUTES else logging.INFO
+        if logged:
             access_logger.log(
                 level,
                 "%s %s %d %.1fms user=%s ip=%s",
@@ -270,6 +276,5 @@ class RequestMiddleware:
                 fields["client_ip"] or "-",
                 extra=fields,
             )
-        threshold = self.settings.slow_request_ms
-        if threshold and millis > threshold and route != LONG_POLL_ROUTE:
+        if slow:
             slow_logger.warning("Slow request: %s %s took %.0f ms", method, route, millis, extra=fields)

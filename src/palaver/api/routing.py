@@ -148,15 +148,25 @@ def _json_object(body: bytes) -> dict[str, Any]:
     return decoded
 
 
+_URL_NOISE = str.maketrans("", "", "\t\r\n")
+
+
+def _url_query(query_string: bytes) -> str:
+    """``request.url.query``, without building the whole URL (Starlette decodes the bytes as
+    UTF-8; ``urlsplit`` drops tabs and line breaks and leaves a fragment out)."""
+    return query_string.decode().translate(_URL_NOISE).partition("#")[0]
+
+
 async def read_request_params(request: Request) -> RawParams:
     """Gather query-string and body parameters; the body wins where both name one."""
     values: dict[str, Any] = {}
     files: dict[str, UploadFile] = {}
     try:
-        # Most requests carry no query string; building ``request.url`` costs a URL parse.
-        if request.scope.get("query_string"):
-            values.update(parse_qsl(request.url.query, keep_blank_values=True, errors="strict"))
-        content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        query_string: bytes = request.scope.get("query_string", b"")
+        if query_string:
+            values.update(parse_qsl(_url_query(query_string), keep_blank_values=True, errors="strict"))
+        headers = request.headers
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "multipart/form-data":
             form = await read_multipart(request)
             for key, value in form.multi_items():
@@ -164,7 +174,8 @@ async def read_request_params(request: Request) -> RawParams:
                     files[key] = value
                 else:
                     values[key] = value
-        else:
+        # HTTP/1.1 framing: without either header there is no body (a GET, mostly) to wait for.
+        elif "content-length" in headers or "transfer-encoding" in headers:
             body = await request.body()
             if content_type == "application/json" and body:
                 values.update(_json_object(body))

@@ -9,16 +9,23 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import Select, null, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import storable_ids
-from palaver.lib.message_access import access_message, messages_by_id
+from palaver.lib.message_access import access_message
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
-from palaver.lib.message_format import FormatOptions, finalize_message, format_messages, wide_message_dicts
+from palaver.lib.message_format import (
+    FormatOptions,
+    MessageRow,
+    finalize_message,
+    format_message_rows,
+    wide_message_dicts,
+)
 from palaver.lib.narrow import NarrowFilter, build_narrow_filter, match_fields, narrowed_query
 from palaver.models import UserProfile
 from palaver.models.base import MAX_ID
@@ -53,9 +60,68 @@ def parse_anchor(anchor: str | int | None, use_first_unread_anchor: bool) -> int
     return min(max(anchor, 0), LARGER_THAN_MAX_MESSAGE_ID)
 
 
+IdsAndFlags = Select[int, int | None]
+AnyColumns = Select[*tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class WithMessages:
+    """Read each page's messages with it (``PageRow``), edit histories only if asked for."""
+
+    edit_history: bool
+
+
+class PageRow(NamedTuple):
+    """A message's columns with the user's flags (``MessageRow``), as GET /messages reads them.
+
+    A plain tuple rather than the database row: formatting reads each field once or twice,
+    and a named tuple's fields cost a fraction of a row's named lookups.
+    """
+
+    id: int
+    flags: int | None
+    realm_id: int
+    sender_id: int
+    recipient_id: int
+    subject: str
+    content: str
+    rendered_content: str | None
+    date_sent: datetime
+    sending_client: str
+    is_channel_message: bool
+    edit_history: str | None
+    last_edit_time: datetime | None
+    last_moved_time: datetime | None
+
+
+_message = Message.__table__.c
+
+
+def with_message_columns(page: IdsAndFlags, descending: bool, *, edit_history: bool) -> AnyColumns:
+    """A page of (ID, flags) rows with the message's columns (``PageRow``), in one query.
+
+    The page stays a subquery of its own, so the narrow's plan is the same as without the
+    columns; each of its rows then finds its message by primary key.
+    """
+    inner = page.subquery("page")
+    message_id, flags = inner.c[0], inner.c[1]
+    columns = [
+        (_message.edit_history if edit_history else null()).label(name)
+        if name == "edit_history"
+        else _message[name]
+        for name in PageRow._fields[2:]
+    ]
+    return (
+        select(message_id.label("id"), flags.label("flags"), *columns)
+        .join_from(inner, Message.__table__, _message.id == message_id)
+        .order_by(message_id.desc() if descending else message_id.asc())
+    )
+
+
 @dataclass
 class FetchResult:
-    rows: list[tuple[int, int | None]]
+    # (message ID, the user's flags or None) pairs, or ``PageRow``s, oldest first.
+    rows: list[Any]
     anchor: int
     found_anchor: bool
     found_oldest: bool
@@ -85,6 +151,7 @@ def fetch_message_rows(
     include_anchor: bool,
     num_before: int,
     num_after: int,
+    with_messages: WithMessages | None = None,
 ) -> FetchResult:
     """Up to ``num_before`` messages before the anchor, it, and ``num_after`` after, oldest first.
 
@@ -96,24 +163,23 @@ def fetch_message_rows(
     anchored_to_left = anchor == 0
     anchored_to_right = anchor >= LARGER_THAN_MAX_MESSAGE_ID
 
-    before: list[tuple[int, int | None]] = []
+    def page(statement: IdsAndFlags, descending: bool) -> list[Any]:
+        if with_messages is None:
+            return list(session.execute(statement))
+        return _page_rows(session, with_messages, statement, descending)
+
+    before: list[Any] = []
     if num_before > 0 and not anchored_to_left:
-        before = [
-            (r[0], r[1])
-            for r in session.execute(
-                query.where(id_column <= min(anchor - 1, MAX_ID))
-                .order_by(id_column.desc())
-                .limit(num_before + 1)
-            )
-        ]
-    anchor_rows: list[tuple[int, int | None]] = []
-    after: list[tuple[int, int | None]] = []
+        newest_first = query.where(id_column <= min(anchor - 1, MAX_ID)).order_by(id_column.desc())
+        before = page(newest_first.limit(num_before + 1), True)
+    anchor_rows: list[Any] = []
+    after: list[Any] = []
     lowest = anchor if include_anchor else anchor + 1
     # IDs are 32-bit columns; PostgreSQL refuses to compare them with larger numbers.
     if not anchored_to_right and lowest <= MAX_ID and (num_after > 0 or include_anchor):
         limit = num_after + 1 + (1 if include_anchor else 0)
-        for r in session.execute(query.where(id_column >= lowest).order_by(id_column.asc()).limit(limit)):
-            (anchor_rows if r[0] == anchor else after).append((r[0], r[1]))
+        for r in page(query.where(id_column >= lowest).order_by(id_column.asc()).limit(limit), False):
+            (anchor_rows if r[0] == anchor else after).append(r)
 
     found_oldest = anchored_to_left or (num_before > 0 and len(before) <= num_before)
     found_newest = anchored_to_right or (num_after > 0 and len(after) <= num_after)
@@ -122,13 +188,30 @@ def fetch_message_rows(
 
 
 def fetch_rows_by_ids(
-    session: Session, user: UserProfile, nf: NarrowFilter, message_ids: Collection[int]
-) -> list[tuple[int, int | None]]:
+    session: Session,
+    user: UserProfile,
+    nf: NarrowFilter,
+    message_ids: Collection[int],
+    with_messages: WithMessages | None = None,
+) -> list[Any]:
+    """Rows as ``fetch_message_rows`` gives them, for the messages among these in the narrow."""
     ids = set(storable_ids(message_ids))
     if not ids:
         return []
     query, id_column = narrowed_query(user, nf)
-    return [(r[0], r[1]) for r in session.execute(query.where(id_column.in_(ids)).order_by(id_column.asc()))]
+    statement = query.where(id_column.in_(ids)).order_by(id_column.asc())
+    if with_messages is None:
+        return list(session.execute(statement))
+    return _page_rows(session, with_messages, statement, False)
+
+
+def _page_rows(
+    session: Session, with_messages: WithMessages, page: IdsAndFlags, descending: bool
+) -> list[PageRow]:
+    # Rows for message objects, read by requests that write nothing: the session's
+    # connection runs the statement without the ORM's layer around it (flushing, loading).
+    statement = with_message_columns(page, descending, edit_history=with_messages.edit_history)
+    return [PageRow._make(row) for row in session.connection().execute(statement)]
 
 
 def get_messages(
@@ -145,9 +228,13 @@ def get_messages(
 ) -> dict[str, Any]:
     """The body of GET /messages."""
     nf = build_narrow_filter(session, user, narrow)
+    allow_edit_history = user.realm.allow_edit_history
+    with_messages = WithMessages(edit_history=allow_edit_history)
+
+    rows: Sequence[MessageRow]
     result: dict[str, Any]
     if message_ids is not None:
-        rows = fetch_rows_by_ids(session, user, nf, message_ids)
+        rows = fetch_rows_by_ids(session, user, nf, message_ids, with_messages)
         result = {"found_anchor": False, "found_oldest": False, "found_newest": False}
     else:
         fetched = fetch_message_rows(
@@ -158,6 +245,7 @@ def get_messages(
             include_anchor=include_anchor,
             num_before=num_before,
             num_after=num_after,
+            with_messages=with_messages,
         )
         rows = fetched.rows
         result = {
@@ -167,23 +255,11 @@ def get_messages(
             "found_newest": fetched.found_newest,
         }
     result["history_limited"] = False
-    # Loaded once for the message objects and the search highlights.
-    messages = messages_by_id(session, [message_id for message_id, _ in rows])
-    result["messages"] = format_messages(
-        session,
-        rows,
-        apply_markdown=options.apply_markdown,
-        client_gravatar=options.client_gravatar,
-        allow_empty_topic_name=options.allow_empty_topic_name,
-        allow_edit_history=user.realm.allow_edit_history,
-        messages=messages,
-    )
+    messages = format_message_rows(session, rows, options, allow_edit_history=allow_edit_history)
     if nf.is_search:
-        matches = match_fields(
-            session, nf, [message["id"] for message in result["messages"]], messages=messages
-        )
-        for message in result["messages"]:
-            message.update(matches.get(message["id"], {}))
+        for message, fields in zip(messages, match_fields(nf, rows), strict=True):
+            message.update(fields)
+    result["messages"] = messages
     return result
 
 
@@ -210,6 +286,5 @@ def messages_matching_narrow(
     """For GET /messages/matches_narrow: which of the user's received messages match."""
     # Only messages the user received, as the narrow applies to their own history.
     nf = replace(build_narrow_filter(session, user, narrow), include_history=False)
-    rows = fetch_rows_by_ids(session, user, nf, message_ids)
-    matches = match_fields(session, nf, [message_id for message_id, _ in rows])
-    return {str(message_id): fields for message_id, fields in matches.items()}
+    rows = fetch_rows_by_ids(session, user, nf, message_ids, WithMessages(edit_history=False))
+    return {str(row.id): fields for row, fields in zip(rows, match_fields(nf, rows), strict=True)}

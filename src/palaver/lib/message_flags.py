@@ -7,6 +7,7 @@ The bits are ``models/messages.MessageFlag``; changing flags is ``actions/messag
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -28,12 +29,23 @@ EDITABLE_FLAGS = frozenset({"read", "starred", "collapsed"})
 READ_ONLY_FLAGS = frozenset(FLAG_BITS) - EDITABLE_FLAGS | {"wildcard_mentioned"}
 
 
+# Plain ints: ``int & IntFlag`` goes through the enum machinery, a cost per flag per message.
+_CLIENT_BITS = tuple((name, int(bit)) for name, bit in CLIENT_FLAGS)
+_WILDCARD_BITS = int(WILDCARD_FLAGS)
+
+
 def flag_names(bits: int) -> list[str]:
     """The flags clients see for a flag bitfield, with the legacy ``wildcard_mentioned``."""
-    names = [name for name, bit in CLIENT_FLAGS if bits & bit]
-    if bits & WILDCARD_FLAGS:
+    return list(_flag_names(int(bits)))
+
+
+# Few distinct bitfields occur; a page of 50 messages shares a handful of them.
+@lru_cache(maxsize=1024)
+def _flag_names(bits: int) -> tuple[str, ...]:
+    names = [name for name, bit in _CLIENT_BITS if bits & bit]
+    if bits & _WILDCARD_BITS:
         names.append("wildcard_mentioned")
-    return names
+    return tuple(names)
 
 
 def starred_message_ids(session: Session, user: UserProfile) -> list[int]:

@@ -1,30 +1,35 @@
 """Message objects as the API returns them.
 
-Message objects are built in two steps: ``wide_message_dicts`` gathers everything about
-a batch of messages once (rendered and raw content, sender, recipients, reactions), and
+Message objects are built in two steps: a wide message dict gathers everything about a
+message once (rendered and raw content, sender, recipients, reactions), and
 ``finalize_message`` cuts one client's view out of it (``apply_markdown``,
 ``client_gravatar``, empty-topic display, flags). Message events carry the wide form's
 extra parts in ``internal`` and are finalized per client queue by
 ``events/queues.message_event_for_client``.
+
+A batch of messages is formatted from plain rows: the message's columns (an ORM ``Message``
+or a row of the same names) and what ``lib/message_batch.py`` looks up once around them,
+so GET /messages loads no ORM objects at all.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.lib.avatars import avatar_url, hosted_by_gravatar
-from palaver.lib.conversations import conversation_member_ids, streams_by_recipient
 from palaver.lib.markdown.urls import topic_links
-from palaver.lib.message_access import messages_by_id
+from palaver.lib.message_batch import (
+    MessageColumns,
+    Surroundings,
+    format_reactions,
+    surroundings,
+    user_facts,
+)
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
-from palaver.lib.widgets import submessages_by_message
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, Reaction
@@ -39,53 +44,14 @@ class FormatOptions:
     allow_empty_topic_name: bool = False
 
 
-# Keys of a wide message dict that are not part of the client's message object.
-_WIDE_ONLY_KEYS = ("raw_content", "rendered_content", "avatar_computable")
-
-
-def _display_recipient_user(user: UserProfile) -> dict[str, Any]:
-    return {"id": user.id, "email": user.email, "full_name": user.full_name, "is_mirror_dummy": False}
-
-
-def format_reactions(reactions: Iterable[Reaction]) -> list[dict[str, Any]]:
-    return [
-        {
-            "emoji_name": r.emoji_name,
-            "emoji_code": r.emoji_code,
-            "reaction_type": r.reaction_type,
-            "user_id": r.user_profile_id,
-        }
-        for r in reactions
-    ]
-
-
 def wide_message_dicts(
-    session: Session, messages: Sequence[Message], *, allow_edit_history: bool = True
+    session: Session, messages: Sequence[MessageColumns], *, allow_edit_history: bool = True
 ) -> dict[int, dict[str, Any]]:
     """Everything any client may need about these messages, fetched in a few queries."""
     if not messages:
         return {}
-    user_ids = {m.sender_id for m in messages}
-    dm_recipients = {m.recipient_id for m in messages if not m.is_channel_message}
-    members = conversation_member_ids(session, dm_recipients)
-    user_ids.update(uid for ids in members.values() for uid in ids)
-    users = {u.id: u for u in session.scalars(select(UserProfile).where(UserProfile.id.in_(user_ids)))}
-    streams = streams_by_recipient(session, {m.recipient_id for m in messages if m.is_channel_message})
-    reactions: dict[int, list[Reaction]] = defaultdict(list)
-    for reaction in session.scalars(
-        select(Reaction).where(Reaction.message_id.in_([m.id for m in messages])).order_by(Reaction.id)
-    ):
-        reactions[reaction.message_id].append(reaction)
-    result = {
-        message.id: _wide_message_dict(
-            message, users, streams, members, reactions.get(message.id, []), allow_edit_history
-        )
-        for message in messages
-    }
-    # Widgets' data (lib/widgets.py).
-    for message_id, submessages in submessages_by_message(session, result).items():
-        result[message_id]["submessages"] = submessages
-    return result
+    around = surroundings(session, messages)
+    return {message.id: _wide_dict(message, around, allow_edit_history) for message in messages}
 
 
 def new_message_wide_dict(
@@ -114,7 +80,21 @@ def _wide_message_dict(
     reactions: Iterable[Reaction],
     allow_edit_history: bool,
 ) -> dict[str, Any]:
-    sender = users[message.sender_id]
+    """A wide message dict from loaded objects (``new_message_wide_dict``)."""
+    around = Surroundings(
+        {user_id: user_facts(user) for user_id, user in users.items()},
+        {recipient_id: (stream.id, stream.name) for recipient_id, stream in streams.items()},
+        members,
+        {message.id: format_reactions(reactions)},
+        {},
+    )
+    return _wide_dict(message, around, allow_edit_history)
+
+
+def _wide_dict(message: MessageColumns, around: Surroundings, allow_edit_history: bool) -> dict[str, Any]:
+    sender = around.users[message.sender_id]
+    subject = message.subject
+    content = message.content
     item: dict[str, Any] = {
         "id": message.id,
         "sender_id": sender.id,
@@ -123,28 +103,28 @@ def _wide_message_dict(
         "recipient_id": message.recipient_id,
         "timestamp": to_timestamp(message.date_sent),
         "client": message.sending_client,
-        "subject": message.subject,
-        "topic_links": topic_links(message.subject, ()) if message.is_channel_message else [],
-        "is_me_message": _is_me_message(message.content),
-        "reactions": format_reactions(reactions),
-        "submessages": [],
+        "subject": subject,
+        # Topic links are bare URLs here (no linkifiers), so a topic without "://" has none.
+        "topic_links": topic_links(subject, ()) if message.is_channel_message and "://" in subject else [],
+        "is_me_message": content.startswith("/me ") and "\n" not in content,
+        "reactions": around.reactions.get(message.id, []),
+        "submessages": around.submessages.get(message.id, []),
         "sender_full_name": sender.full_name,
         "sender_email": sender.email,
-        "sender_realm_str": sender.realm.string_id,
-        "avatar_url": avatar_url(sender),
-        "raw_content": message.content,
-        # Clients computing Gravatar URLs need the real address, shown as sender_email.
-        "avatar_computable": hosted_by_gravatar(sender) and sender.email == sender.delivery_email,
+        "sender_realm_str": sender.realm_str,
+        "avatar_url": sender.avatar_url,
+        "raw_content": content,
+        "avatar_computable": sender.avatar_computable,
     }
     if message.is_channel_message:
-        stream = streams[message.recipient_id]
+        stream_id, name = around.channels[message.recipient_id]
         item["type"] = "stream"
-        item["display_recipient"] = stream.name
-        item["stream_id"] = stream.id
+        item["display_recipient"] = name
+        item["stream_id"] = stream_id
     else:
         item["type"] = "private"
         item["display_recipient"] = [
-            _display_recipient_user(users[uid]) for uid in members.get(message.recipient_id, [])
+            around.users[uid].display_recipient() for uid in around.members.get(message.recipient_id, [])
         ]
     if message.edit_history is not None and allow_edit_history:
         item["edit_history"] = orjson.loads(message.edit_history)
@@ -155,10 +135,6 @@ def _wide_message_dict(
     return item
 
 
-def _is_me_message(content: str) -> bool:
-    return content.startswith("/me ") and "\n" not in content
-
-
 def finalize_message(
     wide: Mapping[str, Any],
     *,
@@ -167,12 +143,32 @@ def finalize_message(
     allow_empty_topic_name: bool,
     flags: list[str] | None = None,
 ) -> dict[str, Any]:
-    """One client's view of a wide message dict."""
-    message = {k: v for k, v in wide.items() if k not in _WIDE_ONLY_KEYS}
+    """One client's view of a wide message dict (which stays as it was)."""
+    return _finalize(
+        dict(wide),
+        apply_markdown=apply_markdown,
+        client_gravatar=client_gravatar,
+        allow_empty_topic_name=allow_empty_topic_name,
+        flags=flags,
+    )
+
+
+def _finalize(
+    message: dict[str, Any],
+    *,
+    apply_markdown: bool,
+    client_gravatar: bool,
+    allow_empty_topic_name: bool,
+    flags: list[str] | None,
+) -> dict[str, Any]:
+    """``finalize_message`` in place, for a wide dict nobody else holds."""
+    raw_content = message.pop("raw_content")
+    message.pop("rendered_content", None)
+    avatar_computable = message.pop("avatar_computable", False)
     if not apply_markdown:
-        message["content"] = wide["raw_content"]
+        message["content"] = raw_content
         message["content_type"] = "text/x-markdown"
-    if client_gravatar and wide.get("avatar_computable"):
+    if client_gravatar and avatar_computable:
         message["avatar_url"] = None
     if message["type"] == "stream":
         message["subject"] = display_topic(message["subject"], allow_empty_topic_name)
@@ -186,33 +182,27 @@ def finalize_message(
     return message
 
 
-def format_messages(
-    session: Session,
-    rows: Sequence[tuple[int, int | None]],
-    *,
-    apply_markdown: bool,
-    client_gravatar: bool,
-    allow_empty_topic_name: bool,
-    allow_edit_history: bool,
-    messages: Mapping[int, Message] | None = None,
+class MessageRow(MessageColumns, Protocol):
+    """A message's columns with the user's flags on it (None: a message they never received)."""
+
+    @property
+    def flags(self) -> int | None: ...
+
+
+def format_message_rows(
+    session: Session, rows: Sequence[MessageRow], options: FormatOptions, *, allow_edit_history: bool
 ) -> list[dict[str, Any]]:
-    """Message objects with flags for (message ID, flags or None if historical) rows."""
-    if messages is None:
-        messages = messages_by_id(session, [message_id for message_id, _ in rows])
-    ordered = [messages[message_id] for message_id, _ in rows if message_id in messages]
-    wide = wide_message_dicts(session, ordered, allow_edit_history=allow_edit_history)
-    result = []
-    for message_id, bits in rows:
-        if message_id not in wide:
-            continue
-        flags = flag_names(DEFAULT_HISTORICAL_FLAGS if bits is None else bits)
-        result.append(
-            finalize_message(
-                wide[message_id],
-                apply_markdown=apply_markdown,
-                client_gravatar=client_gravatar,
-                allow_empty_topic_name=allow_empty_topic_name,
-                flags=flags,
-            )
+    """Message objects, with flags, for rows of message columns and the user's flags."""
+    if not rows:
+        return []
+    around = surroundings(session, rows)
+    return [
+        _finalize(
+            _wide_dict(row, around, allow_edit_history),
+            apply_markdown=options.apply_markdown,
+            client_gravatar=options.client_gravatar,
+            allow_empty_topic_name=options.allow_empty_topic_name,
+            flags=flag_names(DEFAULT_HISTORICAL_FLAGS if row.flags is None else row.flags),
         )
-    return result
+        for row in rows
+    ]

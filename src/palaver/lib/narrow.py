@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import (
     ColumnClause,
@@ -33,16 +33,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from palaver.lib.channels import Viewer, get_stream_by_id, get_stream_by_name, has_metadata_access, viewer_for
+from palaver.lib.channels import Viewer, has_metadata_access, viewer_for
 from palaver.lib.conversations import conversation_member_ids, get_dm_group
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import is_storable_id
-from palaver.lib.message_access import access_message, can_access_stream_history, messages_by_id
+from palaver.lib.message_access import access_message, can_access_stream_history
+from palaver.lib.realm_cache import StreamInfo, cached_channel, cached_channel_by_name, realm_channels
 from palaver.lib.users import can_view_delivery_email, get_realm_user
 from palaver.models import UserProfile
-from palaver.models.channels import Stream
 from palaver.models.messages import DirectMessageGroup, Message, UserMessage
 from palaver.models.narrow import (
+    NarrowChannel,
     NarrowOperandError,
     NarrowSyntaxError,
     NarrowTerm,
@@ -116,20 +117,22 @@ class DatabaseResolver:
             self._viewer = viewer_for(self.session, self._user)
         return self._viewer
 
-    def stream(self, operand: Any) -> Stream:
-        stream: Stream | None = None
+    def stream(self, operand: Any) -> StreamInfo:
+        # From the realm-state cache, as the viewer's subscriptions and groups are.
+        stream: StreamInfo | None = None
         if isinstance(operand, int):
             if is_storable_id(operand):
-                stream = get_stream_by_id(self.session, self._user.realm_id, operand)
+                stream = cached_channel(self.session, self._user.realm_id, operand)
         elif isinstance(operand, str):
-            stream = get_stream_by_name(self.session, self._user.realm_id, operand)
+            stream = cached_channel_by_name(self.session, self._user.realm_id, operand)
         # A private channel the user cannot see is reported as missing, not as forbidden.
         if stream is None or not has_metadata_access(self.viewer, stream):
             raise NarrowOperandError(f"unknown channel {operand}")
         return stream
 
-    def can_read_history(self, stream: Stream) -> bool:
-        return can_access_stream_history(self.viewer, stream)
+    def can_read_history(self, stream: NarrowChannel) -> bool:
+        info = cached_channel(self.session, self._user.realm_id, stream.id)
+        return info is not None and can_access_stream_history(self.viewer, info)
 
     def find_user(self, item: Any) -> UserProfile | None:
         if isinstance(item, int):
@@ -254,7 +257,7 @@ def _expand_with(resolver: DatabaseResolver, terms: list[NarrowTerm]) -> list[Na
         return rest
     rest = [t for t in rest if t.operator not in _CONVERSATION_OPERATORS]
     if message.is_channel_message:
-        stream = session.scalars(select(Stream).where(Stream.recipient_id == message.recipient_id)).one()
+        stream = realm_channels(session, message.realm_id).by_recipient[message.recipient_id]
         return [NarrowTerm("channel", stream.id), NarrowTerm("topic", message.subject), *rest]
     members = conversation_member_ids(session, [message.recipient_id])[message.recipient_id]
     return [NarrowTerm("dm", members or [user.id]), *rest]
@@ -278,39 +281,49 @@ _WORD = re.compile(r"\w+")
 _HTML_PIECES = re.compile(r"(<[^>]*>|&#?\w+;)")
 
 
-def highlight(escaped: str, keywords: Sequence[str]) -> str:
-    """Wrap words starting with a search word in ``<span class="highlight">``.
+def _highlighter(keywords: Sequence[str]) -> Callable[[str], str]:
+    """Wraps words starting with a search word in ``<span class="highlight">``.
 
-    ``escaped`` is HTML; only text between tags (and outside entities) is touched. Prefixes
+    Its argument is HTML; only text between tags (and outside entities) is touched. Prefixes
     stand in for the stemming the database does, so "message" also marks "messages".
+    Built once per search, for all the messages it highlights.
     """
     words = sorted({w.lower() for k in keywords for w in _WORD.findall(k)}, key=len, reverse=True)
     if not words:
-        return escaped
+        return lambda escaped: escaped
     pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\w*", re.IGNORECASE)
-    pieces = _HTML_PIECES.split(escaped)
-    for i in range(0, len(pieces), 2):
-        pieces[i] = pattern.sub(lambda m: f'<span class="highlight">{m.group(0)}</span>', pieces[i])
-    return "".join(pieces)
+
+    def mark(match: re.Match[str]) -> str:
+        return f'<span class="highlight">{match.group(0)}</span>'
+
+    def highlight(escaped: str) -> str:
+        pieces = _HTML_PIECES.split(escaped)
+        for i in range(0, len(pieces), 2):
+            pieces[i] = pattern.sub(mark, pieces[i])
+        return "".join(pieces)
+
+    return highlight
 
 
-def match_fields(
-    session: Session,
-    nf: NarrowFilter,
-    message_ids: Sequence[int],
-    *,
-    messages: Mapping[int, Message] | None = None,
-) -> dict[int, dict[str, str]]:
+def highlight(escaped: str, keywords: Sequence[str]) -> str:
+    """Highlight one piece of HTML (``_highlighter``)."""
+    return _highlighter(keywords)(escaped)
+
+
+class SearchedText(Protocol):
+    @property
+    def subject(self) -> str: ...
+    @property
+    def rendered_content(self) -> str | None: ...
+
+
+def match_fields(nf: NarrowFilter, messages: Iterable[SearchedText]) -> list[dict[str, str]]:
     """``match_content`` and ``match_subject`` of each message, highlighted for a search."""
-    if messages is None:
-        messages = messages_by_id(session, message_ids)
-    return {
-        message_id: {
-            "match_content": highlight(messages[message_id].rendered_content or "", nf.search_keywords),
-            "match_subject": highlight(
-                html.escape(messages[message_id].subject, quote=False), nf.search_keywords
-            ),
+    mark = _highlighter(nf.search_keywords)
+    return [
+        {
+            "match_content": mark(message.rendered_content or ""),
+            "match_subject": mark(html.escape(message.subject, quote=False)),
         }
-        for message_id in message_ids
-        if message_id in messages
-    }
+        for message in messages
+    ]

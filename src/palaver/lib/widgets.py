@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from sqlalchemy import select
@@ -52,7 +52,22 @@ def widget_for_content(content: str) -> tuple[str, dict[str, Any]] | None:
     return widget_type, {"task_list_title": title, "tasks": tasks}
 
 
-def format_submessage(row: SubMessage) -> dict[str, Any]:
+class SubmessageColumns(Protocol):
+    """A ``SubMessage`` or a row of its columns."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def message_id(self) -> int: ...
+    @property
+    def sender_id(self) -> int: ...
+    @property
+    def msg_type(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+
+
+def format_submessage(row: SubmessageColumns) -> dict[str, Any]:
     return {
         "msg_type": row.msg_type,
         "content": row.content,

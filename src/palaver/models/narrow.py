@@ -28,7 +28,6 @@ from typing import Any, Protocol
 import orjson
 from sqlalchemy import ColumnElement
 
-from palaver.models.channels import Stream
 from palaver.models.messages import DirectMessageGroup, UserMessage
 from palaver.models.users import UserProfile
 
@@ -135,6 +134,16 @@ def message_id_operand(operand: Any) -> int | None:
 # What each side is given ------------------------------------------------------------------------
 
 
+class NarrowChannel(Protocol):
+    """A channel as a narrow needs it: a ``Stream`` row or a cached copy of its columns."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def recipient_id(self) -> int | None: ...
+
+
 class NarrowResolver(Protocol):
     """Database lookups the SQL side needs, with the user's access rules (``lib/narrow.py``)."""
 
@@ -144,11 +153,11 @@ class NarrowResolver(Protocol):
     @property
     def dialect(self) -> str: ...
 
-    def stream(self, operand: Any) -> Stream:
+    def stream(self, operand: Any) -> NarrowChannel:
         """The channel named (ID or name); NarrowOperandError if unknown or invisible."""
         ...
 
-    def can_read_history(self, stream: Stream) -> bool: ...
+    def can_read_history(self, stream: NarrowChannel) -> bool: ...
 
     def find_user(self, item: Any) -> UserProfile | None:
         """A user of the realm by ID or email, as the user may name them."""
@@ -165,7 +174,7 @@ class SqlContext:
     # Set when a condition reads Message columns (so the query must join it).
     needs_message: bool = False
     # Channels named positively whose shared history the user may read.
-    history_channels: list[Stream] = field(default_factory=list)
+    history_channels: list[NarrowChannel] = field(default_factory=list)
     history_public_channels: bool = False
     has_channel_term: bool = False
     # Words and phrases of positive search terms, for highlighting.
