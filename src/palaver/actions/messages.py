@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Connection, bindparam, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
@@ -57,8 +57,22 @@ from palaver.models.messages import Message, MessageFlag, UserMessage
 from palaver.models.muted_users import MutedUser
 from palaver.timeutil import utcnow
 
-# Recipients' rows go in through Core: one executemany, without the ORM's bulk machinery.
+# The rows of a send go in through Core statements built once: the ORM's unit of work (and
+# building a statement per call) cost several times SQLite's own work for them. Recipients'
+# rows are one executemany, which runs SQLite's one prepared statement for every row.
+_MESSAGE_TABLE = Message.metadata.tables[Message.__tablename__]
 _USER_MESSAGE_TABLE = UserMessage.metadata.tables[UserMessage.__tablename__]
+_INSERT_MESSAGE = insert(_MESSAGE_TABLE).returning(_MESSAGE_TABLE.c.id)
+_INSERT_USER_MESSAGES = insert(_USER_MESSAGE_TABLE)
+_MUTING_USER_IDS = select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == bindparam("sender_id"))
+
+# Flag bits as plain ints: IntFlag arithmetic runs through the enum machinery per operation.
+_IS_PRIVATE = int(MessageFlag.IS_PRIVATE)
+_READ = int(MessageFlag.READ)
+_MENTIONED = int(MessageFlag.MENTIONED)
+_STREAM_WILDCARD = int(MessageFlag.STREAM_WILDCARD_MENTIONED)
+_TOPIC_WILDCARD = int(MessageFlag.TOPIC_WILDCARD_MENTIONED)
+_HAS_ALERT_WORD = int(MessageFlag.HAS_ALERT_WORD)
 
 
 @dataclass(frozen=True)
@@ -148,24 +162,26 @@ def do_send_message(
             checked.participants,
         )
         stream = recipients.stream
+        conn = session.connection()
 
-        message = Message(
-            realm_id=sender.realm_id,
-            sender_id=sender.id,
-            recipient_id=recipients.recipient_id,
-            subject=recipients.topic,
-            content=content,
-            rendered_content=rendered.html,
-            rendered_content_version=1,
-            date_sent=utcnow(),
-            has_attachment=rendered.has_attachment,
-            has_image=rendered.has_image,
-            has_link=rendered.has_link,
-            is_channel_message=stream is not None,
-            sending_client=context.client[:30],
-        )
-        session.add(message)
-        session.flush()
+        values = {
+            "realm_id": sender.realm_id,
+            "sender_id": sender.id,
+            "recipient_id": recipients.recipient_id,
+            "subject": recipients.topic,
+            "content": content,
+            "rendered_content": rendered.html,
+            "rendered_content_version": 1,
+            "date_sent": utcnow(),
+            "has_attachment": rendered.has_attachment,
+            "has_image": rendered.has_image,
+            "has_link": rendered.has_link,
+            "is_channel_message": stream is not None,
+            "sending_client": context.client[:30],
+        }
+        message_id: int = conn.execute(_INSERT_MESSAGE, values).scalar_one()
+        # What the rest of sending reads of the message, without loading (or flushing) it.
+        message = Message(id=message_id, **values)
 
         mentioned = _mentioned_user_ids(session, rendered)
         flags = _recipient_flags(
@@ -175,24 +191,21 @@ def do_send_message(
             mentioned,
             participants,
             context,
-            read_user_ids=_muting_user_ids(session, sender),
+            read_user_ids=_muting_user_ids(conn, sender),
         )
         # Alert words (lib/alert_words.py) flag recipients, though never on their own messages.
         others = flags.keys() - {sender.id}
         for user_id in user_ids_with_alert_words_in(session, sender.realm_id, others, content):
-            flags[user_id] = int(flags[user_id] | MessageFlag.HAS_ALERT_WORD)
-        session.execute(
-            insert(_USER_MESSAGE_TABLE),
-            [
-                {"user_profile_id": uid, "message_id": message.id, "flags": bits}
-                for uid, bits in flags.items()
-            ],
-        )
+            flags[user_id] |= _HAS_ALERT_WORD
+        rows = [{"user_profile_id": u, "message_id": message_id, "flags": bits} for u, bits in flags.items()]
+        conn.execute(_INSERT_USER_MESSAGES, rows)
         if rendered.has_attachment:
-            # Uploads the content links become readable by the message's audience.
+            # Uploads the content links become readable by the message's audience; this may
+            # correct has_attachment, so it works on the stored row.
+            message = session.get_one(Message, message_id)
             update_message_attachments(tx, session, sender, message, rendered.links)
         if stream is not None:
-            note_messages_arrived(tx, session, stream, message.id)
+            note_messages_arrived(tx, session, stream, message_id)
         # A /poll or /todo message carries its widget from the start (lib/widgets.py).
         submessages = create_widget_submessages(session, message)
         _send_message_events(
@@ -207,15 +220,15 @@ def do_send_message(
             submessages=submessages,
         )
         # Outgoing-webhook and embedded bots mentioned or written to (workers/outgoing_webhooks.py).
-        queue_service_bot_events(session, sender, message.id, mentioned, recipients.dm_members)
+        queue_service_bot_events(session, sender, message_id, mentioned, recipients.dm_members)
         # Offline recipients who may need an email; the email worker batches and sends it.
         schedule_missed_message_emails(session, message, stream, flags)
-    return message.id
+    return message_id
 
 
-def _muting_user_ids(session: Session, sender: UserProfile) -> set[int]:
+def _muting_user_ids(conn: Connection, sender: UserProfile) -> set[int]:
     """Users who muted the sender: the message reaches them already read, as in Zulip."""
-    return set(session.scalars(select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == sender.id)))
+    return set(conn.execute(_MUTING_USER_IDS, {"sender_id": sender.id}).scalars())
 
 
 def _recipient_flags(
@@ -236,20 +249,20 @@ def _recipient_flags(
         # subscribed to; there it must be read (unread messages are in subscribed channels).
         user_ids.add(sender.id)
         read_by_sender = True
+    base = _IS_PRIVATE if recipients.stream is None else 0
+    if rendered.stream_wildcard:
+        base |= _STREAM_WILDCARD
+    topic_wildcard = rendered.topic_wildcard
     flags: dict[int, int] = {}
     for user_id in sorted(user_ids):
-        bits = 0
-        if recipients.stream is None:
-            bits |= MessageFlag.IS_PRIVATE
+        bits = base
         if read_by_sender if user_id == sender.id else user_id in read_user_ids:
-            bits |= MessageFlag.READ
+            bits |= _READ
         if user_id in mentioned:
-            bits |= MessageFlag.MENTIONED
-        if rendered.stream_wildcard:
-            bits |= MessageFlag.STREAM_WILDCARD_MENTIONED
-        if rendered.topic_wildcard and user_id in participants:
-            bits |= MessageFlag.TOPIC_WILDCARD_MENTIONED
-        flags[user_id] = int(bits)
+            bits |= _MENTIONED
+        if topic_wildcard and user_id in participants:
+            bits |= _TOPIC_WILDCARD
+        flags[user_id] = bits
     return flags
 
 
