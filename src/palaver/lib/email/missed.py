@@ -66,13 +66,13 @@ def gateway_domain(settings: Settings) -> str | None:
     return settings.email_gateway_domain or None
 
 
-def _triggers(message: Message, stream: Stream | None, flags: Mapping[int, int]) -> dict[int, str]:
+def _triggers(message: Message, flags: Mapping[int, int]) -> dict[int, str]:
     triggers: dict[int, str] = {}
     sender_id = message.sender_id
     for user_id, bits in flags.items():
         if bits & _READ or user_id == sender_id:
             continue
-        if stream is None:
+        if not message.is_channel_message:
             triggers[user_id] = "private_message"
         elif not bits & _NOTIFYING:
             continue
@@ -85,20 +85,20 @@ def _triggers(message: Message, stream: Stream | None, flags: Mapping[int, int])
     return triggers
 
 
-def _topic_policies(session: Session, stream: Stream, topic: str) -> dict[int, int]:
+def _topic_policies(session: Session, stream_id: int, topic: str) -> dict[int, int]:
     """Users' visibility policies for this topic; few rows, whatever the channel's size."""
-    rows = session.connection().execute(_TOPIC_POLICIES, {"stream_id": stream.id, "topic": topic.lower()})
+    rows = session.connection().execute(_TOPIC_POLICIES, {"stream_id": stream_id, "topic": topic.lower()})
     return {uid: policy for uid, policy in rows}
 
 
 def schedule_missed_message_emails(
-    session: Session, message: Message, stream: Stream | None, flags: Mapping[int, int]
+    session: Session, message: Message, stream_id: int | None, flags: Mapping[int, int]
 ) -> None:
     """Note recipients who may need an email about ``message``; inside the send's transaction."""
-    triggers = _triggers(message, stream, flags)
+    triggers = _triggers(message, flags)
     policies: dict[int, int] = {}
-    if stream is not None:
-        policies = _topic_policies(session, stream, message.subject)
+    if stream_id is not None:
+        policies = _topic_policies(session, stream_id, message.subject)
         for user_id, policy in policies.items():
             if user_id == message.sender_id or user_id not in flags:
                 continue
@@ -124,11 +124,11 @@ def schedule_missed_message_emails(
         )
     )
     channel_muted: set[int] = set()
-    if stream is not None and stream.recipient_id is not None:
+    if stream_id is not None:
         channel_muted = set(
             session.scalars(
                 select(Subscription.user_profile_id).where(
-                    Subscription.recipient_id == stream.recipient_id,
+                    Subscription.recipient_id == message.recipient_id,
                     Subscription.user_profile_id.in_(users),
                     Subscription.is_muted,
                 )
