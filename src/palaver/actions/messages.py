@@ -4,19 +4,23 @@ A message goes to every active subscriber of its channel, or to every member of 
 direct-message conversation, as one ``UserMessage`` row each (with that user's flags) and
 a ``message`` event. Events go out grouped by flags, so a channel of thousands costs a
 handful of events: most recipients share the same (empty) flags.
+
+A send is checked, rendered and its event payload built before the write transaction, as
+Zulip does: only the rows and what depends on them (flags, side work) are decided while
+the database's write lock is held, so concurrent senders wait on each other only that long.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Connection, bindparam, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
+from palaver.actions.message_events import EventRouting, send_message_events
 from palaver.actions.message_mentions import _check_mentions, _mentioned_user_ids
 from palaver.actions.message_recipients import (
     _check_direct_message_permission,
@@ -26,7 +30,7 @@ from palaver.actions.message_recipients import (
     _stream_for_send,
     get_or_create_dm_group,
 )
-from palaver.actions.service_bot_queue import queue_service_bot_events
+from palaver.actions.service_bot_queue import direct_service_bot_ids, queue_service_bot_events
 from palaver.actions.submessages import create_widget_submessages
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
@@ -41,8 +45,7 @@ from palaver.lib.conversations import (
 from palaver.lib.email.missed import schedule_missed_message_emails
 from palaver.lib.group_settings import groups_containing_user
 from palaver.lib.markdown.contract import RenderResult
-from palaver.lib.message_flags import flag_names
-from palaver.lib.message_format import finalize_message, new_message_wide_dict, wide_message_dicts
+from palaver.lib.message_format import new_message_wide_dict, wide_message_dicts
 from palaver.lib.message_render import render_content
 from palaver.lib.message_send import (
     ChannelTarget,
@@ -57,8 +60,22 @@ from palaver.models.messages import Message, MessageFlag, UserMessage
 from palaver.models.muted_users import MutedUser
 from palaver.timeutil import utcnow
 
-# Recipients' rows go in through Core: one executemany, without the ORM's bulk machinery.
+# The rows of a send go in through Core statements built once: the ORM's unit of work (and
+# building a statement per call) cost several times SQLite's own work for them. Recipients'
+# rows are one executemany, which runs SQLite's one prepared statement for every row.
+_MESSAGE_TABLE = Message.metadata.tables[Message.__tablename__]
 _USER_MESSAGE_TABLE = UserMessage.metadata.tables[UserMessage.__tablename__]
+_INSERT_MESSAGE = insert(_MESSAGE_TABLE).returning(_MESSAGE_TABLE.c.id)
+_INSERT_USER_MESSAGES = insert(_USER_MESSAGE_TABLE)
+_MUTING_USER_IDS = select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == bindparam("sender_id"))
+
+# Flag bits as plain ints: IntFlag arithmetic runs through the enum machinery per operation.
+_IS_PRIVATE = int(MessageFlag.IS_PRIVATE)
+_READ = int(MessageFlag.READ)
+_MENTIONED = int(MessageFlag.MENTIONED)
+_STREAM_WILDCARD = int(MessageFlag.STREAM_WILDCARD_MENTIONED)
+_TOPIC_WILDCARD = int(MessageFlag.TOPIC_WILDCARD_MENTIONED)
+_HAS_ALERT_WORD = int(MessageFlag.HAS_ALERT_WORD)
 
 
 @dataclass(frozen=True)
@@ -79,7 +96,8 @@ class SendContext:
 
 @dataclass
 class _Recipients:
-    recipient_id: int
+    # None: a direct-message conversation that does not exist yet (made when the message is).
+    recipient_id: int | None
     user_ids: set[int]
     stream: Stream | None
     topic: str
@@ -88,7 +106,13 @@ class _Recipients:
 
 
 def _resolve_target(
-    session: Session, sender: UserProfile, target: SendTarget, context: SendContext, groups: set[int]
+    session: Session,
+    sender: UserProfile,
+    target: SendTarget,
+    context: SendContext,
+    groups: set[int],
+    *,
+    create_conversation: bool,
 ) -> _Recipients:
     if isinstance(target, ChannelTarget):
         topic = normalize_topic(target.topic)
@@ -99,10 +123,12 @@ def _resolve_target(
         return _Recipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
     users = _direct_recipients(session, sender, target, context.email_host)
     member_ids = {u.id for u in users} | {sender.id}
-    _check_direct_message_permission(session, sender, users, get_dm_group(session, member_ids))
-    group = get_or_create_dm_group(session, member_ids)
-    assert group.recipient_id is not None
-    return _Recipients(group.recipient_id, member_ids, None, "", [sender, *users])
+    group = get_dm_group(session, member_ids)
+    _check_direct_message_permission(session, sender, users, group)
+    if group is None and create_conversation:
+        group = get_or_create_dm_group(session, member_ids)
+    recipient_id = group.recipient_id if group is not None else None
+    return _Recipients(recipient_id, member_ids, None, "", [sender, *users])
 
 
 @dataclass
@@ -124,102 +150,171 @@ def check_message(
     scheduled, as Zulip does, so the user hears of a problem then rather than at delivery.
     A new direct-message conversation is created here, which is why a transaction is needed.
     """
+    return _check(session, sender, target, content, context, create_conversation=True)
+
+
+def _check(
+    session: Session,
+    sender: UserProfile,
+    target: SendTarget,
+    content: str,
+    context: SendContext,
+    *,
+    create_conversation: bool,
+) -> CheckedMessage:
     content = normalize_content(content)
     groups = groups_containing_user(session, sender.id)
-    recipients = _resolve_target(session, sender, target, context, groups)
+    recipients = _resolve_target(
+        session, sender, target, context, groups, create_conversation=create_conversation
+    )
     rendered = render_content(session, sender, content, context.realm_url)
     participants: set[int] = set()
     if recipients.stream is not None and rendered.topic_wildcard:
+        assert recipients.recipient_id is not None
         participants = topic_participant_ids(session, recipients.recipient_id, recipients.topic) | {sender.id}
     _check_mentions(session, sender, rendered, recipients.stream, participants, groups)
     return CheckedMessage(content, recipients, rendered, participants)
+
+
+@dataclass
+class _Prepared:
+    """A checked message and every fact its writing needs, read before the write transaction
+    (which expires the session's objects: reading one there would load it again)."""
+
+    checked: CheckedMessage
+    # The message row's values (the other columns keep their defaults), and the same as an
+    # unsaved Message for what the rest of sending reads of it.
+    values: dict[str, Any]
+    message: Message
+    wide: dict[str, Any] | None
+    routing: EventRouting
+    realm_id: int
+    sender_is_bot: bool
+    stream_id: int | None
+    # Whether the channel's first message and recent activity are already what sending sets.
+    stream_current: bool
+    direct_service_bots: list[int]
+
+
+def _prepare(
+    session: Session, sender: UserProfile, target: SendTarget, content: str, context: SendContext
+) -> _Prepared:
+    checked = _check(session, sender, target, content, context, create_conversation=False)
+    recipients, rendered = checked.recipients, checked.rendered
+    stream = recipients.stream
+    values: dict[str, Any] = {
+        "realm_id": sender.realm_id,
+        "sender_id": sender.id,
+        "recipient_id": recipients.recipient_id,
+        "subject": recipients.topic,
+        "content": checked.content,
+        "rendered_content": rendered.html,
+        "rendered_content_version": 1,
+        "date_sent": utcnow(),
+        "has_attachment": rendered.has_attachment,
+        "has_image": rendered.has_image,
+        "has_link": rendered.has_link,
+        "is_channel_message": stream is not None,
+        "sending_client": context.client[:30],
+    }
+    message = Message(**values)
+    wide = None
+    if recipients.recipient_id is not None:
+        wide = new_message_wide_dict(message, sender, stream, recipients.dm_members)
+    return _Prepared(
+        checked=checked,
+        values=values,
+        message=message,
+        wide=wide,
+        routing=EventRouting(
+            sender_id=sender.id,
+            public_channel=stream is not None and not stream.invite_only,
+            local_id=context.local_id,
+            sender_queue_id=context.sender_queue_id,
+        ),
+        realm_id=sender.realm_id,
+        sender_is_bot=sender.is_bot,
+        stream_id=stream.id if stream is not None else None,
+        stream_current=stream is not None
+        and stream.first_message_id is not None
+        and stream.is_recently_active,
+        direct_service_bots=direct_service_bot_ids(sender, recipients.dm_members),
+    )
 
 
 def do_send_message(
     session: Session, sender: UserProfile, target: SendTarget, content: str, context: SendContext
 ) -> int:
     """Send a message; returns its ID."""
+    prepared = _prepare(session, sender, target, content, context)
     with transaction(session) as tx:
-        checked = check_message(session, sender, target, content, context)
-        content, recipients, rendered, participants = (
-            checked.content,
-            checked.recipients,
-            checked.rendered,
-            checked.participants,
-        )
-        stream = recipients.stream
-
-        message = Message(
-            realm_id=sender.realm_id,
-            sender_id=sender.id,
-            recipient_id=recipients.recipient_id,
-            subject=recipients.topic,
-            content=content,
-            rendered_content=rendered.html,
-            rendered_content_version=1,
-            date_sent=utcnow(),
-            has_attachment=rendered.has_attachment,
-            has_image=rendered.has_image,
-            has_link=rendered.has_link,
-            is_channel_message=stream is not None,
-            sending_client=context.client[:30],
-        )
-        session.add(message)
-        session.flush()
-
-        mentioned = _mentioned_user_ids(session, rendered)
-        flags = _recipient_flags(
-            sender,
-            recipients,
-            rendered,
-            mentioned,
-            participants,
-            context,
-            read_user_ids=_muting_user_ids(session, sender),
-        )
-        # Alert words (lib/alert_words.py) flag recipients, though never on their own messages.
-        others = flags.keys() - {sender.id}
-        for user_id in user_ids_with_alert_words_in(session, sender.realm_id, others, content):
-            flags[user_id] = int(flags[user_id] | MessageFlag.HAS_ALERT_WORD)
-        session.execute(
-            insert(_USER_MESSAGE_TABLE),
-            [
-                {"user_profile_id": uid, "message_id": message.id, "flags": bits}
-                for uid, bits in flags.items()
-            ],
-        )
-        if rendered.has_attachment:
-            # Uploads the content links become readable by the message's audience.
-            update_message_attachments(tx, session, sender, message, rendered.links)
-        if stream is not None:
-            note_messages_arrived(tx, session, stream, message.id)
-        # A /poll or /todo message carries its widget from the start (lib/widgets.py).
-        submessages = create_widget_submessages(session, message)
-        _send_message_events(
-            tx,
-            session,
-            sender,
-            message,
-            stream,
-            flags,
-            context,
-            dm_members=recipients.dm_members,
-            submessages=submessages,
-        )
-        # Outgoing-webhook and embedded bots mentioned or written to (workers/outgoing_webhooks.py).
-        queue_service_bot_events(session, sender, message.id, mentioned, recipients.dm_members)
-        # Offline recipients who may need an email; the email worker batches and sends it.
-        schedule_missed_message_emails(session, message, stream, flags)
-    return message.id
+        return _write(tx, session, prepared, context)
 
 
-def _muting_user_ids(session: Session, sender: UserProfile) -> set[int]:
+def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) -> int:
+    checked, message = prepared.checked, prepared.message
+    recipients, rendered = checked.recipients, checked.rendered
+    sender_id = prepared.routing.sender_id
+    if recipients.recipient_id is None:
+        group = get_or_create_dm_group(session, recipients.user_ids)
+        assert group.recipient_id is not None
+        recipients.recipient_id = message.recipient_id = group.recipient_id
+        prepared.values["recipient_id"] = group.recipient_id
+    conn = session.connection()
+    message_id: int = conn.execute(_INSERT_MESSAGE, prepared.values).scalar_one()
+    message.id = message_id
+
+    mentioned = _mentioned_user_ids(session, rendered)
+    flags = _recipient_flags(
+        sender_id,
+        recipients,
+        rendered,
+        mentioned,
+        checked.participants,
+        context,
+        read_user_ids=_muting_user_ids(conn, sender_id),
+    )
+    # Alert words (lib/alert_words.py) flag recipients, though never on their own messages.
+    others = flags.keys() - {sender_id}
+    for user_id in user_ids_with_alert_words_in(session, prepared.realm_id, others, message.content):
+        flags[user_id] |= _HAS_ALERT_WORD
+    rows = [{"user_profile_id": u, "message_id": message_id, "flags": bits} for u, bits in flags.items()]
+    conn.execute(_INSERT_USER_MESSAGES, rows)
+    if rendered.has_attachment:
+        # Uploads the content links become readable by the message's audience; this may
+        # correct has_attachment, so it works on the stored row.
+        stored = session.get_one(Message, message_id)
+        sender = session.get_one(UserProfile, sender_id)
+        update_message_attachments(tx, session, sender, stored, rendered.links)
+        message.has_attachment = stored.has_attachment
+    if recipients.stream is not None and not prepared.stream_current:
+        note_messages_arrived(tx, session, recipients.stream, message_id)
+    # A /poll or /todo message carries its widget from the start (lib/widgets.py).
+    submessages = create_widget_submessages(session, message)
+    wide = prepared.wide
+    if wide is None:
+        # A new conversation: its recipient exists only now.
+        sender = session.get_one(UserProfile, sender_id)
+        wide = new_message_wide_dict(message, sender, None, recipients.dm_members)
+    wide["id"] = message_id
+    send_message_events(tx, message, wide, flags, prepared.routing, submessages)
+    # Outgoing-webhook and embedded bots mentioned or written to (workers/outgoing_webhooks.py).
+    if not prepared.sender_is_bot:
+        queue_service_bot_events(
+            session, prepared.realm_id, message_id, mentioned, prepared.direct_service_bots
+        )
+    # Offline recipients who may need an email; the email worker batches and sends it.
+    schedule_missed_message_emails(session, message, prepared.stream_id, flags)
+    return message_id
+
+
+def _muting_user_ids(conn: Connection, sender_id: int) -> set[int]:
     """Users who muted the sender: the message reaches them already read, as in Zulip."""
-    return set(session.scalars(select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == sender.id)))
+    return set(conn.execute(_MUTING_USER_IDS, {"sender_id": sender_id}).scalars())
 
 
 def _recipient_flags(
-    sender: UserProfile,
+    sender_id: int,
     recipients: _Recipients,
     rendered: RenderResult,
     mentioned: set[int],
@@ -231,25 +326,25 @@ def _recipient_flags(
     """Each recipient's flags; ``read_user_ids`` get the message as read."""
     read_by_sender = context.read_by_sender is not False
     user_ids = set(recipients.user_ids)
-    if sender.id not in user_ids:
+    if sender_id not in user_ids:
         # The sender keeps what they sent in their history, even in a channel they are not
         # subscribed to; there it must be read (unread messages are in subscribed channels).
-        user_ids.add(sender.id)
+        user_ids.add(sender_id)
         read_by_sender = True
+    base = _IS_PRIVATE if recipients.stream is None else 0
+    if rendered.stream_wildcard:
+        base |= _STREAM_WILDCARD
+    topic_wildcard = rendered.topic_wildcard
     flags: dict[int, int] = {}
     for user_id in sorted(user_ids):
-        bits = 0
-        if recipients.stream is None:
-            bits |= MessageFlag.IS_PRIVATE
-        if read_by_sender if user_id == sender.id else user_id in read_user_ids:
-            bits |= MessageFlag.READ
+        bits = base
+        if read_by_sender if user_id == sender_id else user_id in read_user_ids:
+            bits |= _READ
         if user_id in mentioned:
-            bits |= MessageFlag.MENTIONED
-        if rendered.stream_wildcard:
-            bits |= MessageFlag.STREAM_WILDCARD_MENTIONED
-        if rendered.topic_wildcard and user_id in participants:
-            bits |= MessageFlag.TOPIC_WILDCARD_MENTIONED
-        flags[user_id] = int(bits)
+            bits |= _MENTIONED
+        if topic_wildcard and user_id in participants:
+            bits |= _TOPIC_WILDCARD
+        flags[user_id] = bits
     return flags
 
 
@@ -283,59 +378,17 @@ def _send_message_events(
     context: SendContext,
     *,
     dm_members: Sequence[UserProfile] = (),
-    submessages: Sequence[dict[str, Any]] = (),
 ) -> None:
-    """The message events of a message just written; a direct message needs ``dm_members``
-    (or they are read back from the database)."""
+    """The message events of a message just written (not by ``do_send_message``); a direct
+    message needs ``dm_members`` (or they are read back from the database)."""
     if stream is not None or dm_members:
         wide = new_message_wide_dict(message, sender, stream, dm_members)
     else:
         wide = wide_message_dicts(session, [message])[message.id]
-    if submessages:
-        wide["submessages"] = list(submessages)
-    payload = ev.MessagePayload(
-        **finalize_message(wide, apply_markdown=True, client_gravatar=False, allow_empty_topic_name=True)
+    routing = EventRouting(
+        sender_id=sender.id,
+        public_channel=stream is not None and not stream.invite_only,
+        local_id=context.local_id,
+        sender_queue_id=context.sender_queue_id,
     )
-    by_flags: dict[int, list[int]] = defaultdict(list)
-    for user_id, bits in flags.items():
-        by_flags[bits].append(user_id)
-    # The sender's own event carries local_message_id, so it goes out alone.
-    local_echo = context.local_id is not None and context.sender_queue_id is not None
-    groups: list[tuple[int, list[int], bool]] = []
-    for bits, user_ids in by_flags.items():
-        if local_echo and sender.id in user_ids:
-            others = [u for u in user_ids if u != sender.id]
-            if others:
-                groups.append((bits, others, False))
-            groups.append((bits, [sender.id], True))
-        else:
-            groups.append((bits, user_ids, False))
-
-    broadcast = -1
-    if stream is not None and not stream.invite_only:
-        plain = [i for i, (bits, _, _) in enumerate(groups) if flag_names(bits) == []]
-        broadcast = plain[0] if plain else max(range(len(groups)), key=lambda i: len(groups[i][1]))
-    for index, (bits, user_ids, is_sender_echo) in enumerate(groups):
-        is_broadcast = index == broadcast
-        skip = (
-            sorted(u for i, (_, ids, _) in enumerate(groups) if i != index for u in ids)
-            if is_broadcast
-            else []
-        )
-        internal = ev.MessageEventInternal(
-            raw_content=message.content,
-            sender_queue_id=context.sender_queue_id if is_sender_echo else None,
-            avatar_computable=bool(wide["avatar_computable"]),
-            broadcast=is_broadcast,
-            skip_broadcast_user_ids=skip,
-            has_link=message.has_link,
-            has_image=message.has_image,
-            has_attachment=message.has_attachment,
-        )
-        event = ev.MessageEvent(
-            message=payload,
-            flags=flag_names(bits),
-            local_message_id=context.local_id if is_sender_echo else None,
-            internal=internal,
-        )
-        tx.send_event(message.realm_id, event, user_ids)
+    send_message_events(tx, message, wide, flags, routing)

@@ -103,7 +103,7 @@ def internal_send_stream_message(
         session.flush()
         recipients = _Recipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
         flags = _recipient_flags(
-            sender, recipients, rendered, _mentioned_user_ids(session, rendered), set(), context
+            sender.id, recipients, rendered, _mentioned_user_ids(session, rendered), set(), context
         )
         if read_by_user_id in flags:
             flags[read_by_user_id] |= int(MessageFlag.READ)

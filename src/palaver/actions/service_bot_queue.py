@@ -28,35 +28,39 @@ def _is_service_bot(user: UserProfile) -> bool:
     return user.is_bot and user.is_active and user.bot_type in SERVICE_BOT_TYPES
 
 
-def queue_service_bot_events(
-    session: Session,
-    sender: UserProfile,
-    message_id: int,
-    mentioned_user_ids: Collection[int],
-    dm_members: Iterable[UserProfile] = (),
-) -> None:
-    """Leave work for each service bot the message mentions or is a direct message to.
+def direct_service_bot_ids(sender: UserProfile, dm_members: Iterable[UserProfile]) -> list[int]:
+    """The service bots a direct message from ``sender`` goes to (read with the checks of
+    sending, before its write transaction).
 
     Messages from bots trigger nothing, so two bots cannot answer each other for ever.
     """
     if sender.is_bot:
-        return
-    triggers: dict[int, str] = {}
-    for member in dm_members:
-        if member.id != sender.id and _is_service_bot(member):
-            triggers[member.id] = "direct_message"
-    others = set(mentioned_user_ids) - triggers.keys() - {sender.id}
+        return []
+    return [m.id for m in dm_members if m.id != sender.id and _is_service_bot(m)]
+
+
+def queue_service_bot_events(
+    session: Session,
+    realm_id: int,
+    message_id: int,
+    mentioned_user_ids: Collection[int],
+    direct_bot_ids: Collection[int] = (),
+) -> None:
+    """Leave work for each service bot a message (from a person, never a bot) mentions or
+    is a direct message to (``direct_service_bot_ids``)."""
+    triggers = dict.fromkeys(direct_bot_ids, "direct_message")
+    others = set(mentioned_user_ids) - triggers.keys()
     if others:
-        for bot in session.scalars(
-            select(UserProfile).where(
+        for bot_id in session.scalars(
+            select(UserProfile.id).where(
                 UserProfile.id.in_(sorted(others)),
-                UserProfile.realm_id == sender.realm_id,
+                UserProfile.realm_id == realm_id,
                 UserProfile.is_bot,
                 UserProfile.bot_type.in_([int(t) for t in SERVICE_BOT_TYPES]),
                 UserProfile.is_active,
             )
         ):
-            triggers[bot.id] = "mention"
+            triggers[bot_id] = "mention"
     for bot_id, trigger in sorted(triggers.items()):
         session.add(ServiceBotEvent(bot_profile_id=bot_id, message_id=message_id, trigger=trigger))
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
@@ -39,6 +39,17 @@ from palaver.timeutil import utcnow
 OFFLINE_THRESHOLD = timedelta(seconds=140)
 
 _MISSED_TABLE = MissedMessageEmail.metadata.tables[MissedMessageEmail.__tablename__]
+# Run for every channel message: built once, executed on the connection (no ORM).
+_TOPIC_POLICIES = select(UserTopic.user_profile_id, UserTopic.visibility_policy).where(
+    UserTopic.stream_id == bindparam("stream_id"),
+    func.lower(UserTopic.topic_name) == bindparam("topic"),
+)
+_READ = int(MessageFlag.READ)
+_MENTIONED = int(MessageFlag.MENTIONED)
+_STREAM_WILDCARD = int(MessageFlag.STREAM_WILDCARD_MENTIONED)
+_TOPIC_WILDCARD = int(MessageFlag.TOPIC_WILDCARD_MENTIONED)
+# A channel message notifies by email only through these flags (or a followed topic).
+_NOTIFYING = _MENTIONED | _STREAM_WILDCARD | _TOPIC_WILDCARD
 
 _REASONS = {
     "private_message": "",
@@ -55,45 +66,43 @@ def gateway_domain(settings: Settings) -> str | None:
     return settings.email_gateway_domain or None
 
 
-def _triggers(message: Message, stream: Stream | None, flags: Mapping[int, int]) -> dict[int, str]:
+def _triggers(message: Message, flags: Mapping[int, int]) -> dict[int, str]:
     triggers: dict[int, str] = {}
+    sender_id = message.sender_id
     for user_id, bits in flags.items():
-        if user_id == message.sender_id or bits & MessageFlag.READ:
+        if bits & _READ or user_id == sender_id:
             continue
-        if stream is None:
+        if not message.is_channel_message:
             triggers[user_id] = "private_message"
-        elif bits & MessageFlag.MENTIONED:
+        elif not bits & _NOTIFYING:
+            continue
+        elif bits & _MENTIONED:
             triggers[user_id] = "mentioned"
-        elif bits & MessageFlag.STREAM_WILDCARD_MENTIONED:
+        elif bits & _STREAM_WILDCARD:
             triggers[user_id] = "stream_wildcard_mentioned"
-        elif bits & MessageFlag.TOPIC_WILDCARD_MENTIONED:
+        else:
             triggers[user_id] = "topic_wildcard_mentioned"
     return triggers
 
 
-def _topic_policies(session: Session, stream: Stream, topic: str) -> dict[int, int]:
+def _topic_policies(session: Session, stream_id: int, topic: str) -> dict[int, int]:
     """Users' visibility policies for this topic; few rows, whatever the channel's size."""
-    rows = session.execute(
-        select(UserTopic.user_profile_id, UserTopic.visibility_policy).where(
-            UserTopic.stream_id == stream.id,
-            func.lower(UserTopic.topic_name) == topic.lower(),
-        )
-    )
+    rows = session.connection().execute(_TOPIC_POLICIES, {"stream_id": stream_id, "topic": topic.lower()})
     return {uid: policy for uid, policy in rows}
 
 
 def schedule_missed_message_emails(
-    session: Session, message: Message, stream: Stream | None, flags: Mapping[int, int]
+    session: Session, message: Message, stream_id: int | None, flags: Mapping[int, int]
 ) -> None:
     """Note recipients who may need an email about ``message``; inside the send's transaction."""
-    triggers = _triggers(message, stream, flags)
+    triggers = _triggers(message, flags)
     policies: dict[int, int] = {}
-    if stream is not None:
-        policies = _topic_policies(session, stream, message.subject)
+    if stream_id is not None:
+        policies = _topic_policies(session, stream_id, message.subject)
         for user_id, policy in policies.items():
             if user_id == message.sender_id or user_id not in flags:
                 continue
-            if policy == VisibilityPolicy.FOLLOWED and not flags[user_id] & MessageFlag.READ:
+            if policy == VisibilityPolicy.FOLLOWED and not flags[user_id] & _READ:
                 triggers.setdefault(user_id, "followed_topic")
     if not triggers:
         return
@@ -115,11 +124,11 @@ def schedule_missed_message_emails(
         )
     )
     channel_muted: set[int] = set()
-    if stream is not None and stream.recipient_id is not None:
+    if stream_id is not None:
         channel_muted = set(
             session.scalars(
                 select(Subscription.user_profile_id).where(
-                    Subscription.recipient_id == stream.recipient_id,
+                    Subscription.recipient_id == message.recipient_id,
                     Subscription.user_profile_id.in_(users),
                     Subscription.is_muted,
                 )
