@@ -64,6 +64,10 @@ class Settings(BaseModel):
     s3_bucket: str | None = None
     s3_endpoint_url: str | None = None
     push_relay_url: str | None = None
+    # Realm state (users, channels, subscriptions, groups, settings...) kept in memory per
+    # process, for this many realms, least recently used dropped first (lib/realm_cache.py).
+    realm_cache: bool = True
+    realm_cache_max_realms: int = Field(default=64, ge=1)
     log_level: LogLevel = "info"
 
     # The realm served on the bare host (no subdomain); "" is Zulip's root-domain realm.

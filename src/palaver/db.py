@@ -13,14 +13,29 @@ from typing import Any, cast
 from sqlalchemy import Connection, CursorResult, Engine, Result, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.sql.dml import UpdateBase
+from sqlalchemy.sql.elements import TextClause
 
 from palaver.config import Settings
 from palaver.events.bus import EventBus
+from palaver.events.invalidation import (
+    InvalidationChannel,
+    LocalInvalidation,
+    RedisInvalidation,
+    channel_name,
+)
+from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, RealmStateStore
 from palaver.events.types import Event
 
 logger = logging.getLogger(__name__)
 _TX_KEY = "palaver_tx"
 _WRITE_OPTION = "palaver_write"
+# On a connection's info: the set collecting the tables its write transaction changes.
+_WRITTEN_KEY = "palaver_written"
+# Textual statements starting with these write nothing.
+_READ_VERBS = frozenset(
+    {"SELECT", "WITH", "PRAGMA", "SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT", "SET", "SHOW"}
+)
 
 # How long SQLite itself lets a writer wait for another process's write lock.
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -70,6 +85,9 @@ class Tx:
 
     session: Session
     events: list[PendingEvent] = field(default_factory=list)
+    # Tables this transaction has written so far (filled by the engine's statement hook):
+    # after commit, the realm-state cache drops what was read from them.
+    written: set[str] = field(default_factory=set)
 
     def lock(self, obj: Any) -> None:
         lock_row(self.session, obj)
@@ -78,6 +96,20 @@ class Tx:
         ids = sorted(set(user_ids))
         if ids:
             self.events.append(PendingEvent(realm_id, event, ids))
+
+
+def _statement_tables(statement: Any) -> Iterable[str]:
+    if isinstance(statement, UpdateBase):
+        table = getattr(statement, "table", None)
+        name = getattr(table, "name", None)
+        return (name,) if isinstance(name, str) else (ANY_TABLE,)
+    text = statement.text if isinstance(statement, TextClause) else statement
+    if isinstance(text, str):
+        verb = text.lstrip().split(None, 1)[:1]
+        if verb and verb[0].upper() in _READ_VERBS:
+            return ()
+        return (ANY_TABLE,)
+    return ()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
@@ -116,8 +148,9 @@ def make_engine(settings: Settings) -> Engine:
         # upgrade and one fails at once instead of waiting out busy_timeout.
         event.listen(engine, "connect", lambda conn, _rec: setattr(conn, "isolation_level", None))
         event.listen(engine, "begin", _sqlite_begin)
-        return engine
-    return create_engine(settings.database_url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    else:
+        engine = create_engine(settings.database_url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    return engine
 
 
 class Database:
@@ -133,6 +166,38 @@ class Database:
         # locked"). Writers of one process therefore queue on this lock instead, and only
         # one at a time competes with other processes in SQLite.
         self._write_lock: threading.Lock | None = threading.Lock() if settings.is_sqlite else None
+        # The realm-state cache (lib/realm_cache.py) and how its invalidations reach the
+        # other processes: through Redis when there are several, else nowhere further.
+        self.realm_state = RealmStateStore(settings.realm_cache_max_realms)
+        self.invalidation: InvalidationChannel
+        if settings.redis_url and settings.realm_cache:
+            self.invalidation = RedisInvalidation(
+                settings.redis_url, channel_name(settings.database_url), self.realm_state
+            )
+        else:
+            self.invalidation = LocalInvalidation(self.realm_state)
+            self.realm_state.accepting = settings.realm_cache
+        # Which tables each write changes, for the cache: ORM flushes and Core DML both pass
+        # here, so no action has to declare what it wrote.
+        self._untracked = threading.local()
+        event.listen(self.engine, "before_execute", self._record_written)
+        event.listen(self._sessions, "after_commit", self._after_session_commit)
+
+    def _record_written(self, conn: Connection, statement: Any, *_args: Any) -> None:
+        tables = _statement_tables(statement)
+        if not tables:
+            return
+        written: set[str] | None = conn.info.get(_WRITTEN_KEY)
+        if written is None:
+            # A write outside ``transaction()`` (a test's fixture, a bulk tool): dropped
+            # from the cache everywhere when its session commits, in this thread.
+            written = self._untracked.__dict__.setdefault("tables", set())
+        written.update(tables)
+
+    def _after_session_commit(self, _session: Session) -> None:
+        tables: set[str] | None = self._untracked.__dict__.pop("tables", None)
+        if tables:
+            self.invalidate(ALL_REALMS, tables)
 
     def session(self) -> Session:
         session = self._sessions()
@@ -159,18 +224,49 @@ class Database:
         session.info[_TX_KEY] = tx
         try:
             with session.begin():
-                session.connection(execution_options={_WRITE_OPTION: True})
-                # Objects loaded before this point may be stale: another request can have
-                # changed or deleted them since. Expired, they re-read on first use, inside
-                # the write transaction (the SQLite write lock, or ``Tx.lock`` for a row lock).
-                session.expire_all()
-                yield tx
+                conn = session.connection(execution_options={_WRITE_OPTION: True})
+                conn.info[_WRITTEN_KEY] = tx.written
+                try:
+                    # Objects loaded before this point may be stale: another request can have
+                    # changed or deleted them since. Expired, they re-read on first use, inside
+                    # the write transaction (the SQLite write lock, or ``Tx.lock`` for a row lock).
+                    session.expire_all()
+                    yield tx
+                    # Flushed here, so the tables written at commit are recorded too.
+                    session.flush()
+                finally:
+                    conn.info.pop(_WRITTEN_KEY, None)
+            # Committed. This process's cache forgets what changed before the next writer
+            # of this process (queued on the SQLite write lock) can read it.
+            realms = self._invalidate_locally(tx)
         finally:
             del session.info[_TX_KEY]
             if queued:
                 assert self._write_lock is not None
                 self._write_lock.release()
+        if tx.written:
+            self.invalidation.publish(realms, tx.written)
         self._publish(tx.events)
+
+    def _invalidate_locally(self, tx: Tx) -> set[int] | None:
+        if not tx.written:
+            return set()
+        # The realms whose clients hear of the write are the realms it changed; a write
+        # that tells no one (rare: maintenance) drops its tables in every realm.
+        realms = {pending.realm_id for pending in tx.events} or ALL_REALMS
+        self.realm_state.invalidate(realms, tx.written)
+        return realms
+
+    def invalidate(self, realm_ids: Iterable[int] | None, tables: Iterable[str]) -> None:
+        """Drop cached realm state read from ``tables``, here and in every other process.
+
+        For writes made outside ``transaction()``, which are not tracked: bulk tools
+        (seeding, import) call it after they commit. None means every realm.
+        """
+        realms = None if realm_ids is None else set(realm_ids)
+        names = set(tables)
+        self.realm_state.invalidate(realms, names)
+        self.invalidation.publish(realms, names)
 
     def _publish(self, events: list[PendingEvent]) -> None:
         # The write has committed: a failure to deliver one event must neither turn the
@@ -187,6 +283,7 @@ class Database:
                 )
 
     def dispose(self) -> None:
+        self.invalidation.close()
         self.engine.dispose()
 
 
@@ -199,6 +296,19 @@ def transaction(session: Session) -> AbstractContextManager[Tx]:
     """The write transaction for a session made by ``Database.session``."""
     db: Database = session.info["db"]
     return db.transaction(session)
+
+
+def written_tables(session: Session) -> set[str] | None:
+    """The tables the session's open write transaction has written so far; None outside one.
+
+    Pending ORM changes are flushed first, so the answer includes them.
+    """
+    tx: Tx | None = session.info.get(_TX_KEY)
+    if tx is None:
+        return None
+    if session.new or session.deleted or session.dirty:
+        session.flush()
+    return tx.written
 
 
 def rowcount(result: Result[Any]) -> int:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from enum import Enum
 from operator import attrgetter
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -31,6 +30,7 @@ from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH
 from palaver.lib.markdown.contract import StreamRef
 from palaver.lib.markdown.urls import channel_narrow_url
+from palaver.lib.realm_cache import StreamInfo as StreamInfo  # noqa: PLC0414 (re-exported, lib/state uses it)
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
 from palaver.models import Realm, Role, UserGroup, UserProfile
 from palaver.models.channels import (
@@ -71,52 +71,6 @@ _POST_POLICY_BY_GROUP = {
 
 
 IncludeSubscribers = bool | Literal["partial"]
-
-
-class StreamInfo(NamedTuple):
-    """A channel's columns without an ORM object.
-
-    POST /register reads every channel of the organization, and loading a thousand mapped
-    instances cost about as much as formatting them. Anything reading a channel's
-    attributes takes either this or a ``Stream``.
-    """
-
-    id: int
-    realm_id: int
-    name: str
-    description: str
-    rendered_description: str
-    date_created: datetime
-    creator_id: int | None
-    deactivated: bool
-    recipient_id: int | None
-    folder_id: int | None
-    invite_only: bool
-    history_public_to_subscribers: bool
-    is_web_public: bool
-    message_retention_days: int | None
-    topics_policy: str
-    first_message_id: int | None
-    is_recently_active: bool
-    can_add_subscribers_group: int
-    can_administer_channel_group: int
-    can_create_topic_group: int
-    can_delete_any_message_group: int
-    can_delete_own_message_group: int
-    can_move_messages_out_of_channel_group: int
-    can_move_messages_within_channel_group: int
-    can_remove_subscribers_group: int
-    can_resolve_topics_group: int
-    can_send_message_group: int
-    can_subscribe_group: int
-
-    @property
-    def is_archived(self) -> bool:
-        return self.deactivated
-
-    @property
-    def is_public(self) -> bool:
-        return not self.invite_only
 
 
 AnyStream = Stream | StreamInfo

@@ -1,0 +1,151 @@
+"""Carrying realm-state invalidations to every process.
+
+After a write transaction commits, ``Database`` drops the components it wrote from its own
+store (``events/realm_state.py``) and hands the same invalidation to its channel:
+
+- ``LocalInvalidation`` (no Redis: one serving process) delivers nothing further;
+- ``RedisInvalidation`` publishes it on one pub/sub channel per database. Each process
+  subscribes on a thread of its own and applies what the others publish, so a permission
+  revoked through one worker is honoured by the others within a Redis round trip (well
+  under the 50 ms the tests allow).
+
+A subscriber that is not connected cannot hear invalidations, so its store caches nothing
+until the subscription is (re)established, and drops everything when it is: whatever it
+held may have been invalidated meanwhile. A publish that fails (Redis down) is logged; the
+other processes, whose subscriptions fail too, have stopped caching by then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import secrets
+import threading
+from collections.abc import Iterable
+from typing import Protocol
+
+import orjson
+import redis
+from redis.exceptions import RedisError
+
+from palaver.events.realm_state import RealmStateStore
+
+logger = logging.getLogger("palaver.events")
+
+
+class InvalidationChannel(Protocol):
+    def publish(self, realm_ids: Iterable[int] | None, tables: Iterable[str]) -> None:
+        """Tell the other processes (this one's store is done by the caller)."""
+
+    def close(self) -> None: ...
+
+
+class LocalInvalidation:
+    """One process: its own store is all there is to invalidate."""
+
+    def __init__(self, store: RealmStateStore) -> None:
+        store.accepting = True
+
+    def publish(self, _realm_ids: Iterable[int] | None, _tables: Iterable[str]) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def channel_name(database_url: str) -> str:
+    """One channel per database, so deployments sharing a Redis never mix invalidations."""
+    digest = hashlib.sha256(database_url.encode()).hexdigest()[:12]
+    return f"palaver:{digest}:realm-cache"
+
+
+class RedisInvalidation:
+    """Publishes this process's invalidations and applies the others'."""
+
+    def __init__(self, url: str, channel: str, store: RealmStateStore) -> None:
+        self._client = redis.Redis.from_url(
+            url, socket_connect_timeout=2, socket_timeout=10, health_check_interval=30
+        )
+        self._channel = channel
+        self._store = store
+        # Our own messages come back through the subscription; they were applied already.
+        self._origin = secrets.token_hex(8)
+        self._stop = threading.Event()
+        self._lost = False
+        store.accepting = False
+        self._thread = threading.Thread(target=self._run, name="palaver-cache-invalidation", daemon=True)
+        self._thread.start()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Whether the subscription is up (tests and start-up; caching waits for it anyway)."""
+        return self._store.wait_accepting(timeout)
+
+    def publish(self, realm_ids: Iterable[int] | None, tables: Iterable[str]) -> None:
+        message = {
+            "origin": self._origin,
+            "realms": None if realm_ids is None else sorted(realm_ids),
+            "tables": sorted(tables),
+        }
+        try:
+            self._client.publish(self._channel, orjson.dumps(message))
+        except RedisError:
+            logger.exception("Could not publish a realm-cache invalidation for tables %s", message["tables"])
+
+    def close(self) -> None:
+        self._stop.set()
+        # An empty message ends the subscriber's wait at once.
+        with contextlib.suppress(RedisError):
+            self._client.publish(self._channel, b"")
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=3)
+        self._client.close()
+
+    def _apply(self, data: bytes) -> None:
+        if not data:
+            return
+        try:
+            message = orjson.loads(data)
+            if message["origin"] == self._origin:
+                return
+            self._store.invalidate(message["realms"], message["tables"])
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            logger.warning("Ignored a malformed realm-cache invalidation: %r", data[:200])
+            # Whatever it meant to drop, dropping everything is safe.
+            self._store.clear()
+
+    def _run(self) -> None:
+        backoff = 0.1
+        while not self._stop.is_set():
+            # redis-py leaves pubsub() unannotated.
+            pubsub = self._client.pubsub()  # type: ignore[no-untyped-call]
+            try:
+                pubsub.subscribe(self._channel)
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":
+                        # Anything published while we were not listening is unheard.
+                        self._store.clear()
+                        self._store.accepting = True
+                        if self._lost:
+                            self._lost = False
+                            logger.warning("Realm-cache invalidation subscription restored")
+                        backoff = 0.1
+                    elif message["type"] == "message":
+                        self._apply(message["data"])
+            except RedisError as error:
+                self._store.accepting = False
+                self._store.clear()
+                if not self._stop.is_set():
+                    if not self._lost:
+                        self._lost = True
+                        logger.warning(
+                            "Lost the realm-cache invalidation subscription (%s); reconnecting", error
+                        )
+                    self._stop.wait(backoff)
+                    backoff = min(backoff * 2, 5.0)
+            finally:
+                pubsub.close()
+        self._store.accepting = False

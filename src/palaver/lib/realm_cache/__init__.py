@@ -1,0 +1,212 @@
+"""Realm state in memory: per-process, immutable snapshots of what hot paths read per request.
+
+Public API (stable; every function takes the request's session, made by ``Database.session``):
+
+Components, each loaded on first use by one Core query and cached per realm:
+
+- ``realm_users(session, realm_id) -> RealmUsers`` (``by_id``, ``by_delivery_email``,
+  ``by_email`` (keys lower-cased), ``inactive_ids``); ``cached_user(session, realm_id,
+  user_id) -> CachedUser | None``; ``cached_users(session, realm_id, ids) -> dict``.
+- ``realm_channels(session, realm_id) -> RealmChannels`` (``by_id``, ``by_name`` lower-cased,
+  ``by_recipient``; values are ``StreamInfo``, archived channels included);
+  ``cached_channel(session, realm_id, stream_id)``, ``cached_channel_by_name(session,
+  realm_id, name)`` (name stripped and lower-cased here).
+- ``realm_subscriptions(session, realm_id) -> RealmSubscriptions``;
+  ``active_subscriber_ids(session, realm_id, stream_id) -> frozenset[int]`` (active users
+  only, like ``lib.channels.subscriber_ids``); ``subscribed_channel_ids(session, realm_id,
+  user_id) -> frozenset[int]`` (active subscriptions, archived channels included).
+- ``realm_groups(session, realm_id) -> RealmGroups``; ``user_group_ids(session, realm_id,
+  user_id) -> frozenset[int]`` (every group holding the user, subgroups resolved);
+  ``group_member_ids(session, realm_id, group_id, active_only=True) -> frozenset[int]``.
+- ``realm_settings(session, realm_id) -> Mapping[str, Any]`` (every column of the realm row).
+- ``realm_linkifiers(session, realm_id) -> tuple[CachedLinkifier, ...]`` (in applying order).
+- ``realm_alert_words(session, realm_id) -> Mapping[int, tuple[str, ...]]`` (lower-cased).
+- ``realm_emoji(session, realm_id) -> tuple[CachedEmoji, ...]`` (deactivated included).
+
+Returned values are shared by every thread: never mutate them (they are frozen or
+read-only mappings). Copy into a ``set``/``list`` before changing.
+
+Coherence. The cache lives on ``Database`` (``db.realm_state``, ``events/realm_state.py``).
+Nothing has to invalidate it by hand: ``Database.transaction`` records every table its write
+transaction touched (ORM flushes and Core DML alike) and, after commit, drops the components
+read from those tables in the realms the transaction sent events to (all realms if it sent
+none) and publishes the same invalidation to the other processes (``events/invalidation.py``,
+Redis pub/sub). Writes outside ``transaction()`` through a ``Database`` session invalidate
+in every realm when they commit. Inside a write transaction, a component whose tables the
+transaction has already written is read from the database (the transaction's own writes)
+and not cached. Loads run on a connection of their own, so a reader's older snapshot
+(SQLite) is never cached; a load overtaken by an invalidation is not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+from sqlalchemy.orm import Session
+
+from palaver.db import Database, written_tables
+from palaver.lib.realm_cache.loaders import (
+    ALERT_WORDS,
+    CHANNELS,
+    EMOJI,
+    GROUPS,
+    LINKIFIERS,
+    REALM,
+    SUBSCRIPTIONS,
+    USERS,
+    Loaded,
+)
+from palaver.lib.realm_cache.snapshots import (
+    AlertWords,
+    CachedEmoji,
+    CachedGroup,
+    CachedLinkifier,
+    CachedUser,
+    RealmChannels,
+    RealmGroups,
+    RealmSettings,
+    RealmSubscriptions,
+    RealmUsers,
+    StreamInfo,
+)
+
+__all__ = [
+    "AlertWords",
+    "CachedEmoji",
+    "CachedGroup",
+    "CachedLinkifier",
+    "CachedUser",
+    "RealmChannels",
+    "RealmGroups",
+    "RealmSettings",
+    "RealmSubscriptions",
+    "RealmUsers",
+    "StreamInfo",
+    "active_subscriber_ids",
+    "cached_channel",
+    "cached_channel_by_name",
+    "cached_user",
+    "cached_users",
+    "group_member_ids",
+    "realm_alert_words",
+    "realm_channels",
+    "realm_emoji",
+    "realm_groups",
+    "realm_linkifiers",
+    "realm_settings",
+    "realm_subscriptions",
+    "realm_users",
+    "subscribed_channel_ids",
+    "user_group_ids",
+]
+
+T = TypeVar("T")
+_EMPTY: frozenset[int] = frozenset()
+
+
+def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
+    db: Database | None = session.info.get("db")
+    written = written_tables(session)
+    if db is None or (written is not None and not written.isdisjoint(component.tables)):
+        # The transaction's own writes are visible only through its connection.
+        return component.load(session.connection(), realm_id)
+    store = db.realm_state
+    value = store.peek(realm_id, component)
+    if value is not None:
+        return value
+    ticket = store.begin_load(realm_id, component)
+    # A connection of its own: the session's may hold an older snapshot (SQLite keeps one
+    # for a whole read transaction), and a value read from it would be cached as current.
+    with db.engine.connect() as conn:
+        value = component.load(conn, realm_id)
+        conn.rollback()
+    store.finish_load(ticket, value)
+    return value
+
+
+# Users --------------------------------------------------------------------------------------
+
+
+def realm_users(session: Session, realm_id: int) -> RealmUsers:
+    return _get(session, realm_id, USERS)
+
+
+def cached_user(session: Session, realm_id: int, user_id: int) -> CachedUser | None:
+    return realm_users(session, realm_id).by_id.get(user_id)
+
+
+def cached_users(session: Session, realm_id: int, user_ids: Iterable[int]) -> dict[int, CachedUser]:
+    """The realm's users among ``user_ids`` (others are left out), by ID."""
+    by_id = realm_users(session, realm_id).by_id
+    return {i: u for i in user_ids if (u := by_id.get(i)) is not None}
+
+
+# Channels and subscriptions -----------------------------------------------------------------
+
+
+def realm_channels(session: Session, realm_id: int) -> RealmChannels:
+    return _get(session, realm_id, CHANNELS)
+
+
+def cached_channel(session: Session, realm_id: int, stream_id: int) -> StreamInfo | None:
+    return realm_channels(session, realm_id).by_id.get(stream_id)
+
+
+def cached_channel_by_name(session: Session, realm_id: int, name: str) -> StreamInfo | None:
+    return realm_channels(session, realm_id).by_name.get(name.strip().lower())
+
+
+def realm_subscriptions(session: Session, realm_id: int) -> RealmSubscriptions:
+    return _get(session, realm_id, SUBSCRIPTIONS)
+
+
+def active_subscriber_ids(session: Session, realm_id: int, stream_id: int) -> frozenset[int]:
+    """Active users actively subscribed to the channel."""
+    subscribers = realm_subscriptions(session, realm_id).subscribers.get(stream_id, _EMPTY)
+    inactive = realm_users(session, realm_id).inactive_ids
+    return subscribers - inactive if inactive and not inactive.isdisjoint(subscribers) else subscribers
+
+
+def subscribed_channel_ids(session: Session, realm_id: int, user_id: int) -> frozenset[int]:
+    return realm_subscriptions(session, realm_id).channels_of_user.get(user_id, _EMPTY)
+
+
+# Groups -------------------------------------------------------------------------------------
+
+
+def realm_groups(session: Session, realm_id: int) -> RealmGroups:
+    return _get(session, realm_id, GROUPS)
+
+
+def user_group_ids(session: Session, realm_id: int, user_id: int) -> frozenset[int]:
+    return realm_groups(session, realm_id).containing.get(user_id, _EMPTY)
+
+
+def group_member_ids(
+    session: Session, realm_id: int, group_id: int, *, active_only: bool = True
+) -> frozenset[int]:
+    members = realm_groups(session, realm_id).members.get(group_id, _EMPTY)
+    if not active_only:
+        return members
+    inactive = realm_users(session, realm_id).inactive_ids
+    return members - inactive if inactive and not inactive.isdisjoint(members) else members
+
+
+# Realm, linkifiers, alert words, emoji ------------------------------------------------------
+
+
+def realm_settings(session: Session, realm_id: int) -> Mapping[str, Any]:
+    return _get(session, realm_id, REALM)
+
+
+def realm_linkifiers(session: Session, realm_id: int) -> tuple[CachedLinkifier, ...]:
+    return _get(session, realm_id, LINKIFIERS)
+
+
+def realm_alert_words(session: Session, realm_id: int) -> AlertWords:
+    return _get(session, realm_id, ALERT_WORDS)
+
+
+def realm_emoji(session: Session, realm_id: int) -> tuple[CachedEmoji, ...]:
+    return _get(session, realm_id, EMOJI)

@@ -1,0 +1,197 @@
+"""One Core query (no ORM objects) per component, and the tables each component is read from.
+
+A component is dropped when a committed write touches any of its tables; keep ``tables``
+in step with what the loader reads.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import Connection, select
+
+from palaver.events.realm_state import Component
+from palaver.lib.realm_cache.snapshots import (
+    AlertWords,
+    CachedEmoji,
+    CachedGroup,
+    CachedLinkifier,
+    CachedUser,
+    RealmChannels,
+    RealmGroups,
+    RealmSettings,
+    RealmSubscriptions,
+    RealmUsers,
+    StreamInfo,
+)
+from palaver.models import GroupGroupMembership, Realm, UserGroup, UserGroupMembership, UserProfile
+from palaver.models.alert_words import AlertWord
+from palaver.models.channels import Stream, Subscription
+from palaver.models.linkifiers import RealmFilter
+from palaver.models.realm_emoji import RealmEmoji
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Loaded(Component[T], Generic[T]):
+    """A component with its loader: ``load(connection, realm_id)``."""
+
+    load: Callable[[Connection, int], T]
+
+
+_USER_COLUMNS = [UserProfile.__table__.c[name] for name in CachedUser.__slots__]
+_STREAM_COLUMNS = [Stream.__table__.c[name] for name in StreamInfo._fields]
+
+
+def _load_users(conn: Connection, realm_id: int) -> RealmUsers:
+    users = [
+        CachedUser(*row)
+        for row in conn.execute(select(*_USER_COLUMNS).where(UserProfile.realm_id == realm_id))
+    ]
+    return RealmUsers(
+        by_id=MappingProxyType({u.id: u for u in users}),
+        by_delivery_email=MappingProxyType({u.delivery_email.lower(): u for u in users}),
+        by_email=MappingProxyType({u.email.lower(): u for u in users}),
+        inactive_ids=frozenset(u.id for u in users if not u.is_active),
+    )
+
+
+def _load_channels(conn: Connection, realm_id: int) -> RealmChannels:
+    streams = [
+        StreamInfo._make(row)
+        for row in conn.execute(select(*_STREAM_COLUMNS).where(Stream.realm_id == realm_id))
+    ]
+    return RealmChannels(
+        by_id=MappingProxyType({s.id: s for s in streams}),
+        by_name=MappingProxyType({s.name.lower(): s for s in streams}),
+        by_recipient=MappingProxyType({s.recipient_id: s for s in streams if s.recipient_id is not None}),
+    )
+
+
+def _load_subscriptions(conn: Connection, realm_id: int) -> RealmSubscriptions:
+    by_stream: dict[int, set[int]] = defaultdict(set)
+    by_user: dict[int, set[int]] = defaultdict(set)
+    rows = conn.execute(
+        select(Stream.id, Subscription.user_profile_id)
+        .join(Subscription, Subscription.recipient_id == Stream.recipient_id)
+        .where(Stream.realm_id == realm_id, Subscription.active)
+    )
+    for stream_id, user_id in rows:
+        by_stream[stream_id].add(user_id)
+        by_user[user_id].add(stream_id)
+    return RealmSubscriptions(
+        subscribers=MappingProxyType({s: frozenset(u) for s, u in by_stream.items()}),
+        channels_of_user=MappingProxyType({u: frozenset(s) for u, s in by_user.items()}),
+    )
+
+
+def _load_groups(conn: Connection, realm_id: int) -> RealmGroups:
+    in_realm = select(UserGroup.id).where(UserGroup.realm_id == realm_id).scalar_subquery()
+    groups = {
+        row.id: CachedGroup(row.id, row.name, row.is_system_group, row.deactivated)
+        for row in conn.execute(
+            select(UserGroup.id, UserGroup.name, UserGroup.is_system_group, UserGroup.deactivated).where(
+                UserGroup.realm_id == realm_id
+            )
+        )
+    }
+    direct: dict[int, set[int]] = defaultdict(set)
+    for group_id, user_id in conn.execute(
+        select(UserGroupMembership.user_group_id, UserGroupMembership.user_profile_id).where(
+            UserGroupMembership.user_group_id.in_(in_realm)
+        )
+    ):
+        direct[group_id].add(user_id)
+    children: dict[int, set[int]] = defaultdict(set)
+    for supergroup_id, subgroup_id in conn.execute(
+        select(GroupGroupMembership.supergroup_id, GroupGroupMembership.subgroup_id).where(
+            GroupGroupMembership.supergroup_id.in_(in_realm)
+        )
+    ):
+        children[supergroup_id].add(subgroup_id)
+    members: dict[int, frozenset[int]] = {}
+
+    def resolve(group_id: int, path: frozenset[int]) -> frozenset[int]:
+        done = members.get(group_id)
+        if done is not None:
+            return done
+        found = set(direct.get(group_id, ()))
+        for child in children.get(group_id, ()):
+            # Cycles are refused on write; a guard costs nothing.
+            if child not in path:
+                found |= resolve(child, path | {child})
+        members[group_id] = frozenset(found)
+        return members[group_id]
+
+    containing: dict[int, set[int]] = defaultdict(set)
+    for group_id in groups:
+        for user_id in resolve(group_id, frozenset({group_id})):
+            containing[user_id].add(group_id)
+    return RealmGroups(
+        groups=MappingProxyType(groups),
+        system_groups=MappingProxyType(
+            {g.name: g.id for g in groups.values() if g.is_system_group and g.name is not None}
+        ),
+        containing=MappingProxyType({u: frozenset(g) for u, g in containing.items()}),
+        members=MappingProxyType(members),
+    )
+
+
+def _load_realm(conn: Connection, realm_id: int) -> RealmSettings:
+    row = conn.execute(select(Realm.__table__).where(Realm.id == realm_id)).one_or_none()
+    return MappingProxyType(dict(row._mapping) if row is not None else {})
+
+
+def _load_linkifiers(conn: Connection, realm_id: int) -> tuple[CachedLinkifier, ...]:
+    rows = conn.execute(
+        select(RealmFilter.id, RealmFilter.pattern, RealmFilter.url_template)
+        .where(RealmFilter.realm_id == realm_id)
+        .order_by(RealmFilter.order, RealmFilter.id)
+    )
+    return tuple(CachedLinkifier._make(row) for row in rows)
+
+
+def _load_alert_words(conn: Connection, realm_id: int) -> AlertWords:
+    words: dict[int, list[str]] = defaultdict(list)
+    for user_id, word in conn.execute(
+        select(AlertWord.user_profile_id, AlertWord.word)
+        .where(AlertWord.realm_id == realm_id)
+        .order_by(AlertWord.id)
+    ):
+        words[user_id].append(word.lower())
+    return MappingProxyType({u: tuple(w) for u, w in words.items()})
+
+
+def _load_emoji(conn: Connection, realm_id: int) -> tuple[CachedEmoji, ...]:
+    rows = conn.execute(
+        select(
+            RealmEmoji.id,
+            RealmEmoji.name,
+            RealmEmoji.file_name,
+            RealmEmoji.is_animated,
+            RealmEmoji.deactivated,
+            RealmEmoji.author_id,
+        )
+        .where(RealmEmoji.realm_id == realm_id)
+        .order_by(RealmEmoji.id)
+    )
+    return tuple(CachedEmoji._make(row) for row in rows)
+
+
+def _tables(*models: Any) -> frozenset[str]:
+    return frozenset(m.__tablename__ for m in models)
+
+
+USERS = Loaded("users", _tables(UserProfile), _load_users)
+CHANNELS = Loaded("channels", _tables(Stream), _load_channels)
+SUBSCRIPTIONS = Loaded("subscriptions", _tables(Subscription, Stream), _load_subscriptions)
+GROUPS = Loaded("groups", _tables(UserGroup, UserGroupMembership, GroupGroupMembership), _load_groups)
+REALM = Loaded("realm", _tables(Realm), _load_realm)
+LINKIFIERS = Loaded("linkifiers", _tables(RealmFilter), _load_linkifiers)
+ALERT_WORDS = Loaded("alert_words", _tables(AlertWord), _load_alert_words)
+EMOJI = Loaded("emoji", _tables(RealmEmoji), _load_emoji)

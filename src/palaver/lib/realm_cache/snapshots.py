@@ -1,0 +1,168 @@
+"""The immutable snapshots the realm-state cache holds, one type per component.
+
+Never ORM objects: a snapshot is shared by every thread of the process, so it is built of
+frozen dataclasses, named tuples, tuples, frozensets and read-only mappings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from palaver.models import Role
+
+
+@dataclass(frozen=True, slots=True)
+class CachedUser:
+    """A user's identity and the facts access checks, mentions and recipients need."""
+
+    id: int
+    realm_id: int
+    email: str
+    delivery_email: str
+    full_name: str
+    role: int
+    is_active: bool
+    is_bot: bool
+    bot_type: int | None
+    bot_owner_id: int | None
+    avatar_source: str
+    avatar_version: int
+    email_address_visibility: int
+    is_imported_stub: bool
+    date_joined: datetime
+
+    @property
+    def is_realm_owner(self) -> bool:
+        return self.role == Role.OWNER
+
+    @property
+    def is_realm_admin(self) -> bool:
+        return self.role in (Role.OWNER, Role.ADMINISTRATOR)
+
+    @property
+    def is_moderator(self) -> bool:
+        return self.role == Role.MODERATOR
+
+    @property
+    def is_guest(self) -> bool:
+        return self.role == Role.GUEST
+
+
+@dataclass(frozen=True, slots=True)
+class RealmUsers:
+    by_id: Mapping[int, CachedUser]
+    # Lower-cased delivery (real) email and lower-cased API email.
+    by_delivery_email: Mapping[str, CachedUser]
+    by_email: Mapping[str, CachedUser]
+    inactive_ids: frozenset[int]
+
+
+class StreamInfo(NamedTuple):
+    """A channel's columns without an ORM object.
+
+    POST /register reads every channel of the organization, and loading a thousand mapped
+    instances cost about as much as formatting them. Anything reading a channel's
+    attributes takes either this or a ``Stream``.
+    """
+
+    id: int
+    realm_id: int
+    name: str
+    description: str
+    rendered_description: str
+    date_created: datetime
+    creator_id: int | None
+    deactivated: bool
+    recipient_id: int | None
+    folder_id: int | None
+    invite_only: bool
+    history_public_to_subscribers: bool
+    is_web_public: bool
+    message_retention_days: int | None
+    topics_policy: str
+    first_message_id: int | None
+    is_recently_active: bool
+    can_add_subscribers_group: int
+    can_administer_channel_group: int
+    can_create_topic_group: int
+    can_delete_any_message_group: int
+    can_delete_own_message_group: int
+    can_move_messages_out_of_channel_group: int
+    can_move_messages_within_channel_group: int
+    can_remove_subscribers_group: int
+    can_resolve_topics_group: int
+    can_send_message_group: int
+    can_subscribe_group: int
+
+    @property
+    def is_archived(self) -> bool:
+        return self.deactivated
+
+    @property
+    def is_public(self) -> bool:
+        return not self.invite_only
+
+
+@dataclass(frozen=True, slots=True)
+class RealmChannels:
+    """Every channel of the realm, archived ones included."""
+
+    by_id: Mapping[int, StreamInfo]
+    # Lower-cased name -> channel (names are unique per realm regardless of case).
+    by_name: Mapping[str, StreamInfo]
+    by_recipient: Mapping[int, StreamInfo]
+
+
+@dataclass(frozen=True, slots=True)
+class RealmSubscriptions:
+    """Active subscriptions, of active and deactivated users alike (``RealmUsers`` tells them
+    apart, so deactivating a user does not reload every subscription)."""
+
+    # Channel ID -> subscribed user IDs; User ID -> channel IDs.
+    subscribers: Mapping[int, frozenset[int]]
+    channels_of_user: Mapping[int, frozenset[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class CachedGroup:
+    id: int
+    name: str | None
+    is_system_group: bool
+    deactivated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RealmGroups:
+    """Group membership with subgroups resolved."""
+
+    groups: Mapping[int, CachedGroup]
+    # System group name ("role:members") -> ID.
+    system_groups: Mapping[str, int]
+    # User ID -> every group holding the user, directly or through subgroups.
+    containing: Mapping[int, frozenset[int]]
+    # Group ID -> every user in it or in a group nested below (deactivated users included).
+    members: Mapping[int, frozenset[int]]
+
+
+class CachedLinkifier(NamedTuple):
+    id: int
+    pattern: str
+    url_template: str
+
+
+class CachedEmoji(NamedTuple):
+    id: int
+    name: str
+    file_name: str
+    is_animated: bool
+    deactivated: bool
+    author_id: int | None
+
+
+# The realm row's columns by name (every column: settings, permission groups, flags).
+RealmSettings = Mapping[str, Any]
+# User ID -> that user's alert words, lower-cased.
+AlertWords = Mapping[int, tuple[str, ...]]

@@ -1,0 +1,221 @@
+"""The realm-state cache: the store (LRU, invalidation, the load/commit race) and the
+components as read through a ``Database``, invalidated by the writes that change them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from palaver.db import transaction
+from palaver.events.realm_state import ALL_REALMS, Component, RealmStateStore
+from palaver.lib import realm_cache
+from palaver.lib.realm_cache.loaders import ALERT_WORDS, CHANNELS, GROUPS, SUBSCRIPTIONS, USERS
+from palaver.models import UserProfile
+from palaver.models.alert_words import AlertWord
+from palaver.models.channels import Stream, Subscription
+from palaver.services import Services
+from tests import helpers
+from tests.helpers import Api, SeededRealm
+
+A: Component[tuple[int, ...]] = Component("a", frozenset({"t1"}))
+B: Component[tuple[int, ...]] = Component("b", frozenset({"t2", "t3"}))
+
+
+def _store(max_realms: int = 8) -> RealmStateStore:
+    store = RealmStateStore(max_realms)
+    store.accepting = True
+    return store
+
+
+# The store ----------------------------------------------------------------------------------
+
+
+def test_store_loads_once_and_invalidates_by_table_and_realm() -> None:
+    store = _store()
+    loads: list[str] = []
+
+    def loader(tag: str) -> tuple[int, ...]:
+        loads.append(tag)
+        return (len(loads),)
+
+    assert store.get(1, A, lambda: loader("a1")) == (1,)
+    assert store.get(1, A, lambda: loader("a1")) == (1,)
+    assert store.get(1, B, lambda: loader("b1")) == (2,)
+    assert store.get(2, A, lambda: loader("a2")) == (3,)
+    # A table of B only: A stays; realm 2 stays.
+    store.invalidate([1], ["t3"])
+    assert store.get(1, A, lambda: loader("again")) == (1,)
+    assert store.get(1, B, lambda: loader("b1 again")) == (4,)
+    assert store.get(2, A, lambda: loader("again")) == (3,)
+    store.invalidate(ALL_REALMS, ["t1"])
+    assert store.get(2, A, lambda: loader("a2 again")) == (5,)
+    # Unknown tables drop nothing; "*" drops everything.
+    store.invalidate(ALL_REALMS, ["unrelated"])
+    assert store.peek(1, B) == (4,)
+    store.invalidate([1], ["*"])
+    assert store.peek(1, A) is None and store.peek(1, B) is None
+
+
+def test_store_is_an_lru_of_realms() -> None:
+    store = _store(max_realms=2)
+    store.get(1, A, lambda: (1,))
+    store.get(2, A, lambda: (2,))
+    store.peek(1, A)  # realm 1 is now the most recently used
+    store.get(3, A, lambda: (3,))
+    assert store.cached_realms() == [1, 3]
+    assert store.peek(2, A) is None
+
+
+def test_a_load_overtaken_by_an_invalidation_is_not_kept() -> None:
+    store = _store()
+    started = threading.Event()
+    proceed = threading.Event()
+    result: list[tuple[int, ...]] = []
+
+    def slow_load() -> tuple[int, ...]:
+        started.set()
+        proceed.wait(5)
+        return (0,)  # what the database held before the write
+
+    reader = threading.Thread(target=lambda: result.append(store.get(1, A, slow_load)))
+    reader.start()
+    assert started.wait(5)
+    store.invalidate([1], ["t1"])  # the write commits while the reader loads
+    proceed.set()
+    reader.join(5)
+    assert result == [(0,)]  # the reader itself gets what it read...
+    assert store.peek(1, A) is None  # ...but it is not cached
+    assert store.stale_loads == 1
+    assert store.get(1, A, lambda: (1,)) == (1,)
+    assert store.peek(1, A) == (1,)
+
+
+def test_a_load_racing_an_eviction_is_not_kept() -> None:
+    store = _store(max_realms=1)
+    ticket = store.begin_load(1, A)
+    store.get(2, A, lambda: (2,))  # evicts realm 1
+    store.invalidate([1], ["t1"])  # nothing to record it in
+    store.get(1, B, lambda: (9,))  # realm 1 comes back
+    assert not store.finish_load(ticket, (0,))
+    assert store.peek(1, A) is None
+
+
+def test_nothing_is_kept_while_invalidations_cannot_arrive() -> None:
+    store = RealmStateStore(4)
+    assert store.get(1, A, lambda: (1,)) == (1,)
+    assert store.peek(1, A) is None
+    store.accepting = True
+    store.get(1, A, lambda: (1,))
+    store.clear()
+    assert store.peek(1, A) is None
+
+
+# Through the database -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def session(services: Services) -> Iterator[Session]:
+    with services.db.session() as s:
+        yield s
+
+
+def _subscribe(api: Api, user: helpers.TestUser) -> None:
+    api.post(user, "users/me/subscriptions", {"subscriptions": [{"name": "cache test"}]}).raise_for_status()
+
+
+def _cached(services: Services, realm: SeededRealm, component: Component[Any]) -> object:
+    return services.db.realm_state.peek(realm.id, component)
+
+
+def test_components_load_lazily_and_separately(
+    services: Services, session: Session, realm: SeededRealm
+) -> None:
+    hamlet = realm.hamlet.id
+    groups = realm_cache.user_group_ids(session, realm.id, hamlet)
+    members = realm_cache.realm_groups(session, realm.id).system_groups["role:members"]
+    assert members in groups
+    assert _cached(services, realm, GROUPS) is not None
+    assert _cached(services, realm, USERS) is None
+    user = realm_cache.cached_user(session, realm.id, hamlet)
+    assert user is not None and user.full_name == "King Hamlet" and not user.is_guest
+    assert _cached(services, realm, SUBSCRIPTIONS) is None
+    subscribed = realm_cache.subscribed_channel_ids(session, realm.id, hamlet)
+    for stream_id in subscribed:
+        assert hamlet in realm_cache.active_subscriber_ids(session, realm.id, stream_id)
+    # A subscription change drops subscriptions, not users or groups.
+    with transaction(session):
+        session.execute(
+            update(Subscription).where(Subscription.user_profile_id == hamlet).values(active=False)
+        )
+    assert _cached(services, realm, SUBSCRIPTIONS) is None
+    assert _cached(services, realm, USERS) is not None
+    assert _cached(services, realm, GROUPS) is not None
+    assert realm_cache.subscribed_channel_ids(session, realm.id, hamlet) == frozenset()
+
+
+def test_a_transaction_reads_its_own_writes(services: Services, session: Session, realm: SeededRealm) -> None:
+    hamlet = realm.hamlet.id
+    assert realm_cache.realm_alert_words(session, realm.id).get(hamlet) is None
+    with transaction(session):
+        session.add(AlertWord(realm_id=realm.id, user_profile_id=hamlet, word="Ophelia"))
+        # Pending ORM changes count as written: read through the transaction, not cached.
+        assert realm_cache.realm_alert_words(session, realm.id)[hamlet] == ("ophelia",)
+        # Other readers still get the committed state.
+        assert _cached(services, realm, ALERT_WORDS) == {}
+    assert _cached(services, realm, ALERT_WORDS) is None
+    assert realm_cache.realm_alert_words(session, realm.id)[hamlet] == ("ophelia",)
+    session.commit()
+
+
+def test_writes_outside_transactions_invalidate_on_commit(
+    services: Services, session: Session, realm: SeededRealm
+) -> None:
+    hamlet = realm.hamlet.id
+    assert realm_cache.realm_users(session, realm.id).by_id[hamlet].full_name == "King Hamlet"
+    session.commit()
+    session.execute(update(UserProfile).where(UserProfile.id == hamlet).values(full_name="Prince Hamlet"))
+    session.commit()
+    assert _cached(services, realm, USERS) is None
+    assert (
+        realm_cache.realm_users(session, realm.id).by_email[realm.hamlet.email.lower()].full_name
+        == "Prince Hamlet"
+    )
+
+
+def test_deactivated_users_leave_subscriber_lists(
+    api: Api, services: Services, session: Session, realm: SeededRealm
+) -> None:
+    _subscribe(api, realm.othello)
+    othello = realm.othello.id
+    streams = realm_cache.subscribed_channel_ids(session, realm.id, othello)
+    assert streams
+    stream_id = min(streams)
+    assert othello in realm_cache.active_subscriber_ids(session, realm.id, stream_id)
+    with transaction(session):
+        session.execute(update(UserProfile).where(UserProfile.id == othello).values(is_active=False))
+    assert othello not in realm_cache.active_subscriber_ids(session, realm.id, stream_id)
+    # Subscriptions themselves did not have to be read again.
+    assert _cached(services, realm, SUBSCRIPTIONS) is not None
+
+
+def test_api_writes_invalidate(api: Api, services: Services, session: Session, realm: SeededRealm) -> None:
+    hamlet = realm.hamlet.id
+    before = realm_cache.subscribed_channel_ids(session, realm.id, hamlet)
+    session.commit()
+    _subscribe(api, realm.hamlet)
+    after = realm_cache.subscribed_channel_ids(session, realm.id, hamlet)
+    assert len(after) == len(before) + 1
+    new = realm_cache.cached_channel_by_name(session, realm.id, " Cache Test ")
+    assert _cached(services, realm, CHANNELS) is not None
+    assert new is not None and new.id in after
+    session.commit()
+    with transaction(session):
+        recipient = session.scalar(select(Stream.recipient_id).where(Stream.id == new.id))
+        session.execute(delete(Subscription).where(Subscription.recipient_id == recipient))
+        session.execute(insert(AlertWord).values(realm_id=realm.id, user_profile_id=hamlet, word="x"))
+    assert realm_cache.active_subscriber_ids(session, realm.id, new.id) == frozenset()
