@@ -77,6 +77,7 @@ __all__ = [
     "CachedGroup",
     "CachedLinkifier",
     "CachedUser",
+    "Loaded",
     "RealmChannels",
     "RealmGroups",
     "RealmSettings",
@@ -86,6 +87,7 @@ __all__ = [
     "active_subscriber_ids",
     "cached_channel",
     "cached_channel_by_name",
+    "cached_component",
     "cached_user",
     "cached_users",
     "group_member_ids",
@@ -123,6 +125,12 @@ def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
         conn.rollback()
     store.finish_load(ticket, value)
     return value
+
+
+def cached_component(session: Session, realm_id: int, component: Loaded[T]) -> T:
+    """A component defined by another module (a formatted view of cached tables, e.g. the
+    /register user list), cached and dropped exactly as the components here are."""
+    return _get(session, realm_id, component)
 
 
 # Users --------------------------------------------------------------------------------------
