@@ -6,10 +6,12 @@ others would show them as live ones.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+import orjson
 from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
@@ -33,21 +35,25 @@ from palaver.models.channels import Stream, Subscription
 class _RealmChannelState:
     """Every channel of a realm formatted, with its subscriber list: the same for every viewer.
 
-    Shared by threads through the realm-state cache: never mutated; providers copy the
-    channel objects before adding their own keys.
+    Kept as JSON, as the user list is (lib/realm_user_list.py): a subscription object is
+    the channel's members plus the user's own settings, so each channel's object is kept
+    without its braces and the user's part spliced in. Shared by threads through the
+    realm-state cache, never mutated.
     """
 
     # In ``realm_streams``' order (by name as the database sorts it, then ID).
     streams: tuple[StreamInfo, ...]
-    formatted: MappingProxyType[int, dict[str, Any]]
-    # Active users actively subscribed, sorted.
-    subscribers: MappingProxyType[int, tuple[int, ...]]
+    # The channel object's members, ``"stream_id":…,…`` (no braces).
+    members: MappingProxyType[int, bytes]
+    subscriber_count: MappingProxyType[int, int]
+    # ``,"subscribers":[…]``: active users actively subscribed, sorted.
+    subscribers: MappingProxyType[int, bytes]
 
 
 def _load_channel_state(conn: Connection, realm_id: int) -> _RealmChannelState:
     with Session(bind=conn) as session:
         streams = realm_stream_infos(session, realm_id)
-        formatted = {item["stream_id"]: item for item in format_streams(session, streams)}
+        formatted = format_streams(session, streams)
         inactive = set(
             session.scalars(
                 select(UserProfile.id).where(
@@ -68,8 +74,11 @@ def _load_channel_state(conn: Connection, realm_id: int) -> _RealmChannelState:
             by_recipient[recipient_id].append(user_id)
     return _RealmChannelState(
         tuple(streams),
-        MappingProxyType(formatted),
-        MappingProxyType({stream_id: tuple(sorted(ids)) for stream_id, ids in lists.items()}),
+        MappingProxyType({item["stream_id"]: orjson.dumps(item)[1:-1] for item in formatted}),
+        MappingProxyType({item["stream_id"]: item["subscriber_count"] for item in formatted}),
+        MappingProxyType(
+            {stream_id: b',"subscribers":' + orjson.dumps(sorted(ids)) for stream_id, ids in lists.items()}
+        ),
     )
 
 
@@ -130,8 +139,10 @@ def subscriptions(ctx: StateContext) -> StateDict:
     by_recipient = {s.recipient_id: s for s in visible.streams}
     # All of the user's rows, those of channels not shown dropped here: a thousand-item IN
     # list cost more than the rows it leaves out.
-    rows = ctx.session.connection().execute(
-        select(*_SUBSCRIPTION_COLUMNS).where(Subscription.user_profile_id == ctx.user.id)
+    rows = (
+        ctx.session.connection()
+        .execute(select(*_SUBSCRIPTION_COLUMNS).where(Subscription.user_profile_id == ctx.user.id))
+        .all()
     )
     # In the channels' order (by name), as the subscription rows come in any order.
     subs = {
@@ -139,32 +150,52 @@ def subscriptions(ctx: StateContext) -> StateDict:
         for row in rows
         if (stream := by_recipient.get(row[0])) is not None
     }
-    active: list[dict[str, Any]] = []
-    inactive: list[dict[str, Any]] = []
-    never: list[dict[str, Any]] = []
+    realm = visible.realm
     include = ctx.options.include_subscribers
-    formatted, subscribers = visible.realm.formatted, visible.realm.subscribers
+    extra: Mapping[int, bytes] = realm.subscribers if include is True else {}
+    if include == "partial":
+        extra = _partial_subscriber_lists(ctx, visible)
+    active: list[bytes] = []
+    inactive: list[bytes] = []
+    never: list[bytes] = []
     for stream in visible.streams:
         sub = subs.get(stream.id)
-        item = (
-            {**formatted[stream.id]}
-            if sub is None
-            else {**formatted[stream.id], **subscription_properties(sub)}
-        )
-        if include is True:
-            item["subscribers"] = list(subscribers[stream.id])
+        # The channel's members, then the user's settings (none if never subscribed).
+        own = b"," + orjson.dumps(subscription_properties(sub))[1:-1] if sub is not None else b""
+        item = b"".join((b"{", realm.members[stream.id], own, extra.get(stream.id, b""), b"}"))
         (never if sub is None else active if sub.active else inactive).append(item)
-    if include == "partial":
-        # Large channels list only bots and recently active subscribers, read apart.
-        add_subscriber_lists(ctx.session, active + inactive + never, include)
-    return {"subscriptions": active, "unsubscribed": inactive, "never_subscribed": never}
+    return {
+        "subscriptions": _json_array(active),
+        "unsubscribed": _json_array(inactive),
+        "never_subscribed": _json_array(never),
+    }
+
+
+def _partial_subscriber_lists(ctx: StateContext, visible: _VisibleChannels) -> dict[int, bytes]:
+    """``include_subscribers=partial``: large channels list only bots and recently active
+    subscribers (``partial_subscribers``), read apart; others their full list."""
+    counts = visible.realm.subscriber_count
+    stubs: list[dict[str, Any]] = [
+        {"stream_id": s.id, "subscriber_count": counts[s.id]} for s in visible.streams
+    ]
+    add_subscriber_lists(ctx.session, stubs, "partial")
+    return {
+        stub.pop("stream_id"): b","
+        + orjson.dumps({k: v for k, v in stub.items() if k != "subscriber_count"})[1:-1]
+        for stub in stubs
+    }
+
+
+def _json_array(items: list[bytes]) -> orjson.Fragment:
+    # Already JSON: orjson writes fragments as they are.
+    return orjson.Fragment(b"[" + b",".join(items) + b"]")
 
 
 @state_provider("stream")
 def streams(ctx: StateContext) -> StateDict:
     visible = _visible_channels(ctx)
-    formatted = visible.realm.formatted
-    return {"streams": [dict(formatted[s.id]) for s in visible.streams]}
+    members = visible.realm.members
+    return {"streams": _json_array([b"{" + members[s.id] + b"}" for s in visible.streams])}
 
 
 @state_provider("default_streams")
