@@ -13,7 +13,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, CursorResult, Engine, Result, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
-from sqlalchemy.sql.dml import UpdateBase
+from sqlalchemy.sql.dml import Delete, UpdateBase
 from sqlalchemy.sql.elements import TextClause
 
 from palaver.config import Settings
@@ -24,7 +24,13 @@ from palaver.events.invalidation import (
     RedisInvalidation,
     channel_name,
 )
-from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, RealmStateStore
+from palaver.events.realm_state import (
+    ALL_REALMS,
+    ANY_TABLE,
+    CASCADING_PARENTS,
+    RealmStateStore,
+    concerns_cache,
+)
 from palaver.events.types import Event
 
 logger = logging.getLogger(__name__)
@@ -98,11 +104,17 @@ class Tx:
             self.events.append(PendingEvent(realm_id, event, ids))
 
 
-def _statement_tables(statement: Any) -> Iterable[str]:
+def statement_tables(statement: Any) -> tuple[str, ...]:
+    """The tables a statement may write, for the realm-state cache (``ANY_TABLE``: all)."""
     if isinstance(statement, UpdateBase):
         table = getattr(statement, "table", None)
         name = getattr(table, "name", None)
-        return (name,) if isinstance(name, str) else (ANY_TABLE,)
+        if not isinstance(name, str):
+            return (ANY_TABLE,)
+        if isinstance(statement, Delete) and name in CASCADING_PARENTS:
+            # The database deletes the cached rows that reference these itself.
+            return (name, ANY_TABLE)
+        return (name,)
     text = statement.text if isinstance(statement, TextClause) else statement
     if isinstance(text, str):
         verb = text.lstrip().split(None, 1)[:1]
@@ -182,9 +194,10 @@ class Database:
         self._untracked = threading.local()
         event.listen(self.engine, "before_execute", self._record_written)
         event.listen(self._sessions, "after_commit", self._after_session_commit)
+        event.listen(self._sessions, "after_rollback", self._after_session_rollback)
 
     def _record_written(self, conn: Connection, statement: Any, *_args: Any) -> None:
-        tables = _statement_tables(statement)
+        tables = statement_tables(statement)
         if not tables:
             return
         written: set[str] | None = conn.info.get(_WRITTEN_KEY)
@@ -193,6 +206,14 @@ class Database:
             # from the cache everywhere when its session commits, in this thread.
             written = self._untracked.__dict__.setdefault("tables", set())
         written.update(tables)
+
+    def untracked_writes(self) -> set[str] | None:
+        """Tables written outside ``transaction()`` in this thread, not yet committed."""
+        tables: set[str] | None = self._untracked.__dict__.get("tables")
+        return tables or None
+
+    def _after_session_rollback(self, _session: Session) -> None:
+        self._untracked.__dict__.pop("tables", None)
 
     def _after_session_commit(self, _session: Session) -> None:
         tables: set[str] | None = self._untracked.__dict__.pop("tables", None)
@@ -249,7 +270,9 @@ class Database:
         self._publish(tx.events)
 
     def _invalidate_locally(self, tx: Tx) -> set[int] | None:
-        if not tx.written:
+        if not concerns_cache(tx.written):
+            # Most writes (messages, flags, presence) touch nothing cached: nothing to tell.
+            tx.written.clear()
             return set()
         # The realms whose clients hear of the write are the realms it changed; a write
         # that tells no one (rare: maintenance) drops its tables in every realm.
@@ -265,6 +288,8 @@ class Database:
         """
         realms = None if realm_ids is None else set(realm_ids)
         names = set(tables)
+        if not concerns_cache(names):
+            return
         self.realm_state.invalidate(realms, names)
         self.invalidation.publish(realms, names)
 
@@ -299,16 +324,18 @@ def transaction(session: Session) -> AbstractContextManager[Tx]:
 
 
 def written_tables(session: Session) -> set[str] | None:
-    """The tables the session's open write transaction has written so far; None outside one.
+    """The tables the session's open transaction has written so far; None when it wrote none.
 
-    Pending ORM changes are flushed first, so the answer includes them.
+    Inside ``transaction()`` those of the transaction; outside, those written (uncommitted)
+    in this thread. Pending ORM changes are flushed first, so the answer includes them.
     """
-    tx: Tx | None = session.info.get(_TX_KEY)
-    if tx is None:
-        return None
     if session.new or session.deleted or session.dirty:
         session.flush()
-    return tx.written
+    tx: Tx | None = session.info.get(_TX_KEY)
+    if tx is not None:
+        return tx.written
+    db: Database | None = session.info.get("db")
+    return None if db is None else db.untracked_writes()
 
 
 def rowcount(result: Result[Any]) -> int:

@@ -4,15 +4,18 @@ components as read through a ``Database``, invalidated by the writes that change
 from __future__ import annotations
 
 import threading
+import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
-from palaver.events.realm_state import ALL_REALMS, Component, RealmStateStore
+from palaver.db import statement_tables, transaction
+from palaver.events.invalidation import RedisInvalidation
+from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, Component, RealmStateStore, concerns_cache
 from palaver.lib import realm_cache
 from palaver.lib.realm_cache.loaders import ALERT_WORDS, CHANNELS, GROUPS, SUBSCRIPTIONS, USERS
 from palaver.models import UserProfile
@@ -219,3 +222,43 @@ def test_api_writes_invalidate(api: Api, services: Services, session: Session, r
         session.execute(delete(Subscription).where(Subscription.recipient_id == recipient))
         session.execute(insert(AlertWord).values(realm_id=realm.id, user_profile_id=hamlet, word="x"))
     assert realm_cache.active_subscriber_ids(session, realm.id, new.id) == frozenset()
+
+
+def test_which_tables_a_statement_writes() -> None:
+    assert set(statement_tables(update(Subscription).values(active=False))) == {"subscription"}
+    assert set(statement_tables(insert(AlertWord))) == {"alert_word"}
+    # Deleting a user deletes their subscriptions and alert words by ON DELETE CASCADE.
+    assert ANY_TABLE in statement_tables(delete(UserProfile))
+    assert ANY_TABLE not in statement_tables(delete(Subscription))
+    assert set(statement_tables(text("UPDATE stream SET name = 'x'"))) == {ANY_TABLE}
+    assert not statement_tables(text("SELECT 1"))
+    assert not statement_tables(select(UserProfile.id))
+    assert not concerns_cache(["message", "user_message"])
+    assert concerns_cache(["user_message", "subscription"])
+
+
+def test_redis_carries_invalidations_between_processes_within_50ms() -> None:
+    url = helpers.require_redis()
+    channel = f"palaver:test:{uuid.uuid4().hex}:realm-cache"
+    first, second = _store(), _store()
+    a = RedisInvalidation(url, channel, first)
+    b = RedisInvalidation(url, channel, second)
+    try:
+        assert a.wait_ready(5) and b.wait_ready(5)
+        second.get(1, A, lambda: (1,))
+        second.get(2, A, lambda: (2,))
+        first.get(1, A, lambda: (1,))
+        started = time.monotonic()
+        a.publish([1], ["t1"])
+        while second.peek(1, A) is not None and time.monotonic() - started < 1:
+            time.sleep(0.001)
+        assert time.monotonic() - started < 0.050
+        assert second.peek(1, A) is None
+        assert second.peek(2, A) == (2,)
+        # The publisher's own message is not applied again (it invalidated itself already).
+        assert first.peek(1, A) == (1,)
+    finally:
+        a.close()
+        b.close()
+    # Closed: it can no longer hear invalidations, so it keeps nothing.
+    assert not second.accepting

@@ -23,12 +23,53 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, cast
 
+from palaver.models import Base, GroupGroupMembership, Realm, UserGroup, UserGroupMembership, UserProfile
+from palaver.models.alert_words import AlertWord
+from palaver.models.channels import Stream, Subscription
+from palaver.models.linkifiers import RealmFilter
+from palaver.models.realm_emoji import RealmEmoji
+
 T = TypeVar("T")
 
 # Marks "invalidate in every realm", when a write's realm is unknown.
 ALL_REALMS: None = None
 # A written table that stands for every table (textual SQL whose table is not parsed).
 ANY_TABLE = "*"
+# Every table a component of lib/realm_cache reads (its loaders assert it): writes to no
+# other table concern any cache, so they are neither applied nor published.
+REALM_STATE_TABLES = frozenset(
+    model.__tablename__
+    for model in (
+        UserProfile,
+        Stream,
+        Subscription,
+        UserGroup,
+        UserGroupMembership,
+        GroupGroupMembership,
+        Realm,
+        RealmFilter,
+        AlertWord,
+        RealmEmoji,
+    )
+)
+
+# Tables whose rows cached rows reference with ON DELETE CASCADE: the database deletes those
+# without a statement of their own, so deleting from these counts as writing every table.
+CASCADING_PARENTS = frozenset(
+    key.column.table.name
+    for name in REALM_STATE_TABLES
+    for key in Base.metadata.tables[name].foreign_keys
+    if (key.ondelete or "").upper() == "CASCADE"
+)
+
+
+def concerns_cache(tables: Iterable[str]) -> bool:
+    """Whether a write to ``tables`` may change anything a realm-state cache holds."""
+    return any(t == ANY_TABLE or t in REALM_STATE_TABLES for t in tables)
+
+
+# Bound on the remembered row -> realm facts (a few MB at most).
+_MAX_REALM_FACTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -66,6 +107,9 @@ class RealmStateStore:
         self._realms: OrderedDict[int, _RealmEntry] = OrderedDict()
         self._tables: dict[str, frozenset[str]] = {}
         self._counter = 0
+        # (table, row ID) -> the row's realm: facts that never change while the row exists,
+        # kept across realms (a bounded memo, forgotten when the table is written).
+        self._realm_of: dict[str, dict[int, int]] = {}
         self._lock = threading.Lock()
         # Set while invalidations from other processes can reach this store (its
         # invalidation channel is connected); loads are not kept while it is clear.
@@ -129,10 +173,31 @@ class RealmStateStore:
         self.finish_load(ticket, value)
         return value
 
+    def realm_of(self, table: str, row_id: int, load: Callable[[], int | None]) -> int | None:
+        """The realm a row (a user, a channel) belongs to, remembered once read."""
+        known = self._realm_of.get(table)
+        realm_id = None if known is None else known.get(row_id)
+        if realm_id is not None:
+            return realm_id
+        ticket = self._counter
+        realm_id = load()
+        if realm_id is not None and self._accepting.is_set():
+            with self._lock:
+                # Anything written meanwhile may have been this row: remember it next time.
+                if self._counter == ticket:
+                    rows = self._realm_of.setdefault(table, {})
+                    if len(rows) >= _MAX_REALM_FACTS:
+                        rows.clear()
+                    rows[row_id] = realm_id
+        return realm_id
+
     def invalidate(self, realm_ids: Iterable[int] | None, tables: Iterable[str]) -> None:
         """Drop the components read from any of ``tables``, in these realms (None: all)."""
         written = frozenset(tables)
         with self._lock:
+            # A row never moves to another realm, but it may be deleted and its ID reused.
+            for table in self._realm_of if ANY_TABLE in written else written:
+                self._realm_of.get(table, {}).clear()
             names = [
                 name
                 for name, read in self._tables.items()
@@ -156,6 +221,7 @@ class RealmStateStore:
         with self._lock:
             self._counter += 1
             self._realms.clear()
+            self._realm_of = {}
 
     def cached_realms(self) -> list[int]:
         with self._lock:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.lib.realm_cache import realm_alert_words
 from palaver.models.alert_words import AlertWord
 
 # A match must stand on its own: preceded by one of these (or the start of the message) and
@@ -48,14 +48,12 @@ def user_ids_with_alert_words_in(
     ids = set(user_ids)
     if not ids or not content:
         return set()
-    words_by_user: dict[int, list[str]] = defaultdict(list)
-    for user_id, word in session.execute(
-        select(AlertWord.user_profile_id, AlertWord.word).where(
-            AlertWord.realm_id == realm_id, AlertWord.user_profile_id.in_(ids)
-        )
-    ):
-        words_by_user[user_id].append(word.lower())
+    words_by_user = realm_alert_words(session, realm_id)
+    if not words_by_user:
+        return set()
     lowered = content.lower()
     return {
-        user_id for user_id, words in words_by_user.items() if any(_contains_word(lowered, w) for w in words)
+        user_id
+        for user_id in ids
+        if (words := words_by_user.get(user_id)) and any(_contains_word(lowered, w) for w in words)
     }

@@ -23,7 +23,6 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import (
     CREATOR,
     GroupSettingRule,
-    groups_containing_user,
     render_group_settings,
 )
 from palaver.lib.ids import get_row
@@ -31,6 +30,13 @@ from palaver.lib.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LE
 from palaver.lib.markdown.contract import StreamRef
 from palaver.lib.markdown.urls import channel_narrow_url
 from palaver.lib.realm_cache import StreamInfo as StreamInfo  # noqa: PLC0414 (re-exported, lib/state uses it)
+from palaver.lib.realm_cache import (
+    active_subscriber_ids,
+    cached_channel_by_name,
+    subscribed_channel_ids,
+    user_group_ids,
+    user_realm_id,
+)
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
 from palaver.models import Realm, Role, UserGroup, UserProfile
 from palaver.models.channels import (
@@ -143,6 +149,13 @@ def get_stream_by_id(session: Session, realm_id: int, stream_id: int) -> Stream 
 
 
 def get_stream_by_name(session: Session, realm_id: int, name: str) -> Stream | None:
+    # The cache gives the ID (a primary-key read instead of a scan of lower(name)); the
+    # row read confirms it, since another process's rename may be a moment from arriving.
+    info = cached_channel_by_name(session, realm_id, name)
+    if info is not None:
+        stream = get_row(session, Stream, info.id)
+        if stream is not None and stream.realm_id == realm_id and stream.name.lower() == name.strip().lower():
+            return stream
     return session.scalars(
         select(Stream).where(Stream.realm_id == realm_id, func.lower(Stream.name) == name.strip().lower())
     ).one_or_none()
@@ -160,13 +173,9 @@ def get_streams_by_names(session: Session, realm_id: int, names: Iterable[str]) 
 
 
 def subscribed_stream_ids(session: Session, user_id: int) -> set[int]:
-    return set(
-        session.scalars(
-            select(Stream.id)
-            .join(Subscription, Subscription.recipient_id == Stream.recipient_id)
-            .where(Subscription.user_profile_id == user_id, Subscription.active)
-        )
-    )
+    """The channels (archived ones included) the user is actively subscribed to."""
+    realm_id = user_realm_id(session, user_id)
+    return set() if realm_id is None else set(subscribed_channel_ids(session, realm_id, user_id))
 
 
 def subscriber_ids_by_stream(session: Session, stream_ids: Iterable[int]) -> dict[int, set[int]]:
@@ -186,8 +195,9 @@ def subscriber_ids_by_stream(session: Session, stream_ids: Iterable[int]) -> dic
     return result
 
 
-def subscriber_ids(session: Session, stream: Stream) -> set[int]:
-    return subscriber_ids_by_stream(session, [stream.id])[stream.id]
+def subscriber_ids(session: Session, stream: AnyStream) -> set[int]:
+    """Active users actively subscribed to the channel (from the realm-state cache)."""
+    return set(active_subscriber_ids(session, stream.realm_id, stream.id))
 
 
 def subscriber_counts(session: Session, stream_ids: Iterable[int]) -> dict[int, int]:
@@ -293,10 +303,11 @@ class Viewer:
 
 
 def viewer_for(session: Session, user: UserProfile) -> Viewer:
+    # The cache's frozensets themselves: immutable, shared, no copy.
     return Viewer(
         user,
-        frozenset(subscribed_stream_ids(session, user.id)),
-        frozenset(groups_containing_user(session, user.id)),
+        subscribed_channel_ids(session, user.realm_id, user.id),
+        user_group_ids(session, user.realm_id, user.id),
     )
 
 

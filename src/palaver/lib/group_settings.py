@@ -18,7 +18,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.user_groups import NOBODY, is_user_in_group
+from palaver.lib.realm_cache import user_group_ids, user_realm_id
+from palaver.lib.user_groups import NOBODY
 from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
 
 
@@ -209,22 +210,15 @@ def render_group_setting(session: Session, group_id: int) -> RenderedGroupSettin
 def groups_containing_user(session: Session, user_id: int) -> set[int]:
     """Every group the user belongs to, directly or through subgroups, for checking many settings.
 
-    One recursive query rather than a query per level: the role groups alone nest eight
-    deep for a member, and sending and fetching messages ask this on every request.
+    Read from the realm-state cache (``lib/realm_cache``): sending and fetching messages ask
+    this on every request, and the role groups alone nest eight deep for a member.
     """
-    direct = select(UserGroupMembership.user_group_id.label("group_id")).where(
-        UserGroupMembership.user_profile_id == user_id
-    )
-    tree = direct.cte("containing", recursive=True)
-    # UNION, not UNION ALL: a group reached by two paths is walked up once.
-    tree = tree.union(
-        select(GroupGroupMembership.supergroup_id).join(
-            tree, GroupGroupMembership.subgroup_id == tree.c.group_id
-        )
-    )
-    return set(session.scalars(select(tree.c.group_id)))
+    realm_id = user_realm_id(session, user_id)
+    return set() if realm_id is None else set(user_group_ids(session, realm_id, user_id))
 
 
 def user_has_permission(session: Session, user: UserProfile, group_id: int | None) -> bool:
     """Whether an active user holds the permission a setting grants."""
-    return user.is_active and is_user_in_group(session, user, group_id)
+    if group_id is None or not user.is_active:
+        return False
+    return group_id in user_group_ids(session, user.realm_id, user.id)

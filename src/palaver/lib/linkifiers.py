@@ -11,6 +11,7 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row
 from palaver.lib.linkifier_regex import LinkifierPatternError, check_pattern
 from palaver.lib.markdown.contract import LinkifierRef
+from palaver.lib.realm_cache import realm_linkifiers
 from palaver.lib.url_templates import InvalidUrlTemplateError, url_template_variables
 from palaver.models.linkifiers import RealmFilter
 
@@ -33,7 +34,7 @@ def linkifiers_for_realm(session: Session, realm_id: int) -> list[LinkifierRef]:
     """What ``MarkdownContext.linkifiers`` needs to render the realm's messages and topics."""
     return [
         LinkifierRef(pattern=f.pattern, url_template=f.url_template)
-        for f in get_linkifiers(session, realm_id)
+        for f in realm_linkifiers(session, realm_id)
     ]
 
 

@@ -16,7 +16,7 @@ from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequi
 from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.message_flags import max_message_id
 from palaver.lib.profile_fields import profile_data_for_users
-from palaver.lib.user_groups import is_user_in_group
+from palaver.lib.realm_cache import realm_settings, user_group_ids
 from palaver.models import EmailVisibility, Realm, Role, UserProfile
 from palaver.timeutil import to_iso
 
@@ -132,7 +132,8 @@ def user_access_restricted(session: Session, viewer: UserProfile | None) -> bool
     """Whether the viewer sees only some users (guests, when the realm limits them)."""
     if viewer is None or not viewer.is_guest:
         return False
-    return not is_user_in_group(session, viewer, viewer.realm.can_access_all_users_group)
+    group_id = realm_settings(session, viewer.realm_id).get("can_access_all_users_group")
+    return group_id is None or group_id not in user_group_ids(session, viewer.realm_id, viewer.id)
 
 
 def accessible_user_filter(session: Session, viewer: UserProfile | None) -> Any:
@@ -145,6 +146,17 @@ def accessible_user_filter(session: Session, viewer: UserProfile | None) -> Any:
     assert viewer is not None
     shared = user_ids_sharing_conversations(session, viewer)
     return (UserProfile.id == viewer.id) | UserProfile.is_bot | UserProfile.id.in_(shared)
+
+
+def _may_know(session: Session, viewer: UserProfile, target: UserProfile) -> bool:
+    """``accessible_user_filter`` for one user already loaded."""
+    if not user_access_restricted(session, viewer):
+        return True
+    return (
+        target.id == viewer.id
+        or target.is_bot
+        or target.id in user_ids_sharing_conversations(session, viewer)
+    )
 
 
 def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
@@ -202,13 +214,7 @@ def access_user_by_id(
     A deactivated user is named as such: everyone who may act on them can list them anyway.
     """
     target = get_realm_user(session, viewer.realm_id, user_id)
-    if (
-        target is None
-        or (not allow_bots and target.is_bot)
-        or not session.scalar(
-            select(func.count()).where(UserProfile.id == user_id, accessible_user_filter(session, viewer))
-        )
-    ):
+    if target is None or (not allow_bots and target.is_bot) or not _may_know(session, viewer, target):
         raise JsonableError("No such user")
     if not allow_deactivated and not target.is_active:
         raise JsonableError("User is deactivated")

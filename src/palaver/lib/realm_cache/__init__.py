@@ -7,6 +7,7 @@ Components, each loaded on first use by one Core query and cached per realm:
 - ``realm_users(session, realm_id) -> RealmUsers`` (``by_id``, ``by_delivery_email``,
   ``by_email`` (keys lower-cased), ``inactive_ids``); ``cached_user(session, realm_id,
   user_id) -> CachedUser | None``; ``cached_users(session, realm_id, ids) -> dict``.
+- ``user_realm_id(session, user_id) -> int | None`` (remembered per process).
 - ``realm_channels(session, realm_id) -> RealmChannels`` (``by_id``, ``by_name`` lower-cased,
   ``by_recipient``; values are ``StreamInfo``, archived channels included);
   ``cached_channel(session, realm_id, stream_id)``, ``cached_channel_by_name(session,
@@ -43,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.db import Database, written_tables
@@ -70,6 +72,7 @@ from palaver.lib.realm_cache.snapshots import (
     RealmUsers,
     StreamInfo,
 )
+from palaver.models import UserProfile
 
 __all__ = [
     "AlertWords",
@@ -101,6 +104,7 @@ __all__ = [
     "realm_users",
     "subscribed_channel_ids",
     "user_group_ids",
+    "user_realm_id",
 ]
 
 T = TypeVar("T")
@@ -142,6 +146,18 @@ def realm_users(session: Session, realm_id: int) -> RealmUsers:
 
 def cached_user(session: Session, realm_id: int, user_id: int) -> CachedUser | None:
     return realm_users(session, realm_id).by_id.get(user_id)
+
+
+def user_realm_id(session: Session, user_id: int) -> int | None:
+    """The user's realm (for callers that hold only an ID), without a query once known."""
+
+    def load() -> int | None:
+        return session.scalar(select(UserProfile.realm_id).where(UserProfile.id == user_id))
+
+    db: Database | None = session.info.get("db")
+    if db is None:
+        return load()
+    return db.realm_state.realm_of(UserProfile.__tablename__, user_id, load)
 
 
 def cached_users(session: Session, realm_id: int, user_ids: Iterable[int]) -> dict[int, CachedUser]:

@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, select
 
-from palaver.events.realm_state import Component
+from palaver.events.realm_state import REALM_STATE_TABLES, Component
 from palaver.lib.realm_cache.snapshots import (
     AlertWords,
     CachedEmoji,
@@ -195,3 +195,6 @@ REALM = Loaded("realm", _tables(Realm), _load_realm)
 LINKIFIERS = Loaded("linkifiers", _tables(RealmFilter), _load_linkifiers)
 ALERT_WORDS = Loaded("alert_words", _tables(AlertWord), _load_alert_words)
 EMOJI = Loaded("emoji", _tables(RealmEmoji), _load_emoji)
+COMPONENTS = (USERS, CHANNELS, SUBSCRIPTIONS, GROUPS, REALM, LINKIFIERS, ALERT_WORDS, EMOJI)
+# Database skips invalidating (and publishing) writes to tables outside this set.
+assert frozenset().union(*(c.tables for c in COMPONENTS)) <= REALM_STATE_TABLES

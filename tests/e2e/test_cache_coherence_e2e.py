@@ -1,0 +1,144 @@
+"""The realm-state cache stays coherent across processes: two workers on PostgreSQL (when the
+run uses it) and Redis, a permission revoked through one honoured by both within 50 ms.
+
+Each worker caches the state it reads (subscriptions, groups, channels), so the test first
+warms both: many requests on fresh connections, which the kernel spreads over the workers.
+Then the channel's administrator unsubscribes Ann from a private channel, and 50 ms after
+that answer every one of many fresh connections must refuse her message.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+
+from tests import helpers
+from tests.servers import clean_environment, free_port, launch, wait_until_healthy
+
+pytestmark = pytest.mark.e2e
+
+# The issue's bound: a permission revoked on one worker is honoured by every worker within it.
+COHERENCE_SECONDS = 0.050
+# Fresh connections tried on each side of the revocation: enough that both workers serve some.
+ATTEMPTS = 24
+DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A database of its own (the server creates the demo organization in an empty one)."""
+    if os.environ.get("PALAVER_TEST_DATABASE", "sqlite") != "postgresql":
+        yield f"sqlite:///{tmp_path_factory.mktemp('coherence-db') / 'palaver.db'}"
+        return
+    admin_url = os.environ.get("PALAVER_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN_URL)
+    name = f"palaver_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin_url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="module")
+def server(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    redis_url = helpers.require_redis()
+    tmp_path = tmp_path_factory.mktemp("coherence-server")
+    port = free_port()
+    env = clean_environment(
+        PALAVER_DATA_DIR=str(tmp_path),
+        PALAVER_DATABASE_URL=database,
+        PALAVER_REDIS_URL=redis_url,
+        PALAVER_HOST="127.0.0.1",
+        PALAVER_PORT=str(port),
+        PALAVER_LOG_LEVEL="warning",
+        PALAVER_PASSWORD_TIME_COST="1",
+        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
+        PALAVER_API_RATE_LIMIT="100000/60",
+        PALAVER_HEARTBEAT_SECONDS="2",
+        PALAVER_OUTGOING_FETCHES="false",
+    )
+    log = tmp_path / "server.log"
+    process = launch(env, ["--workers", "2"], log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process, lambda: log.read_text()[-3000:], timeout=90)
+        yield url, tmp_path
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def _call(url: str, auth: tuple[str, str], method: str, path: str, **data: str) -> dict[str, object]:
+    # A client of its own per call: a fresh connection, which either worker may accept.
+    with httpx.Client(base_url=url, auth=auth, timeout=10) as client:
+        response = client.request(method, f"/api/v1/{path}", data=data if method != "GET" else None)
+        result: dict[str, object] = response.json()
+        return result
+
+
+def test_a_revoked_subscription_is_honoured_by_every_worker_within_50ms(server: tuple[str, Path]) -> None:
+    url, data_dir = server
+    lines = (data_dir / "demo.zuliprc").read_text().splitlines()
+    zuliprc = dict(line.split("=", 1) for line in lines if "=" in line)
+    owner = (zuliprc["email"], zuliprc["key"])
+    created = _call(
+        url, owner, "POST", "users", email="ann@example.com", password="ann-pw-12345", full_name="Ann"
+    )
+    assert created["result"] == "success", created
+    fetched = httpx.post(
+        f"{url}/api/v1/fetch_api_key",
+        data={"username": "ann@example.com", "password": "ann-pw-12345"},
+        timeout=10,
+    ).json()
+    ann = ("ann@example.com", fetched["api_key"])
+    subscribed = _call(
+        url,
+        owner,
+        "POST",
+        "users/me/subscriptions",
+        subscriptions='[{"name": "secret"}]',
+        principals=f'["{owner[0]}", "ann@example.com"]',
+        invite_only="true",
+    )
+    assert subscribed["result"] == "success", subscribed
+
+    def send(n: int) -> dict[str, object]:
+        return _call(
+            url, ann, "POST", "messages", type="stream", to="secret", topic="t", content=f"message {n}"
+        )
+
+    # Both workers cache Ann's subscriptions and groups and the channel.
+    for n in range(ATTEMPTS):
+        sent = send(n)
+        assert sent["result"] == "success", sent
+
+    revoked = _call(
+        url,
+        owner,
+        "DELETE",
+        "users/me/subscriptions",
+        subscriptions='["secret"]',
+        principals='["ann@example.com"]',
+    )
+    assert revoked["result"] == "success", revoked
+    time.sleep(COHERENCE_SECONDS)
+    refused = [send(n) for n in range(ATTEMPTS)]
+    assert all(r["result"] == "error" for r in refused), refused
