@@ -48,6 +48,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.db import Database, written_tables
+from palaver.events.realm_state import REALM_STATE_TABLES
 from palaver.lib.realm_cache.loaders import (
     ALERT_WORDS,
     CHANNELS,
@@ -134,6 +135,8 @@ def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
 def cached_component(session: Session, realm_id: int, component: Loaded[T]) -> T:
     """A component defined by another module (a formatted view of cached tables, e.g. the
     /register user list), cached and dropped exactly as the components here are."""
+    # Writes to other tables are not passed on to the store: such a component would go stale.
+    assert component.tables <= REALM_STATE_TABLES, component.tables - REALM_STATE_TABLES
     return _get(session, realm_id, component)
 
 
