@@ -23,11 +23,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, cast
 
-from palaver.models import Base, GroupGroupMembership, Realm, UserGroup, UserGroupMembership, UserProfile
+from palaver.models import (
+    Base,
+    CustomProfileField,
+    CustomProfileFieldValue,
+    GroupGroupMembership,
+    Realm,
+    UserGroup,
+    UserGroupMembership,
+    UserProfile,
+)
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription
 from palaver.models.linkifiers import RealmFilter
 from palaver.models.realm_emoji import RealmEmoji
+from palaver.models.user_status import UserStatus
 
 T = TypeVar("T")
 
@@ -35,12 +45,16 @@ T = TypeVar("T")
 ALL_REALMS: None = None
 # A written table that stands for every table (textual SQL whose table is not parsed).
 ANY_TABLE = "*"
-# Every table a component of lib/realm_cache reads (its loaders assert it): writes to no
-# other table concern any cache, so they are neither applied nor published.
+# Every table a component of lib/realm_cache reads (its loaders assert it), and those the
+# /register components read (lib/realm_user_list.py, lib/state/: profile fields, statuses):
+# writes to no other table concern any cache, so they are neither applied nor published.
 REALM_STATE_TABLES = frozenset(
     model.__tablename__
     for model in (
         UserProfile,
+        CustomProfileField,
+        CustomProfileFieldValue,
+        UserStatus,
         Stream,
         Subscription,
         UserGroup,

@@ -21,7 +21,6 @@ import io
 import secrets
 import unicodedata
 from functools import lru_cache
-from urllib.parse import quote
 
 from PIL import Image, ImageDraw, ImageFont
 from sqlalchemy.orm import Session, object_session
@@ -78,8 +77,13 @@ def initials(full_name: str) -> str:
 
     The font Pillow ships draws ASCII only; names in other scripts get no letters.
     """
-    plain = "".join(c for c in unicodedata.normalize("NFKD", full_name) if not unicodedata.combining(c))
-    words = [w for w in plain.replace("_", " ").split() if w[:1].isascii() and w[:1].isalnum()]
+    # Most names are ASCII already, and decomposing each cost most of formatting a realm's users.
+    plain = (
+        full_name
+        if full_name.isascii()
+        else "".join(c for c in unicodedata.normalize("NFKD", full_name) if not unicodedata.combining(c))
+    )
+    words = [w for w in plain.replace("_", " ").split() if w[0].isascii() and w[0].isalnum()]
     return "".join(w[0] for w in (words[:1] + words[1:][-1:])).upper()
 
 
@@ -89,7 +93,8 @@ def colour_index(user_id: int) -> int:
 
 
 def generated_avatar_url(user_id: int, full_name: str, version: int, *, medium: bool = False) -> str:
-    name = quote(initials(full_name) or "_", safe="") + ("-medium" if medium else "")
+    # Initials are ASCII letters and digits, which quoting leaves as they are.
+    name = (initials(full_name) or "_") + ("-medium" if medium else "")
     return f"{GENERATED_PREFIX}{colour_index(user_id)}/{name}.png?version={version}"
 
 

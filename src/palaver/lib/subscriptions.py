@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import Row, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.channels import (
@@ -74,7 +74,22 @@ def get_subscription(session: Session, user_id: int, stream: Stream) -> Subscrip
     ).one_or_none()
 
 
-def subscription_properties(sub: Subscription | Row[*tuple[Any, ...]]) -> dict[str, Any]:
+class SubscriptionRow(NamedTuple):
+    """A subscription's personal settings as a plain row: POST /register reads a thousand."""
+
+    recipient_id: int
+    active: bool
+    color: str
+    is_muted: bool
+    pin_to_top: bool
+    desktop_notifications: bool | None
+    audible_notifications: bool | None
+    push_notifications: bool | None
+    email_notifications: bool | None
+    wildcard_mentions_notify: bool | None
+
+
+def subscription_properties(sub: Subscription | SubscriptionRow) -> dict[str, Any]:
     return {
         "color": sub.color,
         "is_muted": sub.is_muted,

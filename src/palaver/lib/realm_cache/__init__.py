@@ -48,6 +48,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.db import Database, written_tables
+from palaver.events.realm_state import REALM_STATE_TABLES
 from palaver.lib.realm_cache.loaders import (
     ALERT_WORDS,
     CHANNELS,
@@ -80,6 +81,7 @@ __all__ = [
     "CachedGroup",
     "CachedLinkifier",
     "CachedUser",
+    "Loaded",
     "RealmChannels",
     "RealmGroups",
     "RealmSettings",
@@ -89,6 +91,7 @@ __all__ = [
     "active_subscriber_ids",
     "cached_channel",
     "cached_channel_by_name",
+    "cached_component",
     "cached_user",
     "cached_users",
     "group_member_ids",
@@ -132,6 +135,14 @@ def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
         conn.rollback()
     store.finish_load(ticket, value)
     return value
+
+
+def cached_component(session: Session, realm_id: int, component: Loaded[T]) -> T:
+    """A component defined by another module (a formatted view of cached tables, e.g. the
+    /register user list), cached and dropped exactly as the components here are."""
+    # Writes to other tables are not passed on to the store: such a component would go stale.
+    assert component.tables <= REALM_STATE_TABLES, component.tables - REALM_STATE_TABLES
+    return _get(session, realm_id, component)
 
 
 # Users --------------------------------------------------------------------------------------

@@ -6,10 +6,14 @@ others would show them as live ones.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
-from sqlalchemy import select
+import orjson
+from sqlalchemy import Connection, select
+from sqlalchemy.orm import Session
 
 from palaver.lib.channel_folders import format_channel_folder, get_channel_folders
 from palaver.lib.channels import (
@@ -19,23 +23,91 @@ from palaver.lib.channels import (
     format_streams,
     has_metadata_access,
     realm_stream_infos,
-    viewer_for,
 )
+from palaver.lib.realm_cache import Loaded, cached_component, subscribed_channel_ids, user_group_ids
 from palaver.lib.register import StateContext, StateDict, state_provider
-from palaver.lib.subscriptions import add_subscriber_lists, subscription_properties
-from palaver.models.channels import Subscription
+from palaver.lib.subscriptions import SubscriptionRow, add_subscriber_lists, subscription_properties
+from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
+from palaver.models.channels import Stream, Subscription
+
+
+@dataclass(frozen=True, slots=True)
+class _RealmChannelState:
+    """Every channel of a realm formatted, with its subscriber list: the same for every viewer.
+
+    Kept as JSON, as the user list is (lib/realm_user_list.py): a subscription object is
+    the channel's members plus the user's own settings, so each channel's object is kept
+    without its braces and the user's part spliced in. Shared by threads through the
+    realm-state cache, never mutated.
+    """
+
+    # In ``realm_streams``' order (by name as the database sorts it, then ID).
+    streams: tuple[StreamInfo, ...]
+    # The channel object's members, ``"stream_id":…,…`` (no braces).
+    members: MappingProxyType[int, bytes]
+    subscriber_count: MappingProxyType[int, int]
+    # ``,"subscribers":[…]``: active users actively subscribed, sorted.
+    subscribers: MappingProxyType[int, bytes]
+
+
+def _load_channel_state(conn: Connection, realm_id: int) -> _RealmChannelState:
+    with Session(bind=conn) as session:
+        streams = realm_stream_infos(session, realm_id)
+        formatted = format_streams(session, streams)
+        inactive = set(
+            session.scalars(
+                select(UserProfile.id).where(
+                    UserProfile.realm_id == realm_id, UserProfile.is_active.is_(False)
+                )
+            )
+        )
+    lists: dict[int, list[int]] = {s.id: [] for s in streams}
+    by_recipient = {s.recipient_id: lists[s.id] for s in streams}
+    # One row per subscription, grouped here: per channel, and sorted once per load.
+    rows = conn.execute(
+        select(Subscription.recipient_id, Subscription.user_profile_id)
+        .join(Stream, Stream.recipient_id == Subscription.recipient_id)
+        .where(Stream.realm_id == realm_id, Subscription.active)
+    )
+    for recipient_id, user_id in rows:
+        if user_id not in inactive:
+            by_recipient[recipient_id].append(user_id)
+    return _RealmChannelState(
+        tuple(streams),
+        MappingProxyType({item["stream_id"]: orjson.dumps(item)[1:-1] for item in formatted}),
+        MappingProxyType({item["stream_id"]: item["subscriber_count"] for item in formatted}),
+        MappingProxyType(
+            {stream_id: b',"subscribers":' + orjson.dumps(sorted(ids)) for stream_id, ids in lists.items()}
+        ),
+    )
+
+
+# Channel objects show subscriber counts and group-setting values (anonymous groups list
+# their active members), so users and groups are read too.
+_CHANNEL_STATE = Loaded(
+    "register_channels",
+    frozenset(
+        {
+            Stream.__tablename__,
+            Subscription.__tablename__,
+            UserProfile.__tablename__,
+            UserGroup.__tablename__,
+            UserGroupMembership.__tablename__,
+            GroupGroupMembership.__tablename__,
+        }
+    ),
+    _load_channel_state,
+)
 
 
 @dataclass(frozen=True)
 class _VisibleChannels:
-    viewer: Viewer
+    realm: _RealmChannelState
     streams: list[StreamInfo]
-    # Formatted once for both providers; each copies before adding its own keys.
-    formatted: dict[int, dict[str, Any]]
 
 
 def _visible_channels(ctx: StateContext) -> _VisibleChannels:
-    """The channels the user may see, formatted, shared by the subscription and stream state.
+    """The channels the user may see, shared by the subscription and stream state.
 
     Archived channels reach only clients that declare the ``archived_channels`` capability.
     """
@@ -43,63 +115,87 @@ def _visible_channels(ctx: StateContext) -> _VisibleChannels:
     if isinstance(cached, _VisibleChannels):
         return cached
     with_archived = ctx.client.has_capability("archived_channels")
-    viewer = viewer_for(ctx.session, ctx.user)
+    session, user = ctx.session, ctx.user
+    viewer = Viewer(
+        user,
+        subscribed_channel_ids(session, user.realm_id, user.id),
+        user_group_ids(session, user.realm_id, user.id),
+    )
+    realm = cached_component(session, user.realm_id, _CHANNEL_STATE)
     streams = [
-        s
-        for s in realm_stream_infos(ctx.session, ctx.user.realm_id)
-        if (with_archived or not s.deactivated) and has_metadata_access(viewer, s)
+        s for s in realm.streams if (with_archived or not s.deactivated) and has_metadata_access(viewer, s)
     ]
-    formatted = {item["stream_id"]: item for item in format_streams(ctx.session, streams)}
-    visible = _VisibleChannels(viewer, streams, formatted)
+    visible = _VisibleChannels(realm, streams)
     ctx.cache["visible_channels"] = visible
     return visible
 
 
-# Personal settings of a subscription, read as plain rows (see StreamInfo).
-_SUBSCRIPTION_COLUMNS = (
-    Subscription.recipient_id,
-    Subscription.active,
-    Subscription.color,
-    Subscription.is_muted,
-    Subscription.pin_to_top,
-    Subscription.desktop_notifications,
-    Subscription.audible_notifications,
-    Subscription.push_notifications,
-    Subscription.email_notifications,
-    Subscription.wildcard_mentions_notify,
-)
+_SUBSCRIPTION_COLUMNS = tuple(Subscription.__table__.c[name] for name in SubscriptionRow._fields)
 
 
 @state_provider("subscription")
 def subscriptions(ctx: StateContext) -> StateDict:
     visible = _visible_channels(ctx)
     by_recipient = {s.recipient_id: s for s in visible.streams}
-    rows = ctx.session.connection().execute(
-        select(*_SUBSCRIPTION_COLUMNS).where(
-            Subscription.user_profile_id == ctx.user.id, Subscription.recipient_id.in_(by_recipient)
-        )
+    # All of the user's rows, those of channels not shown dropped here: a thousand-item IN
+    # list cost more than the rows it leaves out.
+    rows = (
+        ctx.session.connection()
+        .execute(select(*_SUBSCRIPTION_COLUMNS).where(Subscription.user_profile_id == ctx.user.id))
+        .all()
     )
     # In the channels' order (by name), as the subscription rows come in any order.
-    subs = {by_recipient[row.recipient_id].id: row for row in rows}
-    active: list[dict[str, Any]] = []
-    inactive: list[dict[str, Any]] = []
-    never: list[dict[str, Any]] = []
+    subs = {
+        stream.id: SubscriptionRow._make(row)
+        for row in rows
+        if (stream := by_recipient.get(row[0])) is not None
+    }
+    realm = visible.realm
+    include = ctx.options.include_subscribers
+    extra: Mapping[int, bytes] = realm.subscribers if include is True else {}
+    if include == "partial":
+        extra = _partial_subscriber_lists(ctx, visible)
+    active: list[bytes] = []
+    inactive: list[bytes] = []
+    never: list[bytes] = []
     for stream in visible.streams:
-        item = visible.formatted[stream.id]
         sub = subs.get(stream.id)
-        if sub is None:
-            never.append(dict(item))
-        else:
-            (active if sub.active else inactive).append({**item, **subscription_properties(sub)})
-    # One query for the subscriber lists of all three.
-    add_subscriber_lists(ctx.session, active + inactive + never, ctx.options.include_subscribers)
-    return {"subscriptions": active, "unsubscribed": inactive, "never_subscribed": never}
+        # The channel's members, then the user's settings (none if never subscribed).
+        own = b"," + orjson.dumps(subscription_properties(sub))[1:-1] if sub is not None else b""
+        item = b"".join((b"{", realm.members[stream.id], own, extra.get(stream.id, b""), b"}"))
+        (never if sub is None else active if sub.active else inactive).append(item)
+    return {
+        "subscriptions": _json_array(active),
+        "unsubscribed": _json_array(inactive),
+        "never_subscribed": _json_array(never),
+    }
+
+
+def _partial_subscriber_lists(ctx: StateContext, visible: _VisibleChannels) -> dict[int, bytes]:
+    """``include_subscribers=partial``: large channels list only bots and recently active
+    subscribers (``partial_subscribers``), read apart; others their full list."""
+    counts = visible.realm.subscriber_count
+    stubs: list[dict[str, Any]] = [
+        {"stream_id": s.id, "subscriber_count": counts[s.id]} for s in visible.streams
+    ]
+    add_subscriber_lists(ctx.session, stubs, "partial")
+    return {
+        stub.pop("stream_id"): b","
+        + orjson.dumps({k: v for k, v in stub.items() if k != "subscriber_count"})[1:-1]
+        for stub in stubs
+    }
+
+
+def _json_array(items: list[bytes]) -> orjson.Fragment:
+    # Already JSON: orjson writes fragments as they are.
+    return orjson.Fragment(b"[" + b",".join(items) + b"]")
 
 
 @state_provider("stream")
 def streams(ctx: StateContext) -> StateDict:
     visible = _visible_channels(ctx)
-    return {"streams": [dict(visible.formatted[s.id]) for s in visible.streams]}
+    members = visible.realm.members
+    return {"streams": _json_array([b"{" + members[s.id] + b"}" for s in visible.streams])}
 
 
 @state_provider("default_streams")

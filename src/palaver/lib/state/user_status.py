@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+import orjson
+from sqlalchemy import Connection
+from sqlalchemy.orm import Session
+
+from palaver.lib.realm_cache import Loaded, cached_component
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_status import realm_user_statuses
+from palaver.lib.users import user_access_restricted
+from palaver.models import Role, UserProfile
+from palaver.models.user_status import UserStatus
+
+
+def _load_statuses(conn: Connection, realm_id: int) -> bytes:
+    # Asked for a member, who sees every user: what all but restricted guests get.
+    member = UserProfile(id=0, realm_id=realm_id, role=Role.MEMBER)
+    with Session(bind=conn) as session:
+        return orjson.dumps(realm_user_statuses(session, member))
+
+
+# The statuses of every active user, encoded once per change: reading them joins each of a
+# large realm's users to their status.
+_STATUSES = Loaded(
+    "register_user_statuses", frozenset({UserProfile.__tablename__, UserStatus.__tablename__}), _load_statuses
+)
 
 
 @state_provider("user_status")
 def user_status(ctx: StateContext) -> StateDict:
-    return {"user_status": realm_user_statuses(ctx.session, ctx.user)}
+    if user_access_restricted(ctx.session, ctx.user):
+        return {"user_status": realm_user_statuses(ctx.session, ctx.user)}
+    encoded = cached_component(ctx.session, ctx.realm.id, _STATUSES)
+    # Already JSON: orjson writes fragments as they are.
+    return {"user_status": orjson.Fragment(encoded)}

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
+import orjson
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
-from palaver.lib.avatars import GRAVATAR, avatar_url, avatar_url_for, gravatar_enabled
+from palaver.lib.avatars import avatar_url
 from palaver.lib.bots import bots_extra_fields
 from palaver.lib.profile_fields import format_profile_field, get_profile_fields
+from palaver.lib.realm_cache import user_group_ids
+from palaver.lib.realm_user_list import realm_user_json
 from palaver.lib.register import StateContext, StateDict, state_provider
-from palaver.lib.user_groups import is_user_in_group
-from palaver.lib.users import accessible_user_filter, can_view_delivery_email
-from palaver.models import (
-    CustomProfileField,
-    CustomProfileFieldValue,
-    EmailVisibility,
-    ProfileFieldType,
-    Realm,
-    Role,
-    UserProfile,
-)
-from palaver.timeutil import to_iso
+from palaver.models import ProfileFieldType, UserProfile
 
 # Names clients show for each custom profile field type.
 PROFILE_FIELD_TYPE_NAMES = {
@@ -41,8 +31,10 @@ PROFILE_FIELD_TYPE_NAMES = {
 def _own_permissions(ctx: StateContext) -> StateDict:
     user, realm = ctx.user, ctx.realm
 
+    groups = user_group_ids(ctx.session, realm.id, user.id)
+
     def holds(group_id: int | None) -> bool:
-        return is_user_in_group(ctx.session, user, group_id)
+        return group_id is not None and group_id in groups
 
     public = holds(realm.can_create_public_channel_group)
     private = holds(realm.can_create_private_channel_group)
@@ -58,132 +50,14 @@ def _own_permissions(ctx: StateContext) -> StateDict:
     }
 
 
-# Table columns rather than ORM attributes: the rows then skip the ORM's loading machinery.
-_USER_COLUMNS = tuple(
-    UserProfile.__table__.c[name]
-    for name in (
-        "id",
-        "email",
-        "delivery_email",
-        "full_name",
-        "date_joined",
-        "is_active",
-        "role",
-        "is_bot",
-        "bot_type",
-        "bot_owner_id",
-        "timezone",
-        "avatar_source",
-        "avatar_version",
-        "is_imported_stub",
-        "email_address_visibility",
-        "avatar_hash",
-    )
-)
-
-
-def realm_user_dicts(
-    session: Session, realm: Realm, viewer: UserProfile, *, client_gravatar: bool
-) -> list[dict[str, Any]]:
-    """``format_users(get_users(...), include_custom_profile_fields=True)`` for a whole realm.
-
-    The same User objects (a test holds the two equal), built from plain rows: a realm of
-    10,000 users would otherwise spend most of /register making and reading ORM objects.
-    """
-    profile_data: dict[int, dict[str, dict[str, str]]] = defaultdict(dict)
-    values = session.execute(
-        select(
-            CustomProfileFieldValue.user_profile_id,
-            CustomProfileFieldValue.field_id,
-            CustomProfileFieldValue.value,
-            CustomProfileFieldValue.rendered_value,
-        )
-        .join(CustomProfileField, CustomProfileField.id == CustomProfileFieldValue.field_id)
-        .where(CustomProfileField.realm_id == realm.id)
-    )
-    for user_id, field_id, value, rendered in values:
-        entry = {"value": value}
-        if rendered is not None:
-            entry["rendered_value"] = rendered
-        profile_data[user_id][str(field_id)] = entry
-
-    # Which visibility levels this viewer sees, asked of the one rule for a stand-in user.
-    visible_levels = frozenset(
-        level
-        for level in EmailVisibility
-        if can_view_delivery_email(viewer, UserProfile(id=0, is_bot=False, email_address_visibility=level))
-    )
-    table = UserProfile.__table__
-    rows = session.connection().execute(
-        select(*_USER_COLUMNS)
-        .where(table.c.realm_id == realm.id, accessible_user_filter(session, viewer))
-        .order_by(table.c.id)
-    )
-    admin_roles = (Role.OWNER, Role.ADMINISTRATOR)
-    gravatar = gravatar_enabled(session)
-    result = []
-    for (
-        user_id,
-        email,
-        delivery_email,
-        full_name,
-        date_joined,
-        is_active,
-        role,
-        is_bot,
-        bot_type,
-        bot_owner_id,
-        timezone,
-        avatar_source,
-        avatar_version,
-        is_imported_stub,
-        visibility,
-        avatar_hash,
-    ) in rows:
-        sees_email = is_bot or user_id == viewer.id or visibility in visible_levels
-        person = {
-            "user_id": user_id,
-            "delivery_email": delivery_email if sees_email else None,
-            "email": email,
-            "full_name": full_name,
-            "date_joined": to_iso(date_joined),
-            "is_active": is_active,
-            "is_owner": role == Role.OWNER,
-            "is_admin": role in admin_roles,
-            "is_guest": role == Role.GUEST,
-            "is_bot": is_bot,
-            "bot_type": bot_type,
-            "bot_owner_id": bot_owner_id,
-            "role": role,
-            "timezone": timezone,
-            "avatar_url": None
-            if (client_gravatar and sees_email and gravatar and avatar_source == GRAVATAR)
-            else avatar_url_for(
-                realm_id=realm.id,
-                user_id=user_id,
-                full_name=full_name,
-                delivery_email=delivery_email,
-                source=avatar_source,
-                version=avatar_version,
-                avatar_hash=avatar_hash,
-                gravatar=gravatar,
-            ),
-            "avatar_version": avatar_version,
-            "is_imported_stub": is_imported_stub,
-        }
-        if not is_bot:
-            person["profile_data"] = profile_data.get(user_id, {})
-        result.append(person)
-    return result
-
-
 @state_provider("realm_user")
 def realm_users(ctx: StateContext) -> StateDict:
     user = ctx.user
-    formatted = realm_user_dicts(ctx.session, ctx.realm, user, client_gravatar=ctx.client.client_gravatar)
+    active, inactive = realm_user_json(ctx.session, user, client_gravatar=ctx.client.client_gravatar)
     return {
-        "realm_users": [u for u in formatted if u["is_active"]],
-        "realm_non_active_users": [u for u in formatted if not u["is_active"]],
+        # Already JSON (see lib/realm_user_list.py): orjson writes fragments as they are.
+        "realm_users": orjson.Fragment(active),
+        "realm_non_active_users": orjson.Fragment(inactive),
         # System bots that live outside every organization; this server has none.
         "cross_realm_bots": [],
         "user_id": user.id,
