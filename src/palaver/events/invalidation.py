@@ -73,6 +73,7 @@ class RedisInvalidation:
         self._origin = secrets.token_hex(8)
         self._stop = threading.Event()
         self._lost = False
+        self._publish_failing = False
         store.accepting = False
         self._thread = threading.Thread(target=self._run, name="palaver-cache-invalidation", daemon=True)
         self._thread.start()
@@ -89,8 +90,18 @@ class RedisInvalidation:
         }
         try:
             self._client.publish(self._channel, orjson.dumps(message))
-        except RedisError:
-            logger.exception("Could not publish a realm-cache invalidation for tables %s", message["tables"])
+        except RedisError as error:
+            # Redis is down: the other processes have lost their subscription as well, cache
+            # nothing meanwhile and drop everything when it returns, so nothing stale outlives
+            # this. One line per outage, not a traceback per committed write.
+            if not self._publish_failing:
+                self._publish_failing = True
+                logger.warning(
+                    "Could not publish realm-cache invalidations (%s); not logged again until one succeeds",
+                    error,
+                )
+            return
+        self._publish_failing = False
 
     def close(self) -> None:
         self._stop.set()
