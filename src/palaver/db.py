@@ -104,9 +104,17 @@ class Tx:
             self.events.append(PendingEvent(realm_id, event, ids))
 
 
+# Execution option of a write whose rows no realm-state component reads although its table is
+# watched (a conversation's members are ``subscription`` rows, but the cache's subscriptions
+# are channels'): without it, every new conversation would drop the realm's subscriptions.
+NOT_REALM_STATE = "palaver_not_realm_state"
+
+
 def statement_tables(statement: Any) -> tuple[str, ...]:
     """The tables a statement may write, for the realm-state cache (``ANY_TABLE``: all)."""
     if isinstance(statement, UpdateBase):
+        if statement.get_execution_options().get(NOT_REALM_STATE):
+            return ()
         table = getattr(statement, "table", None)
         name = getattr(table, "name", None)
         if not isinstance(name, str):

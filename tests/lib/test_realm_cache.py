@@ -273,3 +273,22 @@ def test_turned_off_it_reads_the_database_every_time(services: Services, realm: 
             assert db.realm_state.cached_realms() == []
     finally:
         db.dispose()
+
+
+def test_a_new_conversation_keeps_the_cached_subscriptions(
+    api: Api, services: Services, session: Session, realm: SeededRealm
+) -> None:
+    # A conversation's members are subscription rows too, but no cached component reads them:
+    # a realm where people start conversations all day must not reload its channel subscribers.
+    hamlet = realm.hamlet.id
+    _subscribe(api, realm.hamlet)
+    assert realm_cache.subscribed_channel_ids(session, realm.id, hamlet)
+    session.commit()
+    assert _cached(services, realm, SUBSCRIPTIONS) is not None
+    to = f"[{realm.othello.id}, {realm.cordelia.id}]"
+    helpers.assert_json_success(
+        api.post(realm.hamlet, "messages", {"type": "direct", "to": to, "content": "hi"})
+    )
+    assert _cached(services, realm, SUBSCRIPTIONS) is not None
+    # The marker names only that write: any other subscription write still drops them.
+    assert set(statement_tables(update(Subscription).values(is_muted=True))) == {"subscription"}

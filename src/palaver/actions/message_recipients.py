@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import html
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from palaver.db import NOT_REALM_STATE
 from palaver.lib.channels import (
     check_stream_name,
     get_stream_by_id,
@@ -28,6 +29,9 @@ from palaver.lib.users import access_user_by_email, get_realm_user, user_access_
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Recipient, RecipientType, Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message
+
+# A conversation's members go in through Core, marked as no concern of the realm-state cache.
+_SUBSCRIPTION_TABLE = Subscription.metadata.tables[Subscription.__tablename__]
 
 # Channel messages -----------------------------------------------------------------------------
 
@@ -171,10 +175,10 @@ def get_or_create_dm_group(session: Session, member_ids: set[int]) -> DirectMess
             session.add(recipient)
             session.flush()
             group.recipient_id = recipient.id
-            session.add_all(
-                Subscription(user_profile_id=uid, recipient_id=recipient.id) for uid in member_ids
+            session.execute(
+                insert(_SUBSCRIPTION_TABLE).execution_options(**{NOT_REALM_STATE: True}),
+                [{"user_profile_id": uid, "recipient_id": recipient.id} for uid in sorted(member_ids)],
             )
-            session.flush()
     except IntegrityError:
         group = get_dm_group(session, member_ids)
         if group is None:
