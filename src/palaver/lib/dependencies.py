@@ -191,10 +191,14 @@ class OutageMonitor:
             return
 
     def recovered(self, dependency: str) -> None:
+        # Logged under the lock, before anyone can see the dependency as up: whoever waits
+        # for `down` to clear then also sees the line that says so.
         with self._lock:
-            since = self._down_since.pop(dependency, None)
-        if since is not None:
+            since = self._down_since.get(dependency)
+            if since is None:
+                return
             logger.warning("%s reachable again after %.1f s", dependency, self._clock() - since)
+            del self._down_since[dependency]
 
     def close(self) -> None:
         self._closed.set()
