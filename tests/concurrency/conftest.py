@@ -41,6 +41,13 @@ def real_server(
                 PALAVER_PASSWORD_TIME_COST="1",
                 PALAVER_PASSWORD_MEMORY_COST_KIB="8",
                 PALAVER_LOG_LEVEL="warning",
+                # It shares the session's database: its background workers would take up other
+                # tests' work as the test app's settings keep them from doing (an email worker
+                # here delivered another test's login notice before that test's own worker ran).
+                PALAVER_EMAIL_WORKER="false",
+                PALAVER_SERVICE_BOT_WORKER="false",
+                PALAVER_RETENTION_WORKER="false",
+                PALAVER_OUTGOING_FETCHES="false",
             )
             started.append(start_running_server(tmp, env))
         return started[0]
