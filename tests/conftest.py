@@ -22,6 +22,7 @@ from palaver.app import create_app
 from palaver.config import Settings, load_settings
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
+from tests.forked import stop_fork_server
 from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -77,6 +78,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     halves the collector's time, ~3 % of a worker's CPU (measured with gc.callbacks)."""
     gc.collect()
     gc.freeze()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the fork server the real servers were forked from (``tests/forked.py``), and
+    wait for it: it would otherwise outlive the run by a moment, and the CPU time of every
+    server it reaped would be counted nowhere (``time scripts/test`` reads it from here)."""
+    stop_fork_server()
 
 
 def _shared_fixture_group(item: pytest.Item) -> str | None:

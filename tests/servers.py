@@ -1,7 +1,10 @@
 """Starting ``palaver serve`` as a real process, for every test that needs one.
 
 One way to build its environment, launch it (output to files, never to pipes nobody
-drains), wait until it answers (``/health``, polled every 50 ms) and stop it.
+drains), wait until it answers (``/health``, polled every 50 ms) and stop it. Servers are
+forked from the tests' fork server (``tests/forked.py``: the same process, without paying
+for Palaver's imports at every start); ``entry_point=True`` runs the installed ``palaver``
+command instead, for the tests that check what an operator starts.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import pytest
 
 from palaver.config import Settings
+from tests.forked import fork_palaver
 
 # How often a starting server is asked whether it answers yet.
 POLL_INTERVAL = 0.05
@@ -54,6 +59,20 @@ def die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
+class ServerProcess(Protocol):
+    """A started server: a ``subprocess.Popen`` or a ``tests.forked.ForkedProcess``."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def returncode(self) -> int | None: ...
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def send_signal(self, sig: int) -> None: ...
+    def terminate(self) -> None: ...
+    def kill(self) -> None: ...
+
+
 def launch(
     env: dict[str, str],
     args: Sequence[str],
@@ -61,10 +80,14 @@ def launch(
     stderr: Path | None = None,
     *,
     append: bool = False,
-) -> subprocess.Popen[bytes]:
+    entry_point: bool = False,
+) -> ServerProcess:
     """``palaver serve *args`` in its own process group (so a test can signal the
     supervisor and its workers together), output to files (after what they hold, with
-    ``append``); ``stderr`` None joins stdout."""
+    ``append``); ``stderr`` None joins stdout. Forked from the tests' fork server, or with
+    ``entry_point`` a new process running the ``palaver`` command."""
+    if not entry_point:
+        return fork_palaver(env, ["serve", *args], stdout, stderr, append=append)
     mode = "ab" if append else "wb"
     with contextlib.ExitStack() as files:
         out = files.enter_context(stdout.open(mode))
@@ -82,7 +105,7 @@ def launch(
 
 
 def wait_until_healthy(
-    url: str, process: subprocess.Popen[bytes], logs: Callable[[], str], timeout: float = 60
+    url: str, process: ServerProcess, logs: Callable[[], str], timeout: float = 60
 ) -> float:
     """Until ``GET /health`` answers 200 (uvicorn accepts connections only once the app has
     started: migrations run, queues restored); the seconds it took. Fails at once if the
@@ -108,7 +131,7 @@ class RunningServer:
     data_dir: Path
     stdout: Path
     stderr: Path
-    process: subprocess.Popen[bytes]
+    process: ServerProcess
 
     def output(self) -> str:
         return self.stdout.read_text()
@@ -121,11 +144,13 @@ class RunningServer:
         return self.data_dir / "demo.zuliprc"
 
 
-def start_running_server(tmp: Path, env: dict[str, str], *args: str) -> RunningServer:
+def start_running_server(
+    tmp: Path, env: dict[str, str], *args: str, entry_point: bool = False
+) -> RunningServer:
     """``palaver serve --port <free> *args`` with stdout and stderr in ``tmp``, once it answers."""
     port = free_port()
     stdout, stderr = tmp / "stdout.txt", tmp / "stderr.txt"
-    process = launch(env, ["--port", str(port), *args], stdout, stderr)
+    process = launch(env, ["--port", str(port), *args], stdout, stderr, entry_point=entry_point)
     running = RunningServer(
         f"http://127.0.0.1:{port}", port, Path(env["PALAVER_DATA_DIR"]), stdout, stderr, process
     )
@@ -144,7 +169,7 @@ def wait_until_serving(server: RunningServer, timeout: float = 60) -> None:
         pytest.fail(str(error))
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
+def stop(process: ServerProcess) -> None:
     if process.poll() is None:
         process.terminate()
         try:

@@ -1,7 +1,8 @@
-"""The ``palaver`` command, in-process (``main([...])``) and as a real subprocess.
+"""The ``palaver`` command, in-process (``main([...])``) and as a process of its own.
 
 In-process runs use the test session's database (SQLite or PostgreSQL) and check their
-effect through the app; subprocess runs use a fresh SQLite file of their own.
+effect through the app; process runs (forked, and the installed command itself twice) use a
+fresh SQLite file of their own.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from palaver.cli import main
 from palaver.config import Settings
 from palaver.models import UserProfile
 from palaver.services import Services
+from tests.forked import run_forked
 
 # What the test settings (tests/conftest.py) serve realms under.
 EXTERNAL_URL = "http://palaver.test"
@@ -618,8 +620,14 @@ def subprocess_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def run_palaver(env: dict[str, str], line: str) -> subprocess.CompletedProcess[str]:
-    # stdin is /dev/null: not a terminal, as under cron, CI or a deployment script.
+def run_palaver(
+    env: dict[str, str], line: str, *, entry_point: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``palaver`` as a process of its own, configured by ``env`` alone, stdin /dev/null (not a
+    terminal, as under cron, CI or a deployment script). Forked from the tests' fork server
+    (``tests/forked.py``), or with ``entry_point`` the installed ``palaver`` command."""
+    if not entry_point:
+        return run_forked(env, shlex.split(line), Path(env["PALAVER_DATA_DIR"]).parent / "commands")
     return subprocess.run(
         [*palaver_command(), *shlex.split(line)],
         check=False,
@@ -633,7 +641,8 @@ def run_palaver(env: dict[str, str], line: str) -> subprocess.CompletedProcess[s
 
 def test_subprocess_account_workflow(subprocess_env: dict[str, str], tmp_path: Path) -> None:
     env = subprocess_env
-    migrated = run_palaver(env, "migrate")
+    # The installed command once (the other steps run the same main() in forked processes).
+    migrated = run_palaver(env, "migrate", entry_point=True)
     assert (migrated.returncode, migrated.stdout, migrated.stderr) == (0, "Database is up to date.\n", "")
     assert (tmp_path / "data" / "palaver.db").is_file()
 
@@ -691,7 +700,7 @@ def test_subprocess_invalid_configuration(
 
 
 def test_subprocess_unknown_subcommand(subprocess_env: dict[str, str]) -> None:
-    result = run_palaver(subprocess_env, "frobnicate")
+    result = run_palaver(subprocess_env, "frobnicate", entry_point=True)
     assert result.returncode == 2
     assert "invalid choice: 'frobnicate'" in result.stderr
     assert "Traceback" not in result.stderr

@@ -50,7 +50,9 @@ def empty_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @contextmanager
-def demo_server(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> Iterator[RunningServer]:
+def demo_server(
+    tmp_path_factory: pytest.TempPathFactory, database_url: str, *, entry_point: bool = False
+) -> Iterator[RunningServer]:
     tmp = tmp_path_factory.mktemp("e2e-server")
     env = clean_environment(
         PALAVER_DATA_DIR=str(tmp / "data"),
@@ -62,7 +64,7 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory, database_url: str) -> 
         # Tests contact loopback only: no link previews.
         PALAVER_OUTGOING_FETCHES="false",
     )
-    running = start_running_server(tmp, env)
+    running = start_running_server(tmp, env, entry_point=entry_point)
     try:
         # DATABASE_URL was honoured over the default SQLite file in the data dir.
         assert not (running.data_dir / "palaver.db").exists()

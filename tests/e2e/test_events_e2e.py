@@ -27,7 +27,7 @@ from palaver.config import load_settings
 from palaver.events.redis_backend import RedisQueueBackend
 from tests import helpers
 from tests.helpers import require_redis
-from tests.servers import clean_environment, free_port, launch, wait_until_healthy
+from tests.servers import ServerProcess, clean_environment, free_port, launch, wait_until_healthy
 
 pytestmark = pytest.mark.e2e
 
@@ -47,7 +47,7 @@ def _redis_available() -> bool:
 class Server:
     url: str
     env: dict[str, str]
-    process: subprocess.Popen[bytes]
+    process: ServerProcess
     log: Path
     logins: tuple[tuple[str, str], tuple[str, str]] | None = None
 

@@ -26,7 +26,7 @@ from sqlalchemy import create_engine, text
 from tests.e2e.test_events_e2e import _logins
 from tests.e2e.test_restart_e2e import Restartable, _register, restartable  # noqa: F401 (fixture)
 from tests.helpers import require_redis
-from tests.servers import clean_environment, free_port, palaver_command
+from tests.servers import clean_environment, free_port, launch
 
 pytestmark = pytest.mark.e2e
 
@@ -325,13 +325,13 @@ def test_unreachable_dependency_at_start_is_one_line_then_exit(
     )
     env[setting] = value.format(port=closed)
     started = time.monotonic()
-    result = subprocess.run(
-        [*palaver_command(), "serve"], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
+    process = launch(env, [], tmp_path / "stdout.txt", tmp_path / "stderr.txt")
+    returncode = process.wait(timeout=60)
     elapsed = time.monotonic() - started
-    assert result.returncode != 0
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 2, result.stderr
+    assert returncode != 0
+    stderr = (tmp_path / "stderr.txt").read_text()
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 2, stderr
     assert lines[0].startswith(f"palaver: waiting for {named.format(port=closed)}"), lines[0]
     assert lines[1].startswith("palaver: error: "), lines[1]
     assert named.format(port=closed) in lines[1]

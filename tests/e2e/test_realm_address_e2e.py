@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from tests.e2e.demo import server, server_database_url  # noqa: F401  (fixtures)
-from tests.servers import RunningServer, clean_environment, palaver_command
+from tests.forked import run_forked
+from tests.servers import RunningServer, clean_environment
 
 pytestmark = [
     pytest.mark.e2e,
@@ -17,7 +19,11 @@ pytestmark = [
 ]
 
 
-def test_created_realm_address_opens_with_curl(server: RunningServer, server_database_url: str) -> None:  # noqa: F811
+def test_created_realm_address_opens_with_curl(
+    server: RunningServer,  # noqa: F811
+    server_database_url: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
     env = clean_environment(
         DATABASE_URL=server_database_url,
         PALAVER_DATA_DIR=str(server.data_dir),
@@ -25,9 +31,9 @@ def test_created_realm_address_opens_with_curl(server: RunningServer, server_dat
         PALAVER_PASSWORD_TIME_COST="1",
         PALAVER_PASSWORD_MEMORY_COST_KIB="8",
     )
-    created = subprocess.run(
+    created = run_forked(
+        env,
         [
-            *palaver_command(),
             "create-realm",
             "--name",
             "Acme",
@@ -39,12 +45,8 @@ def test_created_realm_address_opens_with_curl(server: RunningServer, server_dat
             "Boss",
             "--password-stdin",
         ],
-        env=env,
+        tmp_path,
         input="pw-acme\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
     )
     assert created.returncode == 0, created.stderr
     first = created.stdout.splitlines()[0]

@@ -28,7 +28,8 @@ DEMO_EMAILS = {
 }
 
 
-# Its own server: these tests check the demo organization exactly as ``serve`` made it.
+# Its own server: these tests check the demo organization exactly as ``serve`` made it, and
+# what an operator runs: the installed ``palaver`` command (other tests fork theirs).
 @pytest.fixture(scope="module")
 def server_database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with empty_database(tmp_path_factory) as url:
@@ -37,7 +38,7 @@ def server_database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, server_database_url: str) -> Iterator[RunningServer]:
-    with demo_server(tmp_path_factory, server_database_url) as running:
+    with demo_server(tmp_path_factory, server_database_url, entry_point=True) as running:
         yield running
 
 

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from palaver.config import load_settings
-from tests.servers import clean_environment, free_port, launch, wait_until_healthy
+from tests.servers import ServerProcess, clean_environment, free_port, launch, wait_until_healthy
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -50,7 +50,7 @@ class LiveServer:
     data_dir: Path
     env: dict[str, str]
     log: Path
-    process: subprocess.Popen[bytes] | None = None
+    process: ServerProcess | None = None
     # name -> (email, password, api_key)
     users: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
