@@ -7,7 +7,6 @@ that the client then uses (``tests/e2e/demo.py``).
 from __future__ import annotations
 
 import stat
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,8 @@ import pytest
 import zulip
 
 from tests.e2e.demo import demo_server, empty_database
-from tests.servers import RunningServer, clean_environment, free_port, palaver_command
+from tests.forked import run_forked
+from tests.servers import RunningServer, clean_environment, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -170,15 +170,7 @@ def test_unknown_endpoint(client: zulip.Client) -> None:
 
 def test_several_workers_need_redis(tmp_path: Path) -> None:
     env = clean_environment(PALAVER_DATA_DIR=str(tmp_path / "data"))
-    done = subprocess.run(
-        [*palaver_command(), "serve", "--workers", "2", "--port", str(free_port())],
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    done = run_forked(env, ["serve", "--workers", "2", "--port", str(free_port())], tmp_path / "commands")
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr == (
