@@ -203,6 +203,14 @@ def _register(url: str, auth: tuple[str, str]) -> str:
     return str(response.json()["queue_id"])
 
 
+def _parked_polls(url: str) -> float:
+    """Long-polls parked in the server's processes, from its metrics."""
+    for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
+        if line.startswith("palaver_event_parked_polls "):
+            return float(line.split()[1])
+    return 0.0
+
+
 def _parked_poll_answers_on_sigterm(server: Restartable, auth: tuple[str, str], queue_id: str) -> float:
     """A poll parked with nothing to say answers 200 (a heartbeat) well before the exit."""
     answered: dict[str, Any] = {}
@@ -219,7 +227,9 @@ def _parked_poll_answers_on_sigterm(server: Restartable, auth: tuple[str, str], 
 
     thread = threading.Thread(target=poll, daemon=True)
     thread.start()
-    time.sleep(0.5)  # parked: the heartbeat interval is 45 s
+    # Parked (the heartbeat interval is 45 s): waited for rather than assumed after a pause,
+    # which a loaded machine could outlast before the request even arrived.
+    _wait_until(lambda: _parked_polls(server.url) >= 1, "the poll parked")
     assert thread.is_alive()
     signalled = time.monotonic()
     stop_seconds = server.stop()
