@@ -41,8 +41,20 @@ PRELOAD = [
     "uvicorn.loops.uvloop",
     "uvicorn.lifespan.on",
     "uvicorn.protocols.http.httptools_impl",
+    "uvicorn.protocols.websockets.websockets_sansio_impl",
     "tests.forked",
 ]
+
+
+def _import_the_routes() -> None:
+    """Import every API module, as building the app does (``discover_routers``): done here, in
+    the fork server, each forked server finds them loaded."""
+    from palaver.api import discover_routers
+
+    discover_routers()
+
+
+_import_the_routes()
 
 
 class ForkedProcess:
