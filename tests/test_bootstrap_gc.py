@@ -12,8 +12,13 @@ from palaver.bootstrap import tune_gc_for_serving
 
 @pytest.fixture
 def restored_gc() -> Iterator[None]:
+    frozen_before = gc.get_freeze_count()
     yield
     gc.unfreeze()
+    if frozen_before:
+        # The session had frozen what collection left alive (tests/conftest.py); unfreezing
+        # alone would hand all of it back to every later full collection of this worker.
+        gc.freeze()
 
 
 @pytest.mark.usefixtures("restored_gc")
