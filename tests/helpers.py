@@ -295,6 +295,18 @@ class Clock:
         self.offset += timedelta(seconds=seconds)
 
 
+class FrozenClock(Clock):
+    """A clock that moves only by ``advance``: for deadlines that real time, on a loaded
+    machine, must not reach by itself between two steps of a test."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.start = utcnow()
+
+    def __call__(self) -> datetime:
+        return self.start + self.offset
+
+
 # How long a bounded wait for another thread or task gives up after: far beyond what any
 # of them needs, so only a real failure reaches it.
 UNTIL_TIMEOUT = 10.0
