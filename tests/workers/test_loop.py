@@ -8,7 +8,9 @@ import threading
 from typing import Any
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
+from palaver.lib.dependencies import OutageMonitor
 from palaver.services import Services
 from palaver.workers.loop import BackgroundWorker
 from tests.helpers import until
@@ -98,3 +100,45 @@ async def test_stopping_a_worker_never_started(services: Services) -> None:
     worker = Recorder(services)
     await worker.stop()
     assert worker.stopped == 0
+
+
+class OutageRecorder(Recorder):
+    """Its rounds meet an unreachable database."""
+
+    def run_round(self) -> float | None:
+        self.rounds += 1
+        raise OperationalError("SELECT 1", {}, ConnectionRefusedError("connection refused"))
+
+
+async def test_a_round_meeting_an_outage_is_one_line_not_a_traceback(
+    services: Services, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monitor = OutageMonitor({})
+    monkeypatch.setattr(services, "outages", monitor)
+    worker = OutageRecorder(services)
+    with caplog.at_level(logging.INFO):
+        await worker.start()
+        await rounds_reach(worker, 1)
+        await until(lambda: monitor.down == {"database"})
+        worker._on_event(1, {"type": "ping"}, [])
+        await rounds_reach(worker, 2)
+        await worker.stop()
+    monitor.close()
+    assert not [r for r in caplog.records if r.exc_info]
+    # The monitor's line, once for the outage however many rounds meet it.
+    assert [r.getMessage() for r in caplog.records if "unreachable" in r.getMessage()] == [
+        "database unreachable: connection refused; answering 503 until it returns"
+    ]
+
+
+async def test_without_a_monitor_an_outage_is_still_one_line_a_round(
+    services: Services, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(services, "outages", None)
+    worker = OutageRecorder(services)
+    with caplog.at_level(logging.WARNING, logger="tests.workers.loop"):
+        await worker.start()
+        await rounds_reach(worker, 1)
+        await until(lambda: "test worker round failed: database unreachable" in caplog.text)
+        await worker.stop()
+    assert not [r for r in caplog.records if r.exc_info]

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from palaver.lib.dependencies import dependency_of
 from palaver.workers import in_daemon_thread
 
 if TYPE_CHECKING:
@@ -89,10 +90,27 @@ class BackgroundWorker:
             self._wake.clear()
             try:
                 delay = await self._round()
-            except Exception:
-                self.logger.exception("%s round failed", self.label)
+            except Exception as error:
+                if not self._outage(error):
+                    self.logger.exception("%s round failed", self.label)
                 delay = None
             await self._wait(self.default_delay() if delay is None else delay)
+
+    def _outage(self, error: Exception) -> bool:
+        """Whether a failed round met a database or Redis outage, told as requests tell it.
+
+        The server's outage monitor says so in one line per outage (and probes for the
+        recovery); a traceback every round would bury it. The next round retries as usual.
+        """
+        dependency = dependency_of(error)
+        if dependency is None:
+            return False
+        monitor = self.services.outages
+        if monitor is not None:
+            monitor.failed(dependency, error)
+        else:
+            self.logger.warning("%s round failed: %s unreachable (%s)", self.label, dependency, error)
+        return True
 
     async def start(self) -> None:
         if self._task is not None:
