@@ -13,13 +13,14 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from palaver.api.health import health_routes
+from palaver.api.long_poll import LongPolls
 from palaver.api.middleware import RequestMiddleware
 from palaver.lib import metrics
 from palaver.lib.dependencies import OutageMonitor, check_database, check_redis
 from palaver.services import Services
 
 
-def install_operations(app: Starlette, services: Services) -> None:
+def install_operations(app: Starlette, services: Services, long_polls: LongPolls | None = None) -> None:
     settings = services.settings
     bus = services.bus
     bus.max_parked_per_user = settings.max_parked_polls_per_user
@@ -53,5 +54,9 @@ def install_operations(app: Starlette, services: Services) -> None:
     app.router.routes.extend(health_routes(services))
     templates = {route.endpoint: route.path for route in app.router.routes if isinstance(route, Route)}
     app.add_middleware(
-        RequestMiddleware, settings=settings, route_templates=templates, outages=services.outages
+        RequestMiddleware,
+        settings=settings,
+        route_templates=templates,
+        outages=services.outages,
+        long_polls=long_polls,
     )
