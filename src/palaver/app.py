@@ -18,7 +18,7 @@ from starlette.types import Receive, Scope, Send
 from palaver.api import discover_routers
 from palaver.api.avatars import avatar_routes
 from palaver.api.emoji_images import emoji_static_routes
-from palaver.api.long_poll import LongPollRoute, LongPolls
+from palaver.api.long_poll import LongPollRoute, LongPolls, LongPollStarlette
 from palaver.api.realm_emoji import emoji_image_routes
 from palaver.api.realm_export import export_file_routes
 from palaver.api.routing import (
@@ -256,7 +256,7 @@ def create_app(
             await services.bus.stop()
             services.close()
 
-    app = Starlette(
+    app = LongPollStarlette(
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_exception, Exception: _unhandled_exception},
     )

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from palaver.api.params import RawParams
 from palaver.api.routing import (
@@ -30,6 +31,7 @@ from palaver.api.routing import (
     RequestInfo,
     error_response,
     execute_async,
+    internal_error_response,
     query_values,
     web_challenge,
 )
@@ -87,8 +89,16 @@ class LongPolls:
             response = await execute_async(self.services, target.endpoint, *_request(scope, target.web))
         except JsonableError as e:
             response = error_response(e)
+        except Exception:
+            # As Starlette's ServerErrorMiddleware would (this path bypasses it, see
+            # ``LongPollStarlette``): our envelope, nothing having been sent, and the exception
+            # goes on to the middleware and the server, which log it. (``execute_async``
+            # answers the view's own errors; this is for a bug in reading the request.)
+            await internal_error_response()(scope, receive, send)
+            raise
         if target.web:
             web_challenge(response)
+        # An error while sending goes on as well; the response has started by then.
         await response(scope, receive, send)
 
 
@@ -105,3 +115,28 @@ def _request(scope: Scope, web: bool) -> tuple[RequestInfo, RawParams]:
         web=web_credentials(Request(scope)) if web else None,
     )
     return info, raw
+
+
+class LongPollStarlette(Starlette):
+    """Starlette, with GET /events handed straight to the request middleware.
+
+    Starlette's own ``__call__`` and its ServerErrorMiddleware are two more frames (and a
+    closure) for every parked poll; ``LongPolls.serve`` does what that middleware would
+    for these requests. ``install_operations`` sets ``short_path`` (a ``RequestMiddleware``
+    serving only long-polls); every other request goes through Starlette as before.
+    """
+
+    short_path: ASGIApp | None = None
+    long_polls: LongPolls | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            self.short_path is not None
+            and self.long_polls is not None
+            and scope["type"] == "http"
+            and self.long_polls.match(scope) is not None
+        ):
+            scope["app"] = self
+            await self.short_path(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
