@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 from palaver.api import discover_routers
 from palaver.api.avatars import avatar_routes
 from palaver.api.emoji_images import emoji_static_routes
+from palaver.api.long_poll import LongPollRoute, LongPolls, LongPollStarlette
 from palaver.api.realm_emoji import emoji_image_routes
 from palaver.api.realm_export import export_file_routes
 from palaver.api.routing import (
@@ -182,6 +183,23 @@ async def _unhandled_exception(request: Request, exc: Exception) -> Response:
     return internal_error_response()
 
 
+def _long_polls(
+    services: Services, routers: Sequence[ApiRouter], mounted: dict[bool, list[Route]]
+) -> LongPolls:
+    """GET /events on the short path, by the routes that serve it otherwise (``mounted``:
+    the API's routes and, under True, the browser's)."""
+    endpoint = next(
+        (e for router in routers for e in router.endpoints if (e.method, e.path) == ("GET", "/events")),
+        None,
+    )
+    targets = []
+    if endpoint is not None:
+        for web, routes in mounted.items():
+            path = (JSON_PREFIX if web else API_PREFIX) + endpoint.path
+            targets += [LongPollRoute(route, endpoint, web) for route in routes if route.path == path]
+    return LongPolls(services, targets)
+
+
 def create_app(
     settings: Settings, services: Services | None = None, *, routers: Sequence[ApiRouter] | None = None
 ) -> Starlette:
@@ -238,17 +256,17 @@ def create_app(
             await services.bus.stop()
             services.close()
 
-    app = Starlette(
+    app = LongPollStarlette(
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_exception, Exception: _unhandled_exception},
     )
     app.state.services = services
     api_routers = discover_routers() if routers is None else routers
-    app.router.routes.append(_ApiRoutes(_path_routes(services, api_routers)))
+    api_routes = _path_routes(services, api_routers)
+    app.router.routes.append(_ApiRoutes(api_routes))
     # The browser's door to the same endpoints: /json/..., with the session cookie and CSRF.
-    app.router.routes.append(
-        _ApiRoutes(_path_routes(services, api_routers, JSON_PREFIX, web=True), JSON_PREFIX)
-    )
+    browser_routes = _path_routes(services, api_routers, JSON_PREFIX, web=True)
+    app.router.routes.append(_ApiRoutes(browser_routes, JSON_PREFIX))
     # The OpenAPI document of these endpoints and its docs page, public (openapi/routes.py).
     app.router.routes.extend(openapi_routes(api_routers, API_PREFIX))
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
@@ -269,7 +287,9 @@ def create_app(
     # Realm export archives, at the export_url GET /export/realm reports (api/realm_export.py).
     app.router.routes.extend(export_file_routes(services))
     # /health, /health/ready, /metrics; request limits, request IDs, access log (operations.py).
-    install_operations(app, services)
+    # GET /events skips Starlette's routing layers while it waits (api/long_poll.py).
+    long_polls = _long_polls(services, api_routers, {False: api_routes, True: browser_routes})
+    install_operations(app, services, long_polls)
     # The sign-in pages, the app shell at / and its static files (web/).
     app.router.routes.extend(web_routes(services))
     return app

@@ -10,7 +10,9 @@ import gc
 import math
 import multiprocessing
 import os
-from collections.abc import Iterator
+import pickle
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
@@ -20,13 +22,15 @@ from palaver.config import Settings
 from palaver.lib.dependencies import wait_for_dependencies
 from palaver.lib.logs import configure_logging
 from palaver.lib.metrics import prepare_multiprocess_dir
-from palaver.migrate import upgrade
 from palaver.models import Realm
 from palaver.services import Services, build_services
 from palaver.serving import GuardedHttpToolsProtocol, configure_protocol
 
 
 def migrate_database(settings: Settings) -> None:
+    # Alembic (with Mako, Pygments and the migration scripts, ~11 MiB) only where it runs.
+    from palaver.migrate import upgrade
+
     services = build_services(settings)
     try:
         upgrade(services.db.engine)
@@ -37,6 +41,8 @@ def migrate_database(settings: Settings) -> None:
 @contextmanager
 def open_services(settings: Settings) -> Iterator[Services]:
     """Services for a one-off command, on an up-to-date schema."""
+    from palaver.migrate import upgrade  # see migrate_database
+
     services = build_services(settings)
     try:
         upgrade(services.db.engine)
@@ -46,15 +52,12 @@ def open_services(settings: Settings) -> Iterator[Services]:
 
 
 def prepare_for_serving(settings: Settings, out: TextIO) -> None:
-    from palaver.demo import create_demo_realm, describe_demo
-
     # PostgreSQL and Redis may still be starting (containers, boot): wait, then give up.
     wait_for_dependencies(settings)
-    with open_services(settings) as services, services.db.session() as session:
-        empty = not session.scalar(select(func.count()).select_from(Realm))
-        if empty and settings.create_demo_realm:
-            demo = create_demo_realm(services, session)
-            describe_demo(settings, demo, out)
+    # Migrating imports Alembic and the migration scripts, and a demo organization the
+    # actions: an idle server needs neither, and a module once imported stays in memory. A
+    # forked child does that work; the server process goes on without them.
+    in_forked_child(_migrate_and_seed_demo, settings, out)
     # An IPv6 literal needs brackets, or the port reads as part of the address.
     bind = f"[{settings.host}]" if ":" in settings.host else settings.host
     listening = f"http://{bind}:{settings.port}"
@@ -64,6 +67,57 @@ def prepare_for_serving(settings: Settings, out: TextIO) -> None:
     out.write(f"Palaver is serving on {where}\n")
     out.write(f"Web client: open {settings.external_url}/ in a browser and log in.\n")
     out.flush()
+
+
+def _migrate_and_seed_demo(settings: Settings, out: TextIO) -> None:
+    from palaver.demo import create_demo_realm, describe_demo
+
+    with open_services(settings) as services, services.db.session() as session:
+        empty = not session.scalar(select(func.count()).select_from(Realm))
+        if empty and settings.create_demo_realm:
+            demo = create_demo_realm(services, session)
+            describe_demo(settings, demo, out)
+    out.flush()
+
+
+def in_forked_child(func: Callable[..., None], *args: object) -> None:
+    """Run ``func(*args)`` in a forked child process and wait for it.
+
+    Whatever the child imports or allocates is gone with it. An exception it raises is
+    raised here (the same one, pickled back through a pipe), so callers report errors as
+    if the function had run in this process. Only for single-threaded callers: fork copies
+    this thread alone.
+    """
+    # Else what this process has buffered would be written twice, once by the child.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(reader)
+        payload = b""
+        try:
+            func(*args)
+        except BaseException as error:
+            try:
+                payload = pickle.dumps(error)
+            except Exception:
+                payload = pickle.dumps(RuntimeError(f"{type(error).__name__}: {error}"))
+        finally:
+            with os.fdopen(writer, "wb") as pipe:
+                pipe.write(payload)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            # No exit handlers or finalizers: they are the parent's to run.
+            os._exit(1 if payload else 0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        payload = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if payload:
+        raise pickle.loads(payload)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"start-up child process failed ({os.waitstatus_to_exitcode(status)})")
 
 
 def tune_gc_for_serving() -> None:

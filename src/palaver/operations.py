@@ -11,15 +11,17 @@ from typing import Any
 from sqlalchemy import event
 from starlette.applications import Starlette
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from palaver.api.health import health_routes
+from palaver.api.long_poll import LongPolls, LongPollStarlette
 from palaver.api.middleware import RequestMiddleware
 from palaver.lib import metrics
 from palaver.lib.dependencies import OutageMonitor, check_database, check_redis
 from palaver.services import Services
 
 
-def install_operations(app: Starlette, services: Services) -> None:
+def install_operations(app: Starlette, services: Services, long_polls: LongPolls | None = None) -> None:
     settings = services.settings
     bus = services.bus
     bus.max_parked_per_user = settings.max_parked_polls_per_user
@@ -53,5 +55,24 @@ def install_operations(app: Starlette, services: Services) -> None:
     app.router.routes.extend(health_routes(services))
     templates = {route.endpoint: route.path for route in app.router.routes if isinstance(route, Route)}
     app.add_middleware(
-        RequestMiddleware, settings=settings, route_templates=templates, outages=services.outages
+        RequestMiddleware,
+        settings=settings,
+        route_templates=templates,
+        outages=services.outages,
+        long_polls=long_polls,
     )
+    if isinstance(app, LongPollStarlette) and long_polls is not None:
+        # The same middleware for GET /events, entered before Starlette's own stack.
+        app.long_polls = long_polls
+        app.short_path = RequestMiddleware(
+            _no_other_route,
+            settings=settings,
+            route_templates=templates,
+            outages=services.outages,
+            long_polls=long_polls,
+        )
+
+
+async def _no_other_route(scope: Scope, _receive: Receive, _send: Send) -> None:
+    # The short path's middleware is only entered for requests LongPolls.match accepted.
+    raise RuntimeError(f"not a long-poll: {scope.get('method')} {scope.get('path')}")

@@ -10,7 +10,6 @@ from palaver.config import Settings
 from palaver.db import Database
 from palaver.events.memory_backend import MemoryQueueBackend
 from palaver.events.queues import QueueBackend
-from palaver.events.redis_backend import RedisQueueBackend
 from palaver.lib.dependencies import OutageMonitor
 from palaver.lib.passwords import Passwords
 from palaver.lib.push import PushDispatcher
@@ -48,6 +47,9 @@ class Services:
 def build_queue_backend(settings: Settings) -> QueueBackend:
     """Redis when configured (queues shared by every process), else this process's memory."""
     if settings.redis_url:
+        # redis-py (~6 MiB) only in servers configured with Redis.
+        from palaver.events.redis_backend import RedisQueueBackend  # noqa: PLC0415
+
         return RedisQueueBackend(
             settings.redis_url,
             idle_timeout_seconds=settings.event_queue_idle_timeout_seconds,

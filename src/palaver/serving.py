@@ -80,6 +80,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     is closed. Body limits and body pace are the ASGI middleware's (api/middleware.py).
     """
 
+    # Slots, not instance attributes: uvicorn's protocol already has 27, and a 28th to 31st
+    # would turn its shared-key instance dict (288 bytes) into a dict of its own (1.5 KiB),
+    # for every open connection (each parked long-poll holds one).
+    __slots__ = ("_head_bytes", "_head_count", "_head_timer", "_head_too_large")
+
     # Set by ``configure_protocol`` in each serving process, before connections arrive.
     max_header_bytes = 16 * 1024
     max_headers = 100

@@ -102,12 +102,12 @@ async def get_events(
         )
         queue_id, last_event_id = client.queue_id, None
     user_id = user.id
-    # The pipeline holds ctx until the view returns, and a parked long-poll may wait a
-    # heartbeat interval: the detached UserProfile and its joined Realm (their loaded
-    # columns, instance state and the rows they came from) would be kept that long, for
-    # every parked request. Nothing after this point needs them, nor the options.
-    del user, options
-    ctx.user = ctx.realm_or_none = None
+    # A parked long-poll may wait a heartbeat interval, thousands at once: the detached
+    # UserProfile and its joined Realm (their loaded columns, instance state and the rows
+    # they came from), the closed session and the options would be kept that long, for
+    # every parked request. Nothing after this point needs them (``execute_async`` has let
+    # go of its own reference to ctx).
+    del user, options, ctx
     if client is not None:
         await backend.run_blocking(backend.create_queue, client)
     # Each event's JSON as the queue holds it (one serialization per shared copy), spliced

@@ -21,7 +21,7 @@ import re
 import secrets
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.requests import ClientDisconnect
@@ -37,6 +37,9 @@ from palaver.lib.operational_errors import (
     RequestHeadersTooLargeError,
     RequestTimeoutError,
 )
+
+if TYPE_CHECKING:
+    from palaver.api.long_poll import LongPolls
 
 access_logger = logging.getLogger("palaver.access")
 slow_logger = logging.getLogger("palaver.slow")
@@ -90,8 +93,11 @@ class RequestMiddleware:
         settings: Settings,
         route_templates: Mapping[Any, str],
         outages: OutageMonitor | None = None,
+        long_polls: LongPolls | None = None,
     ) -> None:
         self.app = app
+        # GET /events, served on a short path that parks less (api/long_poll.py).
+        self.long_polls = long_polls
         # Routes outside the API pipeline (file serving) meet outages too: 503, not 500.
         self.outages = outages
         self.settings = settings
@@ -127,7 +133,11 @@ class RequestMiddleware:
             if self.proxies:
                 self._apply_forwarded(scope, headers)
             error = self._check_headers(headers)
-            if error is None:
+            long_poll = self.long_polls.match(scope) if error is None and self.long_polls else None
+            if long_poll is not None and self.long_polls is not None:
+                # No body to guard: the short path takes only requests without one.
+                await self.long_polls.serve(long_poll, scope, receive, send_with_id)
+            elif error is None:
                 await self.app(scope, self._guard_body(scope, headers, receive), send_with_id)
             elif status == 0:
                 start, body = _error_messages(error, request_id)

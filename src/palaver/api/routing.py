@@ -157,14 +157,21 @@ def _url_query(query_string: bytes) -> str:
     return query_string.decode().translate(_URL_NOISE).partition("#")[0]
 
 
+def query_values(query_string: bytes) -> dict[str, Any]:
+    """The query string's parameters (the last of a repeated name wins)."""
+    if not query_string:
+        return {}
+    try:
+        return dict(parse_qsl(_url_query(query_string), keep_blank_values=True, errors="strict"))
+    except (UnicodeDecodeError, ValueError):
+        raise JsonableError("Malformed request body") from None
+
+
 async def read_request_params(request: Request) -> RawParams:
     """Gather query-string and body parameters; the body wins where both name one."""
-    values: dict[str, Any] = {}
+    values = query_values(request.scope.get("query_string", b""))
     files: dict[str, UploadFile] = {}
     try:
-        query_string: bytes = request.scope.get("query_string", b"")
-        if query_string:
-            values.update(parse_qsl(_url_query(query_string), keep_blank_values=True, errors="strict"))
         headers = request.headers
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "multipart/form-data":
@@ -291,15 +298,15 @@ def _prepare(
     )
 
 
-def _render(result: JsonDict | Response, prepared: Prepared) -> Response:
+def _render(result: JsonDict | Response, headers: dict[str, str], ignored: list[str]) -> Response:
     if isinstance(result, Response):
-        for name, value in prepared.headers.items():
+        for name, value in headers.items():
             result.headers.setdefault(name, value)
         return result
     body: JsonDict = {"result": "success", "msg": "", **result}
-    if prepared.ignored:
-        body["ignored_parameters_unsupported"] = prepared.ignored
-    return json_response(body, headers=prepared.headers)
+    if ignored:
+        body["ignored_parameters_unsupported"] = ignored
+    return json_response(body, headers=headers)
 
 
 def internal_error_response() -> Response:
@@ -339,7 +346,7 @@ def execute(services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawP
     prepared: Prepared | None = None
     try:
         prepared = _prepare(session, services, endpoint, info, raw)
-        return _render(endpoint.view(prepared.ctx, **prepared.kwargs), prepared)
+        return _render(endpoint.view(prepared.ctx, **prepared.kwargs), prepared.headers, prepared.ignored)
     except JsonableError as e:
         return error_response(e, prepared.headers if prepared else None)
     except Exception:
@@ -372,14 +379,27 @@ async def execute_async(
     services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
 ) -> Response:
     prepared = await run_in_threadpool(prepare_for_async_view, services, endpoint, info, raw)
+    # An async view may wait long (a parked long-poll, thousands at once): from here on this
+    # frame keeps only what rendering needs; the view's coroutine holds the rest.
+    del info, raw
     if isinstance(prepared, Response):
         return prepared
+    headers, ignored = prepared.headers, prepared.ignored
     try:
-        return _render(await endpoint.view(prepared.ctx, **prepared.kwargs), prepared)
+        pending = endpoint.view(prepared.ctx, **prepared.kwargs)
+        del prepared
+        return _render(await pending, headers, ignored)
     except JsonableError as e:
-        return error_response(e, prepared.headers)
+        return error_response(e, headers)
     except Exception:
         return _internal_error(endpoint, services=services)
+
+
+def web_challenge(response: Response) -> None:
+    """Adapt a response of a /json endpoint: the browser authenticates by session cookie."""
+    if "www-authenticate" in response.headers:
+        # A Basic challenge would make the browser pop up its own password dialog.
+        response.headers["WWW-Authenticate"] = "Session"
 
 
 def make_path_handler(
@@ -393,9 +413,8 @@ def make_path_handler(
 
     async def handle(request: Request) -> Response:
         response = await _handle(request)
-        if web and "www-authenticate" in response.headers:
-            # A Basic challenge would make the browser pop up its own password dialog.
-            response.headers["WWW-Authenticate"] = "Session"
+        if web:
+            web_challenge(response)
         return response
 
     async def _handle(request: Request) -> Response:

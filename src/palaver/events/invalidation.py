@@ -26,8 +26,6 @@ from collections.abc import Iterable
 from typing import Protocol
 
 import orjson
-import redis
-from redis.exceptions import RedisError
 
 from palaver.events.realm_state import RealmStateStore
 
@@ -64,6 +62,10 @@ class RedisInvalidation:
     """Publishes this process's invalidations and applies the others'."""
 
     def __init__(self, url: str, channel: str, store: RealmStateStore) -> None:
+        # redis-py (~6 MiB) only in servers configured with Redis.
+        import redis  # noqa: PLC0415
+
+        self._errors: type[Exception] = redis.RedisError
         self._client = redis.Redis.from_url(
             url, socket_connect_timeout=2, socket_timeout=10, health_check_interval=30
         )
@@ -90,7 +92,7 @@ class RedisInvalidation:
         }
         try:
             self._client.publish(self._channel, orjson.dumps(message))
-        except RedisError as error:
+        except self._errors as error:
             # Redis is down: the other processes have lost their subscription as well, cache
             # nothing meanwhile and drop everything when it returns, so nothing stale outlives
             # this. One line per outage, not a traceback per committed write.
@@ -106,7 +108,7 @@ class RedisInvalidation:
     def close(self) -> None:
         self._stop.set()
         # An empty message ends the subscriber's wait at once.
-        with contextlib.suppress(RedisError):
+        with contextlib.suppress(self._errors):
             self._client.publish(self._channel, b"")
         if self._thread is not threading.current_thread():
             self._thread.join(timeout=3)
@@ -146,7 +148,7 @@ class RedisInvalidation:
                         backoff = 0.1
                     elif message["type"] == "message":
                         self._apply(message["data"])
-            except RedisError as error:
+            except self._errors as error:
                 self._store.accepting = False
                 self._store.clear()
                 if not self._stop.is_set():

@@ -20,9 +20,6 @@ from collections.abc import Callable
 from typing import TextIO
 from urllib.parse import urlsplit
 
-import redis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
@@ -58,6 +55,8 @@ def check_database(engine: Engine) -> None:
 
 
 def check_redis(url: str, timeout: float = 1.0) -> None:
+    import redis  # noqa: PLC0415  (~6 MiB, only in servers configured with Redis)
+
     client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
     try:
         client.ping()
@@ -130,7 +129,11 @@ def wait_for_dependencies(
 
 def dependency_of(error: BaseException) -> str | None:
     """Which dependency an exception says is unreachable: "database", "redis", or None."""
-    if isinstance(error, RedisConnectionError | RedisTimeoutError):
+    # No Redis error can exist before redis-py is imported, and it is only where Redis is used.
+    redis_errors = sys.modules.get("redis.exceptions")
+    if redis_errors is not None and isinstance(
+        error, redis_errors.ConnectionError | redis_errors.TimeoutError
+    ):
         return "redis"
     if isinstance(error, PoolTimeoutError):
         return "database"

@@ -15,14 +15,16 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
 from palaver.models.legacy_push import LegacyPushToken
+
+if TYPE_CHECKING:
+    import httpx
 from palaver.models.users import UserProfile
 
 logger = logging.getLogger("palaver.push")
@@ -96,6 +98,8 @@ def send_to_legacy_targets(
 ) -> int:
     """Post the payload for each token to the relay at ``url``; returns how many it accepted.
     Never raises."""
+    import httpx  # noqa: PLC0415  (loaded by the caller's client: push.py)
+
     delivered = 0
     for target in targets:
         try:

@@ -24,9 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
-from nacl.secret import SecretBox
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -35,11 +33,15 @@ from palaver.lib.legacy_push import legacy_targets, send_to_legacy_targets
 from palaver.models.devices import Device
 
 if TYPE_CHECKING:
+    import httpx
+
     from palaver.db import Database
 
 logger = logging.getLogger("palaver.push")
 
-RELAY_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+# Seconds: the whole request, and connecting.
+RELAY_TIMEOUT_SECONDS = 10.0
+RELAY_CONNECT_TIMEOUT_SECONDS = 5.0
 
 JsonDict = dict[str, Any]
 
@@ -61,6 +63,8 @@ def encrypt_payload(push_key: bytes, payload: JsonDict) -> bytes:
     """Nonce and ciphertext of the payload's JSON under the device's push key."""
     if push_key[0] != SECRETBOX_KEY_PREFIX:
         raise ValueError(f"unsupported push key type 0x{push_key[0]:02x}")
+    from nacl.secret import SecretBox  # noqa: PLC0415  (idle servers need no PyNaCl)
+
     return bytes(SecretBox(push_key[1:]).encrypt(orjson.dumps(payload)))
 
 
@@ -120,7 +124,11 @@ def send_push_to_user(
         if not targets and not legacy:
             return 0
         delivered = 0
-        with httpx.Client(timeout=RELAY_TIMEOUT, transport=transport) as client:
+        # httpx (with its CLI's rich and pygments, ~7 MiB) only once there is a device to notify.
+        import httpx  # noqa: PLC0415
+
+        timeout = httpx.Timeout(RELAY_TIMEOUT_SECONDS, connect=RELAY_CONNECT_TIMEOUT_SECONDS)
+        with httpx.Client(timeout=timeout, transport=transport) as client:
             delivered += send_to_legacy_targets(relay_url, legacy, payload, client)
             for target in targets:
                 try:

@@ -20,8 +20,6 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Protocol
 
-import redis
-
 from palaver.config import RateLimit
 
 logger = logging.getLogger(__name__)
@@ -116,6 +114,9 @@ class RedisRateLimiter:
     WARN_INTERVAL = 60.0
 
     def __init__(self, url: str, *, timeout: float = 0.5) -> None:
+        # redis-py (~6 MiB) only in servers configured with Redis.
+        import redis  # noqa: PLC0415
+
         self._redis = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._errors: tuple[type[Exception], ...] = (redis.RedisError, OSError)
         self._fallback = MemoryRateLimiter()

@@ -17,9 +17,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
+
 from sqlalchemy.orm import Session
 
 from palaver.actions.service_bot_queue import (
@@ -106,9 +109,15 @@ class ServiceBotWorker(BackgroundWorker):
         self.clock = clock
         self.max_sleep_seconds = max_sleep_seconds
         self.batch_size = batch_size
-        settings = services.settings
-        self.http = httpx.Client(
-            timeout=httpx.Timeout(settings.outgoing_webhook_timeout_seconds),
+
+    @cached_property
+    def http(self) -> httpx.Client:
+        # httpx (with its CLI's rich and pygments, ~7 MiB) loads with the first bot call, not
+        # in every server that has no bot.
+        import httpx  # noqa: PLC0415
+
+        return httpx.Client(
+            timeout=httpx.Timeout(self.services.settings.outgoing_webhook_timeout_seconds),
             follow_redirects=False,
             trust_env=False,
         )
@@ -214,6 +223,8 @@ class ServiceBotWorker(BackgroundWorker):
             return _Failure(
                 f"Refused to call the service: {e} (outgoing_webhooks_allow_private is off)", False
             )
+        import httpx  # noqa: PLC0415  (loaded with the client: see ``http``)
+
         try:
             if job.request.json is not None:
                 response = self.http.post(job.url, json=job.request.json)
@@ -304,4 +315,5 @@ class ServiceBotWorker(BackgroundWorker):
 
     async def stop(self) -> None:
         await super().stop()
-        self.http.close()
+        if "http" in self.__dict__:  # made on first use
+            self.http.close()

@@ -1,0 +1,142 @@
+"""GET /events on a short path: the API pipeline without Starlette's routing layers.
+
+A parked long-poll keeps everything on its await chain alive until an event or a
+heartbeat, and thousands are parked at once. Through Starlette each one holds the
+exception middleware, the router, the API dispatcher (with its own copy of the scope), the
+route, two request wrappers, a ``Request`` and the path handler: coroutine frames and
+objects worth about as much as the rest of the poll together (bench/README.md, 7g).
+
+``RequestMiddleware`` (api/middleware.py) hands a plain GET of an events URL (no body,
+not under a path prefix) straight to ``LongPolls.serve``, after its own work (request ID,
+header limits, proxies), and records the access log and metrics as for any request. What
+happens in between is the general pipeline's (routing.py): the same parameter reading,
+``execute_async`` (authentication, rate limit, parameter validation, the view, errors and
+envelope) and, for /json, the session cookie and the answer to a failed login. Anything
+else (HEAD, a body, another method) takes the general path, so its answers do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from palaver.api.params import RawParams
+from palaver.api.routing import (
+    Endpoint,
+    RequestInfo,
+    error_response,
+    execute_async,
+    internal_error_response,
+    query_values,
+    web_challenge,
+)
+from palaver.lib.exceptions import JsonableError
+from palaver.services import Services
+from palaver.web.sessions import web_credentials
+
+# Where the API's route dispatcher leaves the route that matched; the middleware labels
+# the request's metrics and log line with its template.
+_ROUTE_SCOPE_KEY = "palaver.route"
+# Headers that announce a body (HTTP/1.1 framing), or a multipart one to read as a form.
+_BODY_HEADERS = (b"content-length", b"transfer-encoding")
+
+
+@dataclass(frozen=True, slots=True)
+class LongPollRoute:
+    """One events URL: the Starlette route it replaces, and the GET endpoint it serves."""
+
+    route: Route
+    endpoint: Endpoint
+    web: bool
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    # As Starlette's Headers.get: the first field of that name, decoded as Latin-1.
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class LongPolls:
+    """The events URLs served on the short path (/api/v1/events, /json/events)."""
+
+    def __init__(self, services: Services, routes: Iterable[LongPollRoute]) -> None:
+        self.services = services
+        self._by_path = {target.route.path: target for target in routes}
+
+    def match(self, scope: Scope) -> LongPollRoute | None:
+        """The route when this request may take the short path, else None."""
+        if scope["method"] != "GET" or scope.get("root_path"):
+            return None
+        target = self._by_path.get(scope["path"])
+        if target is None:
+            return None
+        for key, value in scope["headers"]:
+            if key in _BODY_HEADERS or (key == b"content-type" and b"multipart/" in value.lower()):
+                return None
+        return target
+
+    async def serve(self, target: LongPollRoute, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[_ROUTE_SCOPE_KEY] = target.route
+        try:
+            # Passed on, not kept in this frame: ``execute_async`` drops them before the wait.
+            response = await execute_async(self.services, target.endpoint, *_request(scope, target.web))
+        except JsonableError as e:
+            response = error_response(e)
+        except Exception:
+            # As Starlette's ServerErrorMiddleware would (this path bypasses it, see
+            # ``LongPollStarlette``): our envelope, nothing having been sent, and the exception
+            # goes on to the middleware and the server, which log it. (``execute_async``
+            # answers the view's own errors; this is for a bug in reading the request.)
+            await internal_error_response()(scope, receive, send)
+            raise
+        if target.web:
+            web_challenge(response)
+        # An error while sending goes on as well; the response has started by then.
+        await response(scope, receive, send)
+
+
+def _request(scope: Scope, web: bool) -> tuple[RequestInfo, RawParams]:
+    """What ``make_path_handler`` reads of a request without a body."""
+    raw = RawParams(values=query_values(scope.get("query_string", b"")), files={}, path={})
+    client = scope.get("client")
+    info = RequestInfo(
+        host=_header(scope, b"host") or "",
+        authorization=_header(scope, b"authorization"),
+        client_ip=client[0] if client else "",
+        user_agent=_header(scope, b"user-agent") or "",
+        # Only the cookie and CSRF header are read; the Request is dropped at once.
+        web=web_credentials(Request(scope)) if web else None,
+    )
+    return info, raw
+
+
+class LongPollStarlette(Starlette):
+    """Starlette, with GET /events handed straight to the request middleware.
+
+    Starlette's own ``__call__`` and its ServerErrorMiddleware are two more frames (and a
+    closure) for every parked poll; ``LongPolls.serve`` does what that middleware would
+    for these requests. ``install_operations`` sets ``short_path`` (a ``RequestMiddleware``
+    serving only long-polls); every other request goes through Starlette as before.
+    """
+
+    short_path: ASGIApp | None = None
+    long_polls: LongPolls | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            self.short_path is not None
+            and self.long_polls is not None
+            and scope["type"] == "http"
+            and self.long_polls.match(scope) is not None
+        ):
+            scope["app"] = self
+            await self.short_path(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)

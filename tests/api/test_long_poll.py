@@ -1,0 +1,140 @@
+"""GET /events on the short path (api/long_poll.py): the same answers as the general
+pipeline, and a parked poll that holds neither the routing stack nor the request's session."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+import httpx
+import pytest
+from sqlalchemy.orm import Session
+from starlette.requests import Request
+from starlette.testclient import TestClient
+from starlette.types import Receive, Scope, Send
+
+from palaver.api.long_poll import LongPollRoute, LongPolls
+from palaver.api.routing import Ctx
+from palaver.app import create_app
+from palaver.services import Services
+from tests.helpers import SeededRealm, basic_auth, encode_params, until
+
+# A body header (even an empty body) sends a GET down the general pipeline.
+GENERAL = {"content-length": "0"}
+# Headers that differ between any two requests.
+VOLATILE = {"x-request-id", "x-ratelimit-remaining", "x-ratelimit-reset", "content-length"}
+
+
+def _register(client: TestClient, realm: SeededRealm) -> str:
+    response = client.post(
+        f"http://{realm.host}/api/v1/register",
+        data={"event_types": '["message"]'},
+        headers={"authorization": basic_auth(realm.hamlet)},
+    )
+    assert response.status_code == 200, response.text
+    return str(response.json()["queue_id"])
+
+
+def _answer(response: httpx.Response) -> tuple[int, object, dict[str, str]]:
+    headers = {k: v for k, v in response.headers.items() if k not in VOLATILE}
+    return response.status_code, response.json(), headers
+
+
+@pytest.mark.parametrize(
+    ("case", "query", "auth"),
+    [
+        ("events at once", {"last_event_id": "-1", "dont_block": "true"}, "hamlet"),
+        ("bad queue", {"queue_id": "1:nope", "dont_block": "true"}, "hamlet"),
+        ("invalid parameter", {"last_event_id": "many"}, "hamlet"),
+        ("not logged in", {"dont_block": "true"}, None),
+        ("wrong key", {"dont_block": "true"}, "wrong"),
+    ],
+)
+def test_same_answers_as_the_general_pipeline(
+    client: TestClient,
+    realm: SeededRealm,
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    query: dict[str, str],
+    auth: str | None,
+) -> None:
+    queue_id = _register(client, realm)
+    served: list[str] = []
+    serve = LongPolls.serve
+
+    async def counted(
+        self: LongPolls, target: LongPollRoute, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        served.append(scope["path"])
+        await serve(self, target, scope, receive, send)
+
+    monkeypatch.setattr(LongPolls, "serve", counted)
+    headers = {}
+    if auth == "hamlet":
+        headers["authorization"] = basic_auth(realm.hamlet)
+    elif auth == "wrong":
+        headers["authorization"] = basic_auth(realm.hamlet).replace("Basic ", "Basic x")
+    params = {"queue_id": queue_id, **query}
+    url = f"http://{realm.host}/api/v1/events"
+    short = client.get(url, params=params, headers=headers)
+    assert served == ["/api/v1/events"]
+    general = client.get(url, params=params, headers={**headers, **GENERAL})
+    assert served == ["/api/v1/events"]  # the general pipeline answered this one
+    assert _answer(short) == _answer(general), case
+
+
+def test_malformed_query_string_is_the_same_error(client: TestClient, realm: SeededRealm) -> None:
+    headers = {"authorization": basic_auth(realm.hamlet)}
+    url = f"http://{realm.host}/api/v1/events?queue_id=%ff"
+    short = client.get(url, headers=headers)
+    general = client.get(url, headers={**headers, **GENERAL})
+    assert short.status_code == 400
+    assert _answer(short) == _answer(general)
+
+
+def test_short_path_is_counted_under_its_route(client: TestClient, realm: SeededRealm) -> None:
+    queue_id = _register(client, realm)
+    headers = {"authorization": basic_auth(realm.hamlet)}
+    params = {"queue_id": queue_id, "dont_block": "true"}
+    assert client.get(f"http://{realm.host}/api/v1/events", params=params, headers=headers).status_code == 200
+    assert (
+        "x-request-id"
+        in client.get(f"http://{realm.host}/api/v1/events", params=params, headers=headers).headers
+    )
+    metrics = client.get("/metrics").text
+    assert any(
+        line.startswith("palaver_http_requests_total")
+        and 'route="/api/v1/events"' in line
+        and 'method="GET"' in line
+        for line in metrics.splitlines()
+    )
+
+
+async def test_a_parked_poll_holds_no_request_or_session(services: Services, realm: SeededRealm) -> None:
+    """What the general pipeline kept per parked poll (a Request, the closed session, the
+    view's context) is gone while the short path waits."""
+    app = create_app(services.settings, services)
+    transport = httpx.ASGITransport(app=app)
+    headers = {"authorization": basic_auth(realm.hamlet)}
+
+    def held() -> int:
+        gc.collect()
+        return sum(isinstance(o, Request | Session | Ctx) for o in gc.get_objects())
+
+    async with httpx.AsyncClient(transport=transport, base_url=f"http://{realm.host}") as client:
+        response = await client.post(
+            "/api/v1/register", data=encode_params({"event_types": ["realm_user"]}), headers=headers
+        )
+        queue_id = response.json()["queue_id"]
+        before = held()
+        poll = asyncio.create_task(
+            client.get(
+                "/api/v1/events", params={"queue_id": queue_id, "last_event_id": "-1"}, headers=headers
+            )
+        )
+        await until(lambda: services.bus.parked_polls == 1)
+        assert held() == before
+        services.bus.append(queue_id, {"type": "heartbeat"})
+        response = await asyncio.wait_for(poll, 5)
+        assert response.status_code == 200
+        assert response.json()["events"] == [{"type": "heartbeat", "id": 0}]
