@@ -37,8 +37,9 @@ class FakeClock:
     """Stands in for the ``time`` module inside palaver.lib.rate_limit."""
 
     def __init__(self) -> None:
-        # A random, window-aligned epoch: Redis keys name their window, so runs sharing one
-        # Redis (SQLite and PostgreSQL suites side by side) never see each other's counts.
+        # A random, window-aligned epoch. Redis keys hold a sliding log of hit times under
+        # the key's name, so tests sharing a key must not share Redis: each uses a key (or,
+        # through the API, a client address) of its own.
         self.now = float(random.randrange(10**9, 2 * 10**9) // 3600 * 3600)
 
     def time(self) -> float:
@@ -251,8 +252,13 @@ def limited(
         services.rate_limiter = redis_limiter()
     upgrade(services.db.engine)
     realm = seed_realm(services)
-    # No lifespan: these services are the test's own, closed below.
-    client = TestClient(create_app(settings, services), base_url="http://palaver.test")
+    # No lifespan: these services are the test's own, closed below. A client address of its
+    # own: Redis keys name the address, not the window, and another test's fake clock (or
+    # another suite's, on the same Redis) leaves hits at other times under the same key.
+    address = f"10.{random.randrange(256)}.{random.randrange(256)}.{random.randrange(1, 255)}"
+    client = TestClient(
+        create_app(settings, services), base_url="http://palaver.test", client=(address, 50000)
+    )
     yield client, realm, services
     client.close()
     services.close()
