@@ -32,9 +32,14 @@ from palaver.events.realm_state import (
     concerns_cache,
 )
 from palaver.events.types import Event
+from palaver.read_fence import WriteFence, fence_key_prefix
 
 logger = logging.getLogger(__name__)
 _TX_KEY = "palaver_tx"
+# On a session's info: the user on whose behalf it writes (their reads are fenced after it).
+_ACTOR_KEY = "palaver_actor"
+# On a session's info: it reads from the replica, so it must never write.
+_REPLICA_KEY = "palaver_replica"
 _WRITE_OPTION = "palaver_write"
 # On a connection's info: the set collecting the tables its write transaction changes.
 _WRITTEN_KEY = "palaver_written"
@@ -173,6 +178,22 @@ def make_engine(settings: Settings) -> Engine:
     return engine
 
 
+def make_replica_engine(settings: Settings) -> Engine | None:
+    """The read replica's engine, when one is configured (PostgreSQL only; see config.py)."""
+    if not settings.database_replica_url:
+        return None
+    return create_engine(settings.database_replica_url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def set_actor(session: Session, user_id: int) -> None:
+    """Name the user a request acts for: when its write commits, their reads are fenced."""
+    session.info[_ACTOR_KEY] = user_id
+
+
+def is_replica_session(session: Session) -> bool:
+    return bool(session.info.get(_REPLICA_KEY))
+
+
 class Database:
     def __init__(self, settings: Settings, bus: EventBus) -> None:
         self.engine = make_engine(settings)
@@ -180,6 +201,18 @@ class Database:
         self.settings = settings
         self.bus = bus
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # The read replica (read_session) and who must not read from it yet (read_fence.py).
+        self.replica_engine = make_replica_engine(settings)
+        self._replica_sessions = (
+            None if self.replica_engine is None else sessionmaker(self.replica_engine, expire_on_commit=False)
+        )
+        self.fence: WriteFence | None = None
+        if self.replica_engine is not None:
+            self.fence = WriteFence(
+                settings.database_replica_fence_seconds,
+                settings.redis_url,
+                fence_key_prefix(settings.database_url),
+            )
         # SQLite has one write lock per database, and its busy handler waits for it by
         # sleeping and retrying: with many writer threads that is unfair, and under load
         # some writers lose every retry until busy_timeout fails them ("database is
@@ -234,6 +267,32 @@ class Database:
         return session
 
     @contextmanager
+    def read_session(self, session: Session, user_id: int) -> Iterator[Session]:
+        """The session for a read that tolerates the replica's lag, for ``user_id``.
+
+        A session on the read replica when one is configured, unless the read must see
+        the primary: inside a write transaction, or when the user's own write committed
+        less than ``database_replica_fence_seconds`` ago (read-your-writes). Otherwise
+        ``session`` itself. Realm-state cache loads read the primary whichever it is
+        (``lib/realm_cache``: a replica's lag must never be cached as current).
+        """
+        if (
+            self._replica_sessions is None
+            or self.fence is None
+            or in_write_transaction(session)
+            or self.fence.holds(user_id)
+        ):
+            yield session
+            return
+        replica = self._replica_sessions()
+        replica.info["db"] = self
+        replica.info[_REPLICA_KEY] = True
+        try:
+            yield replica
+        finally:
+            replica.close()
+
+    @contextmanager
     def transaction(self, session: Session) -> Iterator[Tx]:
         """Run a write atomically; nested calls join the outermost transaction.
 
@@ -244,6 +303,8 @@ class Database:
         if outer is not None:
             yield outer
             return
+        if is_replica_session(session):
+            raise RuntimeError("a write through a read-replica session (use the primary's)")
         if session.in_transaction():
             session.commit()
         queued = self._write_lock is not None and self._write_lock.acquire(
@@ -267,12 +328,17 @@ class Database:
                     conn.info.pop(_WRITTEN_KEY, None)
             # Committed. This process's cache forgets what changed before the next writer
             # of this process (queued on the SQLite write lock) can read it.
+            wrote = bool(tx.written)
             realms = self._invalidate_locally(tx)
         finally:
             del session.info[_TX_KEY]
             if queued:
                 assert self._write_lock is not None
                 self._write_lock.release()
+        actor: int | None = session.info.get(_ACTOR_KEY)
+        if actor is not None and self.fence is not None and wrote:
+            # Before any event goes out: a client told of its own write may read at once.
+            self.fence.mark(actor)
         if tx.written:
             self.invalidation.publish(realms, tx.written)
         self._publish(tx.events)
@@ -317,7 +383,11 @@ class Database:
 
     def dispose(self) -> None:
         self.invalidation.close()
+        if self.fence is not None:
+            self.fence.close()
         self.engine.dispose()
+        if self.replica_engine is not None:
+            self.replica_engine.dispose()
 
 
 def in_write_transaction(session: Session) -> bool:
