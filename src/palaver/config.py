@@ -59,10 +59,10 @@ class Settings(BaseModel):
     # After a user's write commits, that user's reads stay on the primary this long
     # (read-your-writes; read_fence.py). 0 sends every eligible read to the replica.
     database_replica_fence_seconds: float = Field(default=10, ge=0, le=3600)
-    # Database connections each process keeps open: as many as the request threads that
-    # use them (anyio's limit, 40), so busy periods do not open and close connections. On
-    # PostgreSQL, workers x (this + 8 overflow) must stay under max_connections.
-    database_pool_size: int = Field(default=40, ge=1, le=1000)
+    # PostgreSQL connections each process keeps open; up to 8 more while all are in use,
+    # and requests past those wait for one (db.py). Processes x (this + 8) must stay under
+    # PostgreSQL's max_connections (SQLite keeps one per request thread).
+    database_pool_size: int = Field(default=10, ge=1, le=1000)
     redis_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(default=9991, ge=0, le=65535)

@@ -53,8 +53,10 @@ SQLITE_BUSY_TIMEOUT_MS = 10_000
 # How long a writer waits for the other writers of its own process before it goes on to
 # SQLite (and its busy timeout) anyway: only a transaction stuck for this long is a bug.
 WRITE_QUEUE_TIMEOUT_SECONDS = 120.0
+# Pooled SQLite connections kept open (see make_engine).
+SQLITE_POOL_SIZE = 40
 # Connections opened past the pool's size when every kept one is in use (a request's
-# session plus the realm-state cache's own load connection); closed again when returned.
+# session plus the realm-state cache's own load connection); beyond, requests wait.
 POOL_OVERFLOW = 8
 
 
@@ -162,10 +164,10 @@ def make_engine(settings: Settings) -> Engine:
         engine = create_engine(
             settings.database_url,
             connect_args={"check_same_thread": False},
-            # As many kept connections as the worker threads that use them (see
-            # database_pool_size): with fewer, busy periods open and close overflow
-            # connections, each paying for its PRAGMAs.
-            pool_size=settings.database_pool_size,
+            # As many kept connections as the worker threads that use them (anyio's default
+            # limit is 40): with fewer, busy periods open and close overflow connections,
+            # each paying for its PRAGMAs. An idle SQLite connection costs little.
+            pool_size=SQLITE_POOL_SIZE,
             max_overflow=POOL_OVERFLOW,
         )
         event.listen(engine, "connect", _sqlite_pragmas)
@@ -180,10 +182,13 @@ def make_engine(settings: Settings) -> Engine:
 
 
 def _postgresql_engine(url: str, settings: Settings) -> Engine:
-    # A pool smaller than the request threads churns under load: every connection returned
-    # while the pool is full is closed, and the next one starts a PostgreSQL backend (a
-    # fork and a catalog warm-up, ~10 ms of CPU). 10 kept connections under 32 concurrent
-    # senders opened one backend per 5 messages, 6 ms of PostgreSQL CPU per message.
+    # A large overflow churns under load: a connection returned while the pool is full is
+    # closed, and the next one starts a PostgreSQL backend (a fork and a catalog warm-up,
+    # ~10 ms of CPU). 10 kept + 20 overflow under 32 concurrent senders opened a backend per
+    # 5 messages, 6 ms of PostgreSQL CPU per message. With a small overflow, requests past
+    # it wait for a connection instead (two cores gain nothing from more than ~18 anyway),
+    # and idle connections are not kept beyond the pool: PostgreSQL's max_connections is
+    # shared by every process.
     return create_engine(
         url, pool_size=settings.database_pool_size, max_overflow=POOL_OVERFLOW, pool_pre_ping=True
     )
