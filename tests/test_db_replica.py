@@ -68,6 +68,9 @@ def replicated(services: Services) -> Iterator[tuple[Services, Statements]]:
     assert built.db.replica_engine is not None
     statements = Statements()
     _record(built.db.engine, statements.primary)
+    # Realm-state loads have a pool of their own, on the primary too.
+    assert built.db.load_engine.url == built.db.engine.url
+    _record(built.db.load_engine, statements.primary)
     _record(built.db.replica_engine, statements.replica)
     yield built, statements
     built.close()

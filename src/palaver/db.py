@@ -194,6 +194,10 @@ def _postgresql_engine(url: str, settings: Settings) -> Engine:
     )
 
 
+def _load_engine(settings: Settings) -> Engine:
+    return create_engine(settings.database_url, pool_size=2, max_overflow=6, pool_pre_ping=True)
+
+
 def make_replica_engine(settings: Settings) -> Engine | None:
     """The read replica's engine, when one is configured (PostgreSQL only; see config.py)."""
     if not settings.database_replica_url:
@@ -217,6 +221,12 @@ class Database:
         self.settings = settings
         self.bus = bus
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # Realm-state cache loads take a connection while their request holds one. From the
+        # request pool, a burst of misses after an invalidation could take every connection
+        # and wait for one more forever (PostgreSQL's pool makes requests wait past its
+        # overflow); a small pool of their own cannot be held by requests. SQLite's pool
+        # has a connection per request thread and room beyond it.
+        self.load_engine = self.engine if settings.is_sqlite else _load_engine(settings)
         # The read replica (read_session) and who must not read from it yet (read_fence.py).
         self.replica_engine = make_replica_engine(settings)
         self._replica_sessions = (
@@ -407,6 +417,8 @@ class Database:
         if self.fence is not None:
             self.fence.close()
         self.engine.dispose()
+        if self.load_engine is not self.engine:
+            self.load_engine.dispose()
         if self.replica_engine is not None:
             self.replica_engine.dispose()
 
