@@ -60,8 +60,8 @@ class Settings(BaseModel):
     # (read-your-writes; read_fence.py). 0 sends every eligible read to the replica.
     database_replica_fence_seconds: float = Field(default=10, ge=0, le=3600)
     # PostgreSQL connections each process keeps open; up to 8 more while all are in use,
-    # and requests past those wait for one (db.py). Processes x (this + 8) must stay under
-    # PostgreSQL's max_connections (SQLite keeps one per request thread).
+    # and requests past those wait for one (db.py); cache loads have up to 8 of their own.
+    # Processes x (this + 16) must stay under PostgreSQL's max_connections.
     database_pool_size: int = Field(default=10, ge=1, le=1000)
     redis_url: str | None = None
     host: str = "127.0.0.1"
