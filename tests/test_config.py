@@ -421,3 +421,33 @@ def test_unprefixed_variables_are_not_settings() -> None:
     # Only DATABASE_URL and REDIS_URL are read without the prefix.
     s = load_settings(env={"PORT": "1234", "HOST": "0.0.0.0", "LOG_LEVEL": "debug"})
     assert (s.port, s.host, s.log_level) == (9991, "127.0.0.1", "info")
+
+
+def test_read_replica_url_from_the_environment() -> None:
+    settings = load_settings(
+        env={
+            "PALAVER_DATABASE_URL": "postgres://db-primary/palaver",
+            "PALAVER_DATABASE_REPLICA_URL": "postgresql://db-replica/palaver",
+            "PALAVER_DATABASE_REPLICA_FENCE_SECONDS": "2.5",
+        }
+    )
+    assert settings.database_replica_url == "postgresql+psycopg://db-replica/palaver"
+    assert settings.database_replica_fence_seconds == 2.5
+    assert load_settings(env={}).database_replica_url is None
+
+
+@pytest.mark.parametrize(
+    ("primary", "replica", "message"),
+    [
+        ("", "postgresql://db-replica/palaver", "needs a PostgreSQL database_url"),
+        ("sqlite:///x.db", "postgresql://db-replica/palaver", "needs a PostgreSQL database_url"),
+        ("postgresql://db/palaver", "sqlite:///copy.db", "replicas are PostgreSQL's"),
+        ("postgresql://db/palaver", "mysql://db/palaver", "must be a sqlite:///PATH or postgresql"),
+    ],
+)
+def test_a_read_replica_needs_postgresql_on_both_sides(primary: str, replica: str, message: str) -> None:
+    env = {"PALAVER_DATABASE_REPLICA_URL": replica}
+    if primary:
+        env["PALAVER_DATABASE_URL"] = primary
+    with pytest.raises(ConfigError, match=message):
+        load_settings(env=env)

@@ -53,6 +53,16 @@ class Settings(BaseModel):
 
     data_dir: Path = Path("palaver-data")
     database_url: str = ""
+    # A PostgreSQL read replica for reads that tolerate its lag (message history and search);
+    # writes, reads inside writes and realm-state cache loads always use database_url.
+    database_replica_url: str | None = None
+    # After a user's write commits, that user's reads stay on the primary this long
+    # (read-your-writes; read_fence.py). 0 sends every eligible read to the replica.
+    database_replica_fence_seconds: float = Field(default=10, ge=0, le=3600)
+    # PostgreSQL connections each process keeps open; up to 8 more while all are in use,
+    # and requests past those wait for one (db.py); cache loads have up to 8 of their own.
+    # Processes x (this + 16) must stay under PostgreSQL's max_connections.
+    database_pool_size: int = Field(default=10, ge=1, le=1000)
     redis_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(default=9991, ge=0, le=65535)
@@ -180,20 +190,23 @@ class Settings(BaseModel):
     @field_validator("database_url")
     @classmethod
     def _check_db_url(cls, value: str) -> str:
+        return _normalise_database_url(value) if value else value
+
+    @field_validator("database_replica_url")
+    @classmethod
+    def _check_replica_url(cls, value: str | None) -> str | None:
         if not value:
-            return value
-        scheme, sep, rest = value.partition("://")
-        # Only the drivers Palaver installs: anything else (mysql, asyncpg, psycopg2, a typo)
-        # would otherwise pass here and fail later with a driver traceback.
-        if not sep or scheme.lower() not in _DATABASE_SCHEMES:
-            raise ValueError("must be a sqlite:///PATH or postgresql://HOST/NAME URL")
-        driver = _DATABASE_SCHEMES[scheme.lower()]
-        if driver.startswith("sqlite") and rest.removeprefix("/") in ("", ":memory:"):
-            # Every pooled connection would get its own empty in-memory database.
-            raise ValueError("SQLite needs a file: sqlite:///PATH")
-        if driver.startswith("postgresql") and not rest.strip("/"):
-            raise ValueError("PostgreSQL URL needs a host or database: postgresql://HOST/NAME")
-        return f"{driver}://{rest}"
+            return None
+        url = _normalise_database_url(value)
+        if not url.startswith("postgresql"):
+            raise ValueError("must be a postgresql://HOST/NAME URL (replicas are PostgreSQL's)")
+        return url
+
+    @model_validator(mode="after")
+    def _check_replica_primary(self) -> Settings:
+        if self.database_replica_url and not self.database_url.startswith("postgresql"):
+            raise ValueError("database_replica_url needs a PostgreSQL database_url")
+        return self
 
     @field_validator("redis_url")
     @classmethod
@@ -271,6 +284,21 @@ _DATABASE_SCHEMES = {
     "postgresql": "postgresql+psycopg",
     "postgresql+psycopg": "postgresql+psycopg",
 }
+
+
+def _normalise_database_url(value: str) -> str:
+    scheme, sep, rest = value.partition("://")
+    # Only the drivers Palaver installs: anything else (mysql, asyncpg, psycopg2, a typo)
+    # would otherwise pass here and fail later with a driver traceback.
+    if not sep or scheme.lower() not in _DATABASE_SCHEMES:
+        raise ValueError("must be a sqlite:///PATH or postgresql://HOST/NAME URL")
+    driver = _DATABASE_SCHEMES[scheme.lower()]
+    if driver.startswith("sqlite") and rest.removeprefix("/") in ("", ":memory:"):
+        # Every pooled connection would get its own empty in-memory database.
+        raise ValueError("SQLite needs a file: sqlite:///PATH")
+    if driver.startswith("postgresql") and not rest.strip("/"):
+        raise ValueError("PostgreSQL URL needs a host or database: postgresql://HOST/NAME")
+    return f"{driver}://{rest}"
 
 
 def _from_environment(env: Mapping[str, str], sources: dict[str, str]) -> dict[str, Any]:

@@ -32,9 +32,14 @@ from palaver.events.realm_state import (
     concerns_cache,
 )
 from palaver.events.types import Event
+from palaver.read_fence import WriteFence, fence_key_prefix
 
 logger = logging.getLogger(__name__)
 _TX_KEY = "palaver_tx"
+# On a session's info: the user on whose behalf it writes (their reads are fenced after it).
+_ACTOR_KEY = "palaver_actor"
+# On a session's info: it reads from the replica, so it must never write.
+_REPLICA_KEY = "palaver_replica"
 _WRITE_OPTION = "palaver_write"
 # On a connection's info: the set collecting the tables its write transaction changes.
 _WRITTEN_KEY = "palaver_written"
@@ -50,6 +55,9 @@ SQLITE_BUSY_TIMEOUT_MS = 10_000
 WRITE_QUEUE_TIMEOUT_SECONDS = 120.0
 # Pooled SQLite connections kept open (see make_engine).
 SQLITE_POOL_SIZE = 40
+# Connections opened past the pool's size when every kept one is in use (a request's
+# session plus the realm-state cache's own load connection); beyond, requests wait.
+POOL_OVERFLOW = 8
 
 
 @dataclass
@@ -160,7 +168,7 @@ def make_engine(settings: Settings) -> Engine:
             # limit is 40): with fewer, busy periods open and close overflow connections,
             # each paying for its PRAGMAs. An idle SQLite connection costs little.
             pool_size=SQLITE_POOL_SIZE,
-            max_overflow=8,
+            max_overflow=POOL_OVERFLOW,
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         # Take BEGIN away from pysqlite: a write transaction must take the write lock at
@@ -169,8 +177,41 @@ def make_engine(settings: Settings) -> Engine:
         event.listen(engine, "connect", lambda conn, _rec: setattr(conn, "isolation_level", None))
         event.listen(engine, "begin", _sqlite_begin)
     else:
-        engine = create_engine(settings.database_url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+        engine = _postgresql_engine(settings.database_url, settings)
     return engine
+
+
+def _postgresql_engine(url: str, settings: Settings) -> Engine:
+    # A large overflow churns under load: a connection returned while the pool is full is
+    # closed, and the next one starts a PostgreSQL backend (a fork and a catalog warm-up,
+    # ~10 ms of CPU). 10 kept + 20 overflow under 32 concurrent senders opened a backend per
+    # 5 messages, 6 ms of PostgreSQL CPU per message. With a small overflow, requests past
+    # it wait for a connection instead (two cores gain nothing from more than ~18 anyway),
+    # and idle connections are not kept beyond the pool: PostgreSQL's max_connections is
+    # shared by every process.
+    return create_engine(
+        url, pool_size=settings.database_pool_size, max_overflow=POOL_OVERFLOW, pool_pre_ping=True
+    )
+
+
+def _load_engine(settings: Settings) -> Engine:
+    return create_engine(settings.database_url, pool_size=2, max_overflow=6, pool_pre_ping=True)
+
+
+def make_replica_engine(settings: Settings) -> Engine | None:
+    """The read replica's engine, when one is configured (PostgreSQL only; see config.py)."""
+    if not settings.database_replica_url:
+        return None
+    return _postgresql_engine(settings.database_replica_url, settings)
+
+
+def set_actor(session: Session, user_id: int) -> None:
+    """Name the user a request acts for: when its write commits, their reads are fenced."""
+    session.info[_ACTOR_KEY] = user_id
+
+
+def is_replica_session(session: Session) -> bool:
+    return bool(session.info.get(_REPLICA_KEY))
 
 
 class Database:
@@ -180,6 +221,24 @@ class Database:
         self.settings = settings
         self.bus = bus
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # Realm-state cache loads take a connection while their request holds one. From the
+        # request pool, a burst of misses after an invalidation could take every connection
+        # and wait for one more forever (PostgreSQL's pool makes requests wait past its
+        # overflow); a small pool of their own cannot be held by requests. SQLite's pool
+        # has a connection per request thread and room beyond it.
+        self.load_engine = self.engine if settings.is_sqlite else _load_engine(settings)
+        # The read replica (read_session) and who must not read from it yet (read_fence.py).
+        self.replica_engine = make_replica_engine(settings)
+        self._replica_sessions = (
+            None if self.replica_engine is None else sessionmaker(self.replica_engine, expire_on_commit=False)
+        )
+        self.fence: WriteFence | None = None
+        if self.replica_engine is not None:
+            self.fence = WriteFence(
+                settings.database_replica_fence_seconds,
+                settings.redis_url,
+                fence_key_prefix(settings.database_url),
+            )
         # SQLite has one write lock per database, and its busy handler waits for it by
         # sleeping and retrying: with many writer threads that is unfair, and under load
         # some writers lose every retry until busy_timeout fails them ("database is
@@ -234,17 +293,50 @@ class Database:
         return session
 
     @contextmanager
+    def read_session(self, session: Session, user_id: int) -> Iterator[Session]:
+        """The session for a read that tolerates the replica's lag, for ``user_id``.
+
+        A session on the read replica when one is configured, unless the read must see
+        the primary: inside a write transaction, or when the user's own write committed
+        less than ``database_replica_fence_seconds`` ago (read-your-writes). Otherwise
+        ``session`` itself. Realm-state cache loads read the primary whichever it is
+        (``lib/realm_cache``: a replica's lag must never be cached as current).
+        """
+        if (
+            self._replica_sessions is None
+            or self.fence is None
+            or in_write_transaction(session)
+            or self.fence.holds(user_id)
+        ):
+            yield session
+            return
+        replica = self._replica_sessions()
+        replica.info["db"] = self
+        replica.info[_REPLICA_KEY] = True
+        try:
+            yield replica
+        finally:
+            replica.close()
+
+    @contextmanager
     def transaction(self, session: Session) -> Iterator[Tx]:
         """Run a write atomically; nested calls join the outermost transaction.
 
         A read transaction the session began implicitly (authentication, access checks) is
-        committed first: it wrote nothing, and committing keeps the loaded objects usable.
+        committed first on SQLite: it wrote nothing, committing keeps the loaded objects
+        usable, and the write must start with ``BEGIN IMMEDIATE``. On PostgreSQL it carries
+        the write instead: under READ COMMITTED (the default, which the locking here
+        assumes) each statement reads the latest committed rows anyway, and going on saves
+        a pool checkout (its pre-ping), a COMMIT and a BEGIN, three round trips per write.
         """
         outer: Tx | None = session.info.get(_TX_KEY)
         if outer is not None:
             yield outer
             return
-        if session.in_transaction():
+        if is_replica_session(session):
+            raise RuntimeError("a write through a read-replica session (use the primary's)")
+        joined = session.in_transaction() and self._write_lock is None
+        if session.in_transaction() and not joined:
             session.commit()
         queued = self._write_lock is not None and self._write_lock.acquire(
             timeout=WRITE_QUEUE_TIMEOUT_SECONDS
@@ -252,8 +344,8 @@ class Database:
         tx = Tx(session)
         session.info[_TX_KEY] = tx
         try:
-            with session.begin():
-                conn = session.connection(execution_options={_WRITE_OPTION: True})
+            with _continued(session) if joined else session.begin():
+                conn = session.connection(execution_options=None if joined else {_WRITE_OPTION: True})
                 conn.info[_WRITTEN_KEY] = tx.written
                 try:
                     # Objects loaded before this point may be stale: another request can have
@@ -267,12 +359,17 @@ class Database:
                     conn.info.pop(_WRITTEN_KEY, None)
             # Committed. This process's cache forgets what changed before the next writer
             # of this process (queued on the SQLite write lock) can read it.
+            wrote = bool(tx.written)
             realms = self._invalidate_locally(tx)
         finally:
             del session.info[_TX_KEY]
             if queued:
                 assert self._write_lock is not None
                 self._write_lock.release()
+        actor: int | None = session.info.get(_ACTOR_KEY)
+        if actor is not None and self.fence is not None and wrote:
+            # Before any event goes out: a client told of its own write may read at once.
+            self.fence.mark(actor)
         if tx.written:
             self.invalidation.publish(realms, tx.written)
         self._publish(tx.events)
@@ -317,7 +414,24 @@ class Database:
 
     def dispose(self) -> None:
         self.invalidation.close()
+        if self.fence is not None:
+            self.fence.close()
         self.engine.dispose()
+        if self.load_engine is not self.engine:
+            self.load_engine.dispose()
+        if self.replica_engine is not None:
+            self.replica_engine.dispose()
+
+
+@contextmanager
+def _continued(session: Session) -> Iterator[None]:
+    """The session's open transaction as the write's: committed at the end, or rolled back."""
+    try:
+        yield
+    except BaseException:
+        session.rollback()
+        raise
+    session.commit()
 
 
 def in_write_transaction(session: Session) -> bool:

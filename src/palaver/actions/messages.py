@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select
+from sqlalchemy import ARRAY, BigInteger, Connection, Integer, bindparam, cast, func, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
@@ -67,6 +67,19 @@ _MESSAGE_TABLE = Message.metadata.tables[Message.__tablename__]
 _USER_MESSAGE_TABLE = UserMessage.metadata.tables[UserMessage.__tablename__]
 _INSERT_MESSAGE = insert(_MESSAGE_TABLE).returning(_MESSAGE_TABLE.c.id)
 _INSERT_USER_MESSAGES = insert(_USER_MESSAGE_TABLE)
+# PostgreSQL runs an executemany as one statement execution per row (parse, bind,
+# execute, each with its own overhead on both ends): one INSERT of two unnested arrays
+# puts every recipient's row in with one, and costs the backend ~1 ms less per send of
+# 50 recipients (and psycopg ~0.7 ms less). SQLite's executemany is one prepared loop.
+_RECIPIENT_ROWS = (
+    func.unnest(bindparam("user_ids", type_=ARRAY(Integer)), bindparam("flags", type_=ARRAY(BigInteger)))
+    .table_valued("user_id", "flags")
+    .render_derived()
+)
+_INSERT_USER_MESSAGES_UNNESTED = insert(_USER_MESSAGE_TABLE).from_select(
+    ["user_profile_id", "message_id", "flags"],
+    select(_RECIPIENT_ROWS.c.user_id, cast(bindparam("message_id"), Integer), _RECIPIENT_ROWS.c.flags),
+)
 _MUTING_USER_IDS = select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == bindparam("sender_id"))
 
 # Flag bits as plain ints: IntFlag arithmetic runs through the enum machinery per operation.
@@ -278,8 +291,12 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
     others = flags.keys() - {sender_id}
     for user_id in user_ids_with_alert_words_in(session, prepared.realm_id, others, message.content):
         flags[user_id] |= _HAS_ALERT_WORD
-    rows = [{"user_profile_id": u, "message_id": message_id, "flags": bits} for u, bits in flags.items()]
-    conn.execute(_INSERT_USER_MESSAGES, rows)
+    if conn.dialect.name == "postgresql":
+        params = {"user_ids": list(flags), "flags": list(flags.values()), "message_id": message_id}
+        conn.execute(_INSERT_USER_MESSAGES_UNNESTED, params)
+    else:
+        rows = [{"user_profile_id": u, "message_id": message_id, "flags": b} for u, b in flags.items()]
+        conn.execute(_INSERT_USER_MESSAGES, rows)
     if rendered.has_attachment:
         # Uploads the content links become readable by the message's audience; this may
         # correct has_attachment, so it works on the stored row.

@@ -104,18 +104,24 @@ def fetch_messages(
     include = include_anchor is not False
     if num_before > 0 and num_after > 0 and not include:
         raise JsonableError("The anchor can only be excluded at an end of the range")
-    return get_messages(
-        ctx.session,
-        ctx.me,
-        narrow=narrow,
-        # A "near" term says where to open the view when the client gives no anchor.
-        anchor=parse_anchor(anchor if anchor is not None else narrow_anchor(narrow), use_first_unread_anchor),
-        include_anchor=include,
-        num_before=num_before,
-        num_after=num_after,
-        message_ids=None,
-        options=options,
-    )
+    # History and search tolerate the read replica's lag (messages others sent in the last
+    # moments reach the client as events); a fetch of messages by ID is of ones the client
+    # has just heard of, so it stays on the primary, as do the user's reads after a write.
+    with ctx.services.db.read_session(ctx.session, ctx.me.id) as session:
+        return get_messages(
+            session,
+            ctx.me,
+            narrow=narrow,
+            # A "near" term says where to open the view when the client gives no anchor.
+            anchor=parse_anchor(
+                anchor if anchor is not None else narrow_anchor(narrow), use_first_unread_anchor
+            ),
+            include_anchor=include,
+            num_before=num_before,
+            num_after=num_after,
+            message_ids=None,
+            options=options,
+        )
 
 
 @router.get("/messages/{message_id:int}")
@@ -147,9 +153,9 @@ def matches_narrow(ctx: Ctx, msg_ids: list[int], narrow: list[Any]) -> JsonDict:
 
 @router.get("/users/me/{stream_id:int}/topics")
 def get_topics(ctx: Ctx, stream_id: int, allow_empty_topic_name: bool = False) -> JsonDict:
-    stream = access_stream_by_id(ctx.session, ctx.me, stream_id, require_content_access=True)
-    return {
-        "topics": get_topic_history(
-            ctx.session, ctx.me, stream, allow_empty_topic_name=allow_empty_topic_name
-        )
-    }
+    # A topic others started in the last moments reaches the client as an event: the
+    # replica's lag is tolerable here too (the user's own, after a write, is fenced).
+    with ctx.services.db.read_session(ctx.session, ctx.me.id) as session:
+        stream = access_stream_by_id(session, ctx.me, stream_id, require_content_access=True)
+        topics = get_topic_history(session, ctx.me, stream, allow_empty_topic_name=allow_empty_topic_name)
+    return {"topics": topics}

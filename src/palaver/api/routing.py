@@ -32,6 +32,7 @@ from starlette.responses import Response
 
 from palaver.api.multipart import read_multipart
 from palaver.api.params import ParamSpec, RawParams, build_param_specs, parse_params
+from palaver.db import set_actor
 from palaver.lib.exceptions import (
     InvalidAPIKeyError,
     JsonableError,
@@ -287,6 +288,8 @@ def _prepare(
         realm, user = authenticate(session, services, endpoint.auth, info.host, info.authorization)
     if user is not None:
         note_user(user.id)
+        # Its writes fence this user's reads off the read replica for a while (db.read_session).
+        set_actor(session, user.id)
     headers = _rate_limit(services, user, info.client_ip) if endpoint.rate_limited else {}
     try:
         kwargs, ignored = parse_params(endpoint.specs, raw)

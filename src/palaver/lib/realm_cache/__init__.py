@@ -130,7 +130,7 @@ def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
     ticket = store.begin_load(realm_id, component)
     # A connection of its own: the session's may hold an older snapshot (SQLite keeps one
     # for a whole read transaction), and a value read from it would be cached as current.
-    with db.engine.connect() as conn:
+    with db.load_engine.connect() as conn:
         value = component.load(conn, realm_id)
         conn.rollback()
     store.finish_load(ticket, value)
