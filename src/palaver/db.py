@@ -323,11 +323,7 @@ class Database:
         """Run a write atomically; nested calls join the outermost transaction.
 
         A read transaction the session began implicitly (authentication, access checks) is
-        committed first on SQLite: it wrote nothing, committing keeps the loaded objects
-        usable, and the write must start with ``BEGIN IMMEDIATE``. On PostgreSQL it carries
-        the write instead: under READ COMMITTED (the default, which the locking here
-        assumes) each statement reads the latest committed rows anyway, and going on saves
-        a pool checkout (its pre-ping), a COMMIT and a BEGIN, three round trips per write.
+        committed first: it wrote nothing, and committing keeps the loaded objects usable.
         """
         outer: Tx | None = session.info.get(_TX_KEY)
         if outer is not None:
@@ -335,8 +331,7 @@ class Database:
             return
         if is_replica_session(session):
             raise RuntimeError("a write through a read-replica session (use the primary's)")
-        joined = session.in_transaction() and self._write_lock is None
-        if session.in_transaction() and not joined:
+        if session.in_transaction():
             session.commit()
         queued = self._write_lock is not None and self._write_lock.acquire(
             timeout=WRITE_QUEUE_TIMEOUT_SECONDS
@@ -344,8 +339,8 @@ class Database:
         tx = Tx(session)
         session.info[_TX_KEY] = tx
         try:
-            with _continued(session) if joined else session.begin():
-                conn = session.connection(execution_options=None if joined else {_WRITE_OPTION: True})
+            with session.begin():
+                conn = session.connection(execution_options={_WRITE_OPTION: True})
                 conn.info[_WRITTEN_KEY] = tx.written
                 try:
                     # Objects loaded before this point may be stale: another request can have
@@ -421,17 +416,6 @@ class Database:
             self.load_engine.dispose()
         if self.replica_engine is not None:
             self.replica_engine.dispose()
-
-
-@contextmanager
-def _continued(session: Session) -> Iterator[None]:
-    """The session's open transaction as the write's: committed at the end, or rolled back."""
-    try:
-        yield
-    except BaseException:
-        session.rollback()
-        raise
-    session.commit()
 
 
 def in_write_transaction(session: Session) -> bool:
