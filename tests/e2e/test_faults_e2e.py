@@ -296,7 +296,8 @@ def test_postgresql_connections_terminated_while_serving(
     finally:
         admin.dispose()
     traffic.stop()
-    assert traffic.bad == [], traffic.bad[:5]
+    assert server.server is not None
+    assert traffic.bad == [], (traffic.bad[:5], server.server.log.read_text()[-4000:])
     assert len(traffic.acknowledged) > 5
     assert set(traffic.acknowledged) <= _stored_message_ids(server.url, owner)
     assert "Traceback" not in server.server.log.read_text()
