@@ -138,3 +138,28 @@ async def test_a_parked_poll_holds_no_request_or_session(services: Services, rea
         response = await asyncio.wait_for(poll, 5)
         assert response.status_code == 200
         assert response.json()["events"] == [{"type": "heartbeat", "id": 0}]
+
+
+def test_a_connection_the_database_dropped_is_a_503_on_the_short_path(
+    client: TestClient, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing the request's session rolls back; on a terminated connection that raises."""
+    from sqlalchemy.exc import OperationalError
+
+    from palaver.api import routing
+    from palaver.lib.dependencies import OutageMonitor
+
+    queue_id = _register(client, realm)
+    monitor = OutageMonitor({})
+    monkeypatch.setattr(services, "outages", monitor)
+
+    def dropped(*args: object, **kwargs: object) -> None:
+        raise OperationalError("ROLLBACK", {}, ConnectionResetError("terminating connection"))
+
+    monkeypatch.setattr(routing, "prepare_for_async_view", dropped)
+    url = f"http://{realm.host}/api/v1/events"
+    params = {"queue_id": queue_id, "last_event_id": "-1", "dont_block": "true"}
+    response = client.get(url, params=params, headers={"authorization": basic_auth(realm.hamlet)})
+    monitor.close()
+    assert response.status_code == 503, response.text
+    assert response.json()["result"] == "error"

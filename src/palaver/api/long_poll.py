@@ -89,13 +89,19 @@ class LongPolls:
             response = await execute_async(self.services, target.endpoint, *_request(scope, target.web))
         except JsonableError as e:
             response = error_response(e)
-        except Exception:
-            # As Starlette's ServerErrorMiddleware would (this path bypasses it, see
-            # ``LongPollStarlette``): our envelope, nothing having been sent, and the exception
-            # goes on to the middleware and the server, which log it. (``execute_async``
-            # answers the view's own errors; this is for a bug in reading the request.)
-            await internal_error_response()(scope, receive, send)
-            raise
+        except Exception as error:
+            outages = self.services.outages
+            unavailable = outages.unavailable_error(error) if outages is not None else None
+            if unavailable is None:
+                # As Starlette's ServerErrorMiddleware would (this path bypasses it, see
+                # ``LongPollStarlette``): our envelope, nothing having been sent, and the
+                # exception goes on to the middleware and the server, which log it.
+                # (``execute_async`` answers the view's own errors; this is for a bug in
+                # reading the request.)
+                await internal_error_response()(scope, receive, send)
+                raise
+            # The database or Redis went away: a 503 to retry, as on the general path.
+            response = error_response(unavailable)
         if target.web:
             web_challenge(response)
         # An error while sending goes on as well; the response has started by then.

@@ -343,6 +343,19 @@ def _internal_error(
     return internal_error_response()
 
 
+def _close(session: Session) -> None:
+    """End a request's session; a connection the database has dropped is discarded quietly.
+
+    Closing rolls back the read transaction, and a rollback on a connection the server
+    terminated raises. The request's answer is decided by then (a long poll is about to
+    park), so the dead connection is only thrown away; the pool's pre-ping replaces it.
+    """
+    try:
+        session.close()
+    except Exception:
+        session.invalidate()
+
+
 def execute(services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams) -> Response:
     """Everything after the body is read; runs on a worker thread (it does blocking I/O)."""
     session = services.db.session()
@@ -355,7 +368,7 @@ def execute(services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawP
     except Exception:
         return _internal_error(endpoint, session, services)
     finally:
-        session.close()
+        _close(session)
 
 
 def prepare_for_async_view(
@@ -375,7 +388,7 @@ def prepare_for_async_view(
     except Exception:
         return _internal_error(endpoint, session, services)
     finally:
-        session.close()
+        _close(session)
 
 
 async def execute_async(
