@@ -69,3 +69,16 @@ def test_a_failed_write_lets_the_next_writer_in(sqlite_db: Database) -> None:
         with transaction(session):
             session.execute(text("INSERT INTO item VALUES (2)"))
         assert session.execute(text("SELECT writer FROM item")).scalars().all() == [2]
+
+
+def test_a_write_whose_connection_is_dropped_raises_the_drop(sqlite_db: Database) -> None:
+    """Not a "rollback first" error from tidying up: the outage mapping must see the drop."""
+    from sqlalchemy.exc import OperationalError
+
+    with sqlite_db.session() as session:
+        with pytest.raises(OperationalError, match="terminating connection"), transaction(session):
+            session.connection().invalidate()
+            raise OperationalError("INSERT", {}, ConnectionResetError("terminating connection"))
+        # The session goes on with a new connection.
+        session.rollback()
+        assert session.execute(text("SELECT 1")).scalar() == 1

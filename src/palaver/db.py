@@ -341,7 +341,10 @@ class Database:
         try:
             with session.begin():
                 conn = session.connection(execution_options={_WRITE_OPTION: True})
-                conn.info[_WRITTEN_KEY] = tx.written
+                # Kept, not read back from ``conn`` at the end: a connection the database
+                # dropped mid-write refuses every use, and the error to report is the drop.
+                conn_info = conn.info
+                conn_info[_WRITTEN_KEY] = tx.written
                 try:
                     # Objects loaded before this point may be stale: another request can have
                     # changed or deleted them since. Expired, they re-read on first use, inside
@@ -351,7 +354,7 @@ class Database:
                     # Flushed here, so the tables written at commit are recorded too.
                     session.flush()
                 finally:
-                    conn.info.pop(_WRITTEN_KEY, None)
+                    conn_info.pop(_WRITTEN_KEY, None)
             # Committed. This process's cache forgets what changed before the next writer
             # of this process (queued on the SQLite write lock) can read it.
             wrote = bool(tx.written)
