@@ -323,11 +323,7 @@ def _internal_error(
 ) -> Response:
     """The response to an exception no view meant to raise (call from ``except``)."""
     if session is not None:
-        try:
-            session.rollback()
-        except Exception:
-            # The connection itself is gone (the database went away): nothing to roll back.
-            session.invalidate()
+        _end(session, session.rollback)
     error = sys.exc_info()[1]
     if services is not None and services.outages is not None and error is not None:
         # The database or Redis is unreachable: the client should retry, not report a bug.
@@ -343,15 +339,15 @@ def _internal_error(
     return internal_error_response()
 
 
-def _close(session: Session) -> None:
-    """End a request's session; a connection the database has dropped is discarded quietly.
+def _end(session: Session, end: Callable[[], None]) -> None:
+    """Roll back or close a request's session; a connection the database dropped is discarded.
 
-    Closing rolls back the read transaction, and a rollback on a connection the server
-    terminated raises. The request's answer is decided by then (a long poll is about to
-    park), so the dead connection is only thrown away; the pool's pre-ping replaces it.
+    Both roll back, and a rollback on a connection the server terminated raises. The
+    request's answer is decided by then (an error, or a long poll about to park), so the
+    dead connection is only thrown away; the pool's pre-ping replaces it.
     """
     try:
-        session.close()
+        end()
     except Exception:
         session.invalidate()
 
@@ -368,7 +364,7 @@ def execute(services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawP
     except Exception:
         return _internal_error(endpoint, session, services)
     finally:
-        _close(session)
+        _end(session, session.close)
 
 
 def prepare_for_async_view(
@@ -388,7 +384,7 @@ def prepare_for_async_view(
     except Exception:
         return _internal_error(endpoint, session, services)
     finally:
-        _close(session)
+        _end(session, session.close)
 
 
 async def execute_async(
