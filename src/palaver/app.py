@@ -47,6 +47,7 @@ from palaver.workers.previews import PreviewWorker
 from palaver.workers.retention import RetentionWorker
 from palaver.workers.scheduler import Scheduler
 from palaver.workers.thumbnails import ThumbnailWorker
+from palaver.workers.wal_checkpoint import WalCheckpointWorker
 
 API_PREFIX = "/api/v1"
 # The same endpoints for the browser, authenticated by the session cookie (web/sessions.py).
@@ -209,6 +210,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # SQLite's log is checkpointed off the request path (workers/wal_checkpoint.py).
+        checkpoints = WalCheckpointWorker(services) if settings.is_sqlite else None
+        if checkpoints is not None:
+            await checkpoints.start()
         # Event queues: restore those saved at the last clean shutdown, collect idle ones.
         await services.bus.start()
         # Sends scheduled messages and reminders when due (workers/scheduler.py).
@@ -254,6 +259,8 @@ def create_app(
             await scheduler.stop()
             # Saves in-process queues for the next start (after requests have finished).
             await services.bus.stop()
+            if checkpoints is not None:
+                await checkpoints.stop()
             services.close()
 
     app = LongPollStarlette(

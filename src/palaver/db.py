@@ -259,9 +259,19 @@ class Database:
         # Which tables each write changes, for the cache: ORM flushes and Core DML both pass
         # here, so no action has to declare what it wrote.
         self._untracked = threading.local()
+        # SQLite's WAL is copied back into the database file by a background thread while
+        # the server runs (workers/wal_checkpoint.py), not by whichever commit crosses 1,000
+        # pages: that commit waited for the copy and its fsyncs.
+        self.wal_checkpoints_in_background = False
+        if settings.is_sqlite:
+            event.listen(self.engine, "connect", self._sqlite_autocheckpoint)
         event.listen(self.engine, "before_execute", self._record_written)
         event.listen(self._sessions, "after_commit", self._after_session_commit)
         event.listen(self._sessions, "after_rollback", self._after_session_rollback)
+
+    def _sqlite_autocheckpoint(self, dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        if self.wal_checkpoints_in_background:
+            dbapi_connection.execute("PRAGMA wal_autocheckpoint=0")
 
     def _record_written(self, conn: Connection, statement: Any, *_args: Any) -> None:
         tables = statement_tables(statement)
