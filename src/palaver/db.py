@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection, CursorResult, Engine, Result, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,9 +32,11 @@ from palaver.events.realm_state import (
     concerns_cache,
 )
 from palaver.events.types import Event
+from palaver.group_commit import GroupCommit, Work
 from palaver.read_fence import WriteFence, fence_key_prefix
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 _TX_KEY = "palaver_tx"
 # On a session's info: the user on whose behalf it writes (their reads are fenced after it).
 _ACTOR_KEY = "palaver_actor"
@@ -245,6 +247,8 @@ class Database:
         # locked"). Writers of one process therefore queue on this lock instead, and only
         # one at a time competes with other processes in SQLite.
         self._write_lock: threading.Lock | None = threading.Lock() if settings.is_sqlite else None
+        # Concurrent sends share one SQLite commit (group_commit.py).
+        self._group_commit = GroupCommit(self.transaction) if settings.is_sqlite else None
         # The realm-state cache (lib/realm_cache.py) and how its invalidations reach the
         # other processes: through Redis when there are several, else nowhere further.
         self.realm_state = RealmStateStore(settings.realm_cache_max_realms)
@@ -381,6 +385,15 @@ class Database:
         if tx.written:
             self.invalidation.publish(realms, tx.written)
         self._publish(tx.events)
+
+    def grouped_write(self, session: Session, work: Work[T]) -> T:
+        """``work(tx, session)`` in a write transaction, committed together with the writes of
+        other threads queued meanwhile (SQLite; see group_commit.py). Inside an open
+        transaction, or on PostgreSQL, it is simply ``transaction()``."""
+        if self._group_commit is None or _TX_KEY in session.info:
+            with self.transaction(session) as tx:
+                return work(tx, session)
+        return self._group_commit.run(session, work)
 
     def _invalidate_locally(self, tx: Tx) -> set[int] | None:
         if not concerns_cache(tx.written):

@@ -10,21 +10,18 @@ from sqlalchemy import Engine
 from starlette.testclient import TestClient
 
 from palaver.app import create_app
-from palaver.services import Services, build_services
+from palaver.services import Services
 from palaver.workers import wal_checkpoint
 from palaver.workers.wal_checkpoint import WalCheckpointWorker
-from tests.conftest import make_test_settings
 from tests.helpers import until
+from tests.sqlite_services import sqlite_services as own_sqlite_services
 
 
 @pytest.fixture
 def sqlite_services(tmp_path: Path) -> Iterator[Services]:
     """Services of a SQLite file of their own (the worker runs on SQLite only)."""
-    built = build_services(make_test_settings(f"sqlite:///{tmp_path / 'wal.db'}", tmp_path))
-    with built.db.engine.begin() as conn:
-        conn.exec_driver_sql("CREATE TABLE t (x TEXT)")
-    yield built
-    built.close()
+    with own_sqlite_services(tmp_path, "CREATE TABLE t (x TEXT)") as built:
+        yield built
 
 
 def _autocheckpoint(engine: Engine) -> int:
@@ -70,7 +67,7 @@ async def test_commits_leave_checkpoints_to_the_worker(
         await worker.stop()
     # Stopping empties the log for whoever opens the file next, and later connections
     # checkpoint by themselves again.
-    assert (tmp_path / "wal.db-wal").stat().st_size == 0
+    assert (tmp_path / "palaver.db-wal").stat().st_size == 0
     assert _log_frames(engine) == 0
     engine.pool.dispose()
     assert _autocheckpoint(engine) == 1000

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from palaver.lib.channels import subscriber_counts
+from palaver.lib.channels import AnyStream, subscriber_counts
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown.contract import RenderResult
 from palaver.lib.message_send import WILDCARD_MENTION_THRESHOLD
 from palaver.lib.user_groups import recursive_member_ids
 from palaver.models import UserGroup, UserProfile
-from palaver.models.channels import Stream
 
 # Mentions -----------------------------------------------------------------------------------
 
@@ -19,7 +18,7 @@ def _check_mentions(
     session: Session,
     sender: UserProfile,
     rendered: RenderResult,
-    stream: Stream | None,
+    stream: AnyStream | None,
     topic_participants: set[int],
     groups: set[int],
 ) -> None:

@@ -11,23 +11,18 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.db import NOT_REALM_STATE
-from palaver.lib.channels import (
-    check_stream_name,
-    get_stream_by_id,
-    get_stream_by_name,
-    subscribed_stream_ids,
-)
+from palaver.lib.channels import AnyStream, check_stream_name, subscribed_stream_ids
 from palaver.lib.conversations import dm_group_hash, get_dm_group, user_ids_sharing_conversations
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
-from palaver.lib.ids import is_storable_id
 from palaver.lib.message_edit import check_topic_allowed
 from palaver.lib.message_send import ChannelTarget, DirectTarget
+from palaver.lib.realm_cache import StreamInfo, cached_channel, cached_channel_by_name
 from palaver.lib.topics import topic_exists
 from palaver.lib.user_groups import NOBODY
 from palaver.lib.users import access_user_by_email, get_realm_user, user_access_restricted
 from palaver.models import UserGroup, UserProfile
-from palaver.models.channels import Recipient, RecipientType, Stream, Subscription
+from palaver.models.channels import Recipient, RecipientType, Subscription
 from palaver.models.messages import DirectMessageGroup, Message
 
 # A conversation's members go in through Core, marked as no concern of the realm-state cache.
@@ -36,11 +31,11 @@ _SUBSCRIPTION_TABLE = Subscription.metadata.tables[Subscription.__tablename__]
 # Channel messages -----------------------------------------------------------------------------
 
 
-def _stream_for_send(session: Session, sender: UserProfile, target: ChannelTarget) -> Stream:
+def _stream_for_send(session: Session, sender: UserProfile, target: ChannelTarget) -> StreamInfo:
+    # The realm-state cache's channel, not the row: sending reads it and never changes it
+    # (a channel's first message is set on the row, in the write: messages.note_messages_arrived).
     if target.stream_id is not None:
-        stream = None
-        if is_storable_id(target.stream_id):
-            stream = get_stream_by_id(session, sender.realm_id, target.stream_id)
+        stream = cached_channel(session, sender.realm_id, target.stream_id)
         if stream is None:
             raise JsonableError(
                 f"Channel with ID '{target.stream_id}' does not exist",
@@ -50,7 +45,7 @@ def _stream_for_send(session: Session, sender: UserProfile, target: ChannelTarge
         return stream
     assert target.stream_name is not None
     name = check_stream_name(target.stream_name)
-    stream = get_stream_by_name(session, sender.realm_id, name)
+    stream = cached_channel_by_name(session, sender.realm_id, name)
     if stream is None:
         escaped = html.escape(name, quote=False)
         raise JsonableError(
@@ -66,7 +61,7 @@ def _bot_owner(session: Session, sender: UserProfile) -> UserProfile | None:
 
 
 def _check_stream_send_access(
-    session: Session, sender: UserProfile, stream: Stream, groups: set[int]
+    session: Session, sender: UserProfile, stream: AnyStream, groups: set[int]
 ) -> None:
     """Zulip's rules for posting; a bot may post wherever its owner may."""
     owner = _bot_owner(session, sender)
@@ -89,7 +84,9 @@ def _check_stream_send_access(
     raise not_authorized
 
 
-def _check_topic(session: Session, sender: UserProfile, stream: Stream, topic: str, groups: set[int]) -> None:
+def _check_topic(
+    session: Session, sender: UserProfile, stream: AnyStream, topic: str, groups: set[int]
+) -> None:
     # A sender in the group may create topics, so whether this one exists does not matter.
     if stream.can_create_topic_group not in groups:
         group = session.get(UserGroup, stream.can_create_topic_group)

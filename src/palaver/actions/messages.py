@@ -32,13 +32,10 @@ from palaver.actions.message_recipients import (
 )
 from palaver.actions.service_bot_queue import direct_service_bot_ids, queue_service_bot_events
 from palaver.actions.submessages import create_widget_submessages
-from palaver.db import Tx, transaction
+from palaver.db import Database, Tx
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
-from palaver.lib.channels import (
-    metadata_access_user_ids,
-    subscriber_ids,
-)
+from palaver.lib.channels import AnyStream, metadata_access_user_ids, subscriber_ids
 from palaver.lib.conversations import (
     get_dm_group,
 )
@@ -112,7 +109,7 @@ class _Recipients:
     # None: a direct-message conversation that does not exist yet (made when the message is).
     recipient_id: int | None
     user_ids: set[int]
-    stream: Stream | None
+    stream: AnyStream | None
     topic: str
     # A direct message's members, sender included, as loaded by the checks.
     dm_members: list[UserProfile] = field(default_factory=list)
@@ -260,8 +257,10 @@ def do_send_message(
 ) -> int:
     """Send a message; returns its ID."""
     prepared = _prepare(session, sender, target, content, context)
-    with transaction(session) as tx:
-        return _write(tx, session, prepared, context)
+    # Concurrent sends may share one commit: the write then runs on another request's
+    # session, so it uses only what was prepared (db.Database.grouped_write).
+    db: Database = session.info["db"]
+    return db.grouped_write(session, lambda tx, write_session: _write(tx, write_session, prepared, context))
 
 
 def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) -> int:
@@ -304,8 +303,8 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
         sender = session.get_one(UserProfile, sender_id)
         update_message_attachments(tx, session, sender, stored, rendered.links)
         message.has_attachment = stored.has_attachment
-    if recipients.stream is not None and not prepared.stream_current:
-        note_messages_arrived(tx, session, recipients.stream, message_id)
+    if prepared.stream_id is not None and not prepared.stream_current:
+        note_messages_arrived(tx, session, session.get_one(Stream, prepared.stream_id), message_id)
     # A /poll or /todo message carries its widget from the start (lib/widgets.py).
     submessages = create_widget_submessages(session, message)
     wide = prepared.wide

@@ -30,6 +30,7 @@ from palaver.lib.message_batch import (
     user_facts,
 )
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
+from palaver.lib.realm_cache import StreamInfo
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, Reaction
@@ -55,7 +56,10 @@ def wide_message_dicts(
 
 
 def new_message_wide_dict(
-    message: Message, sender: UserProfile, stream: Stream | None, dm_members: Iterable[UserProfile] = ()
+    message: Message,
+    sender: UserProfile,
+    stream: Stream | StreamInfo | None,
+    dm_members: Iterable[UserProfile] = (),
 ) -> dict[str, Any]:
     """``wide_message_dicts`` of a message being sent, from what sending already loaded.
 
@@ -63,7 +67,7 @@ def new_message_wide_dict(
     members (sender included) for a direct message.
     """
     users = {sender.id: sender, **{u.id: u for u in dm_members}}
-    streams: dict[int, Stream] = {}
+    streams: dict[int, Stream | StreamInfo] = {}
     members: dict[int, list[int]] = {}
     if stream is not None:
         streams[message.recipient_id] = stream
@@ -75,7 +79,7 @@ def new_message_wide_dict(
 def _wide_message_dict(
     message: Message,
     users: Mapping[int, UserProfile],
-    streams: Mapping[int, Stream],
+    streams: Mapping[int, Stream | StreamInfo],
     members: Mapping[int, list[int]],
     reactions: Iterable[Reaction],
     allow_edit_history: bool,

@@ -1,0 +1,123 @@
+"""Group commit: concurrent writes of one process share one SQLite write transaction.
+
+SQLite commits one transaction at a time, and a commit costs about as much as the rows it
+writes: each page the transaction dirtied goes to the log whole (a message to 50
+subscribers dirties ~100 index pages). Writers that arrive while another is writing would
+otherwise each pay for a commit of their own, one after the other. Here they queue: the
+first becomes the leader, runs every queued write (up to ``MAX_BATCH``) in one transaction,
+each in a savepoint of its own, commits once, and wakes the others with their results. A
+write that fails rolls back to its savepoint, drops the events it queued and raises in its
+own thread; the others commit. If the commit fails, every write of the batch raises that
+error, as each would have alone. Writers that arrive during a batch form the next one,
+led by the first of them.
+
+Each write runs as ``work(tx, session)`` on the leader's session and transaction, so work
+must not need its caller's session: sending prepares everything it reads beforehand
+(``actions/messages.py``). Events go out after the commit, before anyone is woken.
+PostgreSQL commits concurrent transactions in parallel and needs none of this.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from sqlalchemy.orm import Session
+
+if TYPE_CHECKING:
+    from palaver.db import Tx
+
+T = TypeVar("T")
+Work = Callable[["Tx", Session], T]
+
+# Writes committed together at most: a batch is one transaction, and writers queued behind
+# a large one wait for all of it.
+MAX_BATCH = 32
+
+
+class _Job(Generic[T]):
+    __slots__ = ("error", "lead", "result", "wake", "work")
+
+    def __init__(self, work: Work[T]) -> None:
+        self.work = work
+        self.wake = threading.Event()
+        # Woken to lead the next batch rather than because the write is done.
+        self.lead = False
+        self.result: T | None = None
+        self.error: BaseException | None = None
+
+    def outcome(self) -> T:
+        if self.error is not None:
+            raise self.error
+        return self.result  # type: ignore[return-value]  # set by the batch that ran it
+
+
+class GroupCommit:
+    """The queue of one process's grouped writes (``Database.grouped_write``)."""
+
+    def __init__(self, transaction: Callable[[Session], AbstractContextManager[Tx]]) -> None:
+        self._transaction = transaction
+        self._mutex = threading.Lock()
+        self._queue: list[_Job[Any]] = []
+        # Whether a leader is running a batch; while it is, new writers wait in the queue.
+        self._leading = False
+        self.batches = 0
+        self.writes = 0
+
+    def run(self, session: Session, work: Work[T]) -> T:
+        if session.in_transaction():
+            # What ``transaction()`` does first: the read snapshot ends before waiting.
+            session.commit()
+        job: _Job[T] = _Job(work)
+        with self._mutex:
+            self._queue.append(job)
+            lead = not self._leading
+            self._leading = True
+        if not lead:
+            job.wake.wait()
+            if not job.lead:
+                return job.outcome()
+        self._lead(session)
+        return job.outcome()
+
+    def _lead(self, session: Session) -> None:
+        with self._mutex:
+            # The leader's own write is first in the queue: it queued while no batch ran, or
+            # it was woken as the head of the queue.
+            batch = self._queue[:MAX_BATCH]
+            del self._queue[:MAX_BATCH]
+        try:
+            self._run_batch(session, batch)
+        finally:
+            for job in batch:
+                job.wake.set()
+            with self._mutex:
+                if self._queue:
+                    head = self._queue[0]
+                    head.lead = True
+                    head.wake.set()
+                else:
+                    self._leading = False
+
+    def _run_batch(self, session: Session, batch: list[_Job[Any]]) -> None:
+        self.batches += 1
+        self.writes += len(batch)
+        try:
+            with self._transaction(session) as tx:
+                for job in batch:
+                    queued = len(tx.events)
+                    try:
+                        with session.begin_nested():
+                            job.result = job.work(tx, session)
+                    except Exception as error:
+                        del tx.events[queued:]
+                        job.error = error
+        except BaseException as error:
+            # Nothing of the batch committed: the writes that had succeeded fail with it.
+            for job in batch:
+                if job.error is None:
+                    job.result, job.error = None, error
+            if not isinstance(error, Exception):
+                raise
