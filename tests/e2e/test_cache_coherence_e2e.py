@@ -142,3 +142,46 @@ def test_a_revoked_subscription_is_honoured_by_every_worker_within_50ms(server: 
     time.sleep(COHERENCE_SECONDS)
     refused = [send(n) for n in range(ATTEMPTS)]
     assert all(r["result"] == "error" for r in refused), refused
+
+
+def test_a_deactivated_user_polls_no_worker_within_50ms(server: tuple[str, Path]) -> None:
+    """Repeated polls skip the database once known (api/poll_auth.py): deactivating the user
+    through one worker must still end them on both."""
+    url, data_dir = server
+    lines = (data_dir / "demo.zuliprc").read_text().splitlines()
+    zuliprc = dict(line.split("=", 1) for line in lines if "=" in line)
+    owner = (zuliprc["email"], zuliprc["key"])
+    created = _call(
+        url,
+        owner,
+        "POST",
+        "users",
+        email="poller@example.com",
+        password="poller-pw-12345",
+        full_name="Poller",
+    )
+    assert created["result"] == "success", created
+    fetched = httpx.post(
+        f"{url}/api/v1/fetch_api_key",
+        data={"username": "poller@example.com", "password": "poller-pw-12345"},
+        timeout=10,
+    ).json()
+    bob = ("poller@example.com", fetched["api_key"])
+    registered = _call(url, bob, "POST", "register", event_types='["message"]')
+    queue_id = str(registered["queue_id"])
+
+    def poll() -> dict[str, object]:
+        with httpx.Client(base_url=url, auth=bob, timeout=10) as client:
+            params = {"queue_id": queue_id, "last_event_id": "-1", "dont_block": "true"}
+            result: dict[str, object] = client.get("/api/v1/events", params=params).json()
+            return result
+
+    # Enough polls on fresh connections that both workers know Bob's key.
+    for _ in range(ATTEMPTS):
+        polled = poll()
+        assert polled["result"] == "success", polled
+    deactivated = _call(url, owner, "DELETE", f"users/{created['user_id']}")
+    assert deactivated["result"] == "success", deactivated
+    time.sleep(COHERENCE_SECONDS)
+    refused = [poll() for _ in range(ATTEMPTS)]
+    assert all(r.get("code") == "USER_DEACTIVATED" for r in refused), refused

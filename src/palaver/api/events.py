@@ -11,6 +11,7 @@ import orjson
 
 from palaver.api.params import set_signature
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.events.queues import QueueBackend
 from palaver.lib.channels import IncludeSubscribers
 from palaver.lib.narrow import normalize_narrow
 from palaver.lib.register import RegisterOptions, build_client_descriptor, register_queue
@@ -110,6 +111,13 @@ async def get_events(
     del user, options, ctx
     if client is not None:
         await backend.run_blocking(backend.create_queue, client)
+    return await poll_queue(backend, user_id, queue_id, last_event_id, dont_block)
+
+
+async def poll_queue(
+    backend: QueueBackend, user_id: int, queue_id: str, last_event_id: int | None, dont_block: bool
+) -> JsonDict:
+    """The answer to a poll of an existing queue (also served by api/long_poll.py's known polls)."""
     # Each event's JSON as the queue holds it (one serialization per shared copy), spliced
     # into the response by orjson.
     texts = await backend.wait_for_events(

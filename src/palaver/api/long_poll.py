@@ -17,25 +17,35 @@ else (HEAD, a body, another method) takes the general path, so its answers do no
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from palaver.api.params import RawParams
+from palaver.api.events import poll_queue
+from palaver.api.params import RawParams, parse_params
+from palaver.api.poll_auth import PollAuthentications
 from palaver.api.routing import (
     Endpoint,
     RequestInfo,
     error_response,
     execute_async,
+    internal_error,
     internal_error_response,
     query_values,
+    rate_limit,
+    render,
     web_challenge,
 )
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.logs import note_user
+from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter
 from palaver.services import Services
 from palaver.web.sessions import web_credentials
 
@@ -69,6 +79,7 @@ class LongPolls:
     def __init__(self, services: Services, routes: Iterable[LongPollRoute]) -> None:
         self.services = services
         self._by_path = {target.route.path: target for target in routes}
+        self.known = PollAuthentications(services.db.realm_state)
 
     def match(self, scope: Scope) -> LongPollRoute | None:
         """The route when this request may take the short path, else None."""
@@ -85,8 +96,8 @@ class LongPolls:
     async def serve(self, target: LongPollRoute, scope: Scope, receive: Receive, send: Send) -> None:
         scope[_ROUTE_SCOPE_KEY] = target.route
         try:
-            # Passed on, not kept in this frame: ``execute_async`` drops them before the wait.
-            response = await execute_async(self.services, target.endpoint, *_request(scope, target.web))
+            # Passed on, not kept in this frame: the answer drops them before the wait.
+            response = await self._answer(target.endpoint, *_request(scope, target.web))
         except JsonableError as e:
             response = error_response(e)
         except Exception as error:
@@ -106,6 +117,42 @@ class LongPolls:
             web_challenge(response)
         # An error while sending goes on as well; the response has started by then.
         await response(scope, receive, send)
+
+    def _answer(self, endpoint: Endpoint, info: RequestInfo, raw: RawParams) -> Coroutine[Any, Any, Response]:
+        # Not async: this frame (and what it refers to) ends before the poll waits.
+        user_id = self.known.user_id(info, raw)
+        if user_id is not None:
+            return self._answer_known(endpoint, user_id, info, raw)
+        return execute_async(self.services, endpoint, info, raw, self.known.recorder(info, raw))
+
+    async def _answer_known(
+        self, endpoint: Endpoint, user_id: int, info: RequestInfo, raw: RawParams
+    ) -> Response:
+        """A poll of a known user's queue (api/poll_auth.py): what ``execute_async`` does
+        after authenticating, without a worker thread or the database."""
+        services = self.services
+        note_user(user_id)
+        headers: dict[str, str] = {}
+        try:
+            if endpoint.rate_limited:
+                if isinstance(services.rate_limiter, MemoryRateLimiter | NoRateLimiter):
+                    headers = rate_limit(services, user_id, info.client_ip)
+                else:
+                    # Redis: a round trip, not to be waited for on the event loop.
+                    headers = await run_in_threadpool(rate_limit, services, user_id, info.client_ip)
+            kwargs, ignored = parse_params(endpoint.specs, raw)
+        except JsonableError as e:
+            return error_response(e, headers)
+        del info, raw
+        try:
+            result = await poll_queue(
+                services.bus, user_id, kwargs["queue_id"], kwargs["last_event_id"], kwargs["dont_block"]
+            )
+        except JsonableError as e:
+            return error_response(e, headers)
+        except Exception:
+            return internal_error(endpoint, services=services)
+        return render(result, headers, ignored)
 
 
 def _request(scope: Scope, web: bool) -> tuple[RequestInfo, RawParams]:

@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl
 
 import orjson
@@ -245,9 +245,11 @@ def authenticate(
     return user.realm, user
 
 
-def _rate_limit(services: Services, user: UserProfile | None, client_ip: str) -> dict[str, str]:
+def rate_limit(services: Services, user_id: int | None, client_ip: str) -> dict[str, str]:
+    """Count a request against its user's (or, anonymous, its address's) API limit; the
+    rate-limit headers of its answer, or RateLimitedError."""
     rule = services.settings.api_rate_limit
-    key = f"user:{user.id}" if user is not None else f"ip:{client_ip}"
+    key = f"user:{user_id}" if user_id is not None else f"ip:{client_ip}"
     result = services.rate_limiter.hit(key, rule)
     if not result.allowed:
         RATE_LIMITED.labels("api").inc()
@@ -290,7 +292,8 @@ def _prepare(
         note_user(user.id)
         # Its writes fence this user's reads off the read replica for a while (db.read_session).
         set_actor(session, user.id)
-    headers = _rate_limit(services, user, info.client_ip) if endpoint.rate_limited else {}
+    user_id = user.id if user is not None else None
+    headers = rate_limit(services, user_id, info.client_ip) if endpoint.rate_limited else {}
     try:
         kwargs, ignored = parse_params(endpoint.specs, raw)
     except JsonableError as e:
@@ -301,7 +304,8 @@ def _prepare(
     )
 
 
-def _render(result: JsonDict | Response, headers: dict[str, str], ignored: list[str]) -> Response:
+def render(result: JsonDict | Response, headers: dict[str, str], ignored: list[str]) -> Response:
+    """The response to a view's result: the success envelope, or the view's own Response."""
     if isinstance(result, Response):
         for name, value in headers.items():
             result.headers.setdefault(name, value)
@@ -318,7 +322,7 @@ def internal_error_response() -> Response:
     )
 
 
-def _internal_error(
+def internal_error(
     endpoint: Endpoint, session: Session | None = None, services: Services | None = None
 ) -> Response:
     """The response to an exception no view meant to raise (call from ``except``)."""
@@ -358,17 +362,31 @@ def execute(services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawP
     prepared: Prepared | None = None
     try:
         prepared = _prepare(session, services, endpoint, info, raw)
-        return _render(endpoint.view(prepared.ctx, **prepared.kwargs), prepared.headers, prepared.ignored)
+        return render(endpoint.view(prepared.ctx, **prepared.kwargs), prepared.headers, prepared.ignored)
     except JsonableError as e:
         return error_response(e, prepared.headers if prepared else None)
     except Exception:
-        return _internal_error(endpoint, session, services)
+        return internal_error(endpoint, session, services)
     finally:
         _end(session, session.close)
 
 
+class PrepareObserver(Protocol):
+    """Watches an async view's request being authenticated (api/poll_auth.py)."""
+
+    def before(self, session: Session) -> None:
+        """On the worker thread, before authentication reads the database."""
+
+    def after(self, prepared: Prepared) -> None:
+        """On the event loop, once the request is authenticated, before the view runs."""
+
+
 def prepare_for_async_view(
-    services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
+    services: Services,
+    endpoint: Endpoint,
+    info: RequestInfo,
+    raw: RawParams,
+    observer: PrepareObserver | None = None,
 ) -> Prepared | Response:
     """The blocking half of an async view's request, run on a worker thread.
 
@@ -378,33 +396,42 @@ def prepare_for_async_view(
     """
     session = services.db.session()
     try:
+        if observer is not None:
+            observer.before(session)
         return _prepare(session, services, endpoint, info, raw)
     except JsonableError as e:
         return error_response(e)
     except Exception:
-        return _internal_error(endpoint, session, services)
+        return internal_error(endpoint, session, services)
     finally:
         _end(session, session.close)
 
 
 async def execute_async(
-    services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
+    services: Services,
+    endpoint: Endpoint,
+    info: RequestInfo,
+    raw: RawParams,
+    observer: PrepareObserver | None = None,
 ) -> Response:
-    prepared = await run_in_threadpool(prepare_for_async_view, services, endpoint, info, raw)
+    prepared = await run_in_threadpool(prepare_for_async_view, services, endpoint, info, raw, observer)
     # An async view may wait long (a parked long-poll, thousands at once): from here on this
     # frame keeps only what rendering needs; the view's coroutine holds the rest.
     del info, raw
     if isinstance(prepared, Response):
         return prepared
+    if observer is not None:
+        observer.after(prepared)
+        del observer
     headers, ignored = prepared.headers, prepared.ignored
     try:
         pending = endpoint.view(prepared.ctx, **prepared.kwargs)
         del prepared
-        return _render(await pending, headers, ignored)
+        return render(await pending, headers, ignored)
     except JsonableError as e:
         return error_response(e, headers)
     except Exception:
-        return _internal_error(endpoint, services=services)
+        return internal_error(endpoint, services=services)
 
 
 def web_challenge(response: Response) -> None:

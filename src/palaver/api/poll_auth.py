@@ -1,0 +1,125 @@
+"""Repeated long-polls of one client, authenticated without the database.
+
+A client polls ``GET /events?queue_id=…`` again as soon as each answer arrives: one message
+to a channel of a thousand online members is a thousand polls at once, each of which
+took a worker thread, a session and the database's look-up of its API key, to learn again
+what the previous poll learned. Here a poll that presents the same credentials to the same
+host as an earlier one that passed is known to belong to the same user, **as long as
+nothing that decided it has changed since**: the API key, email and activity of users
+live in ``user_profile`` and whether the organization is active in ``realm``, and any
+committed write to either replaces the realm-state cache's snapshot of it (in this process
+at commit, in the others through the invalidation channel: ``lib/realm_cache``). So an
+entry remembers the snapshots that were current *before* its full authentication read the
+database, and holds only while the cache still holds those same objects. A change
+committed before that read was seen by it; one committed after replaces a snapshot.
+
+The first poll of a credential records which realm it belongs to; the next full
+authentication, with that realm's snapshots taken beforehand, confirms the entry; polls
+after that skip the database. Only API-key (HTTP Basic) polls of an existing queue take
+this path; the browser's cookie sessions and everything else go through the pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from palaver.api.params import RawParams
+from palaver.api.routing import Prepared, PrepareObserver, RequestInfo
+from palaver.events.realm_state import RealmStateStore
+from palaver.lib.realm_cache import realm_settings, realm_users
+from palaver.lib.realm_cache.loaders import REALM, USERS
+
+# Credentials remembered at most (each entry is a few hundred bytes); past it, forgotten
+# all at once and learned again by the next full authentication of each.
+MAX_ENTRIES = 50_000
+
+_Key = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    user_id: int
+    realm_id: int
+    # The realm's cached users and realm row as they were before the full authentication
+    # that confirmed the entry; None until one has.
+    users: object | None = None
+    realm: object | None = None
+
+
+class PollAuthentications:
+    """Per process (on ``LongPolls``): credentials that recently authenticated a poll."""
+
+    def __init__(self, store: RealmStateStore) -> None:
+        self._store = store
+        self._entries: dict[_Key, _Entry] = {}
+
+    @staticmethod
+    def _key(info: RequestInfo, raw: RawParams) -> _Key | None:
+        if info.web is not None or not info.authorization or "queue_id" not in raw.values:
+            return None
+        return (info.host, info.authorization)
+
+    def _snapshots(self, realm_id: int) -> tuple[Any, Any] | None:
+        if not self._store.accepting:
+            # Deaf to other processes' invalidations for now: the snapshots may be stale.
+            return None
+        users = self._store.peek(realm_id, USERS)
+        realm = self._store.peek(realm_id, REALM)
+        return None if users is None or realm is None else (users, realm)
+
+    def user_id(self, info: RequestInfo, raw: RawParams) -> int | None:
+        """The user a poll is known to come from, or None to authenticate it in full."""
+        key = self._key(info, raw)
+        entry = None if key is None else self._entries.get(key)
+        if entry is None or entry.users is None:
+            return None
+        current = self._snapshots(entry.realm_id)
+        if current is None or current[0] is not entry.users or current[1] is not entry.realm:
+            return None
+        return entry.user_id
+
+    def recorder(self, info: RequestInfo, raw: RawParams) -> PrepareObserver | None:
+        """For a poll authenticated in full: what remembers its outcome (``execute_async``)."""
+        key = self._key(info, raw)
+        return None if key is None else _Recorder(self, key)
+
+    def _remember(self, key: _Key, entry: _Entry) -> None:
+        if len(self._entries) >= MAX_ENTRIES:
+            self._entries.clear()
+        self._entries[key] = entry
+
+
+class _Recorder:
+    """One full authentication of a poll: the snapshots before it, the user after."""
+
+    def __init__(self, known: PollAuthentications, key: _Key) -> None:
+        self._known = known
+        self._key = key
+        self._earlier = known._entries.get(key)
+        self._before: tuple[Any, Any] | None = None
+
+    def before(self, session: Session) -> None:
+        earlier = self._earlier
+        if earlier is None:
+            return
+        # Loaded if they are not (a server that only answers polls may not have needed them).
+        realm_users(session, earlier.realm_id)
+        realm_settings(session, earlier.realm_id)
+        self._before = self._known._snapshots(earlier.realm_id)
+
+    def after(self, prepared: Prepared) -> None:
+        user = prepared.ctx.user
+        if user is None:
+            return
+        earlier, before = self._earlier, self._before
+        entry = _Entry(user.id, user.realm_id)
+        if (
+            earlier is not None
+            and before is not None
+            and (earlier.user_id, earlier.realm_id) == (user.id, user.realm_id)
+        ):
+            entry = _Entry(user.id, user.realm_id, *before)
+        self._known._remember(self._key, entry)

@@ -1,0 +1,137 @@
+"""Repeated polls authenticated without the database (api/poll_auth.py), and never once what
+decided them has changed."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from sqlalchemy import event
+from starlette.testclient import TestClient
+
+from palaver.actions.users import do_regenerate_api_key
+from palaver.models import UserProfile
+from palaver.services import Services
+from tests.helpers import SeededRealm, basic_auth
+from tests.helpers import TestUser as User
+
+
+def _register(client: TestClient, realm: SeededRealm, user: User) -> str:
+    response = client.post(
+        f"http://{realm.host}/api/v1/register",
+        data={"event_types": '["message"]'},
+        headers={"authorization": basic_auth(user)},
+    )
+    assert response.status_code == 200, response.text
+    return str(response.json()["queue_id"])
+
+
+def _poll(client: TestClient, realm: SeededRealm, user: User, queue_id: str) -> httpx.Response:
+    response: httpx.Response = client.get(
+        f"http://{realm.host}/api/v1/events",
+        params={"queue_id": queue_id, "last_event_id": "-1", "dont_block": "true"},
+        headers={"authorization": basic_auth(user)},
+    )
+    return response
+
+
+@contextmanager
+def statements(services: Services) -> Iterator[list[str]]:
+    """The SQL statements the database runs meanwhile (from any thread)."""
+    seen: list[str] = []
+
+    def record(*args: Any) -> None:
+        seen.append(str(args[2]))
+
+    event.listen(services.db.engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(services.db.engine, "before_cursor_execute", record)
+
+
+def _known_poll(client: TestClient, realm: SeededRealm, user: User, services: Services) -> str:
+    """A queue whose polls by ``user`` no longer reach the database."""
+    queue_id = _register(client, realm, user)
+    for _ in range(2):
+        assert _poll(client, realm, user, queue_id).status_code == 200
+    with statements(services) as seen:
+        response = _poll(client, realm, user, queue_id)
+    assert response.status_code == 200, response.text
+    assert seen == []
+    return queue_id
+
+
+def test_a_known_poll_answers_as_the_pipeline_does(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    queue_id = _register(client, realm, realm.hamlet)
+    first = _poll(client, realm, realm.hamlet, queue_id)
+    _known_poll(client, realm, realm.hamlet, services)
+    known = _poll(client, realm, realm.hamlet, queue_id)
+    assert (known.status_code, known.json()) == (first.status_code, first.json())
+    assert known.headers["x-ratelimit-limit"] == first.headers["x-ratelimit-limit"]
+    # Parameters are still checked, and another user's queue is still refused.
+    bad = client.get(
+        f"http://{realm.host}/api/v1/events",
+        params={"queue_id": queue_id, "last_event_id": "many"},
+        headers={"authorization": basic_auth(realm.hamlet)},
+    )
+    assert bad.status_code == 400
+    assert _poll(client, realm, realm.othello, queue_id).json()["code"] == "BAD_EVENT_QUEUE_ID"
+
+
+def test_a_new_api_key_refuses_the_old_one_at_once(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    queue_id = _known_poll(client, realm, realm.hamlet, services)
+    with services.db.session() as session:
+        user = session.get_one(UserProfile, realm.hamlet.id)
+        new_key = do_regenerate_api_key(session, user)
+    refused = _poll(client, realm, realm.hamlet, queue_id)
+    assert refused.status_code == 401, refused.text
+    renewed = dataclasses.replace(realm.hamlet, api_key=new_key)
+    assert _poll(client, realm, renewed, queue_id).status_code == 200
+
+
+def test_a_deactivated_user_is_refused_at_once(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    queue_id = _known_poll(client, realm, realm.hamlet, services)
+    deactivated = client.delete(
+        f"http://{realm.host}/api/v1/users/{realm.hamlet.id}",
+        headers={"authorization": basic_auth(realm.iago)},
+    )
+    assert deactivated.status_code == 200, deactivated.text
+    refused = _poll(client, realm, realm.hamlet, queue_id)
+    assert refused.status_code == 401
+    assert refused.json()["code"] == "USER_DEACTIVATED"
+
+
+def test_a_deactivated_organization_is_refused_at_once(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    queue_id = _known_poll(client, realm, realm.hamlet, services)
+    closed = client.post(
+        f"http://{realm.host}/api/v1/realm/deactivate", headers={"authorization": basic_auth(realm.desdemona)}
+    )
+    assert closed.status_code == 200, closed.text
+    refused = _poll(client, realm, realm.hamlet, queue_id)
+    assert refused.json()["code"] == "REALM_DEACTIVATED"
+
+
+def test_while_deaf_to_other_processes_every_poll_is_authenticated(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    queue_id = _known_poll(client, realm, realm.hamlet, services)
+    store = services.db.realm_state
+    store.accepting = False
+    try:
+        with statements(services) as seen:
+            assert _poll(client, realm, realm.hamlet, queue_id).status_code == 200
+    finally:
+        store.accepting = True
+    assert seen
