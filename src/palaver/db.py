@@ -248,7 +248,9 @@ class Database:
         # one at a time competes with other processes in SQLite.
         self._write_lock: threading.Lock | None = threading.Lock() if settings.is_sqlite else None
         # Concurrent sends share one SQLite commit (group_commit.py).
-        self._group_commit = GroupCommit(self.transaction) if settings.is_sqlite else None
+        self._group_commit: GroupCommit[Tx] | None = (
+            GroupCommit(self.transaction) if settings.is_sqlite else None
+        )
         # The realm-state cache (lib/realm_cache.py) and how its invalidations reach the
         # other processes: through Redis when there are several, else nowhere further.
         self.realm_state = RealmStateStore(settings.realm_cache_max_realms)
@@ -386,7 +388,7 @@ class Database:
             self.invalidation.publish(realms, tx.written)
         self._publish(tx.events)
 
-    def grouped_write(self, session: Session, work: Work[T]) -> T:
+    def grouped_write(self, session: Session, work: Work[Tx, T]) -> T:
         """``work(tx, session)`` in a write transaction, committed together with the writes of
         other threads queued meanwhile (SQLite; see group_commit.py). Inside an open
         transaction, or on PostgreSQL, it is simply ``transaction()``."""

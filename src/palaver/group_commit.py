@@ -22,25 +22,31 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
 
-if TYPE_CHECKING:
-    from palaver.db import Tx
+
+class WriteTransaction(Protocol):
+    """What a batch needs of ``db.Tx`` (imported by db.py, so not importing it)."""
+
+    @property
+    def events(self) -> list[Any]: ...
+
 
 T = TypeVar("T")
-Work = Callable[["Tx", Session], T]
+TxT = TypeVar("TxT", bound=WriteTransaction)
+Work = Callable[[TxT, Session], T]
 
 # Writes committed together at most: a batch is one transaction, and writers queued behind
 # a large one wait for all of it.
 MAX_BATCH = 32
 
 
-class _Job(Generic[T]):
+class _Job(Generic[TxT, T]):
     __slots__ = ("error", "lead", "result", "wake", "work")
 
-    def __init__(self, work: Work[T]) -> None:
+    def __init__(self, work: Work[TxT, T]) -> None:
         self.work = work
         self.wake = threading.Event()
         # Woken to lead the next batch rather than because the write is done.
@@ -54,23 +60,23 @@ class _Job(Generic[T]):
         return self.result  # type: ignore[return-value]  # set by the batch that ran it
 
 
-class GroupCommit:
+class GroupCommit(Generic[TxT]):
     """The queue of one process's grouped writes (``Database.grouped_write``)."""
 
-    def __init__(self, transaction: Callable[[Session], AbstractContextManager[Tx]]) -> None:
+    def __init__(self, transaction: Callable[[Session], AbstractContextManager[TxT]]) -> None:
         self._transaction = transaction
         self._mutex = threading.Lock()
-        self._queue: list[_Job[Any]] = []
+        self._queue: list[_Job[TxT, Any]] = []
         # Whether a leader is running a batch; while it is, new writers wait in the queue.
         self._leading = False
         self.batches = 0
         self.writes = 0
 
-    def run(self, session: Session, work: Work[T]) -> T:
+    def run(self, session: Session, work: Work[TxT, T]) -> T:
         if session.in_transaction():
             # What ``transaction()`` does first: the read snapshot ends before waiting.
             session.commit()
-        job: _Job[T] = _Job(work)
+        job: _Job[TxT, T] = _Job(work)
         with self._mutex:
             self._queue.append(job)
             lead = not self._leading
@@ -101,7 +107,7 @@ class GroupCommit:
                 else:
                     self._leading = False
 
-    def _run_batch(self, session: Session, batch: list[_Job[Any]]) -> None:
+    def _run_batch(self, session: Session, batch: list[_Job[TxT, Any]]) -> None:
         self.batches += 1
         self.writes += len(batch)
         try:
