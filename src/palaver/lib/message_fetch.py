@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Select, null, select
+from sqlalchemy import ColumnElement, Integer, Select, literal_column, null, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
@@ -94,7 +94,31 @@ class PageRow(NamedTuple):
     last_moved_time: datetime | None
 
 
-_message = Message.__table__.c
+_message_table = Message.__table__
+_message = _message_table.c
+# The page's columns by name (``narrowed_query`` names them): asking the subquery for its
+# column objects builds its whole column collection, per request.
+_PAGE_ID = literal_column("page.id", Integer)
+_PAGE_FLAGS = literal_column("page.flags", Integer)
+_PAGE_JOIN = _message.id == _PAGE_ID
+
+
+def _page_columns(edit_history: bool) -> tuple[ColumnElement[Any], ...]:
+    return (
+        _PAGE_ID.label("id"),
+        _PAGE_FLAGS.label("flags"),
+        *(
+            (_message.edit_history if edit_history else null()).label(name)
+            if name == "edit_history"
+            else _message[name]
+            for name in PageRow._fields[2:]
+        ),
+    )
+
+
+# Built once (with and without edit histories): only the page and the order vary.
+_PAGE_COLUMNS = {edit_history: _page_columns(edit_history) for edit_history in (False, True)}
+_PAGE_ORDER = {True: _PAGE_ID.desc(), False: _PAGE_ID.asc()}
 
 
 def with_message_columns(page: IdsAndFlags, descending: bool, *, edit_history: bool) -> AnyColumns:
@@ -103,18 +127,10 @@ def with_message_columns(page: IdsAndFlags, descending: bool, *, edit_history: b
     The page stays a subquery of its own, so the narrow's plan is the same as without the
     columns; each of its rows then finds its message by primary key.
     """
-    inner = page.subquery("page")
-    message_id, flags = inner.c[0], inner.c[1]
-    columns = [
-        (_message.edit_history if edit_history else null()).label(name)
-        if name == "edit_history"
-        else _message[name]
-        for name in PageRow._fields[2:]
-    ]
     return (
-        select(message_id.label("id"), flags.label("flags"), *columns)
-        .join_from(inner, Message.__table__, _message.id == message_id)
-        .order_by(message_id.desc() if descending else message_id.asc())
+        select(*_PAGE_COLUMNS[edit_history])
+        .join_from(page.subquery("page"), _message_table, _PAGE_JOIN)
+        .order_by(_PAGE_ORDER[descending])
     )
 
 
@@ -211,7 +227,8 @@ def _page_rows(
     # Rows for message objects, read by requests that write nothing: the session's
     # connection runs the statement without the ORM's layer around it (flushing, loading).
     statement = with_message_columns(page, descending, edit_history=with_messages.edit_history)
-    return [PageRow._make(row) for row in session.connection().execute(statement)]
+    # All rows at once: the result's per-row iteration costs more than fetching them together.
+    return list(map(PageRow._make, session.connection().execute(statement).all()))
 
 
 def get_messages(
