@@ -7,12 +7,12 @@ The narrow's SQL comes from ``lib/narrow.py``; message objects from ``lib/messag
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Integer, Select, literal_column, null, select
+from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, literal_column, null, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
@@ -26,7 +26,13 @@ from palaver.lib.message_format import (
     format_message_rows,
     wide_message_dicts,
 )
-from palaver.lib.narrow import NarrowFilter, build_narrow_filter, match_fields, narrowed_query
+from palaver.lib.narrow import (
+    NarrowFilter,
+    build_narrow_filter,
+    match_fields,
+    narrowed_query,
+    narrowed_statement,
+)
 from palaver.models import UserProfile
 from palaver.models.base import MAX_ID
 from palaver.models.channels import Subscription
@@ -134,6 +140,55 @@ def with_message_columns(page: IdsAndFlags, descending: bool, *, edit_history: b
     )
 
 
+# Page statements by shape. Building a page's statement and its cache key costs more than
+# SQLite's work on it, and most pages are one of a few shapes: the same narrow conditions
+# (structure and values, as SQLAlchemy's cache key gives them) with another user, anchor or
+# size. A page's statement is kept per shape with those four as bound parameters, so a
+# request whose narrow resolves to a known shape runs a statement SQLAlchemy has already
+# keyed and compiled. The narrow itself is still resolved per request (access checks).
+_USER_ID = bindparam("page_user_id", type_=Integer)
+_REALM_ID = bindparam("page_realm_id", type_=Integer)
+_BOUND = bindparam("page_bound", type_=Integer)
+_LIMIT = bindparam("page_limit", type_=Integer)
+_MAX_SHAPES = 256
+_shapes: dict[Hashable, AnyColumns] = {}
+
+
+def _hashable(value: Any) -> Hashable:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _shape_key(nf: NarrowFilter, descending: bool, edit_history: bool) -> Hashable | None:
+    """What decides a page's statement apart from the four parameters; None: not keyable."""
+    conditions: Hashable = ()
+    if nf.conditions:
+        key = and_(*nf.conditions)._generate_cache_key()
+        if key is None:
+            return None
+        conditions = (key.key, tuple(_hashable(p.effective_value) for p in key.bindparams))
+    return (conditions, nf.include_history, nf.needs_message, nf.fts_match, descending, edit_history)
+
+
+def _page_statement(nf: NarrowFilter, descending: bool, edit_history: bool) -> AnyColumns | None:
+    """The statement of a page of ``PageRow``s for this narrow's shape (``_shapes``)."""
+    key = _shape_key(nf, descending, edit_history)
+    try:
+        statement = None if key is None else _shapes.get(key)
+    except TypeError:  # a parameter value that cannot be a key (none does today)
+        key = None
+    if key is None:
+        return None
+    if statement is None:
+        query, id_column = narrowed_statement(nf, _USER_ID, _REALM_ID)
+        bounded = query.where(id_column <= _BOUND if descending else id_column >= _BOUND)
+        page = bounded.order_by(id_column.desc() if descending else id_column.asc()).limit(_LIMIT)
+        statement = with_message_columns(page, descending, edit_history=edit_history)
+        if len(_shapes) >= _MAX_SHAPES:
+            _shapes.clear()  # bounded; statements are rebuilt as they are asked for
+        _shapes[key] = statement
+    return statement
+
+
 @dataclass
 class FetchResult:
     # (message ID, the user's flags or None) pairs, or ``PageRow``s, oldest first.
@@ -175,26 +230,39 @@ def fetch_message_rows(
     """
     if anchor is None:
         anchor = first_unread_anchor(session, user, nf)
-    query, id_column = narrowed_query(user, nf)
     anchored_to_left = anchor == 0
     anchored_to_right = anchor >= LARGER_THAN_MAX_MESSAGE_ID
 
-    def page(statement: IdsAndFlags, descending: bool) -> list[Any]:
+    def page(bound: int, limit: int, descending: bool) -> list[Any]:
+        if with_messages is not None:
+            edit_history = with_messages.edit_history
+            statement = _page_statement(nf, descending, edit_history)
+            if statement is not None:
+                parameters = {
+                    "page_user_id": user.id,
+                    "page_realm_id": user.realm_id,
+                    "page_bound": bound,
+                    "page_limit": limit,
+                }
+                rows = session.connection().execute(statement, parameters).all()
+                return list(map(PageRow._make, rows))
+        query, id_column = narrowed_query(user, nf)
+        bounded = query.where(id_column <= bound if descending else id_column >= bound)
+        ordered = bounded.order_by(id_column.desc() if descending else id_column.asc()).limit(limit)
         if with_messages is None:
-            return list(session.execute(statement))
-        return _page_rows(session, with_messages, statement, descending)
+            return list(session.execute(ordered))
+        return _page_rows(session, with_messages, ordered, descending)
 
     before: list[Any] = []
     if num_before > 0 and not anchored_to_left:
-        newest_first = query.where(id_column <= min(anchor - 1, MAX_ID)).order_by(id_column.desc())
-        before = page(newest_first.limit(num_before + 1), True)
+        before = page(min(anchor - 1, MAX_ID), num_before + 1, True)
     anchor_rows: list[Any] = []
     after: list[Any] = []
     lowest = anchor if include_anchor else anchor + 1
     # IDs are 32-bit columns; PostgreSQL refuses to compare them with larger numbers.
     if not anchored_to_right and lowest <= MAX_ID and (num_after > 0 or include_anchor):
         limit = num_after + 1 + (1 if include_anchor else 0)
-        for r in page(query.where(id_column >= lowest).order_by(id_column.asc()).limit(limit), False):
+        for r in page(lowest, limit, False):
             (anchor_rows if r[0] == anchor else after).append(r)
 
     found_oldest = anchored_to_left or (num_before > 0 and len(before) <= num_before)

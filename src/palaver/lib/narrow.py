@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     Integer,
     Select,
@@ -215,6 +216,17 @@ def narrowed_query(user: UserProfile, nf: NarrowFilter) -> tuple[Select[int, int
     full-text index's rowid, so the query walks the matches from the anchor outwards and
     stops at the page's end, instead of collecting every match of a common word first.
     """
+    return narrowed_statement(nf, user.id, user.realm_id)
+
+
+UserOrRealmId = int | BindParameter[int]
+
+
+def narrowed_statement(
+    nf: NarrowFilter, user_id: UserOrRealmId, realm_id: UserOrRealmId
+) -> tuple[Select[int, int | None], IdColumn]:
+    """``narrowed_query`` for a user and realm given by value or as bound parameters
+    (``lib/message_fetch`` keeps statements of the latter for any user's request)."""
     query: Select[int, int | None]
     if nf.include_history:
         query = (
@@ -222,15 +234,15 @@ def narrowed_query(user: UserProfile, nf: NarrowFilter) -> tuple[Select[int, int
             .select_from(
                 _message_table.outerjoin(
                     _user_message_table,
-                    and_(_user_message.message_id == _message.id, _user_message.user_profile_id == user.id),
+                    and_(_user_message.message_id == _message.id, _user_message.user_profile_id == user_id),
                 )
             )
-            .where(_message.realm_id == user.realm_id)
+            .where(_message.realm_id == realm_id)
         )
         id_column: IdColumn = _message.id
     else:
         query = select(_user_message.message_id.label("id"), _user_message.flags).where(
-            _user_message.user_profile_id == user.id
+            _user_message.user_profile_id == user_id
         )
         if nf.needs_message:
             query = query.join_from(
