@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, literal_column, null, select
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, literal_column, null, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
@@ -160,13 +160,13 @@ def _hashable(value: Any) -> Hashable:
 
 def _shape_key(nf: NarrowFilter, descending: bool, edit_history: bool) -> Hashable | None:
     """What decides a page's statement apart from the four parameters; None: not keyable."""
-    conditions: Hashable = ()
-    if nf.conditions:
-        key = and_(*nf.conditions)._generate_cache_key()
+    conditions = []
+    for condition in nf.conditions:
+        key = condition._generate_cache_key()
         if key is None:
             return None
-        conditions = (key.key, tuple(_hashable(p.effective_value) for p in key.bindparams))
-    return (conditions, nf.include_history, nf.needs_message, nf.fts_match, descending, edit_history)
+        conditions.append((key.key, tuple(_hashable(p.effective_value) for p in key.bindparams)))
+    return (tuple(conditions), nf.include_history, nf.needs_message, nf.fts_match, descending, edit_history)
 
 
 def _page_statement(nf: NarrowFilter, descending: bool, edit_history: bool) -> AnyColumns | None:
