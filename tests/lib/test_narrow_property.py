@@ -30,6 +30,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
+from palaver.lib.message_fetch import (
+    LARGER_THAN_MAX_MESSAGE_ID,
+    MAX_MESSAGES_PER_FETCH,
+    WithMessages,
+    fetch_message_rows,
+)
 from palaver.lib.narrow import build_narrow_filter, narrowed_query
 from palaver.models import UserProfile
 from palaver.models.channels import Stream, Subscription
@@ -298,7 +304,20 @@ def _in_sql(world: World, narrow: list[Any]) -> set[int]:
         assert user is not None
         nf = build_narrow_filter(session, user, narrow)
         query, _ = narrowed_query(user, nf)
-        return {int(row[0]) for row in session.execute(query)}
+        found = {int(row[0]) for row in session.execute(query)}
+        # GET /messages runs the page statement kept for the narrow's shape: the same rows.
+        page = fetch_message_rows(
+            session,
+            user,
+            nf,
+            anchor=LARGER_THAN_MAX_MESSAGE_ID,
+            include_anchor=True,
+            num_before=MAX_MESSAGES_PER_FETCH,
+            num_after=0,
+            with_messages=WithMessages(edit_history=True),
+        )
+        assert {row.id for row in page.rows} == found
+        return found
 
 
 def test_sql_and_in_memory_narrows_agree(api: Api, realm: SeededRealm, services: Services) -> None:

@@ -10,13 +10,28 @@ from two statements of table columns, so a page of messages loads no ORM objects
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
-from sqlalchemy import bindparam, literal_column, null, select, union_all
+import orjson
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    Executable,
+    Integer,
+    Select,
+    String,
+    any_,
+    bindparam,
+    func,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from palaver.lib.avatars import (
@@ -132,29 +147,47 @@ _CHANNEL_NAMES = select(Stream.recipient_id, Stream.id, Stream.name).where(
 )
 _reaction = Reaction.__table__.c
 _submessage = SubMessage.__table__.c
-# Reactions (kind 0) and widget data (kind 1) of a batch of messages in one statement of
-# table columns, run on the session's connection: most pages have neither, and each
-# statement costs more in its execution than in the database.
-_REACTIONS_AND_SUBMESSAGES = union_all(
-    select(
-        literal_column("0").label("kind"),
-        _reaction.message_id,
-        _reaction.id,
-        _reaction.emoji_name.label("name"),
-        _reaction.emoji_code.label("code"),
-        _reaction.reaction_type.label("reaction_type"),
-        _reaction.user_profile_id.label("user_id"),
-    ).where(_reaction.message_id.in_(bindparam("ids", expanding=True))),
-    select(
-        literal_column("1"),
-        _submessage.message_id,
-        _submessage.id,
-        _submessage.msg_type,
-        _submessage.content,
-        null(),
-        _submessage.sender_id,
-    ).where(_submessage.message_id.in_(bindparam("ids", expanding=True))),
-).order_by("kind", "id")
+
+
+def _reactions_and_submessages_of(where: Callable[[ColumnElement[int]], ColumnElement[bool]]) -> Executable:
+    """Reactions (kind 0) and widget data (kind 1) of a batch of messages (``where`` picks
+    them by message ID) in one statement of table columns, run on the session's connection:
+    most pages have neither, and each statement costs more in its execution than in the
+    database."""
+    return union_all(
+        select(
+            literal_column("0").label("kind"),
+            _reaction.message_id,
+            _reaction.id,
+            _reaction.emoji_name.label("name"),
+            _reaction.emoji_code.label("code"),
+            _reaction.reaction_type.label("reaction_type"),
+            _reaction.user_profile_id.label("user_id"),
+        ).where(where(_reaction.message_id)),
+        select(
+            literal_column("1"),
+            _submessage.message_id,
+            _submessage.id,
+            _submessage.msg_type,
+            _submessage.content,
+            null(),
+            _submessage.sender_id,
+        ).where(where(_submessage.message_id)),
+    ).order_by("kind", "id")
+
+
+# The batch's IDs as one parameter where the database takes a list as one value (a JSON
+# array on SQLite, an array on PostgreSQL): an expanding IN list is rewritten into the SQL
+# for every execution, which cost more than the statement's work in the database.
+_JSON_IDS: Select[Any] = select(literal_column("value")).select_from(
+    func.json_each(bindparam("ids", type_=String))
+)
+_ARRAY_IDS = bindparam("ids", type_=ARRAY(Integer))
+_BATCH_STATEMENTS = {
+    "sqlite": _reactions_and_submessages_of(lambda column: column.in_(_JSON_IDS)),
+    "postgresql": _reactions_and_submessages_of(lambda column: column == any_(_ARRAY_IDS)),
+}
+_EXPANDING = _reactions_and_submessages_of(lambda column: column.in_(bindparam("ids", expanding=True)))
 
 
 class _Submessage(NamedTuple):
@@ -170,8 +203,12 @@ def _reactions_and_submessages(
 ) -> tuple[dict[int, list[dict[str, Any]]], dict[int, list[dict[str, Any]]]]:
     reactions: dict[int, list[dict[str, Any]]] = defaultdict(list)
     submessages: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for kind, message_id, row_id, name, code, reaction_type, user_id in session.connection().execute(
-        _REACTIONS_AND_SUBMESSAGES, {"ids": message_ids}
+    connection = session.connection()
+    dialect = connection.dialect.name
+    ids: Any = orjson.dumps(message_ids).decode() if dialect == "sqlite" else message_ids
+    statement = _BATCH_STATEMENTS.get(dialect, _EXPANDING)
+    for kind, message_id, row_id, name, code, reaction_type, user_id in connection.execute(
+        statement, {"ids": ids}
     ):
         if kind == 0:
             reactions[message_id].append(

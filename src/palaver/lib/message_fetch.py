@@ -7,12 +7,12 @@ The narrow's SQL comes from ``lib/narrow.py``; message objects from ``lib/messag
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Select, null, select
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, literal_column, null, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
@@ -26,7 +26,13 @@ from palaver.lib.message_format import (
     format_message_rows,
     wide_message_dicts,
 )
-from palaver.lib.narrow import NarrowFilter, build_narrow_filter, match_fields, narrowed_query
+from palaver.lib.narrow import (
+    NarrowFilter,
+    build_narrow_filter,
+    match_fields,
+    narrowed_query,
+    narrowed_statement,
+)
 from palaver.models import UserProfile
 from palaver.models.base import MAX_ID
 from palaver.models.channels import Subscription
@@ -94,7 +100,31 @@ class PageRow(NamedTuple):
     last_moved_time: datetime | None
 
 
-_message = Message.__table__.c
+_message_table = Message.__table__
+_message = _message_table.c
+# The page's columns by name (``narrowed_query`` names them): asking the subquery for its
+# column objects builds its whole column collection, per request.
+_PAGE_ID = literal_column("page.id", Integer)
+_PAGE_FLAGS = literal_column("page.flags", Integer)
+_PAGE_JOIN = _message.id == _PAGE_ID
+
+
+def _page_columns(edit_history: bool) -> tuple[ColumnElement[Any], ...]:
+    return (
+        _PAGE_ID.label("id"),
+        _PAGE_FLAGS.label("flags"),
+        *(
+            (_message.edit_history if edit_history else null()).label(name)
+            if name == "edit_history"
+            else _message[name]
+            for name in PageRow._fields[2:]
+        ),
+    )
+
+
+# Built once (with and without edit histories): only the page and the order vary.
+_PAGE_COLUMNS = {edit_history: _page_columns(edit_history) for edit_history in (False, True)}
+_PAGE_ORDER = {True: _PAGE_ID.desc(), False: _PAGE_ID.asc()}
 
 
 def with_message_columns(page: IdsAndFlags, descending: bool, *, edit_history: bool) -> AnyColumns:
@@ -103,19 +133,60 @@ def with_message_columns(page: IdsAndFlags, descending: bool, *, edit_history: b
     The page stays a subquery of its own, so the narrow's plan is the same as without the
     columns; each of its rows then finds its message by primary key.
     """
-    inner = page.subquery("page")
-    message_id, flags = inner.c[0], inner.c[1]
-    columns = [
-        (_message.edit_history if edit_history else null()).label(name)
-        if name == "edit_history"
-        else _message[name]
-        for name in PageRow._fields[2:]
-    ]
     return (
-        select(message_id.label("id"), flags.label("flags"), *columns)
-        .join_from(inner, Message.__table__, _message.id == message_id)
-        .order_by(message_id.desc() if descending else message_id.asc())
+        select(*_PAGE_COLUMNS[edit_history])
+        .join_from(page.subquery("page"), _message_table, _PAGE_JOIN)
+        .order_by(_PAGE_ORDER[descending])
     )
+
+
+# Page statements by shape. Building a page's statement and its cache key costs more than
+# SQLite's work on it, and most pages are one of a few shapes: the same narrow conditions
+# (structure and values, as SQLAlchemy's cache key gives them) with another user, anchor or
+# size. A page's statement is kept per shape with those four as bound parameters, so a
+# request whose narrow resolves to a known shape runs a statement SQLAlchemy has already
+# keyed and compiled. The narrow itself is still resolved per request (access checks).
+_USER_ID = bindparam("page_user_id", type_=Integer)
+_REALM_ID = bindparam("page_realm_id", type_=Integer)
+_BOUND = bindparam("page_bound", type_=Integer)
+_LIMIT = bindparam("page_limit", type_=Integer)
+_MAX_SHAPES = 256
+_shapes: dict[Hashable, AnyColumns] = {}
+
+
+def _hashable(value: Any) -> Hashable:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _shape_key(nf: NarrowFilter, descending: bool, edit_history: bool) -> Hashable | None:
+    """What decides a page's statement apart from the four parameters; None: not keyable."""
+    conditions = []
+    for condition in nf.conditions:
+        key = condition._generate_cache_key()
+        if key is None:
+            return None
+        conditions.append((key.key, tuple(_hashable(p.effective_value) for p in key.bindparams)))
+    return (tuple(conditions), nf.include_history, nf.needs_message, nf.fts_match, descending, edit_history)
+
+
+def _page_statement(nf: NarrowFilter, descending: bool, edit_history: bool) -> AnyColumns | None:
+    """The statement of a page of ``PageRow``s for this narrow's shape (``_shapes``)."""
+    key = _shape_key(nf, descending, edit_history)
+    try:
+        statement = None if key is None else _shapes.get(key)
+    except TypeError:  # a parameter value that cannot be a key (none does today)
+        key = None
+    if key is None:
+        return None
+    if statement is None:
+        query, id_column = narrowed_statement(nf, _USER_ID, _REALM_ID)
+        bounded = query.where(id_column <= _BOUND if descending else id_column >= _BOUND)
+        page = bounded.order_by(id_column.desc() if descending else id_column.asc()).limit(_LIMIT)
+        statement = with_message_columns(page, descending, edit_history=edit_history)
+        if len(_shapes) >= _MAX_SHAPES:
+            _shapes.clear()  # bounded; statements are rebuilt as they are asked for
+        _shapes[key] = statement
+    return statement
 
 
 @dataclass
@@ -159,26 +230,39 @@ def fetch_message_rows(
     """
     if anchor is None:
         anchor = first_unread_anchor(session, user, nf)
-    query, id_column = narrowed_query(user, nf)
     anchored_to_left = anchor == 0
     anchored_to_right = anchor >= LARGER_THAN_MAX_MESSAGE_ID
 
-    def page(statement: IdsAndFlags, descending: bool) -> list[Any]:
+    def page(bound: int, limit: int, descending: bool) -> list[Any]:
+        if with_messages is not None:
+            edit_history = with_messages.edit_history
+            statement = _page_statement(nf, descending, edit_history)
+            if statement is not None:
+                parameters = {
+                    "page_user_id": user.id,
+                    "page_realm_id": user.realm_id,
+                    "page_bound": bound,
+                    "page_limit": limit,
+                }
+                rows = session.connection().execute(statement, parameters).all()
+                return list(map(PageRow._make, rows))
+        query, id_column = narrowed_query(user, nf)
+        bounded = query.where(id_column <= bound if descending else id_column >= bound)
+        ordered = bounded.order_by(id_column.desc() if descending else id_column.asc()).limit(limit)
         if with_messages is None:
-            return list(session.execute(statement))
-        return _page_rows(session, with_messages, statement, descending)
+            return list(session.execute(ordered))
+        return _page_rows(session, with_messages, ordered, descending)
 
     before: list[Any] = []
     if num_before > 0 and not anchored_to_left:
-        newest_first = query.where(id_column <= min(anchor - 1, MAX_ID)).order_by(id_column.desc())
-        before = page(newest_first.limit(num_before + 1), True)
+        before = page(min(anchor - 1, MAX_ID), num_before + 1, True)
     anchor_rows: list[Any] = []
     after: list[Any] = []
     lowest = anchor if include_anchor else anchor + 1
     # IDs are 32-bit columns; PostgreSQL refuses to compare them with larger numbers.
     if not anchored_to_right and lowest <= MAX_ID and (num_after > 0 or include_anchor):
         limit = num_after + 1 + (1 if include_anchor else 0)
-        for r in page(query.where(id_column >= lowest).order_by(id_column.asc()).limit(limit), False):
+        for r in page(lowest, limit, False):
             (anchor_rows if r[0] == anchor else after).append(r)
 
     found_oldest = anchored_to_left or (num_before > 0 and len(before) <= num_before)
@@ -211,7 +295,8 @@ def _page_rows(
     # Rows for message objects, read by requests that write nothing: the session's
     # connection runs the statement without the ORM's layer around it (flushing, loading).
     statement = with_message_columns(page, descending, edit_history=with_messages.edit_history)
-    return [PageRow._make(row) for row in session.connection().execute(statement)]
+    # All rows at once: the result's per-row iteration costs more than fetching them together.
+    return list(map(PageRow._make, session.connection().execute(statement).all()))
 
 
 def get_messages(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sqlalchemy import (
-    ColumnClause,
+    BindParameter,
     ColumnElement,
     Integer,
     Select,
@@ -31,7 +31,7 @@ from sqlalchemy import (
     select,
     table,
 )
-from sqlalchemy.orm import InstrumentedAttribute, Session
+from sqlalchemy.orm import Session
 
 from palaver.lib.channels import Viewer, has_metadata_access, viewer_for
 from palaver.lib.conversations import conversation_member_ids, get_dm_group
@@ -196,35 +196,61 @@ def build_narrow_filter(
 
 # SQLite's full-text index (migration 0007): its rowid is the message ID.
 _MESSAGE_FTS = table("message_fts", column("rowid", Integer))
-IdColumn = InstrumentedAttribute[int] | ColumnClause[int]
+IdColumn = ColumnElement[int]
+# Table columns rather than the models' attributes: the same SQL, but each comparison and
+# join built per request skips the ORM's annotation layer (a page's statement is built anew
+# for every GET /messages).
+_message_table = Message.__table__
+_user_message_table = UserMessage.__table__
+_message = _message_table.c
+_user_message = _user_message_table.c
 
 
 def narrowed_query(user: UserProfile, nf: NarrowFilter) -> tuple[Select[int, int | None], IdColumn]:
     """Rows of (message ID, the user's flags or None) matching the filter, and the ID column.
 
+    The two columns are named ``id`` and ``flags`` (``lib/message_fetch`` reads a page of
+    them as a subquery by those names).
+
     Callers order and bound the rows by the ID column. For a SQLite search it is the
     full-text index's rowid, so the query walks the matches from the anchor outwards and
     stops at the page's end, instead of collecting every match of a common word first.
     """
+    return narrowed_statement(nf, user.id, user.realm_id)
+
+
+UserOrRealmId = int | BindParameter[int]
+
+
+def narrowed_statement(
+    nf: NarrowFilter, user_id: UserOrRealmId, realm_id: UserOrRealmId
+) -> tuple[Select[int, int | None], IdColumn]:
+    """``narrowed_query`` for a user and realm given by value or as bound parameters
+    (``lib/message_fetch`` keeps statements of the latter for any user's request)."""
+    query: Select[int, int | None]
     if nf.include_history:
         query = (
-            select(Message.id, UserMessage.flags)
-            .select_from(Message)
-            .outerjoin(
-                UserMessage,
-                and_(UserMessage.message_id == Message.id, UserMessage.user_profile_id == user.id),
+            select(_message.id, _user_message.flags)
+            .select_from(
+                _message_table.outerjoin(
+                    _user_message_table,
+                    and_(_user_message.message_id == _message.id, _user_message.user_profile_id == user_id),
+                )
             )
-            .where(Message.realm_id == user.realm_id)
+            .where(_message.realm_id == realm_id)
         )
-        id_column: IdColumn = Message.id
+        id_column: IdColumn = _message.id
     else:
-        query = select(UserMessage.message_id, UserMessage.flags).where(
-            UserMessage.user_profile_id == user.id
+        query = select(_user_message.message_id.label("id"), _user_message.flags).where(
+            _user_message.user_profile_id == user_id
         )
         if nf.needs_message:
-            query = query.join(Message, Message.id == UserMessage.message_id)
-        id_column = UserMessage.message_id
+            query = query.join_from(
+                _user_message_table, _message_table, _message.id == _user_message.message_id
+            )
+        id_column = _user_message.message_id
     if nf.fts_match is not None:
+        # (The model's attribute keeps the join written as it always was: rowid = message.id.)
         query = query.join(_MESSAGE_FTS, _MESSAGE_FTS.c.rowid == Message.id).where(
             literal_column("message_fts").op("MATCH")(nf.fts_match)
         )
