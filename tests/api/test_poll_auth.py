@@ -4,6 +4,7 @@ decided them has changed."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -40,11 +41,13 @@ def _poll(client: TestClient, realm: SeededRealm, user: User, queue_id: str) -> 
 
 @contextmanager
 def statements(services: Services) -> Iterator[list[str]]:
-    """The SQL statements the database runs meanwhile (from any thread)."""
+    """The SQL statements requests run meanwhile (on the event loop or a request's worker
+    thread; the session app's background workers run rounds in ``asyncio`` threads)."""
     seen: list[str] = []
 
     def record(*args: Any) -> None:
-        seen.append(str(args[2]))
+        if not threading.current_thread().name.startswith(("asyncio_", "palaver-")):
+            seen.append(str(args[2]))
 
     event.listen(services.db.engine, "before_cursor_execute", record)
     try:

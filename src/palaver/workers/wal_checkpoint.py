@@ -32,10 +32,18 @@ IDLE_INTERVAL = 1.0
 
 def checkpoint(engine: Engine, mode: str = "PASSIVE") -> int:
     """Run one checkpoint; returns how many frames the log has copied into the database."""
-    with engine.connect() as conn:
-        row = conn.exec_driver_sql(f"PRAGMA wal_checkpoint({mode})").one()
+    # On the driver's connection: outside any transaction, and nothing to SQLAlchemy's events
+    # (the realm-state cache's record of writes, statement counting in tests).
+    connection = engine.raw_connection()
+    try:
+        cursor = connection.cursor()
+        cursor.execute(f"PRAGMA wal_checkpoint({mode})")
+        row = cursor.fetchone()
+        cursor.close()
+    finally:
+        connection.close()
     # (busy, frames in the log, frames checkpointed); -1s when not in WAL mode.
-    return max(int(row[2]), 0)
+    return max(int(row[2]), 0) if row is not None else 0
 
 
 class WalCheckpointWorker(BackgroundWorker):
