@@ -94,21 +94,28 @@ def _call(url: str, auth: tuple[str, str], method: str, path: str, **data: str) 
         return result
 
 
-def test_a_revoked_subscription_is_honoured_by_every_worker_within_50ms(server: tuple[str, Path]) -> None:
-    url, data_dir = server
+def _owner(data_dir: Path) -> tuple[str, str]:
+    """The demo organization's owner, from the zuliprc the server wrote."""
     lines = (data_dir / "demo.zuliprc").read_text().splitlines()
     zuliprc = dict(line.split("=", 1) for line in lines if "=" in line)
-    owner = (zuliprc["email"], zuliprc["key"])
-    created = _call(
-        url, owner, "POST", "users", email="ann@example.com", password="ann-pw-12345", full_name="Ann"
-    )
+    return zuliprc["email"], zuliprc["key"]
+
+
+def _new_user(url: str, owner: tuple[str, str], name: str) -> tuple[tuple[str, str], object]:
+    """A member the owner creates: their (email, API key) and user ID."""
+    email, password = f"{name}@example.com", f"{name}-pw-12345"
+    created = _call(url, owner, "POST", "users", email=email, password=password, full_name=name.title())
     assert created["result"] == "success", created
     fetched = httpx.post(
-        f"{url}/api/v1/fetch_api_key",
-        data={"username": "ann@example.com", "password": "ann-pw-12345"},
-        timeout=10,
+        f"{url}/api/v1/fetch_api_key", data={"username": email, "password": password}, timeout=10
     ).json()
-    ann = ("ann@example.com", fetched["api_key"])
+    return (email, fetched["api_key"]), created["user_id"]
+
+
+def test_a_revoked_subscription_is_honoured_by_every_worker_within_50ms(server: tuple[str, Path]) -> None:
+    url, data_dir = server
+    owner = _owner(data_dir)
+    ann, _ = _new_user(url, owner, "ann")
     subscribed = _call(
         url,
         owner,
@@ -148,25 +155,8 @@ def test_a_deactivated_user_polls_no_worker_within_50ms(server: tuple[str, Path]
     """Repeated polls skip the database once known (api/poll_auth.py): deactivating the user
     through one worker must still end them on both."""
     url, data_dir = server
-    lines = (data_dir / "demo.zuliprc").read_text().splitlines()
-    zuliprc = dict(line.split("=", 1) for line in lines if "=" in line)
-    owner = (zuliprc["email"], zuliprc["key"])
-    created = _call(
-        url,
-        owner,
-        "POST",
-        "users",
-        email="poller@example.com",
-        password="poller-pw-12345",
-        full_name="Poller",
-    )
-    assert created["result"] == "success", created
-    fetched = httpx.post(
-        f"{url}/api/v1/fetch_api_key",
-        data={"username": "poller@example.com", "password": "poller-pw-12345"},
-        timeout=10,
-    ).json()
-    bob = ("poller@example.com", fetched["api_key"])
+    owner = _owner(data_dir)
+    bob, bob_id = _new_user(url, owner, "poller")
     registered = _call(url, bob, "POST", "register", event_types='["message"]')
     queue_id = str(registered["queue_id"])
 
@@ -180,7 +170,7 @@ def test_a_deactivated_user_polls_no_worker_within_50ms(server: tuple[str, Path]
     for _ in range(ATTEMPTS):
         polled = poll()
         assert polled["result"] == "success", polled
-    deactivated = _call(url, owner, "DELETE", f"users/{created['user_id']}")
+    deactivated = _call(url, owner, "DELETE", f"users/{bob_id}")
     assert deactivated["result"] == "success", deactivated
     time.sleep(COHERENCE_SECONDS)
     refused = [poll() for _ in range(ATTEMPTS)]

@@ -95,6 +95,20 @@ def _wide_message_dict(
     return _wide_dict(message, around, allow_edit_history)
 
 
+def _add_recipient(item: dict[str, Any], around: Surroundings, recipient_id: int, is_channel: bool) -> None:
+    """A message's type, display_recipient and (channel messages) stream_id."""
+    if is_channel:
+        stream_id, name = around.channels[recipient_id]
+        item["type"] = "stream"
+        item["display_recipient"] = name
+        item["stream_id"] = stream_id
+    else:
+        item["type"] = "private"
+        item["display_recipient"] = [
+            around.users[uid].display_recipient() for uid in around.members.get(recipient_id, [])
+        ]
+
+
 def _wide_dict(message: MessageColumns, around: Surroundings, allow_edit_history: bool) -> dict[str, Any]:
     sender = around.users[message.sender_id]
     subject = message.subject
@@ -120,16 +134,7 @@ def _wide_dict(message: MessageColumns, around: Surroundings, allow_edit_history
         "raw_content": content,
         "avatar_computable": sender.avatar_computable,
     }
-    if message.is_channel_message:
-        stream_id, name = around.channels[message.recipient_id]
-        item["type"] = "stream"
-        item["display_recipient"] = name
-        item["stream_id"] = stream_id
-    else:
-        item["type"] = "private"
-        item["display_recipient"] = [
-            around.users[uid].display_recipient() for uid in around.members.get(message.recipient_id, [])
-        ]
+    _add_recipient(item, around, message.recipient_id, message.is_channel_message)
     if message.edit_history is not None and allow_edit_history:
         item["edit_history"] = orjson.loads(message.edit_history)
     if message.last_edit_time is not None:
@@ -232,16 +237,7 @@ def _message_object(
         "sender_realm_str": sender.realm_str,
         "avatar_url": None if options.client_gravatar and sender.avatar_computable else sender.avatar_url,
     }
-    if is_channel_message:
-        stream_id, name = around.channels[row.recipient_id]
-        item["type"] = "stream"
-        item["display_recipient"] = name
-        item["stream_id"] = stream_id
-    else:
-        item["type"] = "private"
-        item["display_recipient"] = [
-            around.users[uid].display_recipient() for uid in around.members.get(row.recipient_id, [])
-        ]
+    _add_recipient(item, around, row.recipient_id, is_channel_message)
     if row.edit_history is not None and allow_edit_history:
         history = orjson.loads(row.edit_history)
         if not options.allow_empty_topic_name:
