@@ -143,11 +143,15 @@ class LongPolls:
             kwargs, ignored = parse_params(endpoint.specs, raw)
         except JsonableError as e:
             return error_response(e, headers)
-        del info, raw
+        queue_id, last_event_id, dont_block = (
+            kwargs["queue_id"],
+            kwargs["last_event_id"],
+            kwargs["dont_block"],
+        )
+        # As ``execute_async`` and the view do: nothing the wait does not need stays alive.
+        del info, raw, kwargs
         try:
-            result = await poll_queue(
-                services.bus, user_id, kwargs["queue_id"], kwargs["last_event_id"], kwargs["dont_block"]
-            )
+            result = await poll_queue(services.bus, user_id, queue_id, last_event_id, dont_block)
         except JsonableError as e:
             return error_response(e, headers)
         except Exception:
