@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.channel_notify import notify_stream_created, notify_stream_deleted
@@ -80,10 +80,13 @@ def add_subscriptions(
     # Concurrent changes to one channel's subscribers take turns, so each decides on rows
     # the other has committed (two adds of one user must not both insert).
     lock_rows(session, Stream, [s.id for s in streams])
+    # The write transaction expired the users: one query reloads them all, where reading
+    # each one's ID would have loaded it alone.
+    _reload(session, users)
     guests = _guest_tracker(session, streams, users)
     before = {s.id: metadata_access_user_ids(session, s) for s in streams}
     existing = subscriptions_by_user(session, [u.id for u in users], [s.id for s in streams])
-    taken = {u.id: used_colors(session, u.id) for u in users}
+    taken = used_colors(session, [u.id for u in users])
     new_by_stream: dict[int, list[int]] = {}
     added: dict[int, list[tuple[Stream, Subscription]]] = {}
     for user in users:
@@ -131,6 +134,12 @@ def add_subscriptions(
     return outcome
 
 
+def _reload(session: Session, users: Sequence[UserProfile]) -> None:
+    if len(users) > 1:
+        ids = [key[0] for u in users if (key := inspect(u).identity) is not None]
+        session.scalars(select(UserProfile).where(UserProfile.id.in_(ids))).all()
+
+
 def _guest_tracker(
     session: Session, streams: Sequence[Stream], users: Sequence[UserProfile]
 ) -> GuestAccessTracker:
@@ -168,6 +177,9 @@ def remove_subscriptions(
     # Concurrent changes to one channel's subscribers take turns, so each decides on rows
     # the other has committed (two adds of one user must not both insert).
     lock_rows(session, Stream, [s.id for s in streams])
+    # The write transaction expired the users: one query reloads them all, where reading
+    # each one's ID would have loaded it alone.
+    _reload(session, users)
     guests = _guest_tracker(session, streams, users)
     before = {s.id: metadata_access_user_ids(session, s) for s in streams}
     existing = subscriptions_by_user(session, [u.id for u in users], [s.id for s in streams])
