@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import hashlib
 import logging
 import secrets
@@ -364,7 +365,11 @@ class RedisQueueBackend(QueueBackend):
             await self.run_blocking(self._subscription.ensure_started, _SUBSCRIBE_WAIT_SECONDS)
 
     async def start(self) -> None:
-        await self.run_blocking(self._subscription.ensure_started)
+        # Redis down at start-up fails the first attempt at once (connection refused); the
+        # subscription keeps retrying and /health/ready says so meanwhile.
+        await self.run_blocking(
+            functools.partial(self._subscription.ensure_started, until_first_attempt=True)
+        )
         await super().start()
 
     async def stop(self) -> None:

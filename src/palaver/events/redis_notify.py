@@ -35,6 +35,8 @@ class Subscription:
         self._channel = channel
         self._waiters = waiters
         self._ready = threading.Event()
+        # Set once the thread's latest attempt to subscribe has ended, either way.
+        self._attempted = threading.Event()
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -44,13 +46,18 @@ class Subscription:
     def ready(self) -> bool:
         return self._ready.is_set()
 
-    def ensure_started(self, timeout: float = 5.0) -> None:
+    def ensure_started(self, timeout: float = 5.0, *, until_first_attempt: bool = False) -> None:
+        """Start the thread if it is not running, then wait up to ``timeout`` for it to be
+        subscribed; with ``until_first_attempt``, only until an attempt has failed (Redis
+        refusing connections at start-up: the thread keeps retrying, and waiting out the
+        timeout would only delay the start)."""
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._stop.clear()
+                self._attempted.clear()
                 self._thread = threading.Thread(target=self._run, name="palaver-event-notify", daemon=True)
                 self._thread.start()
-        self._ready.wait(timeout)
+        (self._attempted if until_first_attempt else self._ready).wait(timeout)
 
     def stop(self) -> None:
         self._stop.set()
@@ -77,6 +84,7 @@ class Subscription:
                         continue
                     if message["type"] == "subscribe":
                         self._ready.set()
+                        self._attempted.set()
                         if self._lost:
                             self._lost = False
                             logger.warning("Redis event subscription restored")
@@ -88,6 +96,7 @@ class Subscription:
                         self._waiters.wake(str(message["data"]).split())
             except RedisError as error:
                 self._ready.clear()
+                self._attempted.set()
                 if not self._stop.is_set():
                     if not self._lost:
                         # Once per outage, not once per reconnection attempt.
