@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +16,6 @@ from starlette.testclient import TestClient
 from palaver.app import create_app
 from palaver.events.memory_backend import MemoryQueueBackend
 from palaver.events.types import validate_event
-from palaver.models import Realm, UserProfile
 from palaver.services import Services, build_services
 from tests.conftest import make_test_settings
 from tests.helpers import (
@@ -288,35 +286,6 @@ async def test_long_poll_wakes_within_a_second(services: Services, realm: Seeded
                 "id": 0,
             }
         ]
-
-
-async def test_a_parked_long_poll_keeps_no_orm_objects(services: Services, realm: SeededRealm) -> None:
-    """Thousands of requests may be parked at once; each must not hold its user and realm."""
-    app = create_app(services.settings, services)
-    transport = httpx.ASGITransport(app=app)
-    headers = {"authorization": basic_auth(realm.hamlet)}
-
-    def orm_objects() -> int:
-        gc.collect()
-        return sum(isinstance(o, UserProfile | Realm) for o in gc.get_objects())
-
-    async with httpx.AsyncClient(transport=transport, base_url=f"http://{realm.host}") as client:
-        response = await client.post(
-            "/api/v1/register", data=encode_params({"event_types": ["realm_user"]}), headers=headers
-        )
-        queue_id = response.json()["queue_id"]
-        before = orm_objects()
-        poll = asyncio.create_task(
-            client.get(
-                "/api/v1/events", params={"queue_id": queue_id, "last_event_id": "-1"}, headers=headers
-            )
-        )
-        await until(lambda: services.bus.parked_polls == 1)
-        assert services.bus.waiting_requests == 1
-        assert orm_objects() == before
-        services.bus.append(queue_id, {"type": "heartbeat"})
-        response = await asyncio.wait_for(poll, 5)
-        assert response.json()["events"] == [{"type": "heartbeat", "id": 0}]
 
 
 def test_heartbeat_after_quiet_period(database_url: str, tmp_path: Path, realm: SeededRealm) -> None:

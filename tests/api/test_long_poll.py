@@ -16,6 +16,7 @@ from starlette.types import Receive, Scope, Send
 from palaver.api.long_poll import LongPollRoute, LongPolls
 from palaver.api.routing import Ctx
 from palaver.app import create_app
+from palaver.models import Realm, UserProfile
 from palaver.services import Services
 from tests.helpers import SeededRealm, basic_auth, encode_params, until
 
@@ -110,16 +111,19 @@ def test_short_path_is_counted_under_its_route(client: TestClient, realm: Seeded
     )
 
 
-async def test_a_parked_poll_holds_no_request_or_session(services: Services, realm: SeededRealm) -> None:
-    """What the general pipeline kept per parked poll (a Request, the closed session, the
-    view's context) is gone while the short path waits."""
+async def test_a_parked_poll_holds_no_request_session_or_orm_object(
+    services: Services, realm: SeededRealm
+) -> None:
+    """Thousands of polls may be parked at once: what the general pipeline kept per parked
+    poll (a Request, the closed session, the view's context) and the user and realm objects
+    authentication loaded are all gone while the short path waits."""
     app = create_app(services.settings, services)
     transport = httpx.ASGITransport(app=app)
     headers = {"authorization": basic_auth(realm.hamlet)}
 
     def held() -> int:
         gc.collect()
-        return sum(isinstance(o, Request | Session | Ctx) for o in gc.get_objects())
+        return sum(isinstance(o, Request | Session | Ctx | UserProfile | Realm) for o in gc.get_objects())
 
     async with httpx.AsyncClient(transport=transport, base_url=f"http://{realm.host}") as client:
         response = await client.post(
@@ -136,7 +140,7 @@ async def test_a_parked_poll_holds_no_request_or_session(services: Services, rea
         # Counted process-wide: another thread's request may hold one for a moment. What the
         # parked poll held would stay for as long as it is parked, so waiting changes nothing.
         await until(lambda: held() == before)
-        assert services.bus.parked_polls == 1
+        assert (services.bus.parked_polls, services.bus.waiting_requests) == (1, 1)
         services.bus.append(queue_id, {"type": "heartbeat"})
         response = await asyncio.wait_for(poll, 5)
         assert response.status_code == 200
