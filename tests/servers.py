@@ -46,6 +46,19 @@ def clean_environment(**extra: str) -> dict[str, str]:
     return env
 
 
+def server_environment(data_dir: Path, **extra: str) -> dict[str, str]:
+    """``clean_environment`` for a real server a test starts: its data directory, cheap password
+    hashing, quiet logs, no outgoing fetches (tests contact loopback only), plus ``extra``."""
+    return clean_environment(
+        PALAVER_DATA_DIR=str(data_dir),
+        PALAVER_PASSWORD_TIME_COST="1",
+        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
+        PALAVER_LOG_LEVEL="warning",
+        PALAVER_OUTGOING_FETCHES="false",
+        **extra,
+    )
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -24,7 +24,7 @@ import pytest
 import zulip
 from sqlalchemy import create_engine, text
 
-from tests.servers import RunningServer, clean_environment, start_running_server, stop
+from tests.servers import RunningServer, server_environment, start_running_server, stop
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
@@ -54,16 +54,8 @@ def demo_server(
     tmp_path_factory: pytest.TempPathFactory, database_url: str, *, entry_point: bool = False
 ) -> Iterator[RunningServer]:
     tmp = tmp_path_factory.mktemp("e2e-server")
-    env = clean_environment(
-        PALAVER_DATA_DIR=str(tmp / "data"),
-        # The unprefixed name, as a hosting platform would set it.
-        DATABASE_URL=database_url,
-        PALAVER_PASSWORD_TIME_COST="1",
-        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-        PALAVER_LOG_LEVEL="warning",
-        # Tests contact loopback only: no link previews.
-        PALAVER_OUTGOING_FETCHES="false",
-    )
+    # DATABASE_URL: the unprefixed name, as a hosting platform would set it.
+    env = server_environment(tmp / "data", DATABASE_URL=database_url)
     running = start_running_server(tmp, env, entry_point=entry_point)
     try:
         # DATABASE_URL was honoured over the default SQLite file in the data dir.

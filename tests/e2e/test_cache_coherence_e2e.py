@@ -9,20 +9,16 @@ that answer every one of many fresh connections must refuse her message.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
 
 from tests import helpers
-from tests.servers import clean_environment, free_port, launch, wait_until_healthy
+from tests.e2e.demo import empty_database
+from tests.servers import server_environment, start_running_server, stop
 
 pytestmark = pytest.mark.e2e
 
@@ -30,60 +26,26 @@ pytestmark = pytest.mark.e2e
 COHERENCE_SECONDS = 0.050
 # Fresh connections tried on each side of the revocation: enough that both workers serve some.
 ATTEMPTS = 24
-DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
 @pytest.fixture(scope="module")
-def database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A database of its own (the server creates the demo organization in an empty one)."""
-    if os.environ.get("PALAVER_TEST_DATABASE", "sqlite") != "postgresql":
-        yield f"sqlite:///{tmp_path_factory.mktemp('coherence-db') / 'palaver.db'}"
-        return
-    admin_url = os.environ.get("PALAVER_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN_URL)
-    name = f"palaver_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield admin_url.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
-@pytest.fixture(scope="module")
-def server(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """Two workers on an empty database (the server creates the demo organization in it)."""
     redis_url = helpers.require_redis()
-    tmp_path = tmp_path_factory.mktemp("coherence-server")
-    port = free_port()
-    env = clean_environment(
-        PALAVER_DATA_DIR=str(tmp_path),
-        PALAVER_DATABASE_URL=database,
-        PALAVER_REDIS_URL=redis_url,
-        PALAVER_HOST="127.0.0.1",
-        PALAVER_PORT=str(port),
-        PALAVER_LOG_LEVEL="warning",
-        PALAVER_PASSWORD_TIME_COST="1",
-        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-        PALAVER_API_RATE_LIMIT="100000/60",
-        PALAVER_HEARTBEAT_SECONDS="2",
-        PALAVER_OUTGOING_FETCHES="false",
-    )
-    log = tmp_path / "server.log"
-    process = launch(env, ["--workers", "2"], log)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(url, process, lambda: log.read_text()[-3000:], timeout=90)
-        yield url, tmp_path
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+    with empty_database(tmp_path_factory) as database_url:
+        tmp = tmp_path_factory.mktemp("coherence-server")
+        env = server_environment(
+            tmp / "data",
+            PALAVER_DATABASE_URL=database_url,
+            PALAVER_REDIS_URL=redis_url,
+            PALAVER_API_RATE_LIMIT="100000/60",
+            PALAVER_HEARTBEAT_SECONDS="2",
+        )
+        running = start_running_server(tmp, env, "--workers", "2")
+        try:
+            yield running.url, running.data_dir
+        finally:
+            stop(running.process)
 
 
 def _call(url: str, auth: tuple[str, str], method: str, path: str, **data: str) -> dict[str, object]:

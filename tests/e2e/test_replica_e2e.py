@@ -24,7 +24,7 @@ from palaver.config import load_settings
 from palaver.read_fence import fence_key_prefix
 from tests import helpers
 from tests.e2e.demo import empty_database
-from tests.servers import RunningServer, clean_environment, start_running_server, stop
+from tests.servers import RunningServer, server_environment, start_running_server, stop
 from tests.test_db_replica import replica_url
 
 pytestmark = [
@@ -44,16 +44,12 @@ def replicated_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tupl
     redis_url = helpers.require_redis()
     with empty_database(tmp_path_factory) as database_url:
         tmp = tmp_path_factory.mktemp("replica-server")
-        env = clean_environment(
-            PALAVER_DATA_DIR=str(tmp / "data"),
+        env = server_environment(
+            tmp / "data",
             PALAVER_DATABASE_URL=database_url,
             PALAVER_DATABASE_REPLICA_URL=replica_url(database_url),
             PALAVER_REDIS_URL=redis_url,
-            PALAVER_PASSWORD_TIME_COST="1",
-            PALAVER_PASSWORD_MEMORY_COST_KIB="8",
             PALAVER_API_RATE_LIMIT="100000/60",
-            PALAVER_LOG_LEVEL="warning",
-            PALAVER_OUTGOING_FETCHES="false",
         )
         running = start_running_server(tmp, env, "--workers", "2")
         try:
