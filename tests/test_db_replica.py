@@ -24,6 +24,7 @@ from palaver.events.realm_state import ALL_REALMS, REALM_STATE_TABLES
 from palaver.services import Services, build_services
 from tests.conftest import make_test_settings
 from tests.helpers import Api, SeededRealm, assert_json_success, seed_realm
+from tests.helpers import TestUser as User
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("PALAVER_TEST_DATABASE", "sqlite") != "postgresql",
@@ -101,6 +102,13 @@ def _reads_messages(statements: list[str]) -> bool:
 NEWEST = {"anchor": "newest", "num_before": 20, "num_after": 0, "narrow": [["channel", "hall"]]}
 
 
+def _send_to_hall(api: Api, user: User, content: str) -> dict[str, Any]:
+    """A message to the channel NEWEST reads (topic "t"), as ``user``."""
+    return assert_json_success(
+        api.post(user, "messages", {"type": "stream", "to": "hall", "topic": "t", "content": content})
+    )
+
+
 def test_a_write_through_the_replica_fails_loudly(replicated: tuple[Services, Statements]) -> None:
     built, _ = replicated
     db = built.db
@@ -119,9 +127,7 @@ def test_history_is_read_from_the_replica_by_a_user_who_has_not_written(
     replica_api: tuple[Api, SeededRealm, Statements],
 ) -> None:
     api, realm, statements = replica_api
-    sent = assert_json_success(
-        api.post(realm.iago, "messages", {"type": "stream", "to": "hall", "topic": "t", "content": "hi"})
-    )
+    sent = _send_to_hall(api, realm.iago, "hi")
     statements.clear()
     page = assert_json_success(api.get(realm.othello, "messages", NEWEST))
     assert [m["id"] for m in page["messages"]] == [sent["id"]]
@@ -139,9 +145,7 @@ def test_a_user_reads_their_own_write_from_the_primary(
     replica_api: tuple[Api, SeededRealm, Statements],
 ) -> None:
     api, realm, statements = replica_api
-    sent = assert_json_success(
-        api.post(realm.hamlet, "messages", {"type": "stream", "to": "hall", "topic": "t", "content": "mine"})
-    )
+    sent = _send_to_hall(api, realm.hamlet, "mine")
     # The send itself wrote nothing through the replica (every write is the primary's).
     assert not any(s.split(" ", 1)[0] in ("INSERT", "UPDATE", "DELETE") for s in statements.replica)
     statements.clear()
@@ -153,9 +157,7 @@ def test_a_user_reads_their_own_write_from_the_primary(
 
 def test_a_fetch_by_message_id_stays_on_the_primary(replica_api: tuple[Api, SeededRealm, Statements]) -> None:
     api, realm, statements = replica_api
-    sent = assert_json_success(
-        api.post(realm.iago, "messages", {"type": "stream", "to": "hall", "topic": "t", "content": "by id"})
-    )
+    sent = _send_to_hall(api, realm.iago, "by id")
     statements.clear()
     # A client that has just been told of a message fetches it by ID: the replica may lack it.
     assert_json_success(api.get(realm.othello, f"messages/{sent['id']}"))
