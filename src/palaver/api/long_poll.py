@@ -29,22 +29,21 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from palaver.api.events import poll_queue
-from palaver.api.params import RawParams, parse_params
+from palaver.api.params import RawParams
 from palaver.api.poll_auth import PollAuthentications
 from palaver.api.routing import (
     Endpoint,
     RequestInfo,
+    admit,
     error_response,
     execute_async,
     internal_error,
     internal_error_response,
     query_values,
-    rate_limit,
     render,
     web_challenge,
 )
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.logs import note_user
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter
 from palaver.services import Services
 from palaver.web.sessions import web_credentials
@@ -131,18 +130,15 @@ class LongPolls:
         """A poll of a known user's queue (api/poll_auth.py): what ``execute_async`` does
         after authenticating, without a worker thread or the database."""
         services = self.services
-        note_user(user_id)
-        headers: dict[str, str] = {}
         try:
-            if endpoint.rate_limited:
-                if isinstance(services.rate_limiter, MemoryRateLimiter | NoRateLimiter):
-                    headers = rate_limit(services, user_id, info.client_ip)
-                else:
-                    # Redis: a round trip, not to be waited for on the event loop.
-                    headers = await run_in_threadpool(rate_limit, services, user_id, info.client_ip)
-            kwargs, ignored = parse_params(endpoint.specs, raw)
+            if isinstance(services.rate_limiter, MemoryRateLimiter | NoRateLimiter):
+                kwargs, ignored, headers = admit(services, endpoint, user_id, info.client_ip, raw)
+            else:
+                # Redis counts the rate limit: a round trip, not to be waited for on the loop.
+                admitted = await run_in_threadpool(admit, services, endpoint, user_id, info.client_ip, raw)
+                kwargs, ignored, headers = admitted
         except JsonableError as e:
-            return error_response(e, headers)
+            return error_response(e)
         queue_id, last_event_id, dont_block = (
             kwargs["queue_id"],
             kwargs["last_event_id"],

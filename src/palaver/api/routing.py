@@ -245,7 +245,7 @@ def authenticate(
     return user.realm, user
 
 
-def rate_limit(services: Services, user_id: int | None, client_ip: str) -> dict[str, str]:
+def _rate_limit(services: Services, user_id: int | None, client_ip: str) -> dict[str, str]:
     """Count a request against its user's (or, anonymous, its address's) API limit; the
     rate-limit headers of its answer, or RateLimitedError."""
     rule = services.settings.api_rate_limit
@@ -281,6 +281,23 @@ class Prepared:
     headers: dict[str, str]
 
 
+def admit(
+    services: Services, endpoint: Endpoint, user_id: int | None, client_ip: str, raw: RawParams
+) -> tuple[dict[str, Any], list[str], dict[str, str]]:
+    """What follows authentication: the access log's user, the rate limit and the parameters.
+    Returns the view's keyword arguments, the ignored parameter names and the rate-limit headers
+    (which an error raised here carries too)."""
+    if user_id is not None:
+        note_user(user_id)
+    headers = _rate_limit(services, user_id, client_ip) if endpoint.rate_limited else {}
+    try:
+        kwargs, ignored = parse_params(endpoint.specs, raw)
+    except JsonableError as e:
+        e.headers = {**headers, **e.headers}
+        raise
+    return kwargs, ignored, headers
+
+
 def _prepare(
     session: Session, services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
 ) -> Prepared:
@@ -289,16 +306,11 @@ def _prepare(
     else:
         realm, user = authenticate(session, services, endpoint.auth, info.host, info.authorization)
     if user is not None:
-        note_user(user.id)
         # Its writes fence this user's reads off the read replica for a while (db.read_session).
         set_actor(session, user.id)
-    user_id = user.id if user is not None else None
-    headers = rate_limit(services, user_id, info.client_ip) if endpoint.rate_limited else {}
-    try:
-        kwargs, ignored = parse_params(endpoint.specs, raw)
-    except JsonableError as e:
-        e.headers = {**headers, **e.headers}
-        raise
+    kwargs, ignored, headers = admit(
+        services, endpoint, user.id if user is not None else None, info.client_ip, raw
+    )
     return Prepared(
         Ctx(services, session, realm, user, info.client_ip, info.user_agent), kwargs, ignored, headers
     )
