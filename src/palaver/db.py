@@ -457,6 +457,12 @@ def transaction(session: Session) -> AbstractContextManager[Tx]:
     return db.transaction(session)
 
 
+def grouped_write(session: Session, work: Work[Tx, T]) -> T:
+    """``Database.grouped_write`` for a session made by ``Database.session``."""
+    db: Database = session.info["db"]
+    return db.grouped_write(session, work)
+
+
 def written_tables(session: Session) -> set[str] | None:
     """The tables the session's open transaction has written so far; None when it wrote none.
 

@@ -32,7 +32,7 @@ from palaver.actions.message_recipients import (
 )
 from palaver.actions.service_bot_queue import direct_service_bot_ids, queue_service_bot_events
 from palaver.actions.submessages import create_widget_submessages
-from palaver.db import Database, Tx
+from palaver.db import Tx, grouped_write
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
 from palaver.lib.channels import AnyStream, metadata_access_user_ids, subscriber_ids
@@ -259,8 +259,7 @@ def do_send_message(
     prepared = _prepare(session, sender, target, content, context)
     # Concurrent sends may share one commit: the write then runs on another request's
     # session, so it uses only what was prepared (db.Database.grouped_write).
-    db: Database = session.info["db"]
-    return db.grouped_write(session, lambda tx, write_session: _write(tx, write_session, prepared, context))
+    return grouped_write(session, lambda tx, write_session: _write(tx, write_session, prepared, context))
 
 
 def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) -> int:
