@@ -251,6 +251,22 @@ def test_phone_width_layout(live_server: LiveServer, new_page: NewPage) -> None:
     assert page.get_by_role("complementary", name="People").is_visible()
 
 
+def test_a_tap_survives_the_sidebar_being_rebuilt_under_it(live_server: LiveServer, new_page: NewPage) -> None:
+    """The sidebars are rebuilt whenever counts change; one rebuilt between a press and its
+    release used to swallow the click (it went to the common parent, not the link)."""
+    page = log_in(live_server, new_page(viewport={"width": 390, "height": 800}), "hamlet")
+    page.get_by_role("button", name="Channels and conversations").click()
+    nav = page.get_by_role("navigation", name="Channels and conversations")
+    box = nav.get_by_role("link", name="general").bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.evaluate("window.palaver.sidebar.render()")
+    page.mouse.up()
+    wait_for(page, "location.hash.startsWith('#narrow/channel/')")
+    nav.wait_for(state="hidden")
+
+
 def test_dark_theme_follows_color_scheme(live_server: LiveServer, new_page: NewPage) -> None:
     page = log_in(live_server, new_page(color_scheme="dark"), "hamlet")
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")

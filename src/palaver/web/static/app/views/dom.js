@@ -48,6 +48,28 @@ export function clear(el) {
   return el;
 }
 
+// A list rebuilt from scratch (a sidebar) must not be replaced between a press and its
+// release on it: the browser would then send the click to the common parent of the old
+// and new elements, not to the link, and the tap would be lost. So a render asked for
+// while a pointer is down inside root waits until the click has been dispatched.
+export function renderAfterPress(root, render) {
+  let pressed = false;
+  let deferred = false;
+  root.addEventListener("pointerdown", () => { pressed = true; });
+  const release = () => {
+    if (!pressed) return;
+    pressed = false;
+    // The click follows pointerup in the same input task; run after it.
+    if (deferred) setTimeout(() => { deferred = false; render(); }, 0);
+  };
+  window.addEventListener("pointerup", release, true);
+  window.addEventListener("pointercancel", release, true);
+  return () => {
+    if (pressed) deferred = true;
+    else render();
+  };
+}
+
 export function $(selector, root = document) {
   return root.querySelector(selector);
 }

@@ -4,7 +4,7 @@
 
 import { narrowToHash } from "../narrow.js";
 import { topicCountKey } from "../store/unread.js";
-import { h, clear } from "./dom.js";
+import { h, clear, renderAfterPress } from "./dom.js";
 
 const TOPICS_SHOWN = 8;
 
@@ -17,9 +17,10 @@ export class Sidebar {
     this.app = app;
     this.root = root;
     this.showAllTopics = false;
+    this.render = renderAfterPress(root, () => this.build());
   }
 
-  render() {
+  build() {
     const { state } = this.app;
     const counts = this.app.counts();
     const current = this.app.current;

@@ -1,7 +1,7 @@
 // The right sidebar: people with a presence dot; a click opens the DM conversation.
 
 import { narrowToHash } from "../narrow.js";
-import { h, clear, avatar } from "./dom.js";
+import { h, clear, avatar, renderAfterPress } from "./dom.js";
 
 const MAX_SHOWN = 300;
 const ORDER = { active: 0, idle: 1, offline: 2 };
@@ -14,9 +14,10 @@ export class UserList {
     this.filter.addEventListener("input", () => this.render());
     this.list = h("ul", { class: "user-list", "aria-labelledby": "users-heading" });
     clear(root).append(h("h2", { id: "users-heading", class: "side-title", text: "People" }), this.filter, this.list);
+    this.render = renderAfterPress(this.list, () => this.build());
   }
 
-  render() {
+  build() {
     const { state } = this.app;
     const q = this.filter.value.trim().toLowerCase();
     const now = state.presence.now();
