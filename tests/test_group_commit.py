@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -139,3 +139,16 @@ def test_inside_an_open_transaction_a_write_joins_it(services: Services, publish
     group = services.db._group_commit
     assert group is not None
     assert group.batches == 0
+
+
+def test_a_write_alone_takes_no_savepoint_and_fails_whole(services: Services, published: list[int]) -> None:
+    statements: list[str] = []
+    event.listen(services.db.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    with services.db.session() as session:
+        assert services.db.grouped_write(session, _insert(1)) == 1
+        with pytest.raises(ValueError, match="write 2 fails"):
+            services.db.grouped_write(session, _insert(2, fail=True))
+    assert not [s for s in statements if "SAVEPOINT" in s.upper()]
+    # The failed write's row and event are gone with its transaction.
+    assert _rows(services) == {1}
+    assert published == [1]

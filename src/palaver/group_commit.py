@@ -112,6 +112,12 @@ class GroupCommit(Generic[TxT]):
         self.writes += len(batch)
         try:
             with self._transaction(session) as tx:
+                if len(batch) == 1:
+                    # Alone, a write needs no savepoint (SAVEPOINT and RELEASE were ~10 % of
+                    # a sequential send's CPU): if it fails, the transaction rolls back with
+                    # its events, which is all its savepoint would have undone.
+                    batch[0].result = batch[0].work(tx, session)
+                    return
                 for job in batch:
                     queued = len(tx.events)
                     try:

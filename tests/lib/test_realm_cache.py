@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from palaver.db import Database, statement_tables, transaction
+from palaver.db import Database, driver_executemany, statement_tables, transaction
 from palaver.events.bus import InProcessEventBus
 from palaver.events.invalidation import RedisInvalidation
 from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, Component, RealmStateStore, concerns_cache
@@ -236,6 +236,15 @@ def test_which_tables_a_statement_writes() -> None:
     assert not statement_tables(select(UserProfile.id))
     assert not concerns_cache(["message", "user_message"])
     assert concerns_cache(["user_message", "subscription"])
+
+
+def test_driver_sql_records_the_table_it_writes(services: Services, session: Session) -> None:
+    with transaction(session) as tx:
+        # No ``before_execute`` fires for driver SQL: the helper itself says what it wrote.
+        driver_executemany(
+            tx, session.connection(), "user_message", "DELETE FROM user_message WHERE id = ?", [(-1,)]
+        )
+        assert tx.written == {"user_message"}
 
 
 def test_redis_carries_invalidations_between_processes_within_50ms() -> None:

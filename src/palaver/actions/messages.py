@@ -32,7 +32,7 @@ from palaver.actions.message_recipients import (
 )
 from palaver.actions.service_bot_queue import direct_service_bot_ids, queue_service_bot_events
 from palaver.actions.submessages import create_widget_submessages
-from palaver.db import Tx, grouped_write
+from palaver.db import Tx, driver_executemany, grouped_write
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
 from palaver.lib.channels import AnyStream, metadata_access_user_ids, subscriber_ids
@@ -63,7 +63,11 @@ from palaver.timeutil import utcnow
 _MESSAGE_TABLE = Message.metadata.tables[Message.__tablename__]
 _USER_MESSAGE_TABLE = UserMessage.metadata.tables[UserMessage.__tablename__]
 _INSERT_MESSAGE = insert(_MESSAGE_TABLE).returning(_MESSAGE_TABLE.c.id)
-_INSERT_USER_MESSAGES = insert(_USER_MESSAGE_TABLE)
+# On SQLite, the driver's own executemany of positional rows (db.driver_executemany): ~0.3 ms
+# less per send to 50 recipients than a Core insert of 50 parameter dicts.
+_INSERT_USER_MESSAGES_SQL = (
+    f"INSERT INTO {_USER_MESSAGE_TABLE.name} (user_profile_id, message_id, flags) VALUES (?, ?, ?)"
+)
 # PostgreSQL runs an executemany as one statement execution per row (parse, bind,
 # execute, each with its own overhead on both ends): one INSERT of two unnested arrays
 # puts every recipient's row in with one, and costs the backend ~1 ms less per send of
@@ -293,8 +297,8 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
         params = {"user_ids": list(flags), "flags": list(flags.values()), "message_id": message_id}
         conn.execute(_INSERT_USER_MESSAGES_UNNESTED, params)
     else:
-        rows = [{"user_profile_id": u, "message_id": message_id, "flags": b} for u, b in flags.items()]
-        conn.execute(_INSERT_USER_MESSAGES, rows)
+        rows = [(u, message_id, b) for u, b in flags.items()]
+        driver_executemany(tx, conn, _USER_MESSAGE_TABLE.name, _INSERT_USER_MESSAGES_SQL, rows)
     if rendered.has_attachment:
         # Uploads the content links become readable by the message's audience; this may
         # correct has_attachment, so it works on the stored row.

@@ -251,7 +251,9 @@ def test_phone_width_layout(live_server: LiveServer, new_page: NewPage) -> None:
     assert page.get_by_role("complementary", name="People").is_visible()
 
 
-def test_a_tap_survives_the_sidebar_being_rebuilt_under_it(live_server: LiveServer, new_page: NewPage) -> None:
+def test_a_tap_survives_the_sidebar_being_rebuilt_under_it(
+    live_server: LiveServer, new_page: NewPage
+) -> None:
     """The sidebars are rebuilt whenever counts change; one rebuilt between a press and its
     release used to swallow the click (it went to the common parent, not the link)."""
     page = log_in(live_server, new_page(viewport={"width": 390, "height": 800}), "hamlet")
