@@ -606,6 +606,23 @@ def test_out_of_range_ids_are_unknown(api: Api, realm: SeededRealm) -> None:
     )
 
 
+def test_muting_and_unmuting_apply_to_the_next_message(
+    api: Api, realm: SeededRealm, services: Services
+) -> None:
+    """Who muted the sender is read from the realm-state cache: a mute or an unmute made
+    after a send has loaded it applies to the very next message."""
+    from palaver.models.messages import MessageFlag
+
+    def read_by_hamlet(message_id: int) -> bool:
+        return bool((flags_of(services, realm.hamlet, message_id) or 0) & MessageFlag.READ)
+
+    assert not read_by_hamlet(send_dm(api, realm.othello, [realm.hamlet], "before"))
+    assert_json_success(api.post(realm.hamlet, f"users/me/muted_users/{realm.othello.id}"))
+    assert read_by_hamlet(send_dm(api, realm.othello, [realm.hamlet], "muted"))
+    assert_json_success(api.delete(realm.hamlet, f"users/me/muted_users/{realm.othello.id}"))
+    assert not read_by_hamlet(send_dm(api, realm.othello, [realm.hamlet], "after"))
+
+
 def test_messages_from_a_muted_sender_arrive_read(
     api: Api, realm: SeededRealm, services: Services, events: EventRecorder
 ) -> None:

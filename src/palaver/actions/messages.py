@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ARRAY, BigInteger, Connection, Integer, bindparam, cast, func, insert, select
+from sqlalchemy import ARRAY, BigInteger, Integer, bindparam, cast, func, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
@@ -50,11 +50,11 @@ from palaver.lib.message_send import (
     normalize_content,
     normalize_topic,
 )
+from palaver.lib.realm_cache import users_muting
 from palaver.lib.topics import topic_participant_ids
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, MessageFlag, UserMessage
-from palaver.models.muted_users import MutedUser
 from palaver.timeutil import utcnow
 
 # The rows of a send go in through Core statements built once: the ORM's unit of work (and
@@ -81,7 +81,6 @@ _INSERT_USER_MESSAGES_UNNESTED = insert(_USER_MESSAGE_TABLE).from_select(
     ["user_profile_id", "message_id", "flags"],
     select(_RECIPIENT_ROWS.c.user_id, cast(bindparam("message_id"), Integer), _RECIPIENT_ROWS.c.flags),
 )
-_MUTING_USER_IDS = select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == bindparam("sender_id"))
 
 # Flag bits as plain ints: IntFlag arithmetic runs through the enum machinery per operation.
 _IS_PRIVATE = int(MessageFlag.IS_PRIVATE)
@@ -287,7 +286,7 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
         mentioned,
         checked.participants,
         context,
-        read_user_ids=_muting_user_ids(conn, sender_id),
+        read_user_ids=users_muting(session, prepared.realm_id, sender_id),
     )
     # Alert words (lib/alert_words.py) flag recipients, though never on their own messages.
     others = flags.keys() - {sender_id}
@@ -325,11 +324,6 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
     # Offline recipients who may need an email; the email worker batches and sends it.
     schedule_missed_message_emails(session, message, prepared.stream_id, flags)
     return message_id
-
-
-def _muting_user_ids(conn: Connection, sender_id: int) -> set[int]:
-    """Users who muted the sender: the message reaches them already read, as in Zulip."""
-    return set(conn.execute(_MUTING_USER_IDS, {"sender_id": sender_id}).scalars())
 
 
 def _recipient_flags(

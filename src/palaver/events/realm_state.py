@@ -36,6 +36,7 @@ from palaver.models import (
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription
 from palaver.models.linkifiers import RealmFilter
+from palaver.models.muted_users import MutedUser
 from palaver.models.realm_emoji import RealmEmoji
 from palaver.models.user_status import UserStatus
 
@@ -64,6 +65,7 @@ REALM_STATE_TABLES = frozenset(
         RealmFilter,
         AlertWord,
         RealmEmoji,
+        MutedUser,
     )
 )
 

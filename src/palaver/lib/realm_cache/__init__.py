@@ -55,6 +55,7 @@ from palaver.lib.realm_cache.loaders import (
     EMOJI,
     GROUPS,
     LINKIFIERS,
+    MUTED_BY,
     REALM,
     SUBSCRIPTIONS,
     USERS,
@@ -106,6 +107,7 @@ __all__ = [
     "subscribed_channel_ids",
     "user_group_ids",
     "user_realm_id",
+    "users_muting",
 ]
 
 T = TypeVar("T")
@@ -242,3 +244,8 @@ def realm_alert_words(session: Session, realm_id: int) -> AlertWords:
 
 def realm_emoji(session: Session, realm_id: int) -> tuple[CachedEmoji, ...]:
     return _get(session, realm_id, EMOJI)
+
+
+def users_muting(session: Session, realm_id: int, user_id: int) -> frozenset[int]:
+    """The users of the realm who muted ``user_id``."""
+    return _get(session, realm_id, MUTED_BY).get(user_id, _EMPTY)

@@ -21,6 +21,7 @@ from palaver.lib.realm_cache.snapshots import (
     CachedGroup,
     CachedLinkifier,
     CachedUser,
+    MutedBy,
     RealmChannels,
     RealmGroups,
     RealmSettings,
@@ -32,6 +33,7 @@ from palaver.models import GroupGroupMembership, Realm, UserGroup, UserGroupMemb
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription
 from palaver.models.linkifiers import RealmFilter
+from palaver.models.muted_users import MutedUser
 from palaver.models.realm_emoji import RealmEmoji
 
 T = TypeVar("T")
@@ -167,6 +169,17 @@ def _load_alert_words(conn: Connection, realm_id: int) -> AlertWords:
     return MappingProxyType({u: tuple(w) for u, w in words.items()})
 
 
+def _load_muted_by(conn: Connection, realm_id: int) -> MutedBy:
+    muters: dict[int, set[int]] = defaultdict(set)
+    for muted_id, user_id in conn.execute(
+        select(MutedUser.muted_user_id, MutedUser.user_profile_id)
+        .join(UserProfile, UserProfile.id == MutedUser.user_profile_id)
+        .where(UserProfile.realm_id == realm_id)
+    ):
+        muters[muted_id].add(user_id)
+    return MappingProxyType({u: frozenset(m) for u, m in muters.items()})
+
+
 def _load_emoji(conn: Connection, realm_id: int) -> tuple[CachedEmoji, ...]:
     rows = conn.execute(
         select(
@@ -195,6 +208,9 @@ REALM = Loaded("realm", _tables(Realm), _load_realm)
 LINKIFIERS = Loaded("linkifiers", _tables(RealmFilter), _load_linkifiers)
 ALERT_WORDS = Loaded("alert_words", _tables(AlertWord), _load_alert_words)
 EMOJI = Loaded("emoji", _tables(RealmEmoji), _load_emoji)
-COMPONENTS = (USERS, CHANNELS, SUBSCRIPTIONS, GROUPS, REALM, LINKIFIERS, ALERT_WORDS, EMOJI)
+# The join reads user_profile only for realm_id, which never changes: its writes need not
+# drop who muted whom.
+MUTED_BY = Loaded("muted_by", _tables(MutedUser), _load_muted_by)
+COMPONENTS = (USERS, CHANNELS, SUBSCRIPTIONS, GROUPS, REALM, LINKIFIERS, ALERT_WORDS, EMOJI, MUTED_BY)
 # Database skips invalidating (and publishing) writes to tables outside this set.
 assert frozenset().union(*(c.tables for c in COMPONENTS)) <= REALM_STATE_TABLES

@@ -166,3 +166,5 @@ class CachedEmoji(NamedTuple):
 RealmSettings = Mapping[str, Any]
 # User ID -> that user's alert words, lower-cased.
 AlertWords = Mapping[int, tuple[str, ...]]
+# User ID -> the users who muted that user.
+MutedBy = Mapping[int, frozenset[int]]
