@@ -606,6 +606,14 @@ def test_out_of_range_ids_are_unknown(api: Api, realm: SeededRealm) -> None:
     )
 
 
+def test_the_newest_message_deleted_leaves_its_id_unused(api: Api, realm: SeededRealm) -> None:
+    """Message IDs only grow: SQLite used to give a deleted newest message's ID to the next."""
+    first = send_dm(api, realm.iago, [realm.othello], "first")
+    newest = send_dm(api, realm.iago, [realm.othello], "deleted")
+    assert_json_success(api.delete(realm.iago, f"messages/{newest}"))
+    assert send_dm(api, realm.iago, [realm.othello], "next") > newest > first
+
+
 def test_muting_and_unmuting_apply_to_the_next_message(
     api: Api, realm: SeededRealm, services: Services
 ) -> None:

@@ -54,6 +54,8 @@ class Message(Base):
         # A topic's messages in order; topics compare case-insensitively.
         Index("ix_message_recipient_id_lower_subject_id", "recipient_id", text("lower(subject)"), "id"),
         Index("ix_message_sender_id_id", "sender_id", "id"),
+        # A deleted message's ID is never given to another (migration 0019).
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
