@@ -142,6 +142,9 @@ def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -
         # Retention runs a minute after start: in the shared test app it would archive some
         # earlier test's messages in the middle of a later test (tests/workers drive it).
         "retention_worker": False,
+        # Thumbnail tests see an image pending, then drive the worker (tests/api/test_thumbnails.py);
+        # the shared app's worker thumbnailed it first when the machine was busy.
+        "thumbnail_worker": False,
         "email_gateway_domain": "palaver.test",
     }
     values.update(overrides)

@@ -220,8 +220,9 @@ def create_app(
         scheduler = Scheduler(services)
         await scheduler.start()
         # Makes thumbnails of uploaded images (workers/thumbnails.py).
-        thumbnails = ThumbnailWorker(services)
-        await thumbnails.start()
+        thumbnails = ThumbnailWorker(services) if settings.thumbnail_worker else None
+        if thumbnails is not None:
+            await thumbnails.start()
         # Link and image previews, when outgoing fetches are allowed (workers/previews.py).
         previews = PreviewWorker(services) if settings.outgoing_fetches else None
         if previews is not None:
@@ -255,7 +256,8 @@ def create_app(
                 await bot_worker.stop()
             if previews is not None:
                 await previews.stop()
-            await thumbnails.stop()
+            if thumbnails is not None:
+                await thumbnails.stop()
             await scheduler.stop()
             # Saves in-process queues for the next start (after requests have finished).
             await services.bus.stop()

@@ -130,6 +130,8 @@ class Settings(BaseModel):
     email_worker: bool = True
     # Run the message-retention worker (first round a minute after start, then daily).
     retention_worker: bool = True
+    # Run the thumbnail worker in each server process (workers/thumbnails.py).
+    thumbnail_worker: bool = True
 
     # BigBlueButton server for GET /calls/bigbluebutton/create (its API URL and shared secret).
     big_blue_button_url: str | None = None

@@ -93,7 +93,9 @@ def wait_for_dependencies(
     if settings.redis_url:
         url = settings.redis_url
         checks.append(("Redis", "redis_url", describe_address(url), lambda: check_redis(url)))
-    deadline = clock() + settings.startup_dependency_timeout_seconds
+    # The time allowed runs from the first failure: a first attempt slowed down by a busy
+    # machine (importing the driver, say) does not use up the wait before it is announced.
+    deadline: float | None = None
     for name, setting, address, check in checks:
         delay = 0.2
         announced = False
@@ -103,6 +105,8 @@ def wait_for_dependencies(
                 break
             except Exception as error:
                 reason = _reason(error)
+                if deadline is None:
+                    deadline = clock() + settings.startup_dependency_timeout_seconds
                 remaining = deadline - clock()
                 if remaining <= 0:
                     raise DependencyUnavailableError(
