@@ -240,10 +240,11 @@ def test_which_tables_a_statement_writes() -> None:
 
 def test_driver_sql_records_the_table_it_writes(services: Services, session: Session) -> None:
     with transaction(session) as tx:
+        conn = session.connection()
+        # The driver's own parameter style.
+        marker = "?" if conn.dialect.name == "sqlite" else "%s"
         # No ``before_execute`` fires for driver SQL: the helper itself says what it wrote.
-        driver_executemany(
-            tx, session.connection(), "user_message", "DELETE FROM user_message WHERE id = ?", [(-1,)]
-        )
+        driver_executemany(tx, conn, "user_message", f"DELETE FROM user_message WHERE id = {marker}", [(-1,)])
         assert tx.written == {"user_message"}
 
 
