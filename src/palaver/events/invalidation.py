@@ -28,6 +28,7 @@ from typing import Protocol
 import orjson
 
 from palaver.events.realm_state import RealmStateStore
+from palaver.events.redis_subscription import keep_subscribed
 
 logger = logging.getLogger("palaver.events")
 
@@ -74,7 +75,6 @@ class RedisInvalidation:
         # Our own messages come back through the subscription; they were applied already.
         self._origin = secrets.token_hex(8)
         self._stop = threading.Event()
-        self._lost = False
         self._publish_failing = False
         store.accepting = False
         self._thread = threading.Thread(target=self._run, name="palaver-cache-invalidation", daemon=True)
@@ -128,37 +128,26 @@ class RedisInvalidation:
             self._store.clear()
 
     def _run(self) -> None:
-        backoff = 0.1
-        while not self._stop.is_set():
-            # redis-py leaves pubsub() unannotated.
-            pubsub = self._client.pubsub()  # type: ignore[no-untyped-call]
-            try:
-                pubsub.subscribe(self._channel)
-                while not self._stop.is_set():
-                    message = pubsub.get_message(timeout=1.0)
-                    if message is None:
-                        continue
-                    if message["type"] == "subscribe":
-                        # Anything published while we were not listening is unheard.
-                        self._store.clear()
-                        self._store.accepting = True
-                        if self._lost:
-                            self._lost = False
-                            logger.warning("Realm-cache invalidation subscription restored")
-                        backoff = 0.1
-                    elif message["type"] == "message":
-                        self._apply(message["data"])
-            except self._errors as error:
-                self._store.accepting = False
-                self._store.clear()
-                if not self._stop.is_set():
-                    if not self._lost:
-                        self._lost = True
-                        logger.warning(
-                            "Lost the realm-cache invalidation subscription (%s); reconnecting", error
-                        )
-                    self._stop.wait(backoff)
-                    backoff = min(backoff * 2, 5.0)
-            finally:
-                pubsub.close()
+        keep_subscribed(
+            self._client,
+            self._channel,
+            self._stop,
+            self,
+            errors=self._errors,
+            what="realm-cache invalidation subscription",
+        )
         self._store.accepting = False
+
+    # SubscriptionHandler (redis_subscription.py), called on the subscription's thread.
+
+    def subscribed(self) -> None:
+        # Anything published while we were not listening is unheard.
+        self._store.clear()
+        self._store.accepting = True
+
+    def message(self, data: bytes) -> None:
+        self._apply(data)
+
+    def lost(self) -> None:
+        self._store.accepting = False
+        self._store.clear()

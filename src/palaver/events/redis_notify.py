@@ -18,6 +18,7 @@ import redis.asyncio
 from redis.exceptions import NoScriptError, RedisError
 
 from palaver.events.redis_scripts import APPEND, FETCH
+from palaver.events.redis_subscription import keep_subscribed
 from palaver.events.waiters import Waiters
 
 logger = logging.getLogger("palaver.events")
@@ -40,7 +41,6 @@ class Subscription:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._lost = False
 
     @property
     def ready(self) -> bool:
@@ -72,40 +72,25 @@ class Subscription:
         self._ready.clear()
 
     def _run(self) -> None:
-        backoff = 0.1
-        while not self._stop.is_set():
-            # redis-py leaves pubsub() unannotated.
-            pubsub = self._client.pubsub()  # type: ignore[no-untyped-call]
-            try:
-                pubsub.subscribe(self._channel)
-                while not self._stop.is_set():
-                    message = pubsub.get_message(timeout=1.0)
-                    if message is None:
-                        continue
-                    if message["type"] == "subscribe":
-                        self._ready.set()
-                        self._attempted.set()
-                        if self._lost:
-                            self._lost = False
-                            logger.warning("Redis event subscription restored")
-                        # Anything announced while we were not listening is unheard; every
-                        # waiting request reads its queue again.
-                        self._waiters.wake_all()
-                        backoff = 0.1
-                    elif message["type"] == "message":
-                        self._waiters.wake(str(message["data"]).split())
-            except RedisError as error:
-                self._ready.clear()
-                self._attempted.set()
-                if not self._stop.is_set():
-                    if not self._lost:
-                        # Once per outage, not once per reconnection attempt.
-                        self._lost = True
-                        logger.warning("Lost the Redis event subscription (%s); reconnecting", error)
-                    self._stop.wait(backoff)
-                    backoff = min(backoff * 2, 5.0)
-            finally:
-                pubsub.close()
+        keep_subscribed(
+            self._client, self._channel, self._stop, self, errors=RedisError, what="Redis event subscription"
+        )
+
+    # SubscriptionHandler (redis_subscription.py), called on the subscription's thread.
+
+    def subscribed(self) -> None:
+        self._ready.set()
+        self._attempted.set()
+        # Anything announced while we were not listening is unheard; every waiting request
+        # reads its queue again.
+        self._waiters.wake_all()
+
+    def message(self, data: Any) -> None:
+        self._waiters.wake(str(data).split())
+
+    def lost(self) -> None:
+        self._ready.clear()
+        self._attempted.set()
 
 
 class AsyncScripts:
