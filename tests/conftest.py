@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from _pytest.nodeid import NodeId
 from sqlalchemy import create_engine, text
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.config import Settings, load_settings
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
+from tests.client import TestClient
 from tests.forked import stop_fork_server
 from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm
 

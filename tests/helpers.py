@@ -15,7 +15,6 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.actions.realm import do_create_realm
 from palaver.actions.users import do_create_user
@@ -24,6 +23,7 @@ from palaver.lib.realm import realm_email_host
 from palaver.models import BotType, Realm, Role, UserProfile
 from palaver.services import Services
 from palaver.timeutil import utcnow
+from tests.client import TestClient
 from tests.realm_template import clone_realm, template_for
 
 PASSWORD = "secret-password"

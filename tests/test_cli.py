@@ -22,12 +22,12 @@ from pathlib import Path
 import httpx
 import pytest
 from sqlalchemy import select
-from starlette.testclient import TestClient
 
 from palaver.cli import main
 from palaver.config import Settings
 from palaver.models import UserProfile
 from palaver.services import Services
+from tests.client import TestClient
 from tests.forked import run_forked
 
 # What the test settings (tests/conftest.py) serve realms under.

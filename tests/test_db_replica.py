@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, event, text
 from sqlalchemy.exc import InternalError
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.db import Database, is_replica_session, set_actor, transaction
 from palaver.events.bus import InProcessEventBus
 from palaver.events.realm_state import ALL_REALMS, REALM_STATE_TABLES
 from palaver.services import Services, build_services
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import Api, SeededRealm, assert_json_success, seed_realm
 from tests.helpers import TestUser as User

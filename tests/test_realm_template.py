@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from starlette.testclient import TestClient
-
 from palaver.services import Services
+from tests.client import TestClient
 from tests.helpers import Api, SeededRealm, assert_json_success, seed_realm, seed_realm_through_actions
 
 # Keys whose values differ between two realms made a moment apart.

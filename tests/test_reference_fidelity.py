@@ -17,6 +17,7 @@ from tests.reference_fidelity import (
     RECORDER,
     Operation,
     Reference,
+    SchemaCheck,
     _to_json_schema,
     is_full_run,
     load_reference,
@@ -78,6 +79,31 @@ def test_validation_catches_a_wrong_body(reference: Reference) -> None:
     error_validator = reference.validator(Operation("GET", "/messages/{message_id}", "reference"), 400)
     assert error_validator is not None
     assert list(error_validator.iter_errors({"result": "error", "msg": 5}))
+
+
+def test_a_schema_check_judges_as_jsonschema_does() -> None:
+    check = SchemaCheck.compile(
+        {
+            "type": "object",
+            "required": ["id"],
+            "properties": {
+                "id": {"type": "integer"},
+                "at": {"type": "string", "format": "date-time"},
+                "flag": {"type": "boolean", "default": False},
+            },
+        }
+    )
+    # Formats are not checked (jsonschema checks none without a format checker), and the
+    # instance is left as it was (no default filled in).
+    instance = {"id": 1, "at": "not a date"}
+    assert not list(check.iter_errors(instance))
+    assert instance == {"id": 1, "at": "not a date"}
+    wrongs: list[object] = [{"id": True}, {"id": "1"}, {}, []]
+    for wrong in wrongs:
+        assert [e.message for e in check.iter_errors(wrong)] == [
+            e.message for e in check.validator.iter_errors(wrong)
+        ]
+        assert list(check.iter_errors(wrong))
 
 
 def test_not_yet_routed_operations_are_really_missing(reference: Reference) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from starlette.testclient import TestClient
-
 from palaver.actions.users import do_change_user_role
 from palaver.lib.user_groups import SYSTEM_GROUP_NAMES, get_system_groups, recursive_member_ids
 from palaver.models import Realm, Role, UserProfile
 from palaver.services import Services
 from tests.api.edit_helpers import bot_messages
+from tests.client import TestClient
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_success, seed_realm
 
 

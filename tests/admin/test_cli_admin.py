@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.services import Services
+from tests.client import TestClient
 from tests.helpers import EventRecorder
 from tests.test_cli import (
     Cli,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from sqlalchemy import update
-from starlette.testclient import TestClient
 
 from palaver.lib.realm import get_realm_by_string_id
 from palaver.models.messages import Message
 from palaver.services import Services
 from palaver.timeutil import utcnow
+from tests.client import TestClient
 from tests.test_cli import Cli, CliRealm, basic
 
 

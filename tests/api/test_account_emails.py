@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from starlette.testclient import TestClient
-
 from palaver.workers.email import EmailWorker
+from tests.client import TestClient
 from tests.email_helpers import SmtpSink, deliver, links, parts, smtp_server, worker
 from tests.helpers import PASSWORD, Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
 

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.config import Settings
 from palaver.lib.avatars import colour_index, initials
 from palaver.services import Services, build_services
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
 from tests.images import decode, image_bytes

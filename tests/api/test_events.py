@@ -11,12 +11,12 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.events.memory_backend import MemoryQueueBackend
 from palaver.events.types import validate_event
 from palaver.services import Services, build_services
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import (
     Api,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.models import Realm, UserProfile
 from palaver.services import Services, build_services
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import (
     PASSWORD,

@@ -7,9 +7,9 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.workers.email import EmailWorker
+from tests.client import TestClient
 from tests.email_helpers import SmtpSink, deliver, links, parts, smtp_server, worker
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
 from tests.helpers import TestUser as User

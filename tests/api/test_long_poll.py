@@ -10,7 +10,6 @@ import httpx
 import pytest
 from sqlalchemy.orm import Session
 from starlette.requests import Request
-from starlette.testclient import TestClient
 from starlette.types import Receive, Scope, Send
 
 from palaver.api.long_poll import LongPollRoute, LongPolls
@@ -18,6 +17,7 @@ from palaver.api.routing import Ctx
 from palaver.app import create_app
 from palaver.models import Realm, UserProfile
 from palaver.services import Services
+from tests.client import TestClient
 from tests.helpers import SeededRealm, basic_auth, encode_params, until
 
 # A body header (even an empty body) sends a GET down the general pipeline.

@@ -18,7 +18,6 @@ from urllib.parse import urljoin
 import pytest
 from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import validate as validate_spec
-from starlette.testclient import TestClient
 
 from palaver.api import discover_routers
 from palaver.api.params import ApiParam
@@ -26,6 +25,7 @@ from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.events.types import registered_event_models
 from palaver.openapi.document import build_document, openapi_path
 from palaver.openapi.schemas import to_openapi30
+from tests.client import TestClient
 from tests.helpers import Api, SeededRealm, assert_json_success
 from tests.reference_fidelity import DOCUMENTATION_ONLY, Reference, load_reference
 

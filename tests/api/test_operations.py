@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.config import Settings
 from palaver.services import Services
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success, basic_auth, seed_realm
 

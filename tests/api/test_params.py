@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.datastructures import UploadFile
-from starlette.testclient import TestClient
 
 from palaver.api.params import ApiParam, RawParams, build_param_specs, parse_params
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
@@ -23,6 +22,7 @@ from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError
 from palaver.models import UserProfile
 from palaver.services import Services
+from tests.client import TestClient
 from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success, basic_auth
 
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import httpx
 from sqlalchemy import event
-from starlette.testclient import TestClient
 
 from palaver.actions.users import do_regenerate_api_key
 from palaver.models import UserProfile
 from palaver.services import Services
+from tests.client import TestClient
 from tests.helpers import SeededRealm, basic_auth
 from tests.helpers import TestUser as User
 

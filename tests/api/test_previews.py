@@ -6,13 +6,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.config import Settings
 from palaver.services import Services, build_services
 from palaver.workers.previews import PreviewWorker
 from tests import helpers
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_success
 from tests.images import decode

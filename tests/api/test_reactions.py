@@ -7,11 +7,11 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import select
-from starlette.testclient import TestClient
 
 from palaver.models.messages import MessageFlag, UserMessage
 from palaver.services import Services
 from tests.api.test_realm_emoji import upload as upload_emoji
+from tests.client import TestClient
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success, seed_realm
 from tests.helpers import TestUser as User
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 from starlette.applications import Starlette
-from starlette.testclient import TestClient
 
 from palaver.api.realm_emoji import emoji_image_routes
 from palaver.lib.realm_emoji import realm_emoji_for_reaction
 from palaver.services import Services
 from tests import helpers
+from tests.client import TestClient
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
 from tests.images import GIF, PNG
 

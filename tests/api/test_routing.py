@@ -11,13 +11,13 @@ import pytest
 from sqlalchemy.exc import DataError
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Match, Route
-from starlette.testclient import TestClient
 
 from palaver.api import discover_routers, routing
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.app import _ApiRoutes, create_app
 from palaver.config import Settings
 from palaver.services import Services
+from tests.client import TestClient
 from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success, basic_auth
 
 # -- Against the real API --------------------------------------------------------------------

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from starlette.testclient import TestClient
-
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
 from palaver.models import Realm
 from palaver.services import Services
+from tests.client import TestClient
 from tests.helpers import Api, SeededRealm, assert_json_success, seed_realm
 
 AUTH_METHOD_KEYS = {

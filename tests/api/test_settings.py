@@ -8,12 +8,12 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.lib.user_settings import LANGUAGES, SettingSpec, setting_specs
 from palaver.models import UserProfile
 from palaver.services import Services, build_services
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import (
     PASSWORD,

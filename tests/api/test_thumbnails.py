@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.config import Settings
@@ -14,6 +13,7 @@ from palaver.lib.storage import make_storage
 from palaver.services import Services, build_services
 from palaver.workers.thumbnails import ThumbnailWorker
 from tests import helpers
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_success
 from tests.images import animated_gif, decode, image_bytes

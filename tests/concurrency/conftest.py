@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.config import Settings
+from tests.client import TestClient
 from tests.helpers import Api, SeededRealm, assert_json_success
 from tests.servers import RunningServer, clean_environment, start_running_server, stop
 

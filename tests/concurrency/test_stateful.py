@@ -12,11 +12,11 @@ import httpx
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
-from starlette.testclient import TestClient
 
 from palaver.models import Role
 from palaver.services import Services
 from tests.api.test_register import EVENT_TYPES, FETCH
+from tests.client import TestClient
 from tests.events.apply import apply_event, assert_same_state
 from tests.helpers import Api, SeededRealm, assert_json_success, seed_realm
 

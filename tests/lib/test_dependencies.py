@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 import redis
-from starlette.testclient import TestClient
 
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.app import create_app
@@ -21,6 +20,7 @@ from palaver.lib.dependencies import (
     wait_for_dependencies,
 )
 from palaver.services import Services
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import wait_until
 from tests.servers import free_port

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.config import RateLimit
@@ -20,6 +19,7 @@ from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
 from tests import helpers
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import (
     SeededRealm,

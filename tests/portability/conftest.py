@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
+from tests.client import TestClient
 from tests.conftest import DEFAULT_PG_ADMIN_URL, make_test_settings
 
 

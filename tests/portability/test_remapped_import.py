@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.portability.archive import ArchiveError
 from palaver.portability.exporter import export_realm
 from palaver.portability.importer import import_realm
 from palaver.services import Services
 from tests import helpers
+from tests.client import TestClient
 from tests.helpers import PASSWORD, Api, SeededRealm, assert_json_success
 from tests.portability.populate import PNG, populate
 

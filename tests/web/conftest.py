@@ -228,7 +228,7 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
 @pytest.fixture
 def web(client: Any, realm: Any) -> Iterator[Any]:
     """A cookie-keeping client on the realm's own host (the shared app, a private cookie jar)."""
-    from starlette.testclient import TestClient
+    from tests.client import TestClient
 
     with_jar = TestClient(client.app, base_url=f"http://{realm.host}")
     yield with_jar

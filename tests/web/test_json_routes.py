@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from starlette.testclient import TestClient
 
+from tests.client import TestClient
 from tests.helpers import SeededRealm
 from tests.web.web_helpers import log_in
 

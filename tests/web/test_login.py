@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.services import Services, build_services
 from palaver.timeutil import utcnow
+from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import Api, SeededRealm, seed_realm
 from tests.web.web_helpers import HIDDEN_CSRF, form_token, log_in, post_login

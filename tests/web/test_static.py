@@ -9,9 +9,9 @@ from pathlib import Path
 import brotli
 import pytest
 from starlette.applications import Starlette
-from starlette.testclient import TestClient
 
 from palaver.web.static import load_static_tree, static_routes
+from tests.client import TestClient
 
 
 def _css_url(client: TestClient) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import httpx
-from starlette.testclient import TestClient
 
+from tests.client import TestClient
 from tests.helpers import PASSWORD, TestUser
 
 HIDDEN_CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.services import Services
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
+from tests.client import TestClient
 from tests.helpers import Api, Clock, SeededRealm, TestUser, assert_json_success
 from tests.workers.service_server import ServiceServer, service_server
 

@@ -9,7 +9,6 @@ from urllib.parse import parse_qs
 
 import orjson
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.config import Settings
@@ -17,6 +16,7 @@ from palaver.services import Services, build_services
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from tests import helpers
 from tests.api.test_messages_send import create_channel, fetch, send_dm, send_stream
+from tests.client import TestClient
 from tests.helpers import Api, Clock, SeededRealm, assert_json_error, assert_json_success, wait_until
 from tests.workers.conftest import create_service_bot
 from tests.workers.service_server import Answer, ServiceServer

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
-from starlette.testclient import TestClient
 
 from palaver.app import create_app
 from palaver.services import Services
 from palaver.workers import wal_checkpoint
 from palaver.workers.wal_checkpoint import WalCheckpointWorker
+from tests.client import TestClient
 from tests.helpers import until
 from tests.sqlite_services import sqlite_services as own_sqlite_services
 

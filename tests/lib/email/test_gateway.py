@@ -10,7 +10,6 @@ from email.message import EmailMessage
 from typing import Any
 
 import pytest
-from starlette.testclient import TestClient
 
 from palaver.cli import main
 from palaver.lib.email.incoming import html_to_text, strip_quoted_reply
@@ -18,6 +17,7 @@ from palaver.services import Services
 from palaver.timeutil import utcnow
 from palaver.workers.email import EmailWorker
 from palaver.workers.email_gateway import make_controller
+from tests.client import TestClient
 from tests.email_helpers import SmtpSink, free_port
 from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success, basic_auth
 

@@ -128,10 +128,9 @@ def test_without_smtp_emails_land_in_the_outbox_directory(
 def test_the_server_runs_the_worker(services: Services, realm: SeededRealm, tmp_path: Path) -> None:
     """With email_worker on, the app's lifespan starts the worker; mail reaches the outbox."""
 
-    from starlette.testclient import TestClient
-
     from palaver.app import create_app
     from palaver.services import build_services
+    from tests.client import TestClient
 
     to = f"lifespan@{realm.string_id}.example.com"
     _queue_login_notice(services, realm, to)
