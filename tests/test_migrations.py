@@ -5,11 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from starlette.testclient import TestClient
-
 from palaver.app import create_app
 from palaver.migrate import upgrade
 from tests.api.test_messages_send import send_dm
+from tests.client import TestClient
 from tests.helpers import Api, assert_json_success, seed_realm
 from tests.sqlite_services import sqlite_services
 
