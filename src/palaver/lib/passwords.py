@@ -27,8 +27,20 @@ class Passwords:
             return False
 
 
+_API_KEY_LENGTH = 32
+# The largest multiple of the alphabet's size (62) that a byte can reach: bytes from here up
+# are skipped, so that every character stays equally likely.
+_UNBIASED_BYTES = 256 - 256 % len(_API_KEY_ALPHABET)
+
+
 def generate_api_key() -> str:
-    return "".join(secrets.choice(_API_KEY_ALPHABET) for _ in range(32))
+    # One read of the system's randomness for the key rather than one per character
+    # (secrets.choice), which was a fifth of creating a user.
+    chars: list[str] = []
+    while len(chars) < _API_KEY_LENGTH:
+        size = len(_API_KEY_ALPHABET)
+        chars.extend(_API_KEY_ALPHABET[b % size] for b in secrets.token_bytes(40) if b < _UNBIASED_BYTES)
+    return "".join(chars[:_API_KEY_LENGTH])
 
 
 def generate_password() -> str:
