@@ -406,3 +406,25 @@ def test_query_values_are_parse_qsls(query: bytes) -> None:
 
     text = query.decode().translate(str.maketrans("", "", "\t\r\n")).partition("#")[0]
     assert routing.query_values(query) == dict(parse_qsl(text, keep_blank_values=True, errors="strict"))
+
+
+@pytest.mark.parametrize("status", [200, 400, 429, 204, 304, 101])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        None,
+        {},
+        {"X-RateLimit-Limit": "200", "X-RateLimit-Remaining": "199", "Retry-After": "5"},
+        {"WWW-Authenticate": 'Basic realm="zulip"'},
+        {"Content-Type": "text/plain", "X-Other": "1"},
+        {"content-length": "3"},
+    ],
+)
+def test_json_response_is_starlettes(status: int, headers: dict[str, str] | None) -> None:
+    ours = routing.json_response({"result": "success", "msg": ""}, status, headers)
+    starlettes = Response(ours.body, status_code=status, media_type="application/json", headers=headers)
+    assert (ours.status_code, ours.body, ours.raw_headers) == (
+        starlettes.status_code,
+        starlettes.body,
+        starlettes.raw_headers,
+    )

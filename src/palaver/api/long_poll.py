@@ -21,7 +21,6 @@ from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -36,12 +35,12 @@ from palaver.api.routing import (
     Endpoint,
     RequestInfo,
     admit,
-    envelope,
     error_response,
     execute_async,
     internal_error,
     internal_error_response,
     query_values,
+    render,
     web_challenge,
 )
 from palaver.lib.exceptions import JsonableError
@@ -54,7 +53,6 @@ from palaver.web.sessions import web_credentials
 _ROUTE_SCOPE_KEY = "palaver.route"
 # Headers that announce a body (HTTP/1.1 framing), or a multipart one to read as a form.
 _BODY_HEADERS = (b"content-length", b"transfer-encoding")
-_JSON_CONTENT_TYPE = (b"content-type", b"application/json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,28 +144,7 @@ class LongPolls:
             return error_response(e, headers)
         except Exception:
             return internal_error(endpoint, services=services)
-        return _PollAnswer(orjson.dumps(envelope(result, ignored)), headers)
-
-
-class _PollAnswer(Response):
-    """A known poll's events: ``render``'s response, its headers encoded once, directly.
-
-    The same status, body and header fields, in the same order, as ``json_response``
-    gives; without Starlette's general header handling (a mapping to copy and search,
-    a media type to inspect) for each of the thousands of polls one message wakes.
-    """
-
-    media_type = "application/json"
-
-    def __init__(self, body: bytes, headers: dict[str, str]) -> None:
-        self.status_code = 200
-        self.background = None
-        self.body = body
-        self.raw_headers = [
-            *[(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()],
-            (b"content-length", str(len(body)).encode("latin-1")),
-            _JSON_CONTENT_TYPE,
-        ]
+        return render(result, headers, ignored)
 
 
 def _request(scope: Scope, web: bool) -> tuple[RequestInfo, RawParams]:
