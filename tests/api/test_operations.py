@@ -232,3 +232,20 @@ def test_trusted_proxies_setting_is_validated(tmp_path: Path) -> None:
 def test_settings_defaults_are_small(settings: Settings) -> None:
     assert settings.max_request_body_kib == 1024
     assert settings.trusted_proxies == []
+
+
+def test_request_series_are_counted_past_the_remembered_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    from palaver.api.middleware import _RequestMetrics
+    from palaver.lib import metrics
+
+    monkeypatch.setattr(_RequestMetrics, "MAX_SERIES", 1)
+    recorder = _RequestMetrics()
+
+    def count(method: str) -> float:
+        return metrics.REQUESTS.labels(method, "/test/series", "200")._value.get()  # type: ignore[no-any-return]
+
+    before = [count(m) for m in ("SERIESA", "SERIESB")]
+    for _ in range(3):
+        recorder.record("SERIESA", "/test/series", 200, 0.01)
+        recorder.record("SERIESB", "/test/series", 200, 0.01)
+    assert [count(m) for m in ("SERIESA", "SERIESB")] == [before[0] + 3, before[1] + 3]

@@ -87,6 +87,25 @@ def test_a_known_poll_answers_as_the_pipeline_does(
     assert _poll(client, realm, realm.othello, queue_id).json()["code"] == "BAD_EVENT_QUEUE_ID"
 
 
+def test_a_known_poll_has_the_pipelines_header_fields_in_order(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    queue_id = _register(client, realm, realm.hamlet)
+    params = {"queue_id": queue_id, "last_event_id": "-1", "dont_block": "true", "unknown": "1"}
+    url = f"http://{realm.host}/api/v1/events"
+    headers = {"authorization": basic_auth(realm.hamlet)}
+    first = client.get(url, params=params, headers=headers)
+    _known_poll(client, realm, realm.hamlet, services)
+    with statements(services) as seen:
+        known = client.get(url, params=params, headers=headers)
+    assert seen == []
+    assert known.json() == first.json()
+    assert known.json()["ignored_parameters_unsupported"] == ["unknown"]
+    assert list(known.headers.keys()) == list(first.headers.keys())
+    assert known.headers["content-type"] == "application/json"
+    assert int(known.headers["content-length"]) == len(known.content)
+
+
 def test_a_new_api_key_refuses_the_old_one_at_once(
     client: TestClient, realm: SeededRealm, services: Services
 ) -> None:

@@ -355,3 +355,76 @@ def test_wild_first_segment_is_reachable(settings: Settings, services: Services,
     # A literal first segment still wins where both match.
     assert assert_json_success(tclient.get("/api/v1/things/wild", headers=headers))["route"] == "name"
     tclient.close()
+
+
+# -- Parameters: only those a request names are parsed -----------------------------------------
+
+
+def _parsed(parse: Any, *args: Any) -> Any:
+    try:
+        return parse(*args)
+    except Exception as error:
+        return type(error), str(error), getattr(error, "headers", None)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"queue_id": "1:abc", "last_event_id": "5"},
+        {"queue_id": "1:abc", "last_event_id": "many", "dont_block": "maybe"},
+        {"event_types": '["message"]', "apply_markdown": "true", "other": "x", "more": ""},
+        {"narrow": "[[1]]", "queue_id": "x"},
+        {"dont_block": "true", "client_capabilities": '{"notification_settings_null": true}'},
+    ],
+)
+def test_endpoint_parse_is_parse_params(values: dict[str, str]) -> None:
+    from palaver.api.params import RawParams, parse_params
+
+    endpoints = [e for router in discover_routers() for e in router.endpoints]
+    assert endpoints
+    for endpoint in endpoints:
+        path = {spec.arg_name: "7" for spec in endpoint.specs if spec.in_path}
+        raw = RawParams(values=dict(values), files={}, path=path)
+        assert _parsed(endpoint.parse, raw) == _parsed(parse_params, endpoint.specs, raw), endpoint.path
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        b"queue_id=1%3Aabc&last_event_id=5",
+        b"queue_id=1:abc&last_event_id=5&dont_block=true",
+        b"a=1&a=2&&b&c=&=d&e=f=g",
+        b"a=x+y&b=%20",
+        b"x=1#fragment&y=2",
+        b"t=\tab\r\nc",
+        "n=\u00e9".encode(),
+    ],
+)
+def test_query_values_are_parse_qsls(query: bytes) -> None:
+    from urllib.parse import parse_qsl
+
+    text = query.decode().translate(str.maketrans("", "", "\t\r\n")).partition("#")[0]
+    assert routing.query_values(query) == dict(parse_qsl(text, keep_blank_values=True, errors="strict"))
+
+
+@pytest.mark.parametrize("status", [200, 400, 429, 204, 304, 101])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        None,
+        {},
+        {"X-RateLimit-Limit": "200", "X-RateLimit-Remaining": "199", "Retry-After": "5"},
+        {"WWW-Authenticate": 'Basic realm="zulip"'},
+        {"Content-Type": "text/plain", "X-Other": "1"},
+        {"content-length": "3"},
+    ],
+)
+def test_json_response_is_starlettes(status: int, headers: dict[str, str] | None) -> None:
+    ours = routing.json_response({"result": "success", "msg": ""}, status, headers)
+    starlettes = Response(ours.body, status_code=status, media_type="application/json", headers=headers)
+    assert (ours.status_code, ours.body, ours.raw_headers) == (
+        starlettes.status_code,
+        starlettes.body,
+        starlettes.raw_headers,
+    )

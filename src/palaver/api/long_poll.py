@@ -64,14 +64,6 @@ class LongPollRoute:
     web: bool
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    # As Starlette's Headers.get: the first field of that name, decoded as Latin-1.
-    for key, value in scope["headers"]:
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
-
-
 class LongPolls:
     """The events URLs served on the short path (/api/v1/events, /json/events)."""
 
@@ -158,12 +150,21 @@ class LongPolls:
 def _request(scope: Scope, web: bool) -> tuple[RequestInfo, RawParams]:
     """What ``make_path_handler`` reads of a request without a body."""
     raw = RawParams(values=query_values(scope.get("query_string", b"")), files={}, path={})
+    # As Starlette's Headers.get: the first field of each name, decoded as Latin-1.
+    host = authorization = user_agent = None
+    for key, value in scope["headers"]:
+        if key == b"host":
+            host = value if host is None else host
+        elif key == b"authorization":
+            authorization = value if authorization is None else authorization
+        elif key == b"user-agent":
+            user_agent = value if user_agent is None else user_agent
     client = scope.get("client")
     info = RequestInfo(
-        host=_header(scope, b"host") or "",
-        authorization=_header(scope, b"authorization"),
+        host=host.decode("latin-1") if host is not None else "",
+        authorization=authorization.decode("latin-1") if authorization is not None else None,
         client_ip=client[0] if client else "",
-        user_agent=_header(scope, b"user-agent") or "",
+        user_agent=user_agent.decode("latin-1") if user_agent is not None else "",
         # Only the cookie and CSRF header are read; the Request is dropped at once.
         web=web_credentials(Request(scope)) if web else None,
     )

@@ -93,9 +93,51 @@ class Endpoint:
     specs: list[ParamSpec] = field(default_factory=list)
     # Decided once at registration, not per request.
     is_async: bool = field(init=False)
+    _params: _ParamIndex = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.is_async = inspect.iscoroutinefunction(self.view)
+        self._params = _ParamIndex(self.specs)
+
+    def parse(self, raw: RawParams) -> tuple[dict[str, Any], list[str]]:
+        """``parse_params`` of the view's parameters, with the same result and errors."""
+        return self._params.parse(self.specs, raw)
+
+
+class _ParamIndex:
+    """Which of an endpoint's parameters a request names, so ``parse_params`` only walks those.
+
+    GET /events declares thirteen parameters (the POST /register ones) and a poll sends
+    two; ``parse_params`` looks every name up in the request for each. A parameter the
+    request does not name contributes its default and no used name, so parsing only the
+    named ones (and those in the path or taking files, which always parse) over the same
+    values gives the same arguments, ignored names and first error. A missing required
+    parameter is an error whose order matters: then the full walk runs.
+    """
+
+    __slots__ = ("_always", "_by_name", "_defaults", "_required")
+
+    def __init__(self, specs: list[ParamSpec]) -> None:
+        self._always = frozenset(i for i, s in enumerate(specs) if s.in_path or s.is_file)
+        self._required = frozenset(i for i, s in enumerate(specs) if s.required and i not in self._always)
+        self._by_name: dict[str, tuple[int, ...]] = {}
+        for i, spec in enumerate(specs):
+            if i not in self._always:
+                for name in spec.names:
+                    self._by_name[name] = (*self._by_name.get(name, ()), i)
+        # In the specs' order, as ``parse_params`` fills them; parsed values replace them.
+        self._defaults = {spec.arg_name: spec.default for spec in specs}
+
+    def parse(self, specs: list[ParamSpec], raw: RawParams) -> tuple[dict[str, Any], list[str]]:
+        named = set(self._always)
+        for name in raw.values:
+            named.update(self._by_name.get(name, ()))
+        if not self._required <= named:
+            return parse_params(specs, raw)
+        parsed, ignored = parse_params([specs[i] for i in sorted(named)], raw)
+        kwargs = self._defaults.copy()
+        kwargs.update(parsed)
+        return kwargs, ignored
 
 
 class ApiRouter:
@@ -130,8 +172,36 @@ class ApiRouter:
         return self.route("DELETE", path, **kw)
 
 
+_JSON_CONTENT_TYPE = (b"content-type", b"application/json")
+_FRAMING = frozenset({b"content-length", b"content-type"})
+
+
+class JsonResponse(Response):
+    """Starlette's ``Response`` for a JSON body, its header fields encoded directly.
+
+    The same fields in the same order as ``Response(..., media_type="application/json")``
+    gives, without its general handling (a mapping copied and searched, a media type
+    inspected) in every answer, thousands at once when one message wakes the long-polls.
+    """
+
+    media_type = "application/json"
+
+    def __init__(self, body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> None:
+        self.status_code = status
+        self.background = None
+        self.body = body
+        raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+        if any(name in _FRAMING for name, _ in raw):
+            self.init_headers(headers)  # the caller set framing itself: Starlette's rules
+            return
+        if not (status < 200 or status in (204, 304)):
+            raw.append((b"content-length", str(len(body)).encode("latin-1")))
+        raw.append(_JSON_CONTENT_TYPE)
+        self.raw_headers = raw
+
+
 def json_response(body: JsonDict, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+    return JsonResponse(orjson.dumps(body), status, headers)
 
 
 def error_response(error: JsonableError, headers: dict[str, str] | None = None) -> Response:
@@ -155,7 +225,10 @@ _URL_NOISE = str.maketrans("", "", "\t\r\n")
 def _url_query(query_string: bytes) -> str:
     """``request.url.query``, without building the whole URL (Starlette decodes the bytes as
     UTF-8; ``urlsplit`` drops tabs and line breaks and leaves a fragment out)."""
-    return query_string.decode().translate(_URL_NOISE).partition("#")[0]
+    text = query_string.decode()
+    if "\t" in text or "\r" in text or "\n" in text:
+        text = text.translate(_URL_NOISE)
+    return text.partition("#")[0] if "#" in text else text
 
 
 def query_values(query_string: bytes) -> dict[str, Any]:
@@ -163,9 +236,19 @@ def query_values(query_string: bytes) -> dict[str, Any]:
     if not query_string:
         return {}
     try:
-        return dict(parse_qsl(_url_query(query_string), keep_blank_values=True, errors="strict"))
+        text = _url_query(query_string)
+        if "%" in text or "+" in text:
+            return dict(parse_qsl(text, keep_blank_values=True, errors="strict"))
     except (UnicodeDecodeError, ValueError):
         raise JsonableError("Malformed request body") from None
+    # Nothing to unquote (a long-poll's query, mostly): what parse_qsl gives, without its
+    # per-field unquoting and checks.
+    values: dict[str, Any] = {}
+    for pair in text.split("&"):
+        if pair:
+            name, _, value = pair.partition("=")
+            values[name] = value
+    return values
 
 
 async def read_request_params(request: Request) -> RawParams:
@@ -291,7 +374,7 @@ def admit(
         note_user(user_id)
     headers = _rate_limit(services, user_id, client_ip) if endpoint.rate_limited else {}
     try:
-        kwargs, ignored = parse_params(endpoint.specs, raw)
+        kwargs, ignored = endpoint.parse(raw)
     except JsonableError as e:
         e.headers = {**headers, **e.headers}
         raise
@@ -322,10 +405,15 @@ def render(result: JsonDict | Response, headers: dict[str, str], ignored: list[s
         for name, value in headers.items():
             result.headers.setdefault(name, value)
         return result
+    return json_response(envelope(result, ignored), headers=headers)
+
+
+def envelope(result: JsonDict, ignored: list[str]) -> JsonDict:
+    """The success envelope around a view's fields."""
     body: JsonDict = {"result": "success", "msg": "", **result}
     if ignored:
         body["ignored_parameters_unsupported"] = ignored
-    return json_response(body, headers=headers)
+    return body
 
 
 def internal_error_response() -> Response:

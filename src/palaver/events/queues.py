@@ -22,8 +22,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 from anyio import to_thread
@@ -78,8 +77,9 @@ _HOLD_SLACK_SECONDS = 30
 # The backend interface --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class FetchRequest:
+# Named tuples, not frozen dataclasses: two are built per long-poll answered, and a frozen
+# dataclass sets each field through ``object.__setattr__``.
+class FetchRequest(NamedTuple):
     """One read of a queue on behalf of a GET /events request (see ``QueueBackend.fetch``)."""
 
     user_id: int
@@ -93,8 +93,7 @@ class FetchRequest:
     hold_seconds: float
 
 
-@dataclass(frozen=True, slots=True)
-class FetchResult:
+class FetchResult(NamedTuple):
     # Each event's JSON, its ``id`` included.
     events: list[JsonText]
     # Whether the request should answer now: it has events, it may not block, or a newer
