@@ -235,11 +235,11 @@ def test_settings_defaults_are_small(settings: Settings) -> None:
 
 
 def test_request_series_are_counted_past_the_remembered_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    from palaver.api.middleware import _RequestMetrics
     from palaver.lib import metrics
+    from palaver.lib.metrics import RequestRecorder
 
-    monkeypatch.setattr(_RequestMetrics, "MAX_SERIES", 1)
-    recorder = _RequestMetrics()
+    monkeypatch.setattr(RequestRecorder, "MAX_SERIES", 1)
+    recorder = RequestRecorder()
 
     def count(method: str) -> float:
         return metrics.REQUESTS.labels(method, "/test/series", "200")._value.get()  # type: ignore[no-any-return]

@@ -86,34 +86,6 @@ def _error_messages(error: JsonableError, request_id: str) -> tuple[Message, Mes
     )
 
 
-class _RequestMetrics:
-    """``metrics.record_request``, with each label set's series looked up once.
-
-    prometheus_client's ``labels`` takes a lock and builds the key of the series on every
-    call: for a fan-out to thousands of long-polls it was about a sixth of the server's
-    work. Methods are the client's to choose, so past ``MAX_SERIES`` label sets the rest
-    are looked up each time, as before.
-    """
-
-    MAX_SERIES = 4096
-
-    def __init__(self) -> None:
-        self._series: dict[tuple[str, str, int], tuple[Any, Any]] = {}
-
-    def record(self, method: str, route: str, status: int, seconds: float) -> None:
-        key = (method, route, status)
-        series = self._series.get(key)
-        if series is None:
-            series = (
-                metrics.REQUESTS.labels(method, route, str(status)),
-                metrics.REQUEST_SECONDS.labels(method, route),
-            )
-            if len(self._series) < self.MAX_SERIES:
-                self._series[key] = series
-        series[0].inc()
-        series[1].observe(seconds)
-
-
 class RequestMiddleware:
     def __init__(
         self,
@@ -133,7 +105,7 @@ class RequestMiddleware:
         self.proxies = [ipaddress.ip_network(cidr, strict=False) for cidr in settings.trusted_proxies]
         # Starlette routes outside the API (uploads, emoji, health), by endpoint.
         self.route_templates = route_templates
-        self._metrics = _RequestMetrics()
+        self._metrics = metrics.RequestRecorder()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
