@@ -405,15 +405,10 @@ def render(result: JsonDict | Response, headers: dict[str, str], ignored: list[s
         for name, value in headers.items():
             result.headers.setdefault(name, value)
         return result
-    return json_response(envelope(result, ignored), headers=headers)
-
-
-def envelope(result: JsonDict, ignored: list[str]) -> JsonDict:
-    """The success envelope around a view's fields."""
     body: JsonDict = {"result": "success", "msg": "", **result}
     if ignored:
         body["ignored_parameters_unsupported"] = ignored
-    return body
+    return json_response(body, headers=headers)
 
 
 def internal_error_response() -> Response:
