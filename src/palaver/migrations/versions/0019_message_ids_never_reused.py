@@ -88,7 +88,9 @@ def _rebuild(raw: Any) -> None:
                 raise RuntimeError(f"foreign keys broken by rebuilding message: {problems[:5]}")
             raw.execute("COMMIT")
         except BaseException:
-            raw.execute("ROLLBACK")
+            # Only if BEGIN got that far: a failed BEGIN's error is the one to report.
+            if raw.in_transaction:
+                raw.execute("ROLLBACK")
             raise
     finally:
         raw.execute("PRAGMA foreign_keys = ON")
