@@ -28,6 +28,7 @@ import json
 import math
 import multiprocessing
 import shutil
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -140,12 +141,15 @@ class _LongPoll(asyncio.Protocol):
         self.done(received, body if status == b"200" else b"HTTP " + status + b" " + body)
 
 
-async def _waiting_clients(port: int, host: str, clients: list[tuple[str, str]], conn: Connection) -> None:
+async def _waiting_clients(
+    port: int, host: str, clients: list[tuple[str, str]], conn: Connection, rounds: int
+) -> None:
     loop = asyncio.get_running_loop()
     arrivals: list[float] = []
     errors: list[str] = []
     finished = asyncio.Event()
     polls: list[_LongPoll] = []
+    remaining = [rounds]
 
     def on_response(poll: _LongPoll) -> Callable[[float, bytes], None]:
         def done(received: float, body: bytes) -> None:
@@ -156,6 +160,9 @@ async def _waiting_clients(port: int, host: str, clients: list[tuple[str, str]],
             events = orjson.loads(body)["events"]
             if any(e["type"] == "message" for e in events):
                 arrivals.append(received)
+                if remaining[0] > 1:
+                    # Another round follows: park again at once, as a client does.
+                    poll.poll(max(e["id"] for e in events))
                 if len(arrivals) == len(clients):
                     finished.set()
             else:
@@ -176,24 +183,28 @@ async def _waiting_clients(port: int, host: str, clients: list[tuple[str, str]],
 
     await asyncio.gather(*(open_one(a, q) for a, q in clients))
     conn.send(len(polls))
-    # The parent sends the message once every long-poll is parked; then we wait for them.
-    try:
-        await asyncio.wait_for(finished.wait(), timeout=CLIENT_TIMEOUT_SECONDS)
-    except TimeoutError:
-        errors.append(f"only {len(arrivals)} of {len(clients)} clients got the message in time")
-    conn.send((arrivals, errors))
+    # The parent sends each round's message once every long-poll is parked; then we wait.
+    while remaining[0] > 0 and not errors:
+        try:
+            await asyncio.wait_for(finished.wait(), timeout=CLIENT_TIMEOUT_SECONDS)
+        except TimeoutError:
+            errors.append(f"only {len(arrivals)} of {len(clients)} clients got the message in time")
+        conn.send((list(arrivals), errors))
+        arrivals.clear()
+        finished.clear()
+        remaining[0] -= 1
     for poll in polls:
         if poll.transport is not None:
             poll.transport.close()
 
 
 def waiting_clients_process(
-    port: int, host: str, clients: list[tuple[str, str]], conn: Connection, cpu: int | None
+    port: int, host: str, clients: list[tuple[str, str]], conn: Connection, cpu: int | None, rounds: int
 ) -> None:
     pin_self(cpu)
     cost = ClientCost()
     with asyncio.Runner(loop_factory=new_loop) as runner:
-        runner.run(_waiting_clients(port, host, clients, conn))
+        runner.run(_waiting_clients(port, host, clients, conn, rounds))
     conn.send(cost.seconds())
 
 
@@ -238,55 +249,71 @@ def fan_out(
     sender: str,
     clients: list[tuple[str, str]],
     client_cpu: int | None,
-) -> dict[str, float]:
-    """Park a long-poll for each (authorization, queue ID), send one message as ``sender``."""
+    rounds: int = 1,
+) -> list[dict[str, float]]:
+    """Park a long-poll for each (authorization, queue ID), send one message as ``sender``;
+    ``rounds`` times, the clients parking again after each. The figures of each round."""
     base = f"http://{LOOPBACK}:{server.port}"
     ours, theirs = multiprocessing.Pipe()
     child = multiprocessing.get_context("fork").Process(
-        target=waiting_clients_process, args=(server.port, host, clients, theirs, client_cpu)
+        target=waiting_clients_process, args=(server.port, host, clients, theirs, client_cpu, rounds)
     )
     child.start()
+    results = []
     try:
         started = time.monotonic()
         receive(ours, child)  # every long-poll is sent
-        wait_idle(server)
-        park_seconds = time.monotonic() - started
-        cpu_before = server.cpu_seconds()
-        sent_at = time.monotonic()
-        sent = httpx.post(
-            base + "/api/v1/messages",
-            headers={"Host": host, "Authorization": sender},
-            data={"type": "stream", "to": f"fanout {len(clients)}", "topic": "bench", "content": "hello"},
-            timeout=120,
-            trust_env=False,
-        )
-        send_seconds = time.monotonic() - sent_at
-        sent.raise_for_status()
-        arrivals, errors = receive(ours, child)
-        # Everything the server did for the fan-out: the send, delivery, every answer.
-        server_cpu = server.cpu_seconds() - cpu_before
+        for _ in range(rounds):
+            wait_idle(server)
+            park_seconds = time.monotonic() - started
+            cpu_before = server.cpu_seconds()
+            sent_at = time.monotonic()
+            sent = httpx.post(
+                base + "/api/v1/messages",
+                headers={"Host": host, "Authorization": sender},
+                data={"type": "stream", "to": f"fanout {len(clients)}", "topic": "bench", "content": "hello"},
+                timeout=120,
+                trust_env=False,
+            )
+            send_seconds = time.monotonic() - sent_at
+            sent.raise_for_status()
+            arrivals, errors = receive(ours, child)
+            # Everything the server did for the fan-out: the send, delivery, every answer
+            # (and, between rounds, the polls parking again).
+            server_cpu = server.cpu_seconds() - cpu_before
+            if errors:
+                raise SystemExit(f"waiting clients failed: {errors[:3]}")
+            latencies = [t - sent_at for t in arrivals]
+            results.append(
+                {
+                    "park_s": park_seconds,
+                    "send_ms": send_seconds * 1000,
+                    "p50_ms": percentile(latencies, 0.5),
+                    "p99_ms": percentile(latencies, 0.99),
+                    "last_ms": max(latencies) * 1000,
+                    "server_cpu_ms": server_cpu * 1000,
+                }
+            )
+            started = time.monotonic()
         client_cpu_seconds = receive(ours, child)
-        if errors:
-            raise SystemExit(f"waiting clients failed: {errors[:3]}")
     finally:
         child.join(timeout=30)
         if child.is_alive():
             child.kill()
-    latencies = [t - sent_at for t in arrivals]
-    return {
-        "park_s": park_seconds,
-        "send_ms": send_seconds * 1000,
-        "p50_ms": percentile(latencies, 0.5),
-        "p99_ms": percentile(latencies, 0.99),
-        "last_ms": max(latencies) * 1000,
-        "server_cpu_ms": server_cpu * 1000,
-        "client_cpu_ms": client_cpu_seconds * 1000,
-    }
+    for result in results:
+        result["client_cpu_ms"] = client_cpu_seconds * 1000 / rounds
+    return results
+
+
+def _median_round(results: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over the rounds after the first (the first alone when one)."""
+    warm = results[1:] or results
+    return {key: statistics.median(r[key] for r in warm) for key in warm[0]}
 
 
 def one_count(
     count: int, data: Dataset, args: argparse.Namespace, tmp: Path, pins: tuple[int | None, int | None]
-) -> tuple[dict[str, float], dict[str, float]]:
+) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
     server_cpu, client_cpu = pins
     users = [tuple(u) for u in data.extra["users"][:count]]
     copy = data.copy_to(tmp / f"copy-{count}")
@@ -303,14 +330,14 @@ def one_count(
                 )
             )
             clients = [(basic_auth(u[1], u[2]), q) for u, q in zip(users, queue_ids, strict=True)]
-            ours = fan_out(server, host, copy.realm.authorization, clients, client_cpu)
+            ours = fan_out(server, host, copy.realm.authorization, clients, client_cpu, args.rounds)
     finally:
         if args.redis_url:
             clear_redis_queues(env)
     with serve(env, tmp / "bare.log", cpu=server_cpu, bare_db=tmp / "bare.db") as server:
         bare = bare_realm()
         clients = [(bare.authorization, f"q{i}") for i in range(count)]
-        theirs = fan_out(server, LOOPBACK, bare.authorization, clients, client_cpu)
+        theirs = fan_out(server, LOOPBACK, bare.authorization, clients, client_cpu, args.rounds)
     return ours, theirs
 
 
@@ -319,11 +346,19 @@ def main() -> None:
     parser.add_argument("--clients", default="1000,5000", help="client counts, comma-separated")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--redis-url", default=None, help="use the Redis queue store (queues deleted after)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="messages in a row, clients parking again after each (a 'warm' row: median after the first)",
+    )
     quick_flag(parser)
     args = parser.parse_args()
     counts = [200] if args.quick else [int(c) for c in args.clients.split(",")]
     if not all(1 <= c <= MAX_CLIENTS for c in counts):
         raise SystemExit(f"--clients must be 1 to {MAX_CLIENTS}")
+    if not 1 <= args.rounds <= 50:
+        raise SystemExit("--rounds must be 1 to 50")
     raise_file_limit(max(counts))
     pins = (None, None) if args.no_pin else cpus()
     tmp = Path(tempfile.mkdtemp(prefix="palaver-fanout-"))
@@ -340,11 +375,15 @@ def main() -> None:
     )
     keys = ("send_ms", "p50_ms", "p99_ms", "last_ms", "server_cpu_ms", "client_cpu_ms", "park_s")
     print("  {:<16}".format("") + "".join(f"{k:>15}" for k in keys))
-    for count, ours, bare in results:
-        print(f"  {'palaver ' + str(count):<16}" + "".join(f"{ours[k]:>15.1f}" for k in keys))
-        print(f"  {'bare ' + str(count):<16}" + "".join(f"{bare[k]:>15.1f}" for k in keys))
-        ratio = "".join(f"{ours[k] / bare[k] if bare[k] else math.nan:>15.2f}" for k in keys)
-        print(f"  {'palaver / bare':<16}" + ratio)
+    for count, our_rounds, bare_rounds in results:
+        rows = [("", our_rounds[0], bare_rounds[0])]
+        if args.rounds > 1:
+            rows.append((" warm", _median_round(our_rounds), _median_round(bare_rounds)))
+        for label, ours, bare in rows:
+            print(f"  {'palaver ' + str(count) + label:<16}" + "".join(f"{ours[k]:>15.1f}" for k in keys))
+            print(f"  {'bare ' + str(count) + label:<16}" + "".join(f"{bare[k]:>15.1f}" for k in keys))
+            ratio = "".join(f"{ours[k] / bare[k] if bare[k] else math.nan:>15.2f}" for k in keys)
+            print(f"  {'palaver / bare':<16}" + ratio)
     print("targets: 1,000 clients p99 <= 100 ms; 5,000 clients p99 <= 500 ms")
 
 
