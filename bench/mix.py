@@ -16,6 +16,8 @@ keeps one long-poll (``GET /events``) going on its own connection, and on a seco
 connection does an action every ``--interval`` seconds on average (exponential gaps):
 read a topic (newest 50 of a channel+topic, 45%), mark read (20%), send to a channel
 (10%), typing (10%), presence (10%), direct message to another simulated user (5%).
+Presence polls pass the ``presence_last_update_id`` of the previous answer (-1 at first),
+as the reference asks clients to, so each answer holds only what changed since.
 
 Users are added in steps. Once a step's users are registered and a few settling seconds
 have passed, a window of ``--step-seconds`` is measured: per-action latency, errors
@@ -168,6 +170,7 @@ class SimulatedUser:
         self.queue_id = ""
         self.last_event_id = -1
         self.recent: deque[int] = deque(maxlen=20)
+        self.presence_last_update_id = -1
         self.tasks: list[asyncio.Task[None]] = []
         self.connections: list[Connection] = []
 
@@ -263,7 +266,12 @@ class SimulatedUser:
             form = {"type": "stream", "op": "start", "stream_id": str(stream), "topic": topic}
             return kind, self.request("POST", "/api/v1/typing", form)
         if kind == "presence":
-            form = {"status": "active", "new_user_input": "true", "slim_presence": "true"}
+            form = {
+                "status": "active",
+                "new_user_input": "true",
+                "slim_presence": "true",
+                "last_update_id": str(self.presence_last_update_id),
+            }
             return kind, self.request("POST", "/api/v1/users/me/presence", form)
         token = f"mix {next(load.tokens)}"
         if kind == "send":
@@ -297,6 +305,8 @@ class SimulatedUser:
                     window.error(kind, f"{status} {body[:200].decode(errors='replace')}")
             if status == 200 and kind == "read":
                 self.recent.extend(m["id"] for m in orjson.loads(body)["messages"][-20:])
+            elif status == 200 and kind == "presence":
+                self.presence_last_update_id = orjson.loads(body)["presence_last_update_id"]
             await asyncio.sleep(load.rng.expovariate(1 / load.interval))
 
     def stop(self) -> None:

@@ -157,11 +157,12 @@ def _broadcasts_presence(session: Session, user: UserProfile) -> bool:
 
 def _send_presence(tx: Tx, session: Session, user: UserProfile, presence: UserPresence) -> None:
     """The user's presence, in the legacy and modern forms, to everyone who may see them."""
+    times = (presence.last_active_time, presence.last_connected_time, user.date_joined)
     event = ev.PresenceEvent(
         user_id=user.id,
         email=user.email,
         server_timestamp=time.time(),
-        presence={"website": ev.LegacyPresenceClient(**legacy_client_presence(presence, user.date_joined))},
-        presences={str(user.id): ev.ModernPresence(**modern_presence(presence, user.date_joined))},
+        presence={"website": ev.LegacyPresenceClient(**legacy_client_presence(*times))},
+        presences={str(user.id): ev.ModernPresence(**modern_presence(*times))},
     )
     tx.send_event(user.realm_id, event, user_ids_who_can_access(session, user))

@@ -32,26 +32,31 @@ DEFAULT_HISTORY_LIMIT_DAYS = 14
 MAX_HISTORY_LIMIT_DAYS = 365 * 100
 
 
-def modern_presence(presence: UserPresence, date_joined: datetime) -> dict[str, int]:
-    active = presence.last_active_time or date_joined
+# Each format is built from a row's two times (``last_active_time``, ``last_connected_time``)
+# and the user's ``date_joined``, which stands in for a user never seen active.
+
+
+def modern_presence(active: datetime | None, connected: datetime, date_joined: datetime) -> dict[str, int]:
     return {
-        "active_timestamp": to_timestamp(active),
-        "idle_timestamp": to_timestamp(presence.last_connected_time),
+        "active_timestamp": to_timestamp(active or date_joined),
+        "idle_timestamp": to_timestamp(connected),
     }
 
 
-def legacy_client_presence(presence: UserPresence, date_joined: datetime) -> dict[str, Any]:
-    active = presence.last_active_time or date_joined
-    if active + timedelta(seconds=LEGACY_ACTIVITY_OFFSET_SECONDS) >= presence.last_connected_time:
+def legacy_client_presence(
+    active: datetime | None, connected: datetime, date_joined: datetime
+) -> dict[str, Any]:
+    active = active or date_joined
+    if active + timedelta(seconds=LEGACY_ACTIVITY_OFFSET_SECONDS) >= connected:
         status, moment = "active", active
     else:
-        status, moment = "idle", presence.last_connected_time
+        status, moment = "idle", connected
     return {"client": "website", "status": status, "timestamp": to_timestamp(moment), "pushable": False}
 
 
-def legacy_presence(presence: UserPresence, date_joined: datetime) -> dict[str, Any]:
+def legacy_presence(active: datetime | None, connected: datetime, date_joined: datetime) -> dict[str, Any]:
     """Both legacy keys: the one (former per-client) "website" entry and its aggregate."""
-    website = legacy_client_presence(presence, date_joined)
+    website = legacy_client_presence(active, connected, date_joined)
     aggregated = {k: website[k] for k in ("client", "status", "timestamp")}
     return {"website": website, "aggregated": aggregated}
 
@@ -73,8 +78,16 @@ def realm_presences(
     With ``last_update_id`` only rows changed after it are returned (and the history limit
     applies only to a first fetch, when the client holds nothing yet).
     """
+    # Columns, not entities: a first fetch reads a row per user of the realm.
     query = (
-        select(UserPresence, UserProfile.id, UserProfile.email, UserProfile.date_joined)
+        select(
+            UserPresence.last_active_time,
+            UserPresence.last_connected_time,
+            UserPresence.last_update_id,
+            UserProfile.id,
+            UserProfile.email,
+            UserProfile.date_joined,
+        )
         .join(UserProfile, UserProfile.id == UserPresence.user_profile_id)
         .where(
             UserPresence.realm_id == viewer.realm_id,
@@ -92,12 +105,12 @@ def realm_presences(
         query = query.where(UserPresence.last_connected_time >= utcnow() - timedelta(days=days))
     result: dict[str, Any] = {}
     newest = -1 if last_update_id is None else last_update_id
-    for presence, user_id, email, date_joined in session.execute(query):
-        newest = max(newest, presence.last_update_id)
+    for active, connected, update_id, user_id, email, date_joined in session.execute(query):
+        newest = max(newest, update_id)
         if modern:
-            result[str(user_id)] = modern_presence(presence, date_joined)
+            result[str(user_id)] = modern_presence(active, connected, date_joined)
         else:
-            result[email] = legacy_presence(presence, date_joined)
+            result[email] = legacy_presence(active, connected, date_joined)
     return result, newest
 
 
@@ -123,7 +136,7 @@ def user_presence(session: Session, target: UserProfile, name: str) -> dict[str,
     presence = get_presence_row(session, target.id) if target.presence_enabled else None
     if presence is None:
         raise JsonableError(f"No presence data for {name}")
-    entries = legacy_presence(presence, target.date_joined)
+    entries = legacy_presence(presence.last_active_time, presence.last_connected_time, target.date_joined)
     if time.time() - entries["aggregated"]["timestamp"] > OFFLINE_THRESHOLD_SECONDS:
         entries["aggregated"]["status"] = "offline"
     return {key: {"status": e["status"], "timestamp": e["timestamp"]} for key, e in entries.items()}

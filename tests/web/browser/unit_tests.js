@@ -329,6 +329,16 @@ test("presence events and statuses", () => {
   eq(idle.status(5, 1050), "idle");
 });
 
+test("presence polls continue from the last update ID", () => {
+  const presence = new Presence({ 5: { active_timestamp: 900, idle_timestamp: 1000 } }, 1050, 7);
+  eq(presence.lastUpdateId, 7);
+  presence.absorb({ presences: { 6: { active_timestamp: 1040, idle_timestamp: 1040 } }, presence_last_update_id: 9 });
+  eq([presence.lastUpdateId, presence.status(5, 1050), presence.status(6, 1050)], [9, "idle", "active"]);
+  presence.absorb({ presences: {} });
+  eq(presence.lastUpdateId, 9);
+  eq(new Presence({}, 1050, undefined).lastUpdateId, -1);
+});
+
 test("drafts events", () => {
   const state = freshState();
   applyEvent(state, { type: "drafts", op: "add", drafts: [{ id: 1, type: "stream", to: [1], topic: "t", content: "x", timestamp: 1 }] });

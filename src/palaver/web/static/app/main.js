@@ -185,11 +185,11 @@ class App {
   async pingPresence() {
     if (!this.state) return;
     try {
-      const data = await api.post("/users/me/presence", { status: document.visibilityState === "visible" ? "active" : "idle", new_user_input: true, ping_only: false, slim_presence: true });
-      if (data.presences) {
-        this.state.presence.merge(data.presences);
-        this.render(new Set(["users"]));
-      }
+      const presence = this.state.presence;
+      const status = document.visibilityState === "visible" ? "active" : "idle";
+      const data = await api.post("/users/me/presence", { status, new_user_input: true, ping_only: false, slim_presence: true, last_update_id: presence.lastUpdateId });
+      presence.absorb(data);
+      if (Object.keys(data.presences || {}).length) this.render(new Set(["users"]));
     } catch {
       // The event loop reports connection trouble; presence just tries again later.
     }

@@ -4,11 +4,19 @@
 export const OFFLINE_SECONDS = 140;
 
 export class Presence {
-  constructor(presences = {}, serverTimestamp = Date.now() / 1000) {
+  constructor(presences = {}, serverTimestamp = Date.now() / 1000, lastUpdateId = -1) {
     this.byId = new Map();
     // Client clocks drift; compare against the server's clock.
     this.clockOffset = serverTimestamp - Date.now() / 1000;
+    // The newest presence change held; a poll asks the server only for newer ones.
+    this.lastUpdateId = lastUpdateId ?? -1;
     this.merge(presences);
+  }
+
+  // A POST /users/me/presence answer: what changed, and where the next poll starts.
+  absorb(answer) {
+    this.merge(answer.presences);
+    if (typeof answer.presence_last_update_id === "number") this.lastUpdateId = answer.presence_last_update_id;
   }
 
   merge(presences) {

@@ -31,7 +31,7 @@ export function createState(reg, me) {
     realm,
     settings: { ...(reg.user_settings || {}) },
     users,
-    presence: new Presence(reg.presences, reg.server_timestamp),
+    presence: new Presence(reg.presences, reg.server_timestamp, reg.presence_last_update_id),
     subs: new Subscriptions(reg),
     unread: new Unread(reg.unread_msgs, myId),
     messages: new Messages(myId),
