@@ -39,7 +39,9 @@ class RecordingTransport:
         pass
 
 
-def _play(cls: type[RequestResponseCycle], method: str, keep_alive: bool, messages: list[Any]) -> dict[str, Any]:
+def _play(
+    cls: type[RequestResponseCycle], method: str, keep_alive: bool, messages: list[Any]
+) -> dict[str, Any]:
     async def run() -> dict[str, Any]:
         transport = RecordingTransport()
         completed: list[bool] = []
