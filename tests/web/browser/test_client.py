@@ -237,6 +237,25 @@ def test_keyboard_shortcuts(live_server: LiveServer, new_page: NewPage) -> None:
     message(page, "second line").wait_for()
 
 
+def test_a_link_naming_a_channel_by_its_slug_opens_it_with_compose_ready(
+    live_server: LiveServer, new_page: NewPage
+) -> None:
+    design = channel_id(live_server, "hamlet", "design team")
+    topic = unique("slug")
+    page = log_in(live_server, new_page(), "hamlet")
+    go(page, f"#narrow/channel/design-team/topic/{topic.replace(' ', '.20')}")
+    wait_for(
+        page,
+        "text => document.getElementById('narrow-title').textContent === text",
+        arg=f"#design team > {topic}",
+    )
+    assert page.locator("#compose-channel").input_value() == str(design)
+    assert page.get_by_label("Topic", exact=True).input_value() == topic
+    page.get_by_label("Message", exact=True).fill("sent from a hand-written link")
+    page.get_by_label("Message", exact=True).press("Enter")
+    message(page, "sent from a hand-written link").wait_for()
+
+
 def test_phone_width_layout(live_server: LiveServer, new_page: NewPage) -> None:
     page = log_in(live_server, new_page(viewport={"width": 390, "height": 800}), "hamlet")
     nav = page.get_by_role("navigation", name="Channels and conversations")

@@ -72,6 +72,11 @@ test("resolveTerms turns names into ids", () => {
   ]);
 });
 
+test("resolveTerms reads a channel named by its URL slug", () => {
+  eq(resolveTerms(parseHash("#narrow/channel/design-team/topic/lunch").terms, lookup)[0].operand, 2);
+  eq(resolveTerms(parseHash("#narrow/channel/general").terms, lookup)[0].operand, 1);
+});
+
 test("resolveTerms keeps unknown names as strings", () => {
   eq(resolveTerms(parseSearch("channel:nope"), lookup)[0].operand, "nope");
 });

@@ -291,6 +291,8 @@ class App {
   async route() {
     if (!this.state) return;
     const parsed = parseHash(window.location.hash) || { view: "feed", terms: [] };
+    // Links may name channels and people instead of giving their IDs ("#narrow/channel/general").
+    parsed.terms = resolveTerms(parsed.terms, this.lookup);
     this.current = parsed;
     const search = document.getElementById("search-input");
     search.value = parsed.view === "narrow" ? formatSearch(parsed.terms, this.lookup) : "";

@@ -94,7 +94,8 @@ export function resolveTerms(terms, lookup) {
   return terms.map((term) => {
     const { operator, operand } = term;
     if (operator === "channel" && typeof operand === "string") {
-      const id = /^\d+$/.test(operand) ? Number(operand) : lookup.channelId(operand);
+      // A hand-written link names the channel as its URL slug ("design-team").
+      const id = /^\d+$/.test(operand) ? Number(operand) : lookup.channelId(operand) ?? lookup.channelId(operand.replace(/-/g, " "));
       return { ...term, operand: id ?? operand };
     }
     if ((operator === "sender" || operator === "dm-including") && typeof operand === "string") {
