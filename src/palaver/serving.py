@@ -192,9 +192,9 @@ class OneWriteCycle(RequestResponseCycle):
     held until the body comes and both go out in one write (about 1 µs of server CPU less
     per answer; bench/README.md, ninth session). Anything else (no length, a streamed
     body, HEAD, connection handling by the app, an access log) takes uvicorn's own path
-    unchanged, after any held head. The one
-    difference on the wire: an app that fails or stops between head and body gets its
-    connection closed without the head, where uvicorn sends the head and then closes.
+    unchanged, after any held head. The one difference on the wire: an app that fails or
+    stops between head and body gets its connection closed without the head, where
+    uvicorn sends the head and then closes.
     """
 
     _held: bytes | None = None
