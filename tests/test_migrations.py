@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from pathlib import Path
 
 from palaver.app import create_app
 from palaver.migrate import upgrade
+from palaver.models import Base
 from tests.api.test_messages_send import send_dm
 from tests.client import TestClient
 from tests.helpers import Api, assert_json_success, seed_realm
@@ -14,36 +16,60 @@ from tests.sqlite_services import sqlite_services
 
 REBUILD = "0019_message_ids_never_reused"
 BEFORE_REBUILD = ("0007_message_search", "0018_archived_submessage")
+IDS_NEVER_REUSED = importlib.import_module("palaver.migrations.versions.0020_ids_never_reused")
 
 
-def _as_before_0019(path: Path) -> None:
-    """Give ``message`` back the schema it had before 0019, rows, indexes and triggers kept."""
+def _heads_before(revision: str, *extra: str) -> list[str]:
+    """The heads a database had before 0020 (and ``revision`` itself, when 0019) ran."""
+    heads = [r for r in IDS_NEVER_REUSED.down_revision if r != revision]
+    return heads + list(extra)
+
+
+def _strip_autoincrement(conn: sqlite3.Connection, table: str) -> None:
+    """Give ``table`` back the schema it had before AUTOINCREMENT, rows, indexes and triggers kept."""
+    (create,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    dependents = [
+        sql
+        for (sql,) in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger')"
+            " AND sql IS NOT NULL",
+            (table,),
+        )
+    ]
+    old = create.replace(" PRIMARY KEY AUTOINCREMENT", "")
+    key = f"CONSTRAINT pk_{table} PRIMARY KEY (id)"
+    at = old.find("CONSTRAINT ")
+    old = old[:at] + key + ", " + old[at:] if at >= 0 else old[: old.rindex(")")] + f", {key})"
+    assert old.count(f"pk_{table}") == 1, create
+    conn.execute(old.replace(f'CREATE TABLE "{table}"', f"CREATE TABLE {table}_old", 1))
+    conn.execute(f"INSERT INTO {table}_old SELECT * FROM {table}")
+    conn.execute(f"DROP TABLE {table}")
+    conn.execute(f"ALTER TABLE {table}_old RENAME TO {table}")
+    for sql in dependents:
+        conn.execute(sql)
+    conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (table,))
+
+
+def _as_before(path: Path, tables: tuple[str, ...], heads: list[str]) -> None:
+    """The database as it was before the migration that gave ``tables`` AUTOINCREMENT."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        (create,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'message'").fetchone()
-        dependents = [
-            sql
-            for (sql,) in conn.execute(
-                "SELECT sql FROM sqlite_master WHERE tbl_name = 'message' AND type IN ('index', 'trigger')"
-            )
-        ]
-        old = create.replace(" PRIMARY KEY AUTOINCREMENT", "").replace(
-            "sending_client VARCHAR(30) NOT NULL, ",
-            "sending_client VARCHAR(30) NOT NULL, CONSTRAINT pk_message PRIMARY KEY (id), ",
-        )
-        assert old.count("pk_message") == 1, create
         conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute("BEGIN")
-        conn.execute(old.replace('CREATE TABLE "message"', "CREATE TABLE message_old", 1))
-        conn.execute("INSERT INTO message_old SELECT * FROM message")
-        conn.execute("DROP TABLE message")
-        conn.execute("ALTER TABLE message_old RENAME TO message")
-        for sql in dependents:
-            conn.execute(sql)
-        conn.execute("DELETE FROM sqlite_sequence WHERE name = 'message'")
-        conn.execute("DELETE FROM alembic_version WHERE version_num = ?", (REBUILD,))
-        conn.executemany("INSERT INTO alembic_version VALUES (?)", [(r,) for r in BEFORE_REBUILD])
+        for table in tables:
+            _strip_autoincrement(conn, table)
+        conn.execute("DELETE FROM alembic_version")
+        conn.executemany("INSERT INTO alembic_version VALUES (?)", [(r,) for r in heads])
         conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def _schema(path: Path, table: str) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        sql: str = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+        return sql
     finally:
         conn.close()
 
@@ -59,14 +85,11 @@ def test_0019_keeps_every_row_and_stops_id_reuse(tmp_path: Path) -> None:
             deleted = send_dm(api, realm.iago, [realm.othello], "deleted gamma")
             assert_json_success(api.delete(realm.iago, f"messages/{deleted}"))
         services.db.engine.dispose()
-        _as_before_0019(path)
+        _as_before(path, ("message",), _heads_before(REBUILD, *BEFORE_REBUILD))
         conn = sqlite3.connect(path)
         rows_before = conn.execute("SELECT count(*) FROM user_message").fetchone()
-        assert (
-            "AUTOINCREMENT"
-            not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'message'").fetchone()[0]
-        )
         conn.close()
+        assert "AUTOINCREMENT" not in _schema(path, "message")
 
         upgrade(services.db.engine)
 
@@ -92,3 +115,55 @@ def test_0019_keeps_every_row_and_stops_id_reuse(tmp_path: Path) -> None:
             # The message deleted before the upgrade left no trace; from now on none is reused.
             assert_json_success(api.delete(realm.iago, f"messages/{kept[1]}"))
             assert send_dm(api, realm.iago, [realm.othello], "next") > kept[1]
+
+
+def test_0020_keeps_every_row_and_stops_id_reuse(tmp_path: Path) -> None:
+    path = tmp_path / "palaver.db"
+    tables: tuple[str, ...] = IDS_NEVER_REUSED.TABLES
+    with sqlite_services(tmp_path) as services:
+        upgrade(services.db.engine)
+        realm = seed_realm(services)
+        with TestClient(create_app(services.settings, services), base_url="http://palaver.test") as client:
+            api = Api(client, realm)
+            draft = {"type": "private", "to": [], "topic": "", "content": "x"}
+            drafts = assert_json_success(api.post(realm.hamlet, "drafts", {"drafts": [draft, draft]}))["ids"]
+            assert_json_success(
+                api.post(
+                    realm.iago,
+                    "realm/filters",
+                    {"pattern": "#(?P<id>[0-9]+)", "url_template": "https://x/{id}"},
+                )
+            )
+        services.db.engine.dispose()
+        conn = sqlite3.connect(path)
+        counts = {t: conn.execute(f"SELECT count(*), max(id) FROM {t}").fetchone() for t in tables}
+        conn.close()
+        _as_before(path, tables, list(IDS_NEVER_REUSED.down_revision))
+        assert not any("AUTOINCREMENT" in _schema(path, t) for t in tables)
+
+        upgrade(services.db.engine)
+
+        conn = sqlite3.connect(path)
+        try:
+            for table in tables:
+                assert "AUTOINCREMENT" in _schema(path, table), table
+                assert conn.execute(f"SELECT count(*), max(id) FROM {table}").fetchone() == counts[table]
+            sequences = dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
+            assert sequences["draft"] == max(drafts)
+            assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        finally:
+            conn.close()
+        with TestClient(create_app(services.settings, services), base_url="http://palaver.test") as client:
+            api = Api(client, realm)
+            assert_json_success(api.delete(realm.hamlet, f"drafts/{max(drafts)}"))
+            [following] = assert_json_success(api.post(realm.hamlet, "drafts", {"drafts": [draft]}))["ids"]
+            assert following > max(drafts)
+
+
+def test_the_models_flag_the_tables_the_migrations_rebuilt() -> None:
+    """A table made fresh from the models never reuses IDs exactly where a migrated one does."""
+    flagged = {
+        name for name, table in Base.metadata.tables.items() if table.kwargs.get("sqlite_autoincrement")
+    }
+    assert flagged == {"message", *IDS_NEVER_REUSED.TABLES}

@@ -312,3 +312,11 @@ def test_register_includes_drafts(api: Api, realm: SeededRealm) -> None:
     assert_json_success(api.patch(realm.hamlet, "settings", {"enable_drafts_synchronization": False}))
     body = assert_json_success(api.post(realm.hamlet, "register", {"fetch_event_types": ["drafts"]}))
     assert body["drafts"] == []
+
+
+def test_a_deleted_newest_drafts_id_is_not_given_to_the_next(api: Api, realm: SeededRealm) -> None:
+    """A device still holding the deleted draft's ID must not edit someone's next draft."""
+    [first, newest] = create(api, realm.hamlet, draft(), draft())
+    assert_json_success(api.delete(realm.hamlet, f"drafts/{newest}"))
+    [following] = create(api, realm.hamlet, draft())
+    assert following > newest > first

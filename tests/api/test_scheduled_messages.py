@@ -267,3 +267,21 @@ def test_register_state(api: Api, realm: SeededRealm) -> None:
         api.post(realm.hamlet, "register", {"fetch_event_types": ["scheduled_messages"]})
     )
     assert [item["scheduled_message_id"] for item in state["scheduled_messages"]] == [item_id]
+
+
+def test_a_deleted_newest_scheduled_messages_id_is_not_given_to_the_next(
+    api: Api, realm: SeededRealm
+) -> None:
+    def one() -> int:
+        return schedule(
+            api,
+            realm.hamlet,
+            type="direct",
+            to=[realm.othello.id],
+            content="a",
+            scheduled_delivery_timestamp=later(),
+        )
+
+    first, newest = one(), one()
+    assert_json_success(api.delete(realm.hamlet, f"scheduled_messages/{newest}"))
+    assert one() > newest > first

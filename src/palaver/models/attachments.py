@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import NEVER_REUSED_IDS, Base
 from palaver.timeutil import utcnow
 
 
@@ -15,7 +15,7 @@ class Attachment(Base):
     """One uploaded file; its bytes live in the file storage under ``path_id``."""
 
     __tablename__ = "attachment"
-    __table_args__ = (Index("ix_attachment_owner_id_id", "owner_id", "id"),)
+    __table_args__ = (Index("ix_attachment_owner_id_id", "owner_id", "id"), NEVER_REUSED_IDS)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)

@@ -21,5 +21,11 @@ NAMING_CONVENTION = {
 MAX_ID = 2**31 - 1
 
 
+# The table option of tables whose deleted rows' IDs are never handed out again. SQLite
+# otherwise gives a new row the largest ID plus one; PostgreSQL's sequences never reuse.
+# Migrations 0019 and 0020 rebuilt the existing tables with it.
+NEVER_REUSED_IDS = {"sqlite_autoincrement": True}
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)

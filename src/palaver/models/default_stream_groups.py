@@ -5,12 +5,15 @@ from __future__ import annotations
 from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import NEVER_REUSED_IDS, Base
 
 
 class DefaultStreamGroup(Base):
     __tablename__ = "default_stream_group"
-    __table_args__ = (UniqueConstraint("realm_id", "name", name="uq_default_stream_group_realm_id_name"),)
+    __table_args__ = (
+        UniqueConstraint("realm_id", "name", name="uq_default_stream_group_realm_id_name"),
+        NEVER_REUSED_IDS,
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"))

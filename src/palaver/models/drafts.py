@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import NEVER_REUSED_IDS, Base
 
 
 class Draft(Base):
@@ -15,6 +15,7 @@ class Draft(Base):
     __table_args__ = (
         # GET /drafts lists a user's drafts newest edit first.
         Index("ix_draft_user_profile_id_last_edit_time", "user_profile_id", "last_edit_time"),
+        NEVER_REUSED_IDS,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

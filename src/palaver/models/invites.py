@@ -8,7 +8,7 @@ from enum import IntEnum
 from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import NEVER_REUSED_IDS, Base
 from palaver.timeutil import utcnow
 
 
@@ -25,6 +25,7 @@ class Invitation(Base):
     """
 
     __tablename__ = "invitation"
+    __table_args__ = (NEVER_REUSED_IDS,)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)

@@ -8,7 +8,7 @@ from enum import IntFlag
 from sqlalchemy import BigInteger, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import NEVER_REUSED_IDS, Base
 from palaver.timeutil import utcnow
 
 MAX_TOPIC_COLUMN_LENGTH = 60
@@ -55,7 +55,7 @@ class Message(Base):
         Index("ix_message_recipient_id_lower_subject_id", "recipient_id", text("lower(subject)"), "id"),
         Index("ix_message_sender_id_id", "sender_id", "id"),
         # A deleted message's ID is never given to another (migration 0019).
-        {"sqlite_autoincrement": True},
+        NEVER_REUSED_IDS,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

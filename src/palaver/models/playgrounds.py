@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import NEVER_REUSED_IDS, Base
 
 
 class RealmPlayground(Base):
@@ -15,6 +15,7 @@ class RealmPlayground(Base):
         UniqueConstraint(
             "realm_id", "pygments_language", "name", name="uq_realm_playground_realm_language_name"
         ),
+        NEVER_REUSED_IDS,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -7,7 +7,7 @@ from enum import IntEnum
 from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import NEVER_REUSED_IDS, Base
 
 
 class ProfileFieldType(IntEnum):
@@ -27,7 +27,10 @@ MARKDOWN_FIELD_TYPES = frozenset({ProfileFieldType.SHORT_TEXT, ProfileFieldType.
 
 class CustomProfileField(Base):
     __tablename__ = "custom_profile_field"
-    __table_args__ = (UniqueConstraint("realm_id", "name", name="uq_custom_profile_field_realm_name"),)
+    __table_args__ = (
+        UniqueConstraint("realm_id", "name", name="uq_custom_profile_field_realm_name"),
+        NEVER_REUSED_IDS,
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import NEVER_REUSED_IDS, Base
 from palaver.timeutil import utcnow
 
 MAX_TITLE_LENGTH = 60
@@ -15,6 +15,7 @@ MAX_TITLE_LENGTH = 60
 
 class SavedSnippet(Base):
     __tablename__ = "saved_snippet"
+    __table_args__ = (NEVER_REUSED_IDS,)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_profile_id: Mapped[int] = mapped_column(

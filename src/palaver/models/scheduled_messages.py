@@ -12,7 +12,7 @@ from enum import IntEnum
 from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import NEVER_REUSED_IDS, Base
 from palaver.models.messages import MAX_TOPIC_COLUMN_LENGTH
 
 
@@ -28,6 +28,7 @@ class ScheduledMessage(Base):
         Index("ix_scheduled_message_pending", "delivered", "failed", "scheduled_timestamp"),
         # GET /scheduled_messages and GET /reminders list one user's pending items.
         Index("ix_scheduled_message_sender_id_delivery_type", "sender_id", "delivery_type", "delivered"),
+        NEVER_REUSED_IDS,
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
