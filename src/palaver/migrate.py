@@ -8,7 +8,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -32,6 +32,27 @@ def autogenerate(engine: Engine, message: str) -> None:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.revision(config, message=message, autogenerate=True)
+
+
+def give_autoincrement(bind: Connection, tables: dict[str, str | None]) -> None:
+    """For a migration: on SQLite, rebuild each of ``tables`` with AUTOINCREMENT (the value: an
+    archive table whose IDs count as given out, or None); elsewhere nothing, as PostgreSQL's
+    sequences never hand out an ID twice.
+
+    The rebuild needs foreign keys off, which only works outside a transaction: Alembic's is
+    ended (the migrations before this one are kept), each table is rebuilt in one of its own,
+    and a transaction is begun again for Alembic to record the revision and commit.
+    """
+    if bind.dialect.name != "sqlite":
+        return
+    raw = bind.connection.driver_connection
+    assert raw is not None
+    raw.execute("COMMIT")
+    try:
+        for table, floor_table in tables.items():
+            rebuild_with_autoincrement(raw, table, floor_table=floor_table)
+    finally:
+        raw.execute("BEGIN")
 
 
 def rebuild_with_autoincrement(raw: Any, table: str, *, floor_table: str | None = None) -> None:

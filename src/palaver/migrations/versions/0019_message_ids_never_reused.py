@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from palaver.migrate import rebuild_with_autoincrement
+from palaver.migrate import give_autoincrement
 
 revision: str = "0019_message_ids_never_reused"
 down_revision: str | Sequence[str] | None = ("0007_message_search", "0018_archived_submessage")
@@ -35,20 +35,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    bind = op.get_bind()
-    if bind.dialect.name != "sqlite":
-        # PostgreSQL's sequences never hand out an ID twice.
-        return
-    raw = bind.connection.driver_connection
-    assert raw is not None
-    # End Alembic's transaction (the migrations before this one are kept), work in one of
-    # our own, then open a transaction again for Alembic to record this revision and commit.
-    raw.execute("COMMIT")
-    try:
-        # IDs already given out stay given out: deleted messages live on in the archive.
-        rebuild_with_autoincrement(raw, "message", floor_table="archived_message")
-    finally:
-        raw.execute("BEGIN")
+    # IDs already given out stay given out: deleted messages live on in the archive.
+    give_autoincrement(op.get_bind(), {"message": "archived_message"})
 
 
 def downgrade() -> None:

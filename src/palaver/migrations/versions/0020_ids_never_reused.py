@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from palaver.migrate import rebuild_with_autoincrement
+from palaver.migrate import give_autoincrement
 
 revision: str = "0020_ids_never_reused"
 # Every head: the tables it rebuilds are made on several branches, which must all be in.
@@ -55,19 +55,7 @@ TABLES = (
 
 
 def upgrade() -> None:
-    bind = op.get_bind()
-    if bind.dialect.name != "sqlite":
-        # PostgreSQL's sequences never hand out an ID twice.
-        return
-    raw = bind.connection.driver_connection
-    assert raw is not None
-    # As in 0019: out of Alembic's transaction, one transaction per table, then back in.
-    raw.execute("COMMIT")
-    try:
-        for table in TABLES:
-            rebuild_with_autoincrement(raw, table)
-    finally:
-        raw.execute("BEGIN")
+    give_autoincrement(op.get_bind(), dict.fromkeys(TABLES))
 
 
 def downgrade() -> None:
