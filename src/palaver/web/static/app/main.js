@@ -189,7 +189,8 @@ class App {
       const status = document.visibilityState === "visible" ? "active" : "idle";
       const data = await api.post("/users/me/presence", { status, new_user_input: true, ping_only: false, slim_presence: true, last_update_id: presence.lastUpdateId });
       presence.absorb(data);
-      if (Object.keys(data.presences || {}).length) this.render(new Set(["users"]));
+      // Even with nothing new: a dot turns idle or offline as time passes since the last change.
+      this.render(new Set(["users"]));
     } catch {
       // The event loop reports connection trouble; presence just tries again later.
     }
