@@ -231,6 +231,7 @@ class OneWriteCycle(RequestResponseCycle):
             return False
         headers = self.default_headers + list(message.get("headers", ()))
         length: bytes | None = None
+        head = [STATUS_LINE[status]]
         for name, value in headers:
             lowered = name.lower()
             if lowered in _FRAMING:
@@ -239,6 +240,7 @@ class OneWriteCycle(RequestResponseCycle):
                 if length is not None:
                     return False
                 length = value
+            head += (lowered, b": ", value, b"\r\n")
         if length is None or not length.isdigit():
             return False
         # uvicorn's checks, once over all names and once over all values: a forbidden byte
@@ -247,9 +249,6 @@ class OneWriteCycle(RequestResponseCycle):
             raise RuntimeError("Invalid HTTP header name.")
         if HEADER_VALUE_RE.search(b"".join(value for _, value in headers)):
             raise RuntimeError("Invalid HTTP header value.")
-        head = [STATUS_LINE[status]]
-        for name, value in headers:
-            head += (name.lower(), b": ", value, b"\r\n")
         if not self.keep_alive:
             head.append(b"connection: close\r\n")
         head.append(b"\r\n")
