@@ -37,8 +37,8 @@ def generate_api_key() -> str:
     # One read of the system's randomness for the key rather than one per character
     # (secrets.choice), which was a fifth of creating a user.
     chars: list[str] = []
+    size = len(_API_KEY_ALPHABET)
     while len(chars) < _API_KEY_LENGTH:
-        size = len(_API_KEY_ALPHABET)
         chars.extend(_API_KEY_ALPHABET[b % size] for b in secrets.token_bytes(40) if b < _UNBIASED_BYTES)
     return "".join(chars[:_API_KEY_LENGTH])
 
