@@ -160,7 +160,12 @@ def run_server(settings: Settings, config_file: str | None) -> None:
     if config_file:
         os.environ["PALAVER_CONFIG"] = config_file
     _fork_workers_from_an_imported_app()
-    uvicorn.run("palaver.asgi:create_app_from_environment", factory=True, workers=settings.workers, **options)
+    from palaver.supervisor import SlotSupervisor
+
+    config = uvicorn.Config(
+        "palaver.asgi:create_app_from_environment", factory=True, workers=settings.workers, **options
+    )
+    SlotSupervisor(config).run()
 
 
 def _fork_workers_from_an_imported_app() -> None:

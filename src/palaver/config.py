@@ -59,9 +59,10 @@ class Settings(BaseModel):
     # After a user's write commits, that user's reads stay on the primary this long
     # (read-your-writes; read_fence.py). 0 sends every eligible read to the replica.
     database_replica_fence_seconds: float = Field(default=10, ge=0, le=3600)
-    # PostgreSQL connections each process keeps open; up to 8 more while all are in use,
-    # and requests past those wait for one (db.py); cache loads have up to 8 of their own.
-    # Processes x (this + 16) must stay under PostgreSQL's max_connections.
+    # PostgreSQL connections each process may open, plus 8, as concurrent requests need
+    # them; opened ones stay open, and requests past the limit wait for one (db.py). Cache
+    # loads have up to 8 of their own. Processes x (this + 16) must stay under
+    # PostgreSQL's max_connections.
     database_pool_size: int = Field(default=10, ge=1, le=1000)
     redis_url: str | None = None
     host: str = "127.0.0.1"

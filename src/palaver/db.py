@@ -57,8 +57,9 @@ SQLITE_BUSY_TIMEOUT_MS = 10_000
 WRITE_QUEUE_TIMEOUT_SECONDS = 120.0
 # Pooled SQLite connections kept open (see make_engine).
 SQLITE_POOL_SIZE = 40
-# Connections opened past the pool's size when every kept one is in use (a request's
-# session plus the realm-state cache's own load connection); beyond, requests wait.
+# SQLite: connections opened past the pool's size when every kept one is in use (a
+# request's session plus the realm-state cache's own load connection). PostgreSQL: how
+# many more than database_pool_size a process may open (and keeps); beyond, requests wait.
 POOL_OVERFLOW = 8
 
 
@@ -184,20 +185,21 @@ def make_engine(settings: Settings) -> Engine:
 
 
 def _postgresql_engine(url: str, settings: Settings) -> Engine:
-    # A large overflow churns under load: a connection returned while the pool is full is
-    # closed, and the next one starts a PostgreSQL backend (a fork and a catalog warm-up,
-    # ~10 ms of CPU). 10 kept + 20 overflow under 32 concurrent senders opened a backend per
-    # 5 messages, 6 ms of PostgreSQL CPU per message. With a small overflow, requests past
-    # it wait for a connection instead (two cores gain nothing from more than ~18 anyway),
-    # and idle connections are not kept beyond the pool: PostgreSQL's max_connections is
-    # shared by every process.
+    # Every connection the pool opens stays open: with an overflow, one returned while the
+    # pool's kept share is full is closed, and the next one starts a PostgreSQL backend (a
+    # fork and a catalog warm-up, ~10 ms of CPU). Load that hovers around the kept share
+    # does that constantly: two workers with 16 senders each opened a backend per 14
+    # messages (bench/README.md). Past the limit, requests wait for a connection (two
+    # cores gain nothing from more than ~18), and connections are opened only when
+    # concurrent requests need them: PostgreSQL's max_connections is shared by every process.
     return create_engine(
-        url, pool_size=settings.database_pool_size, max_overflow=POOL_OVERFLOW, pool_pre_ping=True
+        url, pool_size=settings.database_pool_size + POOL_OVERFLOW, max_overflow=0, pool_pre_ping=True
     )
 
 
 def _load_engine(settings: Settings) -> Engine:
-    return create_engine(settings.database_url, pool_size=2, max_overflow=6, pool_pre_ping=True)
+    # Kept open for the same reason as the request pool's connections.
+    return create_engine(settings.database_url, pool_size=8, max_overflow=0, pool_pre_ping=True)
 
 
 def make_replica_engine(settings: Settings) -> Engine | None:
