@@ -340,8 +340,11 @@ class Database:
     def transaction(self, session: Session) -> Iterator[Tx]:
         """Run a write atomically; nested calls join the outermost transaction.
 
-        A read transaction the session began implicitly (authentication, access checks) is
-        committed first: it wrote nothing, and committing keeps the loaded objects usable.
+        A read transaction the session began implicitly (authentication, access checks)
+        becomes the write's on PostgreSQL: at READ COMMITTED every statement sees every
+        commit, so a new transaction would read nothing newer, and keeping it saves a
+        pool checkout (with its ping), a BEGIN and a COMMIT per write. On SQLite it is
+        committed first (it wrote nothing), since the write lock is taken at BEGIN.
         """
         outer: Tx | None = session.info.get(_TX_KEY)
         if outer is not None:
@@ -349,7 +352,8 @@ class Database:
             return
         if is_replica_session(session):
             raise RuntimeError("a write through a read-replica session (use the primary's)")
-        if session.in_transaction():
+        continues_reads = session.in_transaction() and self._write_lock is None
+        if session.in_transaction() and not continues_reads:
             session.commit()
         queued = self._write_lock is not None and self._write_lock.acquire(
             timeout=WRITE_QUEUE_TIMEOUT_SECONDS
@@ -357,8 +361,10 @@ class Database:
         tx = Tx(session)
         session.info[_TX_KEY] = tx
         try:
-            with session.begin():
-                conn = session.connection(execution_options={_WRITE_OPTION: True})
+            with _write_transaction(session, continues_reads):
+                # The SQLite BEGIN hook reads the write option; PostgreSQL needs none.
+                options = None if continues_reads else {_WRITE_OPTION: True}
+                conn = session.connection(execution_options=options)
                 # Kept, not read back from ``conn`` at the end: a connection the database
                 # dropped mid-write refuses every use, and the error to report is the drop.
                 conn_info = conn.info
@@ -446,6 +452,22 @@ class Database:
             self.load_engine.dispose()
         if self.replica_engine is not None:
             self.replica_engine.dispose()
+
+
+@contextmanager
+def _write_transaction(session: Session, continues_reads: bool) -> Iterator[None]:
+    """``session.begin()``, or the session's open transaction carried on to the same end:
+    committed when the block completes, rolled back when it raises."""
+    if not continues_reads:
+        with session.begin():
+            yield
+        return
+    try:
+        yield
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
 
 
 def in_write_transaction(session: Session) -> bool:
