@@ -1,4 +1,5 @@
-"""The write transaction of db.py on SQLite: writers of one process wait their turn."""
+"""The write transaction of db.py: on SQLite writers of one process wait their turn; on
+PostgreSQL a request's reads and its write share one transaction."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from palaver import db
 from palaver.db import Database, transaction
 from palaver.events.bus import InProcessEventBus
+from palaver.services import Services
 from tests.conftest import make_test_settings
 
 
@@ -82,3 +84,36 @@ def test_a_write_whose_connection_is_dropped_raises_the_drop(sqlite_db: Database
         # The session goes on with a new connection.
         session.rollback()
         assert session.execute(text("SELECT 1")).scalar() == 1
+
+
+def test_a_write_after_reads_begins_anew_only_where_the_backend_needs_it(services: Services) -> None:
+    engine = services.db.engine
+    begins: list[object] = []
+    checkouts: list[object] = []
+
+    def on_begin(conn: object) -> None:
+        begins.append(conn)
+
+    def on_checkout(*_: object) -> None:
+        checkouts.append(None)
+
+    event.listen(engine, "begin", on_begin)
+    event.listen(engine.pool, "checkout", on_checkout)
+    try:
+        with services.db.session() as session:
+            session.execute(text("SELECT 1"))  # authentication, access checks
+            with transaction(session):
+                session.execute(text("SELECT 2"))
+            assert not session.in_transaction()
+            # A write that fails after reads ends the transaction it carried on, too.
+            with pytest.raises(RuntimeError), transaction(session):
+                session.execute(text("SELECT 3"))
+                raise RuntimeError
+            assert not session.in_transaction()
+    finally:
+        event.remove(engine, "begin", on_begin)
+        event.remove(engine.pool, "checkout", on_checkout)
+    # SQLite takes its write lock at BEGIN, so the reads' transaction ends first. At
+    # READ COMMITTED a new transaction would see nothing newer: PostgreSQL carries on.
+    expected = 3 if services.settings.is_sqlite else 2
+    assert (len(begins), len(checkouts)) == (expected, expected)
