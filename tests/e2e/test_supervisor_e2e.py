@@ -19,7 +19,7 @@ import pytest
 
 from tests.e2e.test_events_e2e import REDIS_URL, Server
 from tests.helpers import require_redis
-from tests.servers import clean_environment, free_port, launch, wait_until_healthy
+from tests.servers import free_port, launch, server_environment, wait_until_healthy
 
 pytestmark = pytest.mark.e2e
 
@@ -75,17 +75,13 @@ def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serv
     require_redis(REDIS_URL)
     tmp_path = tmp_path_factory.mktemp("supervisor")
     port = free_port()
-    env = clean_environment(
-        PALAVER_DATA_DIR=str(tmp_path),
+    env = server_environment(
+        tmp_path,
         PALAVER_DATABASE_URL=f"sqlite:///{tmp_path / 'palaver.db'}",
         PALAVER_REDIS_URL=REDIS_URL,
         PALAVER_HOST="127.0.0.1",
         PALAVER_PORT=str(port),
-        PALAVER_LOG_LEVEL="info",
-        PALAVER_PASSWORD_TIME_COST="1",
-        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
         PALAVER_HEARTBEAT_SECONDS="2",
-        PALAVER_OUTGOING_FETCHES="false",
     )
     log = tmp_path / "server.log"
     server = Server(f"http://127.0.0.1:{port}", env, launch(env, ["--workers", "2"], log), log)
