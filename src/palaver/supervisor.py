@@ -14,7 +14,8 @@ hash of their addresses. Each slot's socket stays open in the main process for t
 server's whole life, so replacing the worker of a slot (``kill -HUP``, or after a crash)
 never closes it: connections that arrive meanwhile wait in its backlog for the new worker,
 as they did with one shared socket. A slot removed with SIGTTOU closes its socket after
-its worker has stopped.
+its worker has stopped; connections still queued on it then are reset (clients retry), as
+Linux hands them to another socket only with ``net.ipv4.tcp_migrate_req`` set.
 
 What the slots do not change: a worker that is alive but stuck still receives its share
 of connections (the supervisor's health check replaces it, as before), and
