@@ -140,6 +140,44 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def _port_sockets(port: int) -> dict[int, str]:
+    """Inode to TCP state (``0A`` listening, ``01`` established) of the IPv4 sockets whose
+    local port is ``port``: on the server's side of loopback connections, its own."""
+    sockets = {}
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port:
+            sockets[int(fields[9])] = fields[3]
+    return sockets
+
+
+def _socket_inodes(pid: int) -> set[int]:
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(int(target[8:-1]))
+    return inodes
+
+
+def connections_per_worker(server: Server) -> list[int]:
+    """Established connections each worker process of ``server`` holds, busiest first.
+
+    The workers are the processes below the main one that listen on the port (the main
+    process of ``--workers N`` holds the listening sockets too, but accepts nothing)."""
+    sockets = _port_sockets(server.port)
+    counts = []
+    for pid in descendants(server.pid):
+        held = _socket_inodes(pid)
+        if pid != server.pid and any(sockets.get(inode) == "0A" for inode in held):
+            counts.append(sum(1 for inode in held if sockets.get(inode) == "01"))
+    if not counts:  # one process, serving itself
+        counts.append(sum(1 for inode in _socket_inodes(server.pid) if sockets.get(inode) == "01"))
+    return sorted(counts, reverse=True)
+
+
 def processes_named(name: str) -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():

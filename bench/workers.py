@@ -16,7 +16,9 @@ PostgreSQL backends serving this run's database, and of ``redis-server`` (shared
 anything else using it). The backends are sampled from ``pg_stat_activity`` every 0.1 s
 during the row, so one that a worker's pool opens and closes within the row counts too
 (up to its last sample); the number of PostgreSQL sessions opened in the row is printed
-(a pool that churns connections pays for a backend start each time). A scratch database
+(a pool that churns connections pays for a backend start each time), and so is how many
+of the connections each worker holds a second into the row (from ``/proc``: the kernel
+spreads them over the workers' sockets by a hash, so splits like 20/12 happen). A scratch database
 ``palaver_bench_XXXX`` is created on the PostgreSQL server and dropped after, and the
 run's Redis keys are deleted. ``--rows`` runs some rows only (profiling). Loopback only.
 """
@@ -24,6 +26,7 @@ run's Redis keys are deleted. ``--rows`` runs some rows only (profiling). Loopba
 from __future__ import annotations
 
 import argparse
+import asyncio
 import math
 import secrets
 import shutil
@@ -43,6 +46,7 @@ from common import (
     Server,
     bare_realm,
     build_request,
+    connections_per_worker,
     cpu_seconds,
     drive,
     machine_line,
@@ -213,15 +217,23 @@ async def send_load(server: Server, realm: Realm, env: dict[str, str], args: arg
         return Row(measured)
     redis_before = redis_cpu()
     with PostgresMeter(args.postgres, url.rsplit("/", 1)[1]) as meter:
+        # How the connections spread over the workers, read once they are all open.
+        split = asyncio.get_running_loop().run_in_executor(None, _split_after, server, 1.0)
         measured = await drive(
             server, server.name, make, count=args.messages, concurrency=args.concurrency, seconds=300
         )
+    print(f"  {server.name}: connections per worker {'/'.join(map(str, await split))}")
     scans = sorted(meter.table_reads.items(), key=lambda item: -item[1][1])
     busiest = ", ".join(
         f"{name} {seq}/{tuples}/{idx}" for name, (seq, tuples, idx) in scans[:6] if seq or idx
     )
     print(f"  {server.name}: table seq scans/rows read/index scans: {busiest}")
     return Row(measured, meter.seconds, redis_cpu() - redis_before, meter.sessions)
+
+
+def _split_after(server: Server, seconds: float) -> list[int]:
+    time.sleep(seconds)
+    return connections_per_worker(server)
 
 
 def print_rows(rows: list[Row], args: argparse.Namespace) -> None:
