@@ -44,8 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 from common import (
+    LOOPBACK,
     ClientCost,
     Connection,
     Dataset,
@@ -325,6 +327,8 @@ class StepResult:
     server_cpu: float
     rss: int
     client_cpu: float
+    # The server's own average time per action request (see ``server_timings``).
+    server_avg_ms: float
 
     @property
     def all_latencies(self) -> list[float]:
@@ -356,6 +360,40 @@ class StepResult:
             and percentile(self.all_latencies, 0.99) < GATE_P99_MS
             and self.error_rate < GATE_ERRORS
         )
+
+
+# The server's own request timings (``palaver_http_request_duration_seconds``): a count and
+# a sum per route, so the server-side average of the actions can be set beside the one the
+# load generator measures. Where they differ, the time went outside the server's handling.
+_DURATION = "palaver_http_request_duration_seconds"
+_LONG_POLL_ROUTE = "/api/v1/events"
+
+
+def server_timings(port: int) -> dict[tuple[str, str], tuple[float, float]]:
+    """(count, seconds) per (method, route) answered so far, from ``/metrics``."""
+    text = httpx.get(f"http://{LOOPBACK}:{port}/metrics", timeout=30, trust_env=False).text
+    found: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for line in text.splitlines():
+        for suffix, slot in (("_count{", 0), ("_sum{", 1)):
+            if line.startswith(_DURATION + suffix):
+                labels_text, _, value = line[len(_DURATION + suffix) :].rpartition("} ")
+                labels = dict(part.split("=", 1) for part in labels_text.split(","))
+                key = (labels["method"].strip('"'), labels["route"].strip('"'))
+                found[key][slot] += float(value)
+    return {key: (count, seconds) for key, (count, seconds) in found.items()}
+
+
+def server_actions_ms(
+    before: dict[tuple[str, str], tuple[float, float]], after: dict[tuple[str, str], tuple[float, float]]
+) -> float:
+    """The server's average time per request in between, long-polls left out."""
+    count = seconds = 0.0
+    for key, (n, total) in after.items():
+        if key[1] == _LONG_POLL_ROUTE:
+            continue
+        n0, total0 = before.get(key, (0.0, 0.0))
+        count, seconds = count + n - n0, seconds + total - total0
+    return 1000 * seconds / count if count else math.nan
 
 
 async def run_steps(
@@ -392,11 +430,13 @@ async def run_steps(
             ramp = time.monotonic() - ramp_started
             await asyncio.sleep(args.settle)
             window = Window()
+            timings_before = await asyncio.to_thread(server_timings, server.port)
             server_before, client, rss_started = server.cpu_seconds(), ClientCost(), time.perf_counter()
             load.window = window
             await asyncio.sleep(args.step_seconds)
             load.window = None
             seconds = time.perf_counter() - rss_started
+            timings_after = await asyncio.to_thread(server_timings, server.port)
             result = StepResult(
                 target,
                 ramp,
@@ -405,6 +445,7 @@ async def run_steps(
                 (server.cpu_seconds() - server_before) / seconds,
                 server.rss_bytes(),
                 client.seconds() / seconds,
+                server_actions_ms(timings_before, timings_after),
             )
             results.append(result)
             print_step(result, flush=True)
@@ -424,7 +465,8 @@ def print_step(result: StepResult, flush: bool = False) -> None:
     delivered = w.deliveries
     print(
         f"{result.users:>6} users: {result.actions:>6} actions ({result.actions / result.seconds:,.1f}/s), "
-        f"avg {result.average_ms:.1f} ms, p50 {percentile(values, 0.5):.1f}, "
+        f"avg {result.average_ms:.1f} ms (server-side {result.server_avg_ms:.1f}), "
+        f"p50 {percentile(values, 0.5):.1f}, "
         f"p99 {percentile(values, 0.99):.1f} ms, "
         f"errors {result.error_count} ({100 * result.error_rate:.3f}%); "
         f"events {w.events / result.seconds:,.0f}/s, delivery p50 {percentile(delivered, 0.5):.0f} / "
