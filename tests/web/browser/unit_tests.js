@@ -10,6 +10,7 @@ import { backoffDelay, BACKOFF_MAX_MS } from "/static/app/events.js";
 import { encodeParams } from "/static/app/api.js";
 import { currentToken } from "/static/app/views/autocomplete.js";
 import { Presence } from "/static/app/store/presence.js";
+import { Subscriptions } from "/static/app/store/subscriptions.js";
 import { setHtml } from "/static/app/views/dom.js";
 
 const tests = [];
@@ -25,7 +26,8 @@ const ME = 10;
 const lookup = {
   myId: ME,
   channelName: (id) => ({ 1: "general", 2: "design team" })[id],
-  channelId: (name) => ({ general: 1, "design team": 2 })[name.toLowerCase()],
+  // As Subscriptions.idByName: a name, or its link slug.
+  channelId: (name) => ({ general: 1, "design team": 2, "design-team": 2 })[name.toLowerCase()],
   userName: (id) => ({ 10: "Me", 11: "Iago", 12: "Othello" })[id],
   userEmail: (id) => ({ 10: "me@x.com", 11: "iago@x.com", 12: "othello@x.com" })[id],
   userId: (text) => ({ "iago@x.com": 11, "othello@x.com": 12 })[text],
@@ -75,6 +77,21 @@ test("resolveTerms turns names into ids", () => {
 test("resolveTerms reads a channel named by its URL slug", () => {
   eq(resolveTerms(parseHash("#narrow/channel/design-team/topic/lunch").terms, lookup)[0].operand, 2);
   eq(resolveTerms(parseHash("#narrow/channel/general").terms, lookup)[0].operand, 1);
+});
+
+test("a channel is found by its name or its link slug, the name first", () => {
+  const subs = new Subscriptions({
+    streams: [
+      { stream_id: 1, name: "front-end team" },
+      { stream_id: 2, name: "Design team" },
+      { stream_id: 3, name: "design-team" },
+    ],
+  });
+  eq(subs.idByName("front-end-team"), 1);
+  eq(subs.idByName("FRONT-END TEAM"), 1);
+  eq(subs.idByName("design-team"), 3);
+  eq(subs.idByName("design team"), 2);
+  eq(subs.idByName("nope"), undefined);
 });
 
 test("resolveTerms keeps unknown names as strings", () => {

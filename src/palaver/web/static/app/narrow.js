@@ -94,8 +94,8 @@ export function resolveTerms(terms, lookup) {
   return terms.map((term) => {
     const { operator, operand } = term;
     if (operator === "channel" && typeof operand === "string") {
-      // A hand-written link names the channel as its URL slug ("design-team").
-      const id = /^\d+$/.test(operand) ? Number(operand) : lookup.channelId(operand) ?? lookup.channelId(operand.replace(/-/g, " "));
+      // By name, or as a hand-written link names it, by its slug ("design-team").
+      const id = /^\d+$/.test(operand) ? Number(operand) : lookup.channelId(operand);
       return { ...term, operand: id ?? operand };
     }
     if ((operator === "sender" || operator === "dm-including") && typeof operand === "string") {
@@ -134,8 +134,13 @@ export function decodeHashComponent(text) {
   }
 }
 
+// How a name reads in a link: "design team" is "design-team".
+export function nameSlug(name) {
+  return String(name).replace(/ /g, "-");
+}
+
 function slug(name) {
-  return encodeHashComponent(String(name).replace(/ /g, "-"));
+  return encodeHashComponent(nameSlug(name));
 }
 
 // Terms → "#narrow/..."; names (only for readability) come from lookup.

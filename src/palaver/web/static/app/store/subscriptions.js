@@ -1,5 +1,7 @@
 // Channels: the ones I am subscribed to, the others I can see, and the topics I know of.
 
+import { nameSlug } from "../narrow.js";
+
 function topicKey(topic) {
   return String(topic).toLowerCase();
 }
@@ -38,9 +40,11 @@ export class Subscriptions {
     return stream ? stream.name : `channel ${streamId}`;
   }
 
+  // The channel of that name, or of that link slug ("design-team" for "design team").
   idByName(name) {
     const wanted = name.toLowerCase();
     for (const stream of this.streams.values()) if (stream.name.toLowerCase() === wanted) return stream.stream_id;
+    for (const stream of this.streams.values()) if (nameSlug(stream.name).toLowerCase() === wanted) return stream.stream_id;
     return undefined;
   }
 
