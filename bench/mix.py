@@ -70,6 +70,7 @@ from common import (
     serve,
     sql_rows,
 )
+from prometheus_client.parser import text_string_to_metric_families
 
 ACTIONS = {"read": 45, "mark_read": 20, "send": 10, "typing": 10, "presence": 10, "dm": 5}
 GATE_AVG_MS, GATE_P99_MS, GATE_ERRORS = 100.0, 2000.0, 0.00025
@@ -373,13 +374,13 @@ def server_timings(port: int) -> dict[tuple[str, str], tuple[float, float]]:
     """(count, seconds) per (method, route) answered so far, from ``/metrics``."""
     text = httpx.get(f"http://{LOOPBACK}:{port}/metrics", timeout=30, trust_env=False).text
     found: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for line in text.splitlines():
-        for suffix, slot in (("_count{", 0), ("_sum{", 1)):
-            if line.startswith(_DURATION + suffix):
-                labels_text, _, value = line[len(_DURATION + suffix) :].rpartition("} ")
-                labels = dict(part.split("=", 1) for part in labels_text.split(","))
-                key = (labels["method"].strip('"'), labels["route"].strip('"'))
-                found[key][slot] += float(value)
+    for family in text_string_to_metric_families(text):
+        if family.name != _DURATION:
+            continue
+        for sample in family.samples:
+            slot = {_DURATION + "_count": 0, _DURATION + "_sum": 1}.get(sample.name)
+            if slot is not None:
+                found[sample.labels["method"], sample.labels["route"]][slot] += sample.value
     return {key: (count, seconds) for key, (count, seconds) in found.items()}
 
 

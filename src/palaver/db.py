@@ -352,7 +352,7 @@ class Database:
             return
         if is_replica_session(session):
             raise RuntimeError("a write through a read-replica session (use the primary's)")
-        continues_reads = session.in_transaction() and self._write_lock is None
+        continues_reads = session.in_transaction() and not self.settings.is_sqlite
         if session.in_transaction() and not continues_reads:
             session.commit()
         queued = self._write_lock is not None and self._write_lock.acquire(
