@@ -256,6 +256,17 @@ def test_a_link_naming_a_channel_by_its_slug_opens_it_with_compose_ready(
     message(page, "sent from a hand-written link").wait_for()
 
 
+def test_the_sidebar_marks_the_channel_a_hand_written_link_opened(
+    live_server: LiveServer, new_page: NewPage
+) -> None:
+    channel_id(live_server, "hamlet", "design team")
+    page = log_in(live_server, new_page(), "hamlet")
+    go(page, "#narrow/channel/design-team")
+    current = page.locator(".channel-link[aria-current='page']")
+    current.wait_for()
+    assert "design team" in current.inner_text()
+
+
 def test_phone_width_layout(live_server: LiveServer, new_page: NewPage) -> None:
     page = log_in(live_server, new_page(viewport={"width": 390, "height": 800}), "hamlet")
     nav = page.get_by_role("navigation", name="Channels and conversations")

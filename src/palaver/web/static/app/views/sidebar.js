@@ -25,7 +25,9 @@ export class Sidebar {
     const counts = this.app.counts();
     const current = this.app.current;
     const lookup = this.app.lookup;
-    const currentHash = decodeURIComponent(window.location.hash || "#feed");
+    // The current view as the sidebar's own links write it, whatever form the address has
+    // ("#narrow/channel/quiet-corner" is the link "#narrow/channel/12-quiet-corner").
+    const currentHash = decodeURIComponent(current.view === "narrow" ? narrowToHash(current.terms, lookup) : `#${current.view}`);
     const isCurrent = (hash) => (decodeURIComponent(hash) === currentHash ? "page" : undefined);
     const link = (hash, label, count, extra = {}) =>
       h("a", { href: hash, class: "side-link", "aria-current": isCurrent(hash), ...extra }, h("span", { class: "side-label", text: label }), badge(count, "unread"));
