@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import pickle
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -120,18 +121,42 @@ def in_forked_child(func: Callable[..., None], *args: object) -> None:
         raise RuntimeError(f"start-up child process failed ({os.waitstatus_to_exitcode(status)})")
 
 
-def tune_gc_for_serving() -> None:
+# Python starts a full collection whenever the objects promoted since the last one exceed a
+# quarter of the long-lived heap. A server promotes every parked long-poll's objects (they
+# outlive two young collections) and frees them by reference counting a second later, so
+# under load that rule fired several times a second, each pass walking the whole heap
+# (about 150 ms at 1,300 users in bench/mix.py) to find a hundred-odd cyclic objects: 8 % of
+# the CPU and a stall each time. Full collections run on a clock instead.
+FULL_COLLECTION_SECONDS = 60.0
+# The third threshold counts second-generation collections (about ten a second under
+# load): this many is decades.
+_NEVER = 1 << 30
+
+
+def tune_gc_for_serving(full_collection_seconds: float = FULL_COLLECTION_SECONDS) -> Callable[[], None]:
     """Make the garbage collector cheaper for a long-running server; call once the app is built.
 
     Freezing moves everything alive at start-up (modules, the app, its routes) out of the
-    collector's reach, so full collections stop re-walking it during requests. A larger
-    first-generation threshold was tried too: it helped a large /register a little but
-    made every message send 30-40 % dearer (bench/README.md), so it stays at Python's
-    default. Only for serving: a test process builds many apps, and frozen objects are
-    never collected.
+    collector's reach, so full collections do not re-walk it. Full collections then run every
+    ``full_collection_seconds`` from a daemon thread rather than by Python's promotion rule
+    (above); cyclic garbage that reached the oldest generation waits at most that long. A
+    larger first-generation threshold was tried too: it helped a large /register a little
+    but made every message send 30-40 % dearer (bench/README.md), so the young generations
+    keep Python's defaults. Only for serving: a test process builds many apps, and frozen
+    objects are never collected. Returns a function that stops the clock (for tests).
     """
     gc.collect()
     gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, _NEVER)
+    stop = threading.Event()
+
+    def collect_on_a_clock() -> None:
+        while not stop.wait(full_collection_seconds):
+            gc.collect()
+
+    threading.Thread(target=collect_on_a_clock, name="palaver-full-gc", daemon=True).start()
+    return stop.set
 
 
 def run_server(settings: Settings, config_file: str | None) -> None:

@@ -289,7 +289,10 @@ def test_a_tap_survives_the_sidebar_being_rebuilt_under_it(
     page = log_in(live_server, new_page(viewport={"width": 390, "height": 800}), "hamlet")
     page.get_by_role("button", name="Channels and conversations").click()
     nav = page.get_by_role("navigation", name="Channels and conversations")
-    box = nav.get_by_role("link", name="general").bounding_box()
+    link = nav.get_by_role("link", name="general")
+    # bounding_box() does not wait: on a loaded machine the list may not be drawn yet.
+    link.wait_for(state="visible")
+    box = link.bounding_box()
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
