@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
+from palaver.actions import typing as typing_actions
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel, send_dm, send_stream, set_user
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
@@ -97,6 +100,18 @@ def test_channel_typing(api: Api, realm: SeededRealm, services: Services, events
     )
     [(event, _)] = events.of_type("typing", "stop")
     assert event["topic"] == ""
+
+
+def test_no_channel_typing_in_a_big_channel(
+    api: Api, realm: SeededRealm, events: EventRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the reference's max_stream_size_for_typing_notifications: above the size, the
+    request succeeds and nobody is notified."""
+    stream_id = create_channel(api, realm.hamlet, "crowded", [realm.hamlet, realm.othello, realm.cordelia])
+    monkeypatch.setattr(typing_actions, "MAX_CHANNEL_SIZE_FOR_TYPING", 2)
+    events.clear()
+    assert_json_success(typing(api, realm.hamlet, op="start", type="channel", stream_id=stream_id, topic="t"))
+    assert events.of_type("typing", "start") == []
 
 
 def test_channel_typing_errors(
