@@ -10,9 +10,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import event
 
 from palaver.actions.users import do_regenerate_api_key
+from palaver.api import poll_auth
+from palaver.api.long_poll import LongPollStarlette
 from palaver.models import UserProfile
 from palaver.services import Services
 from tests.client import TestClient
@@ -59,8 +62,8 @@ def statements(services: Services) -> Iterator[list[str]]:
 def _known_poll(client: TestClient, realm: SeededRealm, user: User, services: Services) -> str:
     """A queue whose polls by ``user`` no longer reach the database."""
     queue_id = _register(client, realm, user)
-    for _ in range(2):
-        assert _poll(client, realm, user, queue_id).status_code == 200
+    # One full authentication makes the credential known.
+    assert _poll(client, realm, user, queue_id).status_code == 200
     with statements(services) as seen:
         response = _poll(client, realm, user, queue_id)
     assert response.status_code == 200, response.text
@@ -116,6 +119,41 @@ def test_a_new_api_key_refuses_the_old_one_at_once(
     refused = _poll(client, realm, realm.hamlet, queue_id)
     assert refused.status_code == 401, refused.text
     renewed = dataclasses.replace(realm.hamlet, api_key=new_key)
+    assert _poll(client, realm, renewed, queue_id).status_code == 200
+
+
+@pytest.mark.parametrize("moment", ["realm_users", "snapshots"])
+def test_a_new_api_key_during_a_first_poll_is_not_missed(
+    client: TestClient, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch, moment: str
+) -> None:
+    """A key changed while the first poll authenticates (after it looked its organization
+    up; before the cached users are loaded, or before their snapshot is taken): the poll
+    itself may pass, the next one with the old key must not."""
+    queue_id = _register(client, realm, realm.hamlet)
+    app = client.app
+    assert isinstance(app, LongPollStarlette) and app.long_polls is not None
+    known = app.long_polls.known
+    changed: list[str] = []
+
+    def change_first(step: Any) -> Any:
+        def changing(*args: Any) -> Any:
+            if not changed:
+                with services.db.session() as session:
+                    user = session.get_one(UserProfile, realm.hamlet.id)
+                    changed.append(do_regenerate_api_key(session, user))
+            return step(*args)
+
+        return changing
+
+    if moment == "realm_users":
+        monkeypatch.setattr(poll_auth, "realm_users", change_first(poll_auth.realm_users))
+    else:
+        monkeypatch.setattr(known, "_snapshots", change_first(known._snapshots))
+    _poll(client, realm, realm.hamlet, queue_id)
+    monkeypatch.undo()
+    assert changed
+    assert _poll(client, realm, realm.hamlet, queue_id).status_code == 401
+    renewed = dataclasses.replace(realm.hamlet, api_key=changed[0])
     assert _poll(client, realm, renewed, queue_id).status_code == 200
 
 

@@ -70,7 +70,7 @@ class LongPolls:
     def __init__(self, services: Services, routes: Iterable[LongPollRoute]) -> None:
         self.services = services
         self._by_path = {target.route.path: target for target in routes}
-        self.known = PollAuthentications(services.db.realm_state)
+        self.known = PollAuthentications(services.db.realm_state, services.settings)
 
     def match(self, scope: Scope) -> LongPollRoute | None:
         """The route when this request may take the short path, else None."""

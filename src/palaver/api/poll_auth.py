@@ -13,10 +13,11 @@ entry remembers the snapshots that were current *before* its full authentication
 database, and holds only while the cache still holds those same objects. A change
 committed before that read was seen by it; one committed after replaces a snapshot.
 
-The first poll of a credential records which realm it belongs to; the next full
-authentication, with that realm's snapshots taken beforehand, confirms the entry; polls
-after that skip the database. Only API-key (HTTP Basic) polls of an existing queue take
-this path; the browser's cookie sessions and everything else go through the pipeline.
+A full authentication takes the snapshots of the organization the request's host names
+(or, once an entry exists, the entry's) before it reads the user; when it finds the user in
+that organization, the entry holds from then on, so every poll after a credential's first
+skips the database. Only API-key (HTTP Basic) polls of an existing queue take this path; the
+browser's cookie sessions and everything else go through the pipeline.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from sqlalchemy.orm import Session
 
 from palaver.api.params import RawParams
 from palaver.api.routing import Prepared, PrepareObserver, RequestInfo
+from palaver.config import Settings
 from palaver.events.realm_state import RealmStateStore
+from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.lib.realm_cache import realm_settings, realm_users
 from palaver.lib.realm_cache.loaders import REALM, USERS
 
@@ -44,7 +47,7 @@ class _Entry:
     user_id: int
     realm_id: int
     # The realm's cached users and realm row as they were before the full authentication
-    # that confirmed the entry; None until one has.
+    # that made the entry; None when they could not be taken (not confirmed).
     users: object | None = None
     realm: object | None = None
 
@@ -52,8 +55,9 @@ class _Entry:
 class PollAuthentications:
     """Per process (on ``LongPolls``): credentials that recently authenticated a poll."""
 
-    def __init__(self, store: RealmStateStore) -> None:
+    def __init__(self, store: RealmStateStore, settings: Settings) -> None:
         self._store = store
+        self._settings = settings
         self._entries: dict[_Key, _Entry] = {}
 
     @staticmethod
@@ -99,27 +103,35 @@ class _Recorder:
         self._known = known
         self._key = key
         self._earlier = known._entries.get(key)
+        self._realm_id: int | None = None
         self._before: tuple[Any, Any] | None = None
 
     def before(self, session: Session) -> None:
-        earlier = self._earlier
-        if earlier is None:
+        known = self._known
+        if self._earlier is not None:
+            realm_id: int | None = self._earlier.realm_id
+        else:
+            # A credential's first poll: the organization its host names. That read's
+            # transaction ends here, so on SQLite the authentication reads a database no
+            # older than the snapshots below (a change committed in between replaced them).
+            realm = get_realm_by_string_id(session, subdomain_for_host(known._settings, self._key[0]))
+            realm_id = None if realm is None else realm.id
+            session.rollback()
+        if realm_id is None:
             return
         # Loaded if they are not (a server that only answers polls may not have needed them).
-        realm_users(session, earlier.realm_id)
-        realm_settings(session, earlier.realm_id)
-        self._before = self._known._snapshots(earlier.realm_id)
+        realm_users(session, realm_id)
+        realm_settings(session, realm_id)
+        self._realm_id = realm_id
+        self._before = known._snapshots(realm_id)
 
     def after(self, prepared: Prepared) -> None:
         user = prepared.ctx.user
         if user is None:
             return
-        earlier, before = self._earlier, self._before
-        entry = _Entry(user.id, user.realm_id)
-        if (
-            earlier is not None
-            and before is not None
-            and (earlier.user_id, earlier.realm_id) == (user.id, user.realm_id)
-        ):
+        before = self._before
+        if before is not None and self._realm_id == user.realm_id:
             entry = _Entry(user.id, user.realm_id, *before)
+        else:
+            entry = _Entry(user.id, user.realm_id)
         self._known._remember(self._key, entry)
