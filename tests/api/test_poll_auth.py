@@ -16,6 +16,7 @@ from sqlalchemy import event
 from palaver.actions.users import do_regenerate_api_key
 from palaver.api import poll_auth
 from palaver.api.long_poll import LongPollStarlette
+from palaver.lib.realm_cache import realm_users
 from palaver.models import UserProfile
 from palaver.services import Services
 from tests.client import TestClient
@@ -146,7 +147,7 @@ def test_a_new_api_key_during_a_first_poll_is_not_missed(
         return changing
 
     if moment == "realm_users":
-        monkeypatch.setattr(poll_auth, "realm_users", change_first(poll_auth.realm_users))
+        monkeypatch.setattr(poll_auth, "realm_users", change_first(realm_users))
     else:
         monkeypatch.setattr(known, "_snapshots", change_first(known._snapshots))
     _poll(client, realm, realm.hamlet, queue_id)
