@@ -68,11 +68,13 @@ def gateway_domain(settings: Settings) -> str | None:
 
 def _triggers(message: Message, flags: Mapping[int, int]) -> dict[int, str]:
     triggers: dict[int, str] = {}
-    sender_id = message.sender_id
+    # Read once: an ORM attribute costs a descriptor call, and a send holds the write lock
+    # while this runs over every recipient.
+    sender_id, direct = message.sender_id, not message.is_channel_message
     for user_id, bits in flags.items():
         if bits & _READ or user_id == sender_id:
             continue
-        if not message.is_channel_message:
+        if direct:
             triggers[user_id] = "private_message"
         elif not bits & _NOTIFYING:
             continue
