@@ -120,6 +120,14 @@ _message = st.one_of(
 )
 
 
+def test_the_first_bad_header_names_the_error_as_uvicorn_does() -> None:
+    # Found by Hypothesis (below): a bad value before a bad name is reported as the value.
+    messages = [_start(200, [(b"Content-Length", b"5"), (b"x-bad", b"line\nbreak"), (b"bad name", b"value")])]
+    ours = _play(OneWriteCycle, "GET", True, messages)
+    theirs = _play(RequestResponseCycle, "GET", True, messages)
+    assert ours["error"] == theirs["error"] == "RuntimeError: Invalid HTTP header value."
+
+
 @given(
     method=st.sampled_from(["GET", "POST", "HEAD"]),
     keep_alive=st.booleans(),

@@ -244,11 +244,17 @@ class OneWriteCycle(RequestResponseCycle):
         if length is None or not length.isdigit():
             return False
         # uvicorn's checks, once over all names and once over all values: a forbidden byte
-        # is found in the concatenation exactly when it is in one of the parts.
-        if HEADER_RE.search(b"".join(name for name, _ in headers)):
-            raise RuntimeError("Invalid HTTP header name.")
-        if HEADER_VALUE_RE.search(b"".join(value for _, value in headers)):
-            raise RuntimeError("Invalid HTTP header value.")
+        # is found in the concatenation exactly when it is in one of the parts. Only then
+        # are the headers checked one by one, as uvicorn does, so that the error names the
+        # first bad header's fault (a bad value can come before a bad name).
+        if HEADER_RE.search(b"".join(name for name, _ in headers)) or HEADER_VALUE_RE.search(
+            b"".join(value for _, value in headers)
+        ):
+            for name, value in headers:
+                if HEADER_RE.search(name):
+                    raise RuntimeError("Invalid HTTP header name.")
+                if HEADER_VALUE_RE.search(value):
+                    raise RuntimeError("Invalid HTTP header value.")
         if not self.keep_alive:
             head.append(b"connection: close\r\n")
         head.append(b"\r\n")
