@@ -14,6 +14,7 @@ from sqlalchemy import event, text
 from palaver import db
 from palaver.db import Database, transaction
 from palaver.events.bus import InProcessEventBus
+from palaver.events.types import TypingStop, TypingUser
 from palaver.services import Services
 from tests.conftest import make_test_settings
 
@@ -117,3 +118,49 @@ def test_a_write_after_reads_begins_anew_only_where_the_backend_needs_it(service
     # READ COMMITTED a new transaction would see nothing newer: PostgreSQL carries on.
     expected = 3 if services.settings.is_sqlite else 2
     assert (len(begins), len(checkouts)) == (expected, expected)
+
+
+def test_a_notification_neither_waits_for_the_write_lock_nor_lets_a_write_through(
+    sqlite_db: Database,
+) -> None:
+    published: list[tuple[int, object, list[int]]] = []
+    sqlite_db.bus.add_listener(
+        lambda realm_id, event, user_ids: published.append((realm_id, event, list(user_ids)))
+    )
+    writing, done = threading.Event(), threading.Event()
+
+    def hold_the_write_lock() -> None:
+        with sqlite_db.session() as session, transaction(session):
+            session.execute(text("INSERT INTO item VALUES (1)"))
+            writing.set()
+            done.wait(10)
+
+    writer = threading.Thread(target=hold_the_write_lock)
+    writer.start()
+    try:
+        assert writing.wait(5)
+        started = time.monotonic()
+        with sqlite_db.session() as session, db.notification(session) as tx:
+            session.execute(text("SELECT count(*) FROM item")).scalar()
+            tx.send_event(
+                1, TypingStop(message_type="direct", sender=TypingUser(user_id=1, email="a@b.c")), [1]
+            )
+            assert published == []  # only when the block completes
+        # Not queued behind the writer, which holds the lock until told to stop.
+        assert time.monotonic() - started < 1
+        assert [(realm_id, user_ids) for realm_id, _, user_ids in published] == [(1, [1])]
+    finally:
+        done.set()
+        writer.join()
+
+    published.clear()
+    with sqlite_db.session() as session:
+        with pytest.raises(RuntimeError, match="a write in a notification"), db.notification(session) as tx:
+            tx.send_event(
+                1, TypingStop(message_type="direct", sender=TypingUser(user_id=1, email="a@b.c")), [1]
+            )
+            session.execute(text("INSERT INTO item VALUES (2)"))
+        session.rollback()
+    assert published == []
+    with sqlite_db.session() as session:
+        assert session.execute(text("SELECT writer FROM item")).scalars().all() == [1]

@@ -396,6 +396,33 @@ class Database:
             self.invalidation.publish(realms, tx.written)
         self._publish(tx.events)
 
+    @contextmanager
+    def notification(self, session: Session) -> Iterator[Tx]:
+        """A ``Tx`` for an action that writes nothing and only notifies (typing): its events
+        go out when the block completes, with no write lock and no write transaction (on
+        SQLite each typing notification used to queue for the lock behind every send).
+        Inside ``transaction()`` it is that transaction. A write here would never be
+        committed, so one raises."""
+        outer: Tx | None = session.info.get(_TX_KEY)
+        if outer is not None:
+            yield outer
+            return
+        tx = Tx(session)
+        session.info[_TX_KEY] = tx
+        conn_info = session.connection().info
+        conn_info[_WRITTEN_KEY] = tx.written
+        try:
+            yield tx
+            session.flush()
+        finally:
+            conn_info.pop(_WRITTEN_KEY, None)
+            del session.info[_TX_KEY]
+        if tx.written:
+            raise RuntimeError(
+                f"a write in a notification ({', '.join(sorted(tx.written))}): use transaction()"
+            )
+        self._publish(tx.events)
+
     def grouped_write(self, session: Session, work: Work[Tx, T]) -> T:
         """``work(tx, session)`` in a write transaction, committed together with the writes of
         other threads queued meanwhile (SQLite; see group_commit.py). Inside an open
@@ -488,6 +515,12 @@ def transaction(session: Session) -> AbstractContextManager[Tx]:
     """The write transaction for a session made by ``Database.session``."""
     db: Database = session.info["db"]
     return db.transaction(session)
+
+
+def notification(session: Session) -> AbstractContextManager[Tx]:
+    """``Database.notification`` for a session made by ``Database.session``."""
+    db: Database = session.info["db"]
+    return db.notification(session)
 
 
 def grouped_write(session: Session, work: Work[Tx, T]) -> T:

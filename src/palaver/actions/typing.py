@@ -1,5 +1,5 @@
-"""Typing notifications: nothing is stored, but events still leave through a transaction,
-so they take the same after-commit path to the queues as every other event.
+"""Typing notifications: nothing is stored, so events leave through ``db.notification``:
+the same path to the queues as every other event, without the write lock.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db import notification
 from palaver.events import types as ev
 from palaver.lib.channels import subscriber_ids
 from palaver.lib.conversations import stream_for_message
@@ -67,7 +67,7 @@ def do_send_direct_typing(session: Session, sender: UserProfile, to: Sequence[in
         if user_id not in found:
             raise JsonableError(f"Invalid user ID {user_id}")
     members = [found[i] for i in sorted(wanted)]
-    with transaction(session) as tx:
+    with notification(session) as tx:
         event_class = ev.TypingStart if op == "start" else ev.TypingStop
         event = event_class(
             message_type="direct",
@@ -81,12 +81,10 @@ def do_send_channel_typing(
     session: Session, sender: UserProfile, stream: Stream, topic: str, op: TypingOp
 ) -> None:
     _check_channel_allowed(sender)
-    # Read before the transaction: in a big channel nothing is sent, and a write transaction
-    # would queue for the write lock behind every send only to emit nothing.
     subscribers = subscriber_ids(session, stream)
     if len(subscribers) > MAX_CHANNEL_SIZE_FOR_TYPING:
         return
-    with transaction(session) as tx:
+    with notification(session) as tx:
         event_class = ev.TypingStart if op == "start" else ev.TypingStop
         event = event_class(
             message_type="stream",
@@ -116,6 +114,6 @@ def do_send_message_edit_typing(session: Session, sender: UserProfile, message_i
             session.scalars(select(UserMessage.user_profile_id).where(UserMessage.message_id == message.id))
         )
         recipient = ev.TypingEditRecipient(type="direct", user_ids=sorted(audience))
-    with transaction(session) as tx:
+    with notification(session) as tx:
         event = event_class(sender_id=sender.id, message_id=message.id, recipient=recipient)
         tx.send_event(sender.realm_id, event, _listening(session, audience))
