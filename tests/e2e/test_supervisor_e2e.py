@@ -61,12 +61,16 @@ def _serving_slots(server: Server, port: int, workers: int) -> bool:
     return len(server.worker_pids()) == workers and len(_tcp_sockets(port, LISTEN)) == workers
 
 
-def _fresh_requests(url: str, count: int) -> list[int]:
+def _fresh_requests(server: Server, count: int) -> list[int]:
     """``count`` requests, each on a new connection (so each lands on a slot the kernel picks)."""
     statuses = []
     for _ in range(count):
         with httpx.Client(timeout=30) as client:
-            statuses.append(client.get(f"{url}/health").status_code)
+            try:
+                statuses.append(client.get(f"{server.url}/health").status_code)
+            except httpx.TimeoutException as error:
+                # A slot left without a worker; the supervisor's log says what it did.
+                raise AssertionError(f"{error!r}; server log:\n{server.log.read_text()[-4000:]}") from error
     return statuses
 
 
@@ -82,6 +86,8 @@ def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serv
         PALAVER_HOST="127.0.0.1",
         PALAVER_PORT=str(port),
         PALAVER_HEARTBEAT_SECONDS="2",
+        # The supervisor's own lines (a worker died, another started) for a failure's report.
+        PALAVER_LOG_LEVEL="info",
     )
     log = tmp_path / "server.log"
     server = Server(f"http://127.0.0.1:{port}", env, launch(env, ["--workers", "2"], log), log)
@@ -135,11 +141,11 @@ def test_removing_and_adding_a_worker_leaves_no_socket_without_one(two_workers: 
     _wait_for(lambda: _serving_slots(server, port, 1), "one worker and one listening socket")
     # Had the removed slot's socket stayed open with no worker, about half of these
     # connections would wait in its backlog until the timeout.
-    assert _fresh_requests(server.url, 16) == [200] * 16
+    assert _fresh_requests(server, 16) == [200] * 16
 
     server.process.send_signal(signal.SIGTTIN)
     _wait_for(lambda: _serving_slots(server, port, 2), "two workers listening again")
-    assert _fresh_requests(server.url, 16) == [200] * 16
+    assert _fresh_requests(server, 16) == [200] * 16
 
 
 def test_a_killed_workers_connections_wait_for_its_replacement(two_workers: tuple[Server, int]) -> None:
@@ -148,8 +154,8 @@ def test_a_killed_workers_connections_wait_for_its_replacement(two_workers: tupl
     os.kill(victim, signal.SIGKILL)
     # New connections hashed to the dead worker's slot queue on its socket, which the
     # supervisor still holds, and are answered once the replacement listens on it.
-    assert _fresh_requests(server.url, 16) == [200] * 16
+    assert _fresh_requests(server, 16) == [200] * 16
     _wait_for(
         lambda: _serving_slots(server, port, 2) and victim not in server.worker_pids(), "the replacement"
     )
-    assert _fresh_requests(server.url, 16) == [200] * 16
+    assert _fresh_requests(server, 16) == [200] * 16
