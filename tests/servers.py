@@ -48,15 +48,16 @@ def clean_environment(**extra: str) -> dict[str, str]:
 
 def server_environment(data_dir: Path, **extra: str) -> dict[str, str]:
     """``clean_environment`` for a real server a test starts: its data directory, cheap password
-    hashing, quiet logs, no outgoing fetches (tests contact loopback only), plus ``extra``."""
-    return clean_environment(
-        PALAVER_DATA_DIR=str(data_dir),
-        PALAVER_PASSWORD_TIME_COST="1",
-        PALAVER_PASSWORD_MEMORY_COST_KIB="8",
-        PALAVER_LOG_LEVEL="warning",
-        PALAVER_OUTGOING_FETCHES="false",
-        **extra,
-    )
+    hashing, quiet logs, no outgoing fetches (tests contact loopback only), plus ``extra``,
+    which may override any of them."""
+    defaults = {
+        "PALAVER_DATA_DIR": str(data_dir),
+        "PALAVER_PASSWORD_TIME_COST": "1",
+        "PALAVER_PASSWORD_MEMORY_COST_KIB": "8",
+        "PALAVER_LOG_LEVEL": "warning",
+        "PALAVER_OUTGOING_FETCHES": "false",
+    }
+    return clean_environment(**(defaults | extra))
 
 
 def free_port() -> int:
