@@ -26,7 +26,9 @@ of connections (the supervisor's health check replaces it, as before), and
 from __future__ import annotations
 
 import logging
+import pickle
 import socket
+from multiprocessing.connection import Connection, wait
 
 from uvicorn.config import STARTUP_FAILURE, Config
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
@@ -50,6 +52,35 @@ def bind_slot_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def answer_or_death(conn: Connection, sentinel: int, timeout: float) -> bool | None:
+    """The worker's answer to a health check just sent on ``conn``; None once it is dead or late.
+
+    uvicorn waits on the pipe alone. A worker killed after the ping went out (a crash, the
+    OOM killer) never answers, and its end of the pipe stays open in this process, so
+    uvicorn noticed the death only when the health check timed out: 30 s in which the
+    slot's connections queued with no worker. Waiting on the process's sentinel too ends
+    the wait when it dies.
+    """
+    try:
+        if conn in wait([conn, sentinel], timeout):
+            started: bool = conn.recv()
+            return started
+    except (OSError, EOFError, pickle.UnpicklingError):
+        pass
+    return None
+
+
+class SlotProcess(Process):
+    """A worker whose health check gives up as soon as the worker is dead (``answer_or_death``)."""
+
+    def _healthcheck(self, timeout: float) -> bool | None:
+        try:
+            self.parent_conn.send(b"ping")
+        except OSError:
+            return None
+        return answer_or_death(self.parent_conn, self.process.sentinel, timeout)
+
+
 class SlotSupervisor(Multiprocess):
     """uvicorn's ``Multiprocess`` with worker ``i`` always serving slot ``i``'s socket.
 
@@ -69,7 +100,7 @@ class SlotSupervisor(Multiprocess):
         self.slot_sockets.append(bind_slot_socket(self.config.host, port))
 
     def _start_worker(self, slot: int) -> Process:
-        process = Process(self.config, [self.slot_sockets[slot]])
+        process = SlotProcess(self.config, [self.slot_sockets[slot]])
         process.start()
         return process
 

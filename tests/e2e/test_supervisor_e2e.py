@@ -159,3 +159,23 @@ def test_a_killed_workers_connections_wait_for_its_replacement(two_workers: tupl
         lambda: _serving_slots(server, port, 2) and victim not in server.worker_pids(), "the replacement"
     )
     assert _fresh_requests(server, 16) == [200] * 16
+
+
+def test_a_worker_killed_while_its_health_check_waits_is_replaced_at_once(
+    two_workers: tuple[Server, int],
+) -> None:
+    # The race CI once lost: the supervisor pinged a worker, and the worker died before it
+    # answered. Stopping the worker first makes that the certain case: the supervisor's
+    # next round pings it (every half second) and waits for an answer that cannot come.
+    server, port = two_workers
+    victim = server.worker_pids()[0]
+    os.kill(victim, signal.SIGSTOP)
+    time.sleep(1.5)
+    os.kill(victim, signal.SIGKILL)
+    # With uvicorn's wait on the pipe alone, the death was noticed (and the slot had a
+    # worker again) only when the health check's 30 s timeout ran out.
+    _wait_for(lambda: f"worker [{victim}] died" in server.log.read_text(), "the death noticed", timeout=15)
+    _wait_for(
+        lambda: _serving_slots(server, port, 2) and victim not in server.worker_pids(), "the replacement"
+    )
+    assert _fresh_requests(server, 16) == [200] * 16

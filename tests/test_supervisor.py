@@ -1,0 +1,40 @@
+"""The supervisor's health check of a worker (supervisor.answer_or_death), with real processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from multiprocessing.connection import Connection
+
+from palaver.supervisor import answer_or_death
+
+
+def _answer_once(conn: Connection) -> None:
+    conn.recv()
+    conn.send(True)  # uvicorn's answer: the server has started
+
+
+def test_a_live_worker_answers() -> None:
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_answer_once, args=(child,))
+    process.start()
+    try:
+        parent.send(b"ping")
+        assert answer_or_death(parent, process.sentinel, timeout=30) is True
+    finally:
+        process.join()
+
+
+def test_a_worker_that_dies_without_answering_ends_the_wait_at_once() -> None:
+    # As with uvicorn's pipe, this process keeps the child's end open, so the pipe alone
+    # would not report the death: the wait would last the whole timeout.
+    context = multiprocessing.get_context("spawn")
+    parent, _child = context.Pipe()
+    process = context.Process(target=time.sleep, args=(0.2,))
+    process.start()
+    parent.send(b"ping")
+    started = time.monotonic()
+    assert answer_or_death(parent, process.sentinel, timeout=30) is None
+    assert time.monotonic() - started < 10
+    process.join()
