@@ -35,12 +35,16 @@ class FakeRelay:
 
     def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []
+        # Each request's client address: which connection it came on.
+        self.peers: list[tuple[str, int]] = []
         self.status = 200
         self.app = Starlette(routes=[Route("/notify", self.notify, methods=["POST"])])
         self.url = ""
 
     async def notify(self, request: Request) -> JSONResponse:
         self.received.append(await request.json())
+        if request.client is not None:
+            self.peers.append((request.client.host, request.client.port))
         return JSONResponse({"result": "success" if self.status == 200 else "error"}, self.status)
 
     def wait_for(self, count: int) -> list[dict[str, Any]]:
@@ -68,6 +72,7 @@ def fake_relay() -> Iterator[FakeRelay]:
 @pytest.fixture
 def relay(fake_relay: FakeRelay) -> FakeRelay:
     fake_relay.received.clear()
+    fake_relay.peers.clear()
     fake_relay.status = 200
     return fake_relay
 
@@ -277,6 +282,7 @@ def test_direct_messages_and_mentions_are_pushed_encrypted(
     assert_json_success(
         api.post(realm.hamlet, "messages", {"type": "direct", "to": [realm.othello.id], "content": "psst"})
     )
+    relay.wait_for(1)
     # A channel message that mentions nobody is not worth waking a phone for.
     assert_json_success(
         api.post(realm.hamlet, "messages", {"type": "stream", "to": stream_id, "topic": "t", "content": "hi"})
@@ -291,6 +297,9 @@ def test_direct_messages_and_mentions_are_pushed_encrypted(
     # Waits for every push the dispatcher started: none beyond these two.
     dispatcher.close()
     assert [body["push_key_id"] for body in relay.received] == [77, 77]
+    # The second notification reused the first one's connection (and TLS context): the
+    # dispatcher keeps one client.
+    assert len(set(relay.peers)) == 1, relay.peers
     # Pushes go out from the dispatcher's threads, so they may reach the relay in either order.
     first, second = sorted(
         (decrypt(key, body) for body in relay.received), key=lambda p: p["type"] != "private"
