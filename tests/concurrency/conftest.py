@@ -10,13 +10,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from palaver.config import Settings
 from tests.client import TestClient
 from tests.helpers import Api, SeededRealm, assert_json_success
-from tests.servers import RunningServer, clean_environment, start_running_server, stop
+from tests.servers import RunningServer, clean_environment, http_client, start_running_server, stop
 
 
 # One server for the directory, started by the first test that asks for it (a start costs
@@ -68,7 +67,7 @@ def conc_api(
     if request.param == "in-process":
         yield Api(client, realm)
         return
-    with httpx.Client(base_url=real_server().url, timeout=60) as http:
+    with http_client(base_url=real_server().url, timeout=60) as http:
         yield Api(http, realm)  # type: ignore[arg-type]  # httpx.Client has TestClient's request()
 
 

@@ -13,12 +13,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests import helpers
 from tests.e2e.demo import empty_database
-from tests.servers import server_environment, start_running_server, stop
+from tests.servers import http_client, http_post, server_environment, start_running_server, stop
 
 pytestmark = pytest.mark.e2e
 
@@ -50,7 +49,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 def _call(url: str, auth: tuple[str, str], method: str, path: str, **data: str) -> dict[str, object]:
     # A client of its own per call: a fresh connection, which either worker may accept.
-    with httpx.Client(base_url=url, auth=auth, timeout=10) as client:
+    with http_client(base_url=url, auth=auth, timeout=10) as client:
         response = client.request(method, f"/api/v1/{path}", data=data if method != "GET" else None)
         result: dict[str, object] = response.json()
         return result
@@ -68,7 +67,7 @@ def _new_user(url: str, owner: tuple[str, str], name: str) -> tuple[tuple[str, s
     email, password = f"{name}@example.com", f"{name}-pw-12345"
     created = _call(url, owner, "POST", "users", email=email, password=password, full_name=name.title())
     assert created["result"] == "success", created
-    fetched = httpx.post(
+    fetched = http_post(
         f"{url}/api/v1/fetch_api_key", data={"username": email, "password": password}, timeout=10
     ).json()
     return (email, fetched["api_key"]), created["user_id"]
@@ -123,7 +122,7 @@ def test_a_deactivated_user_polls_no_worker_within_50ms(server: tuple[str, Path]
     queue_id = str(registered["queue_id"])
 
     def poll() -> dict[str, object]:
-        with httpx.Client(base_url=url, auth=bob, timeout=10) as client:
+        with http_client(base_url=url, auth=bob, timeout=10) as client:
             params = {"queue_id": queue_id, "last_event_id": "-1", "dont_block": "true"}
             result: dict[str, object] = client.get("/api/v1/events", params=params).json()
             return result

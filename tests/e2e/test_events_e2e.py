@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import zulip
 
@@ -27,7 +26,15 @@ from palaver.config import load_settings
 from palaver.events.redis_backend import RedisQueueBackend
 from tests import helpers
 from tests.helpers import require_redis
-from tests.servers import ServerProcess, clean_environment, free_port, launch, wait_until_healthy
+from tests.servers import (
+    ServerProcess,
+    clean_environment,
+    free_port,
+    http_client,
+    http_post,
+    launch,
+    wait_until_healthy,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -215,7 +222,7 @@ def _logins(server: Server) -> tuple[tuple[str, str], tuple[str, str]]:
             "users", method="POST", request={"email": email, "password": password, "full_name": "Ann"}
         )
         assert created["result"] == "success", created
-        fetched = httpx.post(
+        fetched = http_post(
             f"{server.url}/api/v1/fetch_api_key", data={"username": email, "password": password}, timeout=10
         )
         server.logins = (owner, (email, fetched.json()["api_key"]))
@@ -272,7 +279,7 @@ def test_several_processes_share_queues_in_redis(start_server: Callable[..., Ser
     owner = server.client(*_logins(server)[0])
     queue = owner.register(event_types=["user_settings"])
     for _ in range(20):
-        with httpx.Client(base_url=server.url, auth=(owner.email, owner.api_key)) as fresh:
+        with http_client(base_url=server.url, auth=(owner.email, owner.api_key)) as fresh:
             response = fresh.get(
                 "/api/v1/events",
                 params={"queue_id": queue["queue_id"], "last_event_id": -1, "dont_block": "true"},

@@ -26,7 +26,7 @@ from sqlalchemy import create_engine, text
 from tests.e2e.test_events_e2e import _logins
 from tests.e2e.test_restart_e2e import Restartable, _register, restartable  # noqa: F401 (fixture)
 from tests.helpers import require_redis
-from tests.servers import clean_environment, free_port, launch
+from tests.servers import clean_environment, free_port, http_client, http_get, launch
 
 pytestmark = pytest.mark.e2e
 
@@ -124,7 +124,7 @@ class Traffic:
 
     def poll(self) -> None:
         last = -1
-        with httpx.Client(base_url=self.url, auth=self.poll_auth, timeout=90) as http:
+        with http_client(base_url=self.url, auth=self.poll_auth, timeout=90) as http:
             while self.polling:
                 try:
                     response = http.get(
@@ -143,7 +143,7 @@ class Traffic:
                         self.received.add(event["message"]["id"])
 
     def send(self) -> None:
-        with httpx.Client(base_url=self.url, auth=self.send_auth, timeout=30) as http:
+        with http_client(base_url=self.url, auth=self.send_auth, timeout=30) as http:
             while self.sending:
                 data = {
                     "type": "stream",
@@ -184,7 +184,7 @@ class Traffic:
             time.sleep(0.02)
         self.polling = False
         # The poller is parked in a long-poll (heartbeats every 45 s): one more message ends it.
-        with httpx.Client(base_url=self.url, auth=self.send_auth, timeout=30) as http:
+        with http_client(base_url=self.url, auth=self.send_auth, timeout=30) as http:
             data = {"type": "stream", "to": "general", "topic": "faults", "content": "wake the poller"}
             assert http.post("/api/v1/messages", data=data).status_code == 200
         self.threads[0].join(timeout=30)
@@ -194,7 +194,7 @@ class Traffic:
 
 
 def _stored_message_ids(url: str, auth: tuple[str, str]) -> set[int]:
-    response = httpx.get(
+    response = http_get(
         f"{url}/api/v1/messages",
         auth=auth,
         params={"anchor": "newest", "num_before": 5000, "num_after": 0, "narrow": "[]"},
@@ -226,7 +226,7 @@ def test_redis_stopped_and_started_while_clients_poll_and_send(
     # The server recovers by itself: new registrations work again.
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        if httpx.get(f"{server.url}/health/ready", timeout=5).status_code == 200:
+        if http_get(f"{server.url}/health/ready", timeout=5).status_code == 200:
             break
         time.sleep(0.05)
     _register(server.url, owner)

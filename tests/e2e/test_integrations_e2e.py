@@ -7,12 +7,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import httpx
 import pytest
 import zulip
 
 from tests.e2e.test_zulip_client import server_database_url  # noqa: F401 (fixture)
-from tests.servers import RunningServer, clean_environment, start_running_server, stop
+from tests.servers import RunningServer, clean_environment, http_post, start_running_server, stop
 from tests.webhooks.conftest import fixture
 from tests.workers.service_server import Answer, ServiceServer, service_server
 
@@ -87,7 +86,7 @@ def topic_messages(owner: zulip.Client, topic: str) -> list[dict[str, Any]]:
 
 def test_github_push_lands_in_its_topic(hooks_server: RunningServer, owner: zulip.Client) -> None:
     bot = create_bot(owner, full_name="GitHub", short_name="github", bot_type=2)
-    response = httpx.post(
+    response = http_post(
         f"{hooks_server.url}/api/v1/external/github",
         params={"api_key": bot["api_key"], "stream": "e2e-hooks"},
         content=fixture("github_push.json"),

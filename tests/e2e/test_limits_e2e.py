@@ -10,13 +10,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.test_events_e2e import REDIS_URL
 from tests.e2e.test_restart_e2e import Restartable, restartable  # noqa: F401 (fixture)
 from tests.helpers import require_redis
+from tests.servers import http_get
 
 pytestmark = pytest.mark.e2e
 
@@ -95,7 +95,7 @@ def test_slow_and_oversized_clients(restartable: Callable[..., Restartable]) -> 
     time.sleep(0.5)
 
     # The server still answers, and logged no traceback for any of this.
-    assert httpx.get(f"{server.url}/health", timeout=5).status_code == 200
+    assert http_get(f"{server.url}/health", timeout=5).status_code == 200
     log = server.server.log.read_text()
     assert "Traceback" not in log, log[-3000:]
     assert "Exception in ASGI application" not in log
@@ -110,10 +110,8 @@ def test_metrics_add_up_across_worker_processes(restartable: Callable[..., Resta
     requests = 40
     for _ in range(requests):
         # A fresh connection each time, so both processes serve some.
-        assert (
-            httpx.get(f"{server.url}/health", headers={"Connection": "close"}, timeout=5).status_code == 200
-        )
-    text = httpx.get(f"{server.url}/metrics", timeout=10).text
+        assert http_get(f"{server.url}/health", headers={"Connection": "close"}, timeout=5).status_code == 200
+    text = http_get(f"{server.url}/metrics", timeout=10).text
     counted = 0.0
     names = set()
     for family in text_string_to_metric_families(text):
@@ -142,7 +140,7 @@ def test_json_logs_from_a_real_server(restartable: Callable[..., Restartable]) -
     server.env = env  # type: ignore[method-assign]
     server.start()
     assert server.server is not None
-    response = httpx.get(
+    response = http_get(
         f"{server.url}/api/v1/server_settings", headers={"X-Request-Id": "json-check"}, timeout=5
     )
     assert response.headers["X-Request-Id"] == "json-check"

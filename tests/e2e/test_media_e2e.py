@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 from typing import Any
 
-import httpx
 import pytest
 import zulip
 from PIL import Image
@@ -14,7 +13,7 @@ from PIL import Image
 # The session's demo server and its owner's client, shared by the e2e modules (tests/e2e/demo.py).
 from tests.e2e.demo import client, server, server_database_url  # noqa: F401
 from tests.images import image_bytes
-from tests.servers import RunningServer
+from tests.servers import RunningServer, http_get
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +24,7 @@ def ok(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def picture(base: str, url: str) -> Image.Image:
-    response = httpx.get(base + url if url.startswith("/") else url, trust_env=False)
+    response = http_get(base + url if url.startswith("/") else url, trust_env=False)
     assert response.status_code == 200, (url, response.status_code)
     assert response.headers["content-type"].startswith("image/")
     return Image.open(io.BytesIO(response.content))
@@ -47,6 +46,6 @@ def test_pictures_without_network(client: zulip.Client, server: RunningServer) -
     assert ok(client.get_profile())["avatar_url"] == uploaded
 
     data_url = state["server_emoji_data_url"]
-    names = httpx.get(data_url, trust_env=False).json()["code_to_names"]
+    names = http_get(data_url, trust_env=False).json()["code_to_names"]
     assert names["1f600"][0] == "grinning"
     assert picture(base, "/static/generated/emoji/images-google-64/1f600.png").size == (64, 64)

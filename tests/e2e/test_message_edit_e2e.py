@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 from typing import Any
 
-import httpx
 import pytest
 import zulip
 
 # The session's demo server and its owner's client, shared by the e2e modules (tests/e2e/demo.py).
 from tests.e2e.demo import client, server, server_database_url  # noqa: F401
+from tests.servers import http_get
 
 pytestmark = pytest.mark.e2e
 
@@ -49,13 +49,13 @@ def test_upload_link_and_fetch(client: zulip.Client) -> None:  # noqa: F811
     assert result["filename"] == "e2e-notes.txt"
     auth = (client.email, client.api_key)
     base = client.base_url.removesuffix("/api/").removesuffix("/api")
-    response = httpx.get(base + result["url"], auth=auth)
+    response = http_get(base + result["url"], auth=auth)
     assert (response.status_code, response.content) == (200, b"e2e file body")
-    assert httpx.get(base + result["url"]).status_code == 401
+    assert http_get(base + result["url"]).status_code == 401
 
     path = result["url"].removeprefix("/user_uploads/")
     temporary = ok(client.call_endpoint(url=f"user_uploads/{path}", method="GET"))["url"]
-    assert httpx.get(base + temporary).content == b"e2e file body"
+    assert http_get(base + temporary).content == b"e2e file body"
 
     ok(client.add_subscriptions([{"name": "e2e-files"}]))
     content = f"[notes]({result['url']})"
@@ -67,4 +67,4 @@ def test_upload_link_and_fetch(client: zulip.Client) -> None:  # noqa: F811
     detached = ok(client.update_message({"message_id": message_id, "content": "gone"}))["detached_uploads"]
     assert [d["id"] for d in detached] == [attachment["id"]]
     ok(client.call_endpoint(url=f"attachments/{attachment['id']}", method="DELETE"))
-    assert httpx.get(base + result["url"], auth=auth).status_code == 404
+    assert http_get(base + result["url"], auth=auth).status_code == 404

@@ -14,7 +14,6 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 import redis
 import zulip
@@ -24,7 +23,7 @@ from palaver.config import load_settings
 from palaver.read_fence import fence_key_prefix
 from tests import helpers
 from tests.e2e.demo import empty_database
-from tests.servers import RunningServer, server_environment, start_running_server, stop
+from tests.servers import RunningServer, http_post, server_environment, start_running_server, stop
 from tests.test_db_replica import replica_url
 
 pytestmark = [
@@ -98,7 +97,7 @@ def test_history_from_the_replica_and_every_write_and_own_read_on_the_primary(
         {"email": "ann@example.com", "password": "ann-pw-12345", "full_name": "Ann"}
     )
     assert created["result"] == "success", created
-    key = httpx.post(
+    key = http_post(
         f"{running.url}/api/v1/fetch_api_key",
         data={"username": "ann@example.com", "password": "ann-pw-12345"},
         timeout=10,

@@ -24,7 +24,15 @@ import pytest
 
 from tests.e2e.test_events_e2e import REDIS_URL, Server, _logins
 from tests.helpers import require_redis
-from tests.servers import clean_environment, free_port, launch, wait_until_healthy
+from tests.servers import (
+    clean_environment,
+    free_port,
+    http_client,
+    http_get,
+    http_post,
+    launch,
+    wait_until_healthy,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -133,7 +141,7 @@ class Poller:
     thread: threading.Thread | None = None
 
     def run(self) -> None:
-        with httpx.Client(base_url=self.url, auth=self.auth, timeout=90) as http:
+        with http_client(base_url=self.url, auth=self.auth, timeout=90) as http:
             while not self.stopping:
                 try:
                     params: dict[str, str | int] = {
@@ -185,7 +193,7 @@ def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) -
 
 
 def _send(url: str, auth: tuple[str, str], content: str) -> int:
-    response = httpx.post(
+    response = http_post(
         f"{url}/api/v1/messages",
         auth=auth,
         data={"type": "stream", "to": "general", "topic": "restarts", "content": content},
@@ -196,7 +204,7 @@ def _send(url: str, auth: tuple[str, str], content: str) -> int:
 
 
 def _register(url: str, auth: tuple[str, str]) -> str:
-    response = httpx.post(
+    response = http_post(
         f"{url}/api/v1/register", auth=auth, data={"event_types": '["message", "restart"]'}, timeout=30
     )
     assert response.status_code == 200, response.text
@@ -205,7 +213,7 @@ def _register(url: str, auth: tuple[str, str]) -> str:
 
 def _parked_polls(url: str) -> float:
     """Long-polls parked in the server's processes, from its metrics."""
-    for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
+    for line in http_get(f"{url}/metrics", timeout=10).text.splitlines():
         if line.startswith("palaver_event_parked_polls "):
             return float(line.split()[1])
     return 0.0
@@ -216,7 +224,7 @@ def _parked_poll_answers_on_sigterm(server: Restartable, auth: tuple[str, str], 
     answered: dict[str, Any] = {}
 
     def poll() -> None:
-        response = httpx.get(
+        response = http_get(
             f"{server.url}/api/v1/events",
             auth=auth,
             params={"queue_id": queue_id, "last_event_id": -1},

@@ -19,7 +19,7 @@ import pytest
 
 from tests.e2e.test_events_e2e import REDIS_URL, Server
 from tests.helpers import require_redis
-from tests.servers import free_port, launch, server_environment, wait_until_healthy
+from tests.servers import free_port, http_client, launch, server_environment, wait_until_healthy
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +65,7 @@ def _fresh_requests(server: Server, count: int) -> list[int]:
     """``count`` requests, each on a new connection (so each lands on a slot the kernel picks)."""
     statuses = []
     for _ in range(count):
-        with httpx.Client(timeout=30) as client:
+        with http_client(timeout=30) as client:
             try:
                 statuses.append(client.get(f"{server.url}/health").status_code)
             except httpx.TimeoutException as error:

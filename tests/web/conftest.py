@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from palaver.config import load_settings
-from tests.servers import ServerProcess, clean_environment, free_port, launch, wait_until_healthy
+from tests.servers import ServerProcess, clean_environment, free_port, http_client, launch, wait_until_healthy
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -61,7 +61,7 @@ class LiveServer:
     def api(self, name: str) -> httpx.Client:
         """An API client (HTTP Basic with the user's API key) for setting up a test."""
         email, _, api_key = self.users[name]
-        return httpx.Client(base_url=f"{self.url}/api/v1", auth=(email, api_key), timeout=30)
+        return http_client(base_url=f"{self.url}/api/v1", auth=(email, api_key), timeout=30)
 
     def logs(self) -> str:
         return self.log.read_text()[-4000:]
