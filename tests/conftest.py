@@ -68,6 +68,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         suffix = f"@{marker.args[0]}"
         if not item.nodeid.endswith(suffix):
             item._id = NodeId.parse(item.nodeid + suffix)
+    # Longest first. xdist hands out work in the order collected, and the tests that start
+    # real servers or a browser (tests/web, tests/e2e, tests/concurrency: groups of up to
+    # 50 s on one worker) sort late, so they ran last while the other workers had nothing
+    # left. A stable sort: within each part the order is the collection's.
+    items.sort(key=lambda item: item.nodeid.split("/", 2)[1] not in _LONG_RUNNING_DIRS)
 
 
 @pytest.hookimpl(trylast=True)
@@ -85,6 +90,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     wait for it: it would otherwise outlive the run by a moment, and the CPU time of every
     server it reaped would be counted nowhere (``time scripts/test`` reads it from here)."""
     stop_fork_server()
+
+
+# The test directories whose tests start servers or browsers of their own.
+_LONG_RUNNING_DIRS = frozenset({"web", "e2e", "concurrency"})
 
 
 def _shared_fixture_group(item: pytest.Item) -> str | None:
