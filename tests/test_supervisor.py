@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing
 import time
 from multiprocessing.connection import Connection
+
+from uvicorn.supervisors.multiprocess import Process
 
 from palaver.supervisor import answer_or_death
 
@@ -38,3 +41,11 @@ def test_a_worker_that_dies_without_answering_ends_the_wait_at_once() -> None:
     assert answer_or_death(parent, process.sentinel, timeout=30) is None
     assert time.monotonic() - started < 10
     process.join()
+
+
+def test_uvicorn_still_checks_health_through_the_overridden_method() -> None:
+    # SlotProcess replaces a private method of uvicorn's; were it renamed, the override would
+    # silently stop being used and the 30 s wait on a dead worker would be back.
+    source = inspect.getsource(Process.ping) + inspect.getsource(Process.is_ready)
+    assert "_healthcheck" in vars(Process)
+    assert source.count("self._healthcheck(") == 2
