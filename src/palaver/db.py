@@ -365,20 +365,12 @@ class Database:
                 # The SQLite BEGIN hook reads the write option; PostgreSQL needs none.
                 options = None if continues_reads else {_WRITE_OPTION: True}
                 conn = session.connection(execution_options=options)
-                # Kept, not read back from ``conn`` at the end: a connection the database
-                # dropped mid-write refuses every use, and the error to report is the drop.
-                conn_info = conn.info
-                conn_info[_WRITTEN_KEY] = tx.written
-                try:
+                with _recording_writes(session, conn.info, tx):
                     # Objects loaded before this point may be stale: another request can have
                     # changed or deleted them since. Expired, they re-read on first use, inside
                     # the write transaction (the SQLite write lock, or ``Tx.lock`` for a row lock).
                     session.expire_all()
                     yield tx
-                    # Flushed here, so the tables written at commit are recorded too.
-                    session.flush()
-                finally:
-                    conn_info.pop(_WRITTEN_KEY, None)
             # Committed. This process's cache forgets what changed before the next writer
             # of this process (queued on the SQLite write lock) can read it.
             wrote = bool(tx.written)
@@ -409,13 +401,10 @@ class Database:
             return
         tx = Tx(session)
         session.info[_TX_KEY] = tx
-        conn_info = session.connection().info
-        conn_info[_WRITTEN_KEY] = tx.written
         try:
-            yield tx
-            session.flush()
+            with _recording_writes(session, session.connection().info, tx):
+                yield tx
         finally:
-            conn_info.pop(_WRITTEN_KEY, None)
             del session.info[_TX_KEY]
         if tx.written:
             raise RuntimeError(
@@ -509,6 +498,21 @@ def driver_executemany(tx: Tx, conn: Connection, table: str, sql: str, rows: lis
     ``before_execute`` for driver SQL, so the table is recorded as written here."""
     conn.exec_driver_sql(sql, rows)
     tx.written.add(table)
+
+
+@contextmanager
+def _recording_writes(session: Session, conn_info: dict[Any, Any], tx: Tx) -> Iterator[None]:
+    """Record in ``tx.written`` the tables the block's statements write on the connection
+    whose ``info`` this is; the session is flushed at the end, so its pending ORM writes are
+    recorded too. ``conn_info`` is taken before the block, not read back from the connection
+    at the end: a connection the database dropped mid-write refuses every use, and the
+    error to report is the drop."""
+    conn_info[_WRITTEN_KEY] = tx.written
+    try:
+        yield
+        session.flush()
+    finally:
+        conn_info.pop(_WRITTEN_KEY, None)
 
 
 def transaction(session: Session) -> AbstractContextManager[Tx]:
