@@ -72,7 +72,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # real servers or a browser (tests/web, tests/e2e, tests/concurrency: groups of up to
     # 50 s on one worker) sort late, so they ran last while the other workers had nothing
     # left. A stable sort: within each part the order is the collection's.
-    items.sort(key=lambda item: item.nodeid.split("/", 2)[1] not in _LONG_RUNNING_DIRS)
+    items.sort(key=lambda item: not _starts_servers(item))
 
 
 @pytest.hookimpl(trylast=True)
@@ -94,6 +94,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 # The test directories whose tests start servers or browsers of their own.
 _LONG_RUNNING_DIRS = frozenset({"web", "e2e", "concurrency"})
+
+
+def _starts_servers(item: pytest.Item) -> bool:
+    """Whether the test's directory under ``tests/`` is one of ``_LONG_RUNNING_DIRS``."""
+    path = item.nodeid.split("::", 1)[0].split("/")
+    return len(path) > 2 and path[1] in _LONG_RUNNING_DIRS
 
 
 def _shared_fixture_group(item: pytest.Item) -> str | None:
