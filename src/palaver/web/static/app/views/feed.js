@@ -266,14 +266,16 @@ export class FeedView {
           h("span", { class: "sender-name", text: sender.full_name })),
         content,
         this.reactionsElement(message)),
+      // The toolbar floats just left of the time, so the selected message (whose toolbar
+      // stays shown) keeps its time and the recipient bar's day in view.
       h("div", { class: "msg-meta" },
+        h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" },
+          h("button", { type: "button", class: "icon-button", dataset: { action: "react" }, "aria-label": "Add reaction", title: "Add reaction", text: "☺" }),
+          h("button", { type: "button", class: "icon-button" + (starred ? " on" : ""), dataset: { action: "star" }, "aria-label": starred ? "Unstar" : "Star", "aria-pressed": String(starred), title: starred ? "Unstar (s)" : "Star (s)", text: starred ? "★" : "☆" }),
+          h("button", { type: "button", class: "icon-button", dataset: { action: "menu" }, "aria-label": "More actions", "aria-haspopup": "menu", title: "More actions", text: "⋯" })),
         starred ? h("span", { class: "star-indicator", title: "Starred", "aria-label": "Starred", text: "★" }) : null,
         edited || moved,
-        h("time", { datetime: new Date(message.timestamp * 1000).toISOString(), title: formatDateTime(message.timestamp), text: formatTime(message.timestamp) })),
-      h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" },
-        h("button", { type: "button", class: "icon-button", dataset: { action: "react" }, "aria-label": "Add reaction", title: "Add reaction", text: "☺" }),
-        h("button", { type: "button", class: "icon-button" + (starred ? " on" : ""), dataset: { action: "star" }, "aria-label": starred ? "Unstar" : "Star", "aria-pressed": String(starred), title: starred ? "Unstar (s)" : "Star (s)", text: starred ? "★" : "☆" }),
-        h("button", { type: "button", class: "icon-button", dataset: { action: "menu" }, "aria-label": "More actions", "aria-haspopup": "menu", title: "More actions", text: "⋯" })));
+        h("time", { datetime: new Date(message.timestamp * 1000).toISOString(), title: formatDateTime(message.timestamp), text: formatTime(message.timestamp) })));
   }
 
   reactionsElement(message) {
