@@ -450,3 +450,32 @@ def test_scrolling_back_loads_older_history(live_server: LiveServer, new_page: N
     message(page, "line 000").wait_for()
     page.get_by_text("Beginning of this conversation").wait_for()
     assert page.locator("article.message").count() == 130
+
+
+def test_a_selected_messages_toolbar_leaves_its_time_and_day_visible(
+    live_server: LiveServer, new_page: NewPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("toolbar")
+    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    text = unique("Brevity")
+    page.get_by_label("Message", exact=True).fill(text)
+    page.get_by_label("Message", exact=True).press("Enter")
+    row = message(page, text)
+    row.wait_for()
+    row.click()
+    toolbar = row.get_by_role("toolbar", name="Message actions")
+    toolbar.wait_for()
+    time_label = row.locator("time")
+    day = page.locator(".recipient-bar", has_text=topic).locator(".recipient-day")
+    for covered in (time_label, day):
+        covered.wait_for()
+        box, other = toolbar.bounding_box(), covered.bounding_box()
+        assert box is not None and other is not None
+        overlaps = (
+            box["x"] < other["x"] + other["width"]
+            and other["x"] < box["x"] + box["width"]
+            and box["y"] < other["y"] + other["height"]
+            and other["y"] < box["y"] + box["height"]
+        )
+        assert not overlaps, (box, other)
