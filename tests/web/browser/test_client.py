@@ -179,17 +179,28 @@ def test_unread_counts_go_down_as_messages_are_read(live_server: LiveServer, new
     )
     sidebar_topic = page.locator(".topic-link", has_text=topic)
     assert sidebar_topic.locator(".badge").count() == 0
-    with live_server.api("hamlet") as api:
-        flags = api.get(
-            "/messages",
-            params={
-                "anchor": "newest",
-                "num_before": 3,
-                "num_after": 0,
-                "narrow": f'[{{"operator":"topic","operand":"{topic}"}}]',
-            },
-        ).json()
-    assert all("read" in m["flags"] for m in flags["messages"])
+
+    # The counts go down as the client sends its POST /messages/flags (reading.js), so the
+    # server may not have committed it yet: it must within a few seconds.
+    def stored_flags() -> list[list[str]]:
+        with live_server.api("hamlet") as api:
+            found = api.get(
+                "/messages",
+                params={
+                    "anchor": "newest",
+                    "num_before": 3,
+                    "num_after": 0,
+                    "narrow": f'[{{"operator":"topic","operand":"{topic}"}}]',
+                },
+            ).json()["messages"]
+        return [m["flags"] for m in found]
+
+    deadline = time.monotonic() + 10
+    while not all("read" in flags for flags in stored_flags()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    flags = stored_flags()
+    assert len(flags) == 3
+    assert all("read" in f for f in flags), flags
 
 
 def test_keyboard_shortcuts(live_server: LiveServer, new_page: NewPage) -> None:
