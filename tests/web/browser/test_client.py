@@ -301,9 +301,14 @@ def test_a_tap_survives_the_sidebar_being_rebuilt_under_it(
     page.get_by_role("button", name="Channels and conversations").click()
     nav = page.get_by_role("navigation", name="Channels and conversations")
     link = nav.get_by_role("link", name="general")
-    # bounding_box() does not wait: on a loaded machine the list may not be drawn yet.
-    link.wait_for(state="visible")
-    box = link.bounding_box()
+    # bounding_box() does not wait: on a loaded machine the list may not be drawn yet, and
+    # a rebuild of the sidebar (another test's messages changing counts) can replace the
+    # link between a wait and the read. Read until a drawn link answers.
+    deadline = time.monotonic() + 10
+    box = None
+    while box is None and time.monotonic() < deadline:
+        link.wait_for(state="visible")
+        box = link.bounding_box()
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
