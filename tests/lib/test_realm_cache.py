@@ -18,7 +18,14 @@ from palaver.events.bus import InProcessEventBus
 from palaver.events.invalidation import RedisInvalidation
 from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, Component, RealmStateStore, concerns_cache
 from palaver.lib import realm_cache
-from palaver.lib.realm_cache.loaders import ALERT_WORDS, CHANNELS, GROUPS, SUBSCRIPTIONS, USERS
+from palaver.lib.realm_cache.loaders import (
+    ALERT_WORDS,
+    CHANNELS,
+    CHANNELS_OF_USER,
+    GROUPS,
+    SUBSCRIBERS,
+    USERS,
+)
 from palaver.models import UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription
@@ -99,6 +106,26 @@ def test_a_load_overtaken_by_an_invalidation_is_not_kept() -> None:
     assert store.peek(1, A) == (1,)
 
 
+def test_a_keyed_component_loads_and_drops_by_key() -> None:
+    store = _store()
+    first = store.begin_load(1, A, key=10)
+    assert store.finish_load(first, (10,))
+    assert store.finish_load(store.begin_load(1, A, key=11), (11,))
+    assert store.peek(1, A, 10) == (10,)
+    assert store.peek(1, A, 12) is None  # another key is not loaded with them
+    assert store.peek(2, A, 10) is None
+    # A load of one key overtaken by a write to the component's tables is not kept, even
+    # though other keys were stored since it started.
+    overtaken = store.begin_load(1, A, key=12)
+    store.invalidate([1], ["t1"])  # drops every key
+    assert store.peek(1, A, 10) is None
+    assert store.peek(1, A, 11) is None
+    assert store.finish_load(store.begin_load(1, A, key=10), (100,))
+    assert not store.finish_load(overtaken, (12,))
+    keyed: Any = store.peek(1, A)  # without a key: the cached keys
+    assert keyed == {10: (100,)}
+
+
 def test_a_load_racing_an_eviction_is_not_kept() -> None:
     store = _store(max_realms=1)
     ticket = store.begin_load(1, A)
@@ -147,16 +174,22 @@ def test_components_load_lazily_and_separately(
     assert _cached(services, realm, USERS) is None
     user = realm_cache.cached_user(session, realm.id, hamlet)
     assert user is not None and user.full_name == "King Hamlet" and not user.is_guest
-    assert _cached(services, realm, SUBSCRIPTIONS) is None
+    assert _cached(services, realm, CHANNELS_OF_USER) is None
+    assert _cached(services, realm, SUBSCRIBERS) is None
     subscribed = realm_cache.subscribed_channel_ids(session, realm.id, hamlet)
     for stream_id in subscribed:
         assert hamlet in realm_cache.active_subscriber_ids(session, realm.id, stream_id)
+    # Keyed: what was asked for, one key each.
+    assert _cached(services, realm, CHANNELS_OF_USER) == {hamlet: subscribed}
+    cached_subscribers: Any = _cached(services, realm, SUBSCRIBERS) or {}
+    assert set(cached_subscribers) == subscribed
     # A subscription change drops subscriptions, not users or groups.
     with transaction(session):
         session.execute(
             update(Subscription).where(Subscription.user_profile_id == hamlet).values(active=False)
         )
-    assert _cached(services, realm, SUBSCRIPTIONS) is None
+    assert _cached(services, realm, CHANNELS_OF_USER) is None
+    assert _cached(services, realm, SUBSCRIBERS) is None
     assert _cached(services, realm, USERS) is not None
     assert _cached(services, realm, GROUPS) is not None
     assert realm_cache.subscribed_channel_ids(session, realm.id, hamlet) == frozenset()
@@ -204,7 +237,7 @@ def test_deactivated_users_leave_subscriber_lists(
         session.execute(update(UserProfile).where(UserProfile.id == othello).values(is_active=False))
     assert othello not in realm_cache.active_subscriber_ids(session, realm.id, stream_id)
     # Subscriptions themselves did not have to be read again.
-    assert _cached(services, realm, SUBSCRIPTIONS) is not None
+    assert _cached(services, realm, SUBSCRIBERS) is not None
 
 
 def test_api_writes_invalidate(api: Api, services: Services, session: Session, realm: SeededRealm) -> None:
@@ -294,11 +327,11 @@ def test_a_new_conversation_keeps_the_cached_subscriptions(
     _subscribe(api, realm.hamlet)
     assert realm_cache.subscribed_channel_ids(session, realm.id, hamlet)
     session.commit()
-    assert _cached(services, realm, SUBSCRIPTIONS) is not None
+    assert _cached(services, realm, CHANNELS_OF_USER) is not None
     to = f"[{realm.othello.id}, {realm.cordelia.id}]"
     helpers.assert_json_success(
         api.post(realm.hamlet, "messages", {"type": "direct", "to": to, "content": "hi"})
     )
-    assert _cached(services, realm, SUBSCRIPTIONS) is not None
+    assert _cached(services, realm, CHANNELS_OF_USER) is not None
     # The marker names only that write: any other subscription write still drops them.
     assert set(statement_tables(update(Subscription).values(is_muted=True))) == {"subscription"}

@@ -5,6 +5,11 @@ This module knows nothing of what is cached: ``lib/realm_cache.py`` defines the 
 (their snapshot types, the tables they are read from, their loaders). The store only keeps
 values, bounds how many realms it holds, and makes invalidation race-free.
 
+A component is either one value per realm, or keyed: one value per key (a channel's
+subscribers, by channel ID), loaded key by key. A realm that changes a channel's members all
+day should not reread every subscription in the realm after each change; dropped by the
+same tables, the keys are read again one at a time, as they are asked for.
+
 The race: a reader misses, starts loading, and a write commits (and invalidates) before the
 load finishes. The value loaded may predate the write; stored, it would stay stale until the
 next invalidation. So every invalidation bumps a counter, each component remembers the
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, cast
 
@@ -101,6 +106,7 @@ class _RealmEntry:
     # The store's counter when the entry was made: loads started earlier may predate an
     # invalidation that found no entry to record itself in.
     created: int
+    # Component name -> its value, or for a keyed component a dict of key -> value.
     values: dict[str, object] = field(default_factory=dict)
     # Component name -> the counter of its last invalidation.
     invalidated: dict[str, int] = field(default_factory=dict)
@@ -113,6 +119,8 @@ class LoadTicket:
     realm_id: int
     component: str
     counter: int
+    # Set for a keyed component's load: the key loaded.
+    key: Hashable | None = None
 
 
 class RealmStateStore:
@@ -148,20 +156,24 @@ class RealmStateStore:
     def wait_accepting(self, timeout: float) -> bool:
         return self._accepting.wait(timeout)
 
-    def peek(self, realm_id: int, component: Component[T]) -> T | None:
-        """The cached value, or None; marks the realm recently used."""
+    def peek(self, realm_id: int, component: Component[T], key: Hashable | None = None) -> T | None:
+        """The cached value (of ``key``, for a keyed component), or None; marks the realm
+        recently used. A keyed component without a key: its cached keys, for tests."""
         with self._lock:
             entry = self._realms.get(realm_id)
             if entry is None:
                 return None
             self._realms.move_to_end(realm_id)
-            return cast("T | None", entry.values.get(component.name))
+            value = entry.values.get(component.name)
+            if key is not None and value is not None:
+                value = cast("dict[Hashable, object]", value).get(key)
+            return cast("T | None", value)
 
-    def begin_load(self, realm_id: int, component: Component[T]) -> LoadTicket:
+    def begin_load(self, realm_id: int, component: Component[T], key: Hashable | None = None) -> LoadTicket:
         with self._lock:
             self._tables.setdefault(component.name, component.tables)
             self._entry(realm_id)
-            return LoadTicket(realm_id, component.name, self._counter)
+            return LoadTicket(realm_id, component.name, self._counter, key)
 
     def finish_load(self, ticket: LoadTicket, value: T) -> bool:
         """Store a loaded value unless an invalidation overtook the load; whether it was stored."""
@@ -175,7 +187,11 @@ class RealmStateStore:
             ):
                 self.stale_loads += 1
                 return False
-            entry.values[ticket.component] = value
+            if ticket.key is None:
+                entry.values[ticket.component] = value
+            else:
+                keyed = cast("dict[Hashable, object]", entry.values.setdefault(ticket.component, {}))
+                keyed[ticket.key] = value
             self.loads += 1
             return True
 

@@ -12,10 +12,10 @@ Components, each loaded on first use by one Core query and cached per realm:
   ``by_recipient``; values are ``StreamInfo``, archived channels included);
   ``cached_channel(session, realm_id, stream_id)``, ``cached_channel_by_name(session,
   realm_id, name)`` (name stripped and lower-cased here).
-- ``realm_subscriptions(session, realm_id) -> RealmSubscriptions``;
-  ``active_subscriber_ids(session, realm_id, stream_id) -> frozenset[int]`` (active users
+- ``active_subscriber_ids(session, realm_id, stream_id) -> frozenset[int]`` (active users
   only, like ``lib.channels.subscriber_ids``); ``subscribed_channel_ids(session, realm_id,
-  user_id) -> frozenset[int]`` (active subscriptions, archived channels included).
+  user_id) -> frozenset[int]`` (active subscriptions, archived channels included). These
+  two are keyed components: cached per channel and per user, loaded one key at a time.
 - ``realm_groups(session, realm_id) -> RealmGroups``; ``user_group_ids(session, realm_id,
   user_id) -> frozenset[int]`` (every group holding the user, subgroups resolved);
   ``group_member_ids(session, realm_id, group_id, active_only=True) -> frozenset[int]``.
@@ -52,13 +52,15 @@ from palaver.events.realm_state import REALM_STATE_TABLES
 from palaver.lib.realm_cache.loaders import (
     ALERT_WORDS,
     CHANNELS,
+    CHANNELS_OF_USER,
     EMOJI,
     GROUPS,
     LINKIFIERS,
     MUTED_BY,
     REALM,
-    SUBSCRIPTIONS,
+    SUBSCRIBERS,
     USERS,
+    KeyedLoaded,
     Loaded,
 )
 from palaver.lib.realm_cache.snapshots import (
@@ -70,7 +72,6 @@ from palaver.lib.realm_cache.snapshots import (
     RealmChannels,
     RealmGroups,
     RealmSettings,
-    RealmSubscriptions,
     RealmUsers,
     StreamInfo,
 )
@@ -86,7 +87,6 @@ __all__ = [
     "RealmChannels",
     "RealmGroups",
     "RealmSettings",
-    "RealmSubscriptions",
     "RealmUsers",
     "StreamInfo",
     "active_subscriber_ids",
@@ -102,7 +102,6 @@ __all__ = [
     "realm_groups",
     "realm_linkifiers",
     "realm_settings",
-    "realm_subscriptions",
     "realm_users",
     "subscribed_channel_ids",
     "user_group_ids",
@@ -114,7 +113,10 @@ T = TypeVar("T")
 _EMPTY: frozenset[int] = frozenset()
 
 
-def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
+def _caching(session: Session, component: Loaded[Any] | KeyedLoaded[Any]) -> Database | None:
+    """The database whose store may serve ``component`` to this session, or None: not
+    caching (turned off, or deaf to other processes for now), or the transaction has written
+    the component's tables, and its own writes are visible only through its connection."""
     db: Database | None = session.info.get("db")
     written = written_tables(session)
     if (
@@ -122,8 +124,13 @@ def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
         or not db.realm_state.accepting
         or (written is not None and not written.isdisjoint(component.tables))
     ):
-        # Not caching (turned off, or deaf to other processes for now), or the transaction's
-        # own writes, visible only through its connection.
+        return None
+    return db
+
+
+def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
+    db = _caching(session, component)
+    if db is None:
         return component.load(session.connection(), realm_id)
     store = db.realm_state
     value = store.peek(realm_id, component)
@@ -134,6 +141,23 @@ def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
     # for a whole read transaction), and a value read from it would be cached as current.
     with db.load_engine.connect() as conn:
         value = component.load(conn, realm_id)
+        conn.rollback()
+    store.finish_load(ticket, value)
+    return value
+
+
+def _get_key(session: Session, realm_id: int, component: KeyedLoaded[T], key: int) -> T:
+    """``_get`` for one key of a keyed component."""
+    db = _caching(session, component)
+    if db is None:
+        return component.load(session.connection(), realm_id, key)
+    store = db.realm_state
+    value = store.peek(realm_id, component, key)
+    if value is not None:
+        return value
+    ticket = store.begin_load(realm_id, component, key)
+    with db.load_engine.connect() as conn:
+        value = component.load(conn, realm_id, key)
         conn.rollback()
     store.finish_load(ticket, value)
     return value
@@ -191,19 +215,15 @@ def cached_channel_by_name(session: Session, realm_id: int, name: str) -> Stream
     return realm_channels(session, realm_id).by_name.get(name.strip().lower())
 
 
-def realm_subscriptions(session: Session, realm_id: int) -> RealmSubscriptions:
-    return _get(session, realm_id, SUBSCRIPTIONS)
-
-
 def active_subscriber_ids(session: Session, realm_id: int, stream_id: int) -> frozenset[int]:
     """Active users actively subscribed to the channel."""
-    subscribers = realm_subscriptions(session, realm_id).subscribers.get(stream_id, _EMPTY)
+    subscribers = _get_key(session, realm_id, SUBSCRIBERS, stream_id)
     inactive = realm_users(session, realm_id).inactive_ids
     return subscribers - inactive if inactive and not inactive.isdisjoint(subscribers) else subscribers
 
 
 def subscribed_channel_ids(session: Session, realm_id: int, user_id: int) -> frozenset[int]:
-    return realm_subscriptions(session, realm_id).channels_of_user.get(user_id, _EMPTY)
+    return _get_key(session, realm_id, CHANNELS_OF_USER, user_id)
 
 
 # Groups -------------------------------------------------------------------------------------

@@ -117,16 +117,6 @@ class RealmChannels:
 
 
 @dataclass(frozen=True, slots=True)
-class RealmSubscriptions:
-    """Active subscriptions, of active and deactivated users alike (``RealmUsers`` tells them
-    apart, so deactivating a user does not reload every subscription)."""
-
-    # Channel ID -> subscribed user IDs; User ID -> channel IDs.
-    subscribers: Mapping[int, frozenset[int]]
-    channels_of_user: Mapping[int, frozenset[int]]
-
-
-@dataclass(frozen=True, slots=True)
 class CachedGroup:
     id: int
     name: str | None
