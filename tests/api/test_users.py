@@ -7,6 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
+from palaver.lib import realm_cache
+from palaver.lib.realm_cache.loaders import USERS
 from palaver.lib.user_groups import get_system_groups
 from palaver.models import CustomProfileField, ProfileFieldType, Realm, RealmUserDefault, Role, UserProfile
 from palaver.services import Services
@@ -1508,6 +1510,26 @@ def test_restricted_guest_hears_nothing_of_users_they_cannot_see(
     for told_ids in told.values():
         assert realm.polonius.id not in told_ids
         assert realm.cordelia.id in told_ids
+
+
+def test_restricted_guest_hears_of_status_changes_only_from_users_they_can_see(
+    api: Api, realm: SeededRealm, services: Services, events: EventRecorder
+) -> None:
+    # A status change writes no user row, so its audience comes from the cached users (the
+    # name changes above read it inside their transaction): both must leave the guest out.
+    restrict_guests(services, realm)
+    with services.db.session() as session:
+        realm_cache.realm_users(session, realm.id)
+    assert services.db.realm_state.peek(realm.id, USERS) is not None
+    dm = {"type": "direct", "to": f"[{realm.polonius.id}]", "content": "hello"}
+    assert_json_success(api.post(realm.othello, "messages", dm))
+    for user in (realm.hamlet, realm.othello):
+        assert_json_success(api.post(user, "users/me/status", {"status_text": "on a boat"}))
+    told = {event["user_id"]: set(recipients) for event, recipients in events.of_type("user_status")}
+    assert realm.polonius.id not in told[realm.hamlet.id]
+    assert realm.polonius.id in told[realm.othello.id]  # they share a conversation
+    for recipients in told.values():
+        assert {realm.cordelia.id, realm.iago.id} <= recipients
 
 
 def test_restricted_guest_hears_of_bots_and_self(

@@ -45,7 +45,7 @@ class GuestAccessTracker:
         self.before = {g.id: self._accessible(g) for g in self.guests}
 
     def _accessible(self, guest: UserProfile) -> set[int]:
-        return set(user_ids_sharing_conversations(self.session, guest))
+        return set(user_ids_sharing_conversations(self.session, guest.id))
 
     def send(self, tx: Tx) -> None:
         if not self.guests:

@@ -121,7 +121,7 @@ def _direct_recipients(
             raise JsonableError(f"Invalid email '{email}'") from None
         users[user.id] = user
     if user_access_restricted(session, sender):
-        visible = set(user_ids_sharing_conversations(session, sender)) | {sender.id}
+        visible = set(user_ids_sharing_conversations(session, sender.id)) | {sender.id}
         if any(u.id not in visible and not u.is_bot for u in users.values()):
             raise JsonableError("You do not have permission to access some of the recipients.")
     for user in users.values():

@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.models import UserProfile
 from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message
 
@@ -60,14 +59,14 @@ def stream_for_message(session: Session, message: Message) -> Stream:
     return stream
 
 
-def user_ids_sharing_conversations(session: Session, viewer: UserProfile) -> list[int]:
+def user_ids_sharing_conversations(session: Session, viewer_id: int) -> list[int]:
     """Users the viewer shares a channel subscription or a direct-message conversation with."""
     mine = select(Subscription.recipient_id).where(
-        Subscription.user_profile_id == viewer.id, Subscription.active
+        Subscription.user_profile_id == viewer_id, Subscription.active
     )
     shared = session.scalars(
         select(Subscription.user_profile_id)
         .where(Subscription.recipient_id.in_(mine), Subscription.active)
         .distinct()
     )
-    return sorted(set(shared) - {viewer.id})
+    return sorted(set(shared) - {viewer_id})

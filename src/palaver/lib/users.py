@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.avatars import avatar_url, hosted_by_gravatar
@@ -16,7 +16,7 @@ from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequi
 from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.message_flags import max_message_id
 from palaver.lib.profile_fields import profile_data_for_users
-from palaver.lib.realm_cache import realm_settings, user_group_ids
+from palaver.lib.realm_cache import realm_settings, realm_users_if_cached, user_group_ids
 from palaver.models import EmailVisibility, Realm, Role, UserProfile
 from palaver.timeutil import to_iso
 
@@ -132,8 +132,12 @@ def user_access_restricted(session: Session, viewer: UserProfile | None) -> bool
     """Whether the viewer sees only some users (guests, when the realm limits them)."""
     if viewer is None or not viewer.is_guest:
         return False
-    group_id = realm_settings(session, viewer.realm_id).get("can_access_all_users_group")
-    return group_id is None or group_id not in user_group_ids(session, viewer.realm_id, viewer.id)
+    return _guest_restricted(session, viewer.realm_id, viewer.id)
+
+
+def _guest_restricted(session: Session, realm_id: int, guest_id: int) -> bool:
+    group_id = realm_settings(session, realm_id).get("can_access_all_users_group")
+    return group_id is None or group_id not in user_group_ids(session, realm_id, guest_id)
 
 
 def accessible_user_filter(session: Session, viewer: UserProfile | None) -> Any:
@@ -144,7 +148,7 @@ def accessible_user_filter(session: Session, viewer: UserProfile | None) -> Any:
     if not user_access_restricted(session, viewer):
         return True
     assert viewer is not None
-    shared = user_ids_sharing_conversations(session, viewer)
+    shared = user_ids_sharing_conversations(session, viewer.id)
     return (UserProfile.id == viewer.id) | UserProfile.is_bot | UserProfile.id.in_(shared)
 
 
@@ -155,8 +159,14 @@ def _may_know(session: Session, viewer: UserProfile, target: UserProfile) -> boo
     return (
         target.id == viewer.id
         or target.is_bot
-        or target.id in user_ids_sharing_conversations(session, viewer)
+        or target.id in user_ids_sharing_conversations(session, viewer.id)
     )
+
+
+# Built once: building a statement costs more than running its cached compiled form.
+_ACTIVE_USER_ROLES = select(UserProfile.id, UserProfile.role).where(
+    UserProfile.realm_id == bindparam("realm_id"), UserProfile.is_active
+)
 
 
 def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
@@ -165,19 +175,25 @@ def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
     Everyone, except guests whose access the realm limits and who share no conversation
     with the target; the target always knows about themselves.
     """
-    active = list(
-        session.scalars(
-            select(UserProfile).where(UserProfile.realm_id == target.realm_id, UserProfile.is_active)
-        )
-    )
+    # This runs for every change to a user (name, status, avatar, role), often inside the
+    # transaction that changed them, where the cached users are dropped and would be read
+    # again whole: then two columns of the active users are read instead. Loading them as ORM
+    # objects took ~0.5 s at 10,000 users, the cache's snapshots ~0.1 s, the columns ~20 ms.
+    cached = realm_users_if_cached(session, target.realm_id)
+    if cached is not None:
+        rows = [(u.id, u.role) for u in cached.by_id.values() if u.is_active]
+    else:
+        query = session.execute(_ACTIVE_USER_ROLES, {"realm_id": target.realm_id})
+        rows = [(user_id, role) for user_id, role in query]
     if target.is_bot:
-        return [u.id for u in active]
+        return [user_id for user_id, _ in rows]
     return [
-        u.id
-        for u in active
-        if u.id == target.id
-        or not user_access_restricted(session, u)
-        or target.id in user_ids_sharing_conversations(session, u)
+        user_id
+        for user_id, role in rows
+        if user_id == target.id
+        or role != Role.GUEST
+        or not _guest_restricted(session, target.realm_id, user_id)
+        or target.id in user_ids_sharing_conversations(session, user_id)
     ]
 
 

@@ -6,7 +6,8 @@ Components, each loaded on first use by one Core query and cached per realm:
 
 - ``realm_users(session, realm_id) -> RealmUsers`` (``by_id``, ``by_delivery_email``,
   ``by_email`` (keys lower-cased), ``inactive_ids``); ``cached_user(session, realm_id,
-  user_id) -> CachedUser | None``; ``cached_users(session, realm_id, ids) -> dict``.
+  user_id) -> CachedUser | None``; ``cached_users(session, realm_id, ids) -> dict``;
+  ``realm_users_if_cached(session, realm_id)`` (the snapshot if loaded; never loads).
 - ``user_realm_id(session, user_id) -> int | None`` (remembered per process).
 - ``realm_channels(session, realm_id) -> RealmChannels`` (``by_id``, ``by_name`` lower-cased,
   ``by_recipient``; values are ``StreamInfo``, archived channels included);
@@ -103,6 +104,7 @@ __all__ = [
     "realm_linkifiers",
     "realm_settings",
     "realm_users",
+    "realm_users_if_cached",
     "subscribed_channel_ids",
     "user_group_ids",
     "user_realm_id",
@@ -176,6 +178,13 @@ def cached_component(session: Session, realm_id: int, component: Loaded[T]) -> T
 
 def realm_users(session: Session, realm_id: int) -> RealmUsers:
     return _get(session, realm_id, USERS)
+
+
+def realm_users_if_cached(session: Session, realm_id: int) -> RealmUsers | None:
+    """The realm's users if this session may use a cached snapshot already loaded, else None
+    (nothing is loaded): for callers with a cheaper query of their own than a full load."""
+    db = _caching(session, USERS)
+    return None if db is None else db.realm_state.peek(realm_id, USERS)
 
 
 def cached_user(session: Session, realm_id: int, user_id: int) -> CachedUser | None:
