@@ -187,13 +187,15 @@ def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
         rows = [(user_id, role) for user_id, role in query]
     if target.is_bot:
         return [user_id for user_id, _ in rows]
+    # Plain values: an ORM attribute or an enum comparison per user is most of the loop.
+    target_id, guest = target.id, int(Role.GUEST)
     return [
         user_id
         for user_id, role in rows
-        if user_id == target.id
-        or role != Role.GUEST
+        if user_id == target_id
+        or role != guest
         or not _guest_restricted(session, target.realm_id, user_id)
-        or target.id in user_ids_sharing_conversations(session, user_id)
+        or target_id in user_ids_sharing_conversations(session, user_id)
     ]
 
 

@@ -53,14 +53,14 @@ class KeyedLoaded(Component[T], Generic[T]):
     load: Callable[[Connection, int, int], T]
 
 
-_USER_COLUMNS = [UserProfile.__table__.c[name] for name in CachedUser.__slots__]
+_USER_COLUMNS = [UserProfile.__table__.c[name] for name in CachedUser._fields]
 _STREAM_COLUMNS = [Stream.__table__.c[name] for name in StreamInfo._fields]
 
 
 def _load_users(conn: Connection, realm_id: int) -> RealmUsers:
+    make = CachedUser._make
     users = [
-        CachedUser(*row)
-        for row in conn.execute(select(*_USER_COLUMNS).where(UserProfile.realm_id == realm_id))
+        make(row) for row in conn.execute(select(*_USER_COLUMNS).where(UserProfile.realm_id == realm_id))
     ]
     return RealmUsers(
         by_id=MappingProxyType({u.id: u for u in users}),

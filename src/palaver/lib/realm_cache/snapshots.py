@@ -14,9 +14,12 @@ from typing import Any, NamedTuple
 from palaver.models import Role
 
 
-@dataclass(frozen=True, slots=True)
-class CachedUser:
-    """A user's identity and the facts access checks, mentions and recipients need."""
+class CachedUser(NamedTuple):
+    """A user's identity and the facts access checks, mentions and recipients need.
+
+    A named tuple, not a frozen dataclass: made from a row in 0.6 µs instead of 4.2, and a
+    change to any user of a 10,000-user realm rebuilds them all on the next request.
+    """
 
     id: int
     realm_id: int

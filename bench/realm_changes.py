@@ -1,17 +1,19 @@
-"""Changing channel membership in a large organization: 10,000 users and 1,000 channels.
+"""Changes in a large organization (10,000 users, 1,000 channels), and the requests after them.
 
-Run: .venv/bin/python bench/channel_changes.py [--quick] [--users 10000] [--channels 1000]
-                                              [--rounds 20] [--no-pin]
+Run: .venv/bin/python bench/realm_changes.py [--quick] [--users 10000] [--channels 1000]
+                                            [--rounds 20] [--no-pin]
 
-Every subscription change drops what the realm-state cache holds about subscriptions, in
-every process. This measures what that costs the change itself and the requests after it,
-on the organization ``register.py`` seeds (the same cached dataset: ``palaver seed-users``,
-the owner in every channel, each member in 10). On a working copy, one ``palaver serve``
-process (pinned to one CPU, the client on the other), as the owner, ``--rounds`` times:
-leave a channel, join it again, send to it twice; then create channels (the owner their
-only subscriber) and send to an older channel after each. Prints p50/max latency and the
-server's CPU per request, each beside ``GET /users/me`` measured in the same run (the
-cheapest authenticated request: the baseline to read the others as ratios). Loopback only.
+A change to a channel's members or to a user drops what the realm-state cache holds about
+them, in every process, and tells everyone in the organization who may know. This measures
+what that costs the change itself and the requests after it, on the organization
+``register.py`` seeds (the same cached dataset: ``palaver seed-users``, the owner in every
+channel, each member in 10). On a working copy, one ``palaver serve`` process (pinned to
+one CPU, the client on the other), as the owner, ``--rounds`` times: leave a channel, join
+it again, send to it twice, set a status, change the owner's name, each followed by a send;
+then create channels (the owner their only subscriber) and send to an older channel after
+each. Prints p50/max latency and the server's CPU per request (a mean: /proc counts 10 ms
+ticks), each beside ``GET /users/me`` measured in the same run (the cheapest authenticated
+request: the baseline to read the others as ratios). Loopback only.
 """
 
 from __future__ import annotations
@@ -91,6 +93,12 @@ def rounds(timings: Timings, names: list[str], user_id: int, count: int) -> None
         data = {"subscriptions": f'[{{"name": "{name}"}}]'}
         return lambda c: c.post("/api/v1/users/me/subscriptions", data=data)
 
+    def status(text: str) -> Callable[[httpx.Client], httpx.Response]:
+        return lambda c: c.post("/api/v1/users/me/status", data={"status_text": text})
+
+    def rename(full_name: str) -> Callable[[httpx.Client], httpx.Response]:
+        return lambda c: c.patch("/api/v1/settings", data={"full_name": full_name})
+
     def create(name: str) -> Callable[[httpx.Client], httpx.Response]:
         data = {"name": name, "subscribers": f"[{user_id}]"}
         return lambda c: c.post("/api/v1/channels/create", data=data)
@@ -101,6 +109,10 @@ def rounds(timings: Timings, names: list[str], user_id: int, count: int) -> None
         timings.run("join it again", join(name))
         timings.run("send to it, first after the join", send(name))
         timings.run("send to it again", send(name))
+        timings.run("set a status", status(f"busy with {name}"))
+        timings.run("send, after the status", send(name))
+        timings.run("change one's name", rename(f"Owner of {name}"))
+        timings.run("send, after the name change", send(name))
     for index in range(max(1, count // 2)):
         timings.run("create a channel", create(f"bench-{time.time_ns()}-{index}"))
         timings.run("send to another, after the create", send(names[0]))
@@ -125,7 +137,7 @@ def main() -> None:
 
     server_cpu, client_cpu = (None, None) if args.no_pin else cpus()
     pin_self(client_cpu)
-    tmp = Path(tempfile.mkdtemp(prefix="palaver-channel-changes-"))
+    tmp = Path(tempfile.mkdtemp(prefix="palaver-realm-changes-"))
     try:
         dataset = cached_dataset("register", {"users": args.users, "channels": args.channels}, build)
         work = dataset.copy_to(tmp / "data")
@@ -139,7 +151,7 @@ def main() -> None:
                 names = [s["name"] for s in subscribed["subscriptions"]]
                 del timings.rows["warm-up"]
                 rounds(timings, names, me["user_id"], args.rounds)
-        print(f"channel changes: {args.users:,} users, {args.channels:,} channels; {machine_line()}")
+        print(f"realm changes: {args.users:,} users, {args.channels:,} channels; {machine_line()}")
         print(pin_line(server_cpu, client_cpu))
         timings.print()
     finally:
