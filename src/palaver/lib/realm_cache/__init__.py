@@ -7,7 +7,8 @@ Components, each loaded on first use by one Core query and cached per realm:
 - ``realm_users(session, realm_id) -> RealmUsers`` (``by_id``, ``by_delivery_email``,
   ``by_email`` (keys lower-cased), ``inactive_ids``); ``cached_user(session, realm_id,
   user_id) -> CachedUser | None``; ``cached_users(session, realm_id, ids) -> dict``;
-  ``realm_users_if_cached(session, realm_id)`` (the snapshot if loaded; never loads).
+  ``active_user_roles(session, realm_id) -> list[(id, role)]`` (active users; never loads
+  the component: a two-column query when it is not cached).
 - ``user_realm_id(session, user_id) -> int | None`` (remembered per process).
 - ``realm_channels(session, realm_id) -> RealmChannels`` (``by_id``, ``by_name`` lower-cased,
   ``by_recipient``; values are ``StreamInfo``, archived channels included);
@@ -45,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from palaver.db import Database, written_tables
@@ -91,6 +92,7 @@ __all__ = [
     "RealmUsers",
     "StreamInfo",
     "active_subscriber_ids",
+    "active_user_roles",
     "cached_channel",
     "cached_channel_by_name",
     "cached_component",
@@ -104,7 +106,6 @@ __all__ = [
     "realm_linkifiers",
     "realm_settings",
     "realm_users",
-    "realm_users_if_cached",
     "subscribed_channel_ids",
     "user_group_ids",
     "user_realm_id",
@@ -180,11 +181,23 @@ def realm_users(session: Session, realm_id: int) -> RealmUsers:
     return _get(session, realm_id, USERS)
 
 
-def realm_users_if_cached(session: Session, realm_id: int) -> RealmUsers | None:
-    """The realm's users if this session may use a cached snapshot already loaded, else None
-    (nothing is loaded): for callers with a cheaper query of their own than a full load."""
+# Built once: building a statement costs more than running its cached compiled form.
+_ACTIVE_USER_ROLES = select(UserProfile.id, UserProfile.role).where(
+    UserProfile.realm_id == bindparam("realm_id"), UserProfile.is_active
+)
+
+
+def active_user_roles(session: Session, realm_id: int) -> list[tuple[int, int]]:
+    """(ID, role) of every active user of the realm: who hears of a change to a user or a
+    channel. From the cached users when this session may use them and they are loaded; else
+    by a query of those two columns, not a load of every user (inside the transaction that
+    changed a user, where the cached users are dropped: ~0.1 s at 10,000 users)."""
     db = _caching(session, USERS)
-    return None if db is None else db.realm_state.peek(realm_id, USERS)
+    cached = None if db is None else db.realm_state.peek(realm_id, USERS)
+    if cached is not None:
+        return [(u.id, u.role) for u in cached.by_id.values() if u.is_active]
+    rows = session.execute(_ACTIVE_USER_ROLES, {"realm_id": realm_id})
+    return [(user_id, role) for user_id, role in rows]
 
 
 def cached_user(session: Session, realm_id: int, user_id: int) -> CachedUser | None:
