@@ -452,6 +452,21 @@ def cached_dataset(
     return Dataset(directory, realm, extra)
 
 
+def large_organization(
+    users: int, channels: int, *, database_url: str | None = None, scratch: Path | None = None
+) -> Dataset:
+    """``users`` members and ``channels`` channels made by ``palaver seed-users`` (the owner
+    in every channel, each member in 10): the organization ``register.py`` and
+    ``realm_changes.py`` share (cached as ``register``)."""
+
+    def build(env: dict[str, str], realm: Realm) -> dict[str, Any]:
+        argv = ["seed-users", "--realm", realm.string_id, "--users", str(users), "--channels", str(channels)]
+        return {"seeded": run_cli(env, *argv).strip()}
+
+    sizes = {"users": users, "channels": channels}
+    return cached_dataset("register", sizes, build, database_url=database_url, scratch=scratch)
+
+
 def seed_channel(
     env: dict[str, str], realm: Realm, subscribers: int, messages: int = 0, channels: int = 1
 ) -> str:

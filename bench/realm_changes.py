@@ -29,15 +29,13 @@ from typing import Any
 
 import httpx
 from common import (
-    Realm,
     Server,
-    cached_dataset,
     cpus,
+    large_organization,
     machine_line,
     pin_line,
     pin_self,
     quick_flag,
-    run_cli,
     serve,
 )
 
@@ -130,16 +128,11 @@ def main() -> None:
     if not (10 <= args.users <= 100_000 and 10 <= args.channels <= 10_000 and 1 <= args.rounds <= 200):
         raise SystemExit("--users 10-100,000, --channels 10-10,000, --rounds 1-200")
 
-    def build(env: dict[str, str], realm: Realm) -> dict[str, Any]:
-        users, channels = str(args.users), str(args.channels)
-        argv = ["seed-users", "--realm", realm.string_id, "--users", users, "--channels", channels]
-        return {"seeded": run_cli(env, *argv).strip()}
-
     server_cpu, client_cpu = (None, None) if args.no_pin else cpus()
     pin_self(client_cpu)
     tmp = Path(tempfile.mkdtemp(prefix="palaver-realm-changes-"))
     try:
-        dataset = cached_dataset("register", {"users": args.users, "channels": args.channels}, build)
+        dataset = large_organization(args.users, args.channels)
         work = dataset.copy_to(tmp / "data")
         with serve(work.env(), tmp / "server.log", cpu=server_cpu) as server:
             headers = {"Authorization": dataset.realm.authorization, "Host": dataset.realm.host(server.port)}

@@ -39,17 +39,15 @@ import orjson
 from common import (
     LOOPBACK,
     Dataset,
-    Realm,
     Server,
     bare_realm,
-    cached_dataset,
     cpus,
+    large_organization,
     machine_line,
     percentile,
     pin_line,
     pin_self,
     quick_flag,
-    run_cli,
     serve,
 )
 
@@ -69,16 +67,7 @@ VARIANTS: dict[str, dict[str, str]] = {
 
 
 def dataset(args: argparse.Namespace, tmp: Path) -> Dataset:
-    def build(env: dict[str, str], realm: Realm) -> dict[str, Any]:
-        users, channels = str(args.users), str(args.channels)
-        return {
-            "seeded": run_cli(
-                env, "seed-users", "--realm", realm.string_id, "--users", users, "--channels", channels
-            ).strip()
-        }
-
-    sizes = {"users": args.users, "channels": args.channels}
-    return cached_dataset("register", sizes, build, database_url=args.database_url, scratch=tmp / "data")
+    return large_organization(args.users, args.channels, database_url=args.database_url, scratch=tmp / "data")
 
 
 def measure(
