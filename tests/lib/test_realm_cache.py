@@ -126,6 +126,16 @@ def test_a_keyed_component_loads_and_drops_by_key() -> None:
     assert keyed == {10: (100,)}
 
 
+def test_a_keyed_component_is_bounded() -> None:
+    store = RealmStateStore(8, max_keys=3)
+    store.accepting = True
+    for key in range(4):
+        assert store.finish_load(store.begin_load(1, A, key=key), (key,))
+    # The fourth key found the component full: it starts again from that key.
+    keyed: Any = store.peek(1, A)
+    assert keyed == {3: (3,)}
+
+
 def test_a_load_racing_an_eviction_is_not_kept() -> None:
     store = _store(max_realms=1)
     ticket = store.begin_load(1, A)

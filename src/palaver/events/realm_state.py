@@ -91,6 +91,8 @@ def concerns_cache(tables: Iterable[str]) -> bool:
 
 # Bound on the remembered row -> realm facts (a few MB at most).
 _MAX_REALM_FACTS = 100_000
+# Bound on the keys a keyed component holds per realm (its channels, its users).
+_MAX_KEYS = 200_000
 
 
 @dataclass(frozen=True)
@@ -126,8 +128,9 @@ class LoadTicket:
 class RealmStateStore:
     """Thread-safe; one per process (on ``Database``). Values must be immutable."""
 
-    def __init__(self, max_realms: int) -> None:
+    def __init__(self, max_realms: int, max_keys: int = _MAX_KEYS) -> None:
         self.max_realms = max(1, max_realms)
+        self.max_keys = max(1, max_keys)
         self._realms: OrderedDict[int, _RealmEntry] = OrderedDict()
         self._tables: dict[str, frozenset[str]] = {}
         self._counter = 0
@@ -191,6 +194,8 @@ class RealmStateStore:
                 entry.values[ticket.component] = value
             else:
                 keyed = cast("dict[Hashable, object]", entry.values.setdefault(ticket.component, {}))
+                if len(keyed) >= self.max_keys:
+                    keyed.clear()  # a bound, never reached by a realm's own channels and users
                 keyed[ticket.key] = value
             self.loads += 1
             return True
