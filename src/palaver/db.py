@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,8 +13,9 @@ from typing import Any, TypeVar, cast
 from sqlalchemy import Connection, CursorResult, Engine, Result, create_engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
-from sqlalchemy.sql.dml import Delete, UpdateBase
-from sqlalchemy.sql.elements import TextClause
+from sqlalchemy.sql import visitors
+from sqlalchemy.sql.dml import Delete, Update, UpdateBase
+from sqlalchemy.sql.elements import BindParameter, TextClause
 
 from palaver.config import Settings
 from palaver.events.bus import EventBus
@@ -28,6 +29,7 @@ from palaver.events.realm_state import (
     ALL_REALMS,
     ANY_TABLE,
     CASCADING_PARENTS,
+    UNCACHED_COLUMNS,
     RealmStateStore,
     concerns_cache,
 )
@@ -121,8 +123,9 @@ class Tx:
 NOT_REALM_STATE = "palaver_not_realm_state"
 
 
-def statement_tables(statement: Any) -> tuple[str, ...]:
-    """The tables a statement may write, for the realm-state cache (``ANY_TABLE``: all)."""
+def statement_tables(statement: Any, parameters: Sequence[Mapping[str, Any]] = ()) -> tuple[str, ...]:
+    """The tables a statement (run with ``parameters``) may write, for the realm-state cache
+    (``ANY_TABLE``: all)."""
     if isinstance(statement, UpdateBase):
         if statement.get_execution_options().get(NOT_REALM_STATE):
             return ()
@@ -133,6 +136,13 @@ def statement_tables(statement: Any) -> tuple[str, ...]:
         if isinstance(statement, Delete) and name in CASCADING_PARENTS:
             # The database deletes the cached rows that reference these itself.
             return (name, ANY_TABLE)
+        uncached = UNCACHED_COLUMNS.get(name)
+        if (
+            uncached is not None
+            and isinstance(statement, Update)
+            and _sets_only(statement, parameters, uncached)
+        ):
+            return ()
         return (name,)
     text = statement.text if isinstance(statement, TextClause) else statement
     if isinstance(text, str):
@@ -141,6 +151,22 @@ def statement_tables(statement: Any) -> tuple[str, ...]:
             return ()
         return (ANY_TABLE,)
     return ()
+
+
+def _sets_only(statement: Update, parameters: Sequence[Mapping[str, Any]], columns: frozenset[str]) -> bool:
+    """Whether an UPDATE sets nothing but ``columns``. Decided for the ORM's own flushes only:
+    they pass the new values as parameters named after their columns, beside the primary
+    key that their WHERE clause binds. Any other form (``values()``, no parameters) counts as
+    setting every column."""
+    # ``_values`` holds what ``values()`` set: no public accessor exists.
+    if getattr(statement, "_values", None) or not parameters:
+        return False
+    where = statement.whereclause
+    bound = (
+        set() if where is None else {b.key for b in visitors.iterate(where) if isinstance(b, BindParameter)}
+    )
+    names = {name for row in parameters for name in row} - bound
+    return bool(names) and names <= columns
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
@@ -281,8 +307,15 @@ class Database:
         if self.wal_checkpoints_in_background:
             dbapi_connection.execute("PRAGMA wal_autocheckpoint=0")
 
-    def _record_written(self, conn: Connection, statement: Any, *_args: Any) -> None:
-        tables = statement_tables(statement)
+    def _record_written(
+        self,
+        conn: Connection,
+        clauseelement: Any,
+        multiparams: Any,
+        params: Any,
+        execution_options: Any,  # noqa: ARG002 (SQLAlchemy reads the listener's signature)
+    ) -> None:
+        tables = statement_tables(clauseelement, multiparams or ([params] if params else []))
         if not tables:
             return
         written: set[str] | None = conn.info.get(_WRITTEN_KEY)

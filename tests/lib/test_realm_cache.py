@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, insert, select, text, update
+from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from palaver.db import Database, driver_executemany, statement_tables, transaction
@@ -279,6 +279,20 @@ def test_which_tables_a_statement_writes() -> None:
     assert not statement_tables(select(UserProfile.id))
     assert not concerns_cache(["message", "user_message"])
     assert concerns_cache(["user_message", "subscription"])
+
+
+def test_an_orm_update_of_personal_settings_only_writes_nothing_cached() -> None:
+    # The form of the ORM's flush: the new values as parameters, the key bound by the WHERE.
+    flush = update(UserProfile).where(UserProfile.id == bindparam("user_profile_id"))
+    assert not statement_tables(flush, [{"color_scheme": 2, "enter_sends": True, "user_profile_id": 5}])
+    assert statement_tables(flush, [{"color_scheme": 2, "full_name": "x", "user_profile_id": 5}])
+    # Read by cached components: the statuses, the /register user list.
+    assert statement_tables(flush, [{"presence_enabled": False, "user_profile_id": 5}])
+    assert statement_tables(flush, [{"email_address_visibility": 2, "user_profile_id": 5}])
+    # Any other form counts as setting every column.
+    assert statement_tables(update(UserProfile).values(color_scheme=2))
+    assert statement_tables(flush)
+    assert statement_tables(flush, [{"user_profile_id": 5}])
 
 
 def test_driver_sql_records_the_table_it_writes(services: Services, session: Session) -> None:
