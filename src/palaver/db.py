@@ -142,7 +142,8 @@ def statement_tables(statement: Any, parameters: Sequence[Mapping[str, Any]] = (
             and isinstance(statement, Update)
             and _sets_only(statement, parameters, uncached)
         ):
-            return ()
+            # Still a write (it fences its user's reads off the replica), of no cached table.
+            return (f"{name} (uncached columns)",)
         return (name,)
     text = statement.text if isinstance(statement, TextClause) else statement
     if isinstance(text, str):

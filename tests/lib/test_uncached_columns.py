@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from palaver.db import transaction
-from palaver.events.realm_state import UNCACHED_COLUMNS
+from palaver.events.realm_state import UNCACHED_COLUMNS, concerns_cache
 from palaver.lib import realm_cache
 from palaver.lib.realm_cache.loaders import USERS
 from palaver.models import UserProfile
@@ -44,11 +44,15 @@ def test_personal_settings_reach_no_cached_state(api: Api, realm: SeededRealm, s
     _registers(api, realm, services)  # every component of the realm cached
     columns = sorted(UNCACHED_COLUMNS[UserProfile.__tablename__])
     assert len(columns) > 50
-    with services.db.session() as session, transaction(session):
+    with services.db.session() as session, transaction(session) as tx:
         othello = session.get(UserProfile, realm.othello.id)
         assert othello is not None
         for column in columns:
             setattr(othello, column, _other(getattr(othello, column)))
+        session.flush()
+        # Still a write, which fences the user's reads off a read replica for a while.
+        assert tx.written
+        assert not concerns_cache(tx.written)
     store = services.db.realm_state
     assert store.peek(realm.id, USERS) is not None  # not dropped
     from_cache = _registers(api, realm, services)
