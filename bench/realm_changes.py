@@ -10,10 +10,12 @@ what that costs the change itself and the requests after it, on the organization
 channel, each member in 10). On a working copy, one ``palaver serve`` process (pinned to
 one CPU, the client on the other), as the owner, ``--rounds`` times: leave a channel, join
 it again, send to it twice, set a status, change the owner's name, each followed by a send;
-then create channels (the owner their only subscriber) and send to an older channel after
-each. Prints p50/max latency and the server's CPU per request (a mean: /proc counts 10 ms
-ticks), each beside ``GET /users/me`` measured in the same run (the cheapest authenticated
-request: the baseline to read the others as ratios). Loopback only.
+``POST /register`` as the web app asks, change the theme (a personal setting), a send and a
+``POST /register`` after it. Then create channels (the owner their only subscriber) and send
+to an older channel after each. Prints p50/max latency (the client's JSON parsing included)
+and the server's CPU per request (a mean: /proc counts 10 ms ticks), each beside ``GET
+/users/me`` measured in the same run (the cheapest authenticated request: the baseline to
+read the others as ratios). Loopback only.
 """
 
 from __future__ import annotations
@@ -40,6 +42,13 @@ from common import (
 )
 
 BASELINE = "GET /users/me (baseline)"
+# What the web app asks for (register.py's "web app" variant, without client capabilities).
+WEB_APP = {
+    "include_subscribers": "true",
+    "client_gravatar": "true",
+    "slim_presence": "true",
+    "apply_markdown": "true",
+}
 
 
 def _median(values: list[float]) -> float:
@@ -97,6 +106,18 @@ def rounds(timings: Timings, names: list[str], user_id: int, count: int) -> None
     def rename(full_name: str) -> Callable[[httpx.Client], httpx.Response]:
         return lambda c: c.patch("/api/v1/settings", data={"full_name": full_name})
 
+    def register(c: httpx.Client) -> httpx.Response:
+        response = c.post("/api/v1/register", data=WEB_APP)
+        queue_id = response.json().get("queue_id")
+        if queue_id is not None:
+            c.request("DELETE", "/api/v1/events", params={"queue_id": queue_id})
+        return response
+
+    themes = iter(range(10**6))
+
+    def theme(c: httpx.Client) -> httpx.Response:
+        return c.patch("/api/v1/settings", data={"color_scheme": str(1 + next(themes) % 3)})
+
     def create(name: str) -> Callable[[httpx.Client], httpx.Response]:
         data = {"name": name, "subscribers": f"[{user_id}]"}
         return lambda c: c.post("/api/v1/channels/create", data=data)
@@ -111,6 +132,10 @@ def rounds(timings: Timings, names: list[str], user_id: int, count: int) -> None
         timings.run("send, after the status", send(name))
         timings.run("change one's name", rename(f"Owner of {name}"))
         timings.run("send, after the name change", send(name))
+        timings.run("POST /register (web app)", register)
+        timings.run("change one's theme", theme)
+        timings.run("send, after the theme change", send(name))
+        timings.run("POST /register, after the theme", register)
     for index in range(max(1, count // 2)):
         timings.run("create a channel", create(f"bench-{time.time_ns()}-{index}"))
         timings.run("send to another, after the create", send(names[0]))
