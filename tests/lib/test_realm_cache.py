@@ -18,6 +18,7 @@ from palaver.events.bus import InProcessEventBus
 from palaver.events.invalidation import RedisInvalidation
 from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, Component, RealmStateStore, concerns_cache
 from palaver.lib import realm_cache
+from palaver.lib.group_settings import system_group_id
 from palaver.lib.realm_cache.loaders import (
     ALERT_WORDS,
     CHANNELS,
@@ -26,7 +27,7 @@ from palaver.lib.realm_cache.loaders import (
     SUBSCRIBERS,
     USERS,
 )
-from palaver.models import UserProfile
+from palaver.models import UserGroup, UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription
 from palaver.services import Services
@@ -203,6 +204,24 @@ def test_components_load_lazily_and_separately(
     assert _cached(services, realm, USERS) is not None
     assert _cached(services, realm, GROUPS) is not None
     assert realm_cache.subscribed_channel_ids(session, realm.id, hamlet) == frozenset()
+
+
+def test_system_group_ids_come_from_the_cached_groups(
+    services: Services, session: Session, realm: SeededRealm
+) -> None:
+    assert realm_cache.known_system_group_id(session, realm.id, "role:members") is None  # not loaded
+    members = realm_cache.realm_groups(session, realm.id).system_groups["role:members"]
+    session.commit()
+    assert realm_cache.known_system_group_id(session, realm.id, "role:members") == members
+    with transaction(session):
+        session.add(UserGroup(realm_id=realm.id, name=None, description="", is_system_group=False))
+        session.flush()
+        # A group written: the groups are read through the transaction, but a system
+        # group's ID cannot have changed.
+        assert realm_cache.known_system_group_id(session, realm.id, "role:members") == members
+        assert system_group_id(session, realm.id, "role:members") == members
+    assert realm_cache.known_system_group_id(session, realm.id, "role:members") is None  # dropped
+    assert system_group_id(session, realm.id, "role:members") == members  # by its query
 
 
 def test_a_transaction_reads_its_own_writes(services: Services, session: Session, realm: SeededRealm) -> None:

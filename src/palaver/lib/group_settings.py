@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.realm_cache import user_group_ids, user_realm_id
+from palaver.lib.realm_cache import known_system_group_id, user_group_ids, user_realm_id
 from palaver.lib.user_groups import NOBODY
 from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
 
@@ -91,6 +91,10 @@ def _check_named_group(setting_name: str, group: UserGroup, rule: GroupSettingRu
 
 
 def system_group_id(session: Session, realm_id: int, name: str) -> int:
+    # Creating a channel asks for several, after its first anonymous group was written.
+    known = known_system_group_id(session, realm_id, name)
+    if known is not None:
+        return known
     group_id = session.scalar(
         select(UserGroup.id).where(
             UserGroup.realm_id == realm_id, UserGroup.is_system_group, UserGroup.name == name

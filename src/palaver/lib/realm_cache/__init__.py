@@ -20,7 +20,8 @@ Components, each loaded on first use by one Core query and cached per realm:
   two are keyed components: cached per channel and per user, loaded one key at a time.
 - ``realm_groups(session, realm_id) -> RealmGroups``; ``user_group_ids(session, realm_id,
   user_id) -> frozenset[int]`` (every group holding the user, subgroups resolved);
-  ``group_member_ids(session, realm_id, group_id, active_only=True) -> frozenset[int]``.
+  ``group_member_ids(session, realm_id, group_id, active_only=True) -> frozenset[int]``;
+  ``known_system_group_id(session, realm_id, name)`` (from the cached groups; never loads).
 - ``realm_settings(session, realm_id) -> Mapping[str, Any]`` (every column of the realm row).
 - ``realm_linkifiers(session, realm_id) -> tuple[CachedLinkifier, ...]`` (in applying order).
 - ``realm_alert_words(session, realm_id) -> Mapping[int, tuple[str, ...]]`` (lower-cased).
@@ -99,6 +100,7 @@ __all__ = [
     "cached_user",
     "cached_users",
     "group_member_ids",
+    "known_system_group_id",
     "realm_alert_words",
     "realm_channels",
     "realm_emoji",
@@ -257,6 +259,20 @@ def realm_groups(session: Session, realm_id: int) -> RealmGroups:
 
 def user_group_ids(session: Session, realm_id: int, user_id: int) -> frozenset[int]:
     return realm_groups(session, realm_id).containing.get(user_id, _EMPTY)
+
+
+def known_system_group_id(session: Session, realm_id: int, name: str) -> int | None:
+    """A system group's ID from the cached groups, else None (nothing is loaded).
+
+    Read even inside a transaction that wrote groups: system groups are made with their
+    realm and are never renamed or removed, so no write of an existing realm changes their
+    IDs (a new realm is not cached yet; a removed one drops every table everywhere).
+    """
+    db: Database | None = session.info.get("db")
+    if db is None or not db.realm_state.accepting:
+        return None
+    groups = db.realm_state.peek(realm_id, GROUPS)
+    return None if groups is None else groups.system_groups.get(name)
 
 
 def group_member_ids(
