@@ -28,6 +28,16 @@ def message(page: Any, text: str) -> Any:
     return page.locator("article.message", has_text=text)
 
 
+def compose(page: Any, text: str) -> Any:
+    """Type and send a message from the compose box (``send`` goes through the API); its
+    row, once shown."""
+    page.get_by_label("Message", exact=True).fill(text)
+    page.get_by_label("Message", exact=True).press("Enter")
+    row = message(page, text)
+    row.wait_for()
+    return row
+
+
 def test_login_failure_then_the_app(live_server: LiveServer, new_page: NewPage) -> None:
     page = new_page()
     page.goto(live_server.url + "/")
@@ -85,10 +95,7 @@ def test_edit_react_and_star(live_server: LiveServer, new_page: NewPage) -> None
     topic = unique("edits")
     page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
     text = unique("Frailty")
-    page.get_by_label("Message", exact=True).fill(text)
-    page.get_by_label("Message", exact=True).press("Enter")
-    row = message(page, text)
-    row.wait_for()
+    row = compose(page, text)
 
     row.click()
     row.get_by_role("button", name="More actions").click()
@@ -474,11 +481,7 @@ def test_a_selected_messages_toolbar_leaves_its_time_and_day_visible(
     general = channel_id(live_server, "hamlet", "general")
     topic = unique("toolbar")
     page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
-    text = unique("Brevity")
-    page.get_by_label("Message", exact=True).fill(text)
-    page.get_by_label("Message", exact=True).press("Enter")
-    row = message(page, text)
-    row.wait_for()
+    row = compose(page, unique("Brevity"))
     row.click()
     toolbar = row.get_by_role("toolbar", name="Message actions")
     toolbar.wait_for()
