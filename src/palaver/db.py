@@ -29,7 +29,6 @@ from palaver.events.realm_state import (
     ALL_REALMS,
     ANY_TABLE,
     CASCADING_PARENTS,
-    UNCACHED_COLUMNS,
     RealmStateStore,
     concerns_cache,
 )
@@ -136,14 +135,11 @@ def statement_tables(statement: Any, parameters: Sequence[Mapping[str, Any]] = (
         if isinstance(statement, Delete) and name in CASCADING_PARENTS:
             # The database deletes the cached rows that reference these itself.
             return (name, ANY_TABLE)
-        uncached = UNCACHED_COLUMNS.get(name)
-        if (
-            uncached is not None
-            and isinstance(statement, Update)
-            and _sets_only(statement, parameters, uncached)
-        ):
-            # Still a write (it fences its user's reads off the replica), of no cached table.
-            return (f"{name} (uncached columns)",)
+        if isinstance(statement, Update):
+            set_columns = _set_columns(statement, parameters, statement.table.c)
+            if set_columns:
+                # Still a write (it fences its user's reads off a replica), of these columns only.
+                return tuple(f"{name}.{column}" for column in sorted(set_columns))
         return (name,)
     text = statement.text if isinstance(statement, TextClause) else statement
     if isinstance(text, str):
@@ -154,20 +150,24 @@ def statement_tables(statement: Any, parameters: Sequence[Mapping[str, Any]] = (
     return ()
 
 
-def _sets_only(statement: Update, parameters: Sequence[Mapping[str, Any]], columns: frozenset[str]) -> bool:
-    """Whether an UPDATE sets nothing but ``columns``. Decided for the ORM's own flushes only:
-    they pass the new values as parameters named after their columns, beside the primary
-    key that their WHERE clause binds. Any other form (``values()``, no parameters) counts as
-    setting every column."""
+def _set_columns(
+    statement: Update, parameters: Sequence[Mapping[str, Any]], table_columns: Any
+) -> set[str] | None:
+    """The columns (of ``table_columns``, its table's) an UPDATE sets, or None for "any".
+    Known for the ORM's own flushes only: they pass the new values as parameters named after
+    their columns, beside the primary key that their WHERE clause binds. Any other form
+    (``values()``, no parameters) may set any."""
     # ``_values`` holds what ``values()`` set: no public accessor exists.
     if getattr(statement, "_values", None) or not parameters:
-        return False
+        return None
     where = statement.whereclause
     bound = (
         set() if where is None else {b.key for b in visitors.iterate(where) if isinstance(b, BindParameter)}
     )
     names = {name for row in parameters for name in row} - bound
-    return bool(names) and names <= columns
+    if not names or any(name not in table_columns for name in names):
+        return None
+    return {table_columns[name].name for name in names}
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:

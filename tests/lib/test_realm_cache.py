@@ -7,6 +7,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -300,24 +301,54 @@ def test_which_tables_a_statement_writes() -> None:
     assert concerns_cache(["user_message", "subscription"])
 
 
-def test_an_orm_update_of_personal_settings_only_writes_nothing_cached() -> None:
+def test_an_orm_update_writes_the_columns_it_sets() -> None:
     # The form of the ORM's flush: the new values as parameters, the key bound by the WHERE.
     flush = update(UserProfile).where(UserProfile.id == bindparam("user_profile_id"))
-
-    def concerns(parameters: list[dict[str, Any]]) -> bool:
-        tables = statement_tables(flush, parameters)
-        assert tables  # a write all the same: it fences its user's reads off the replica
-        return concerns_cache(tables)
-
-    assert not concerns([{"color_scheme": 2, "enter_sends": True, "user_profile_id": 5}])
-    assert concerns([{"color_scheme": 2, "full_name": "x", "user_profile_id": 5}])
-    # Read by cached components: the statuses, the /register user list.
-    assert concerns([{"presence_enabled": False, "user_profile_id": 5}])
-    assert concerns([{"email_address_visibility": 2, "user_profile_id": 5}])
+    settings = [{"color_scheme": 2, "enter_sends": True, "user_profile_id": 5}]
+    assert statement_tables(flush, settings) == ("user_profile.color_scheme", "user_profile.enter_sends")
     # Any other form counts as setting every column.
-    assert concerns_cache(statement_tables(update(UserProfile).values(color_scheme=2)))
-    assert concerns([])
-    assert concerns([{"user_profile_id": 5}])
+    assert statement_tables(update(UserProfile).values(color_scheme=2)) == ("user_profile",)
+    assert statement_tables(flush, []) == ("user_profile",)
+    assert statement_tables(flush, [{"user_profile_id": 5}]) == ("user_profile",)
+    assert statement_tables(flush, [{"no_such_column": 1, "user_profile_id": 5}]) == ("user_profile",)
+
+
+def test_components_are_dropped_by_the_columns_they_read() -> None:
+    whole: Component[None] = Component("whole", frozenset({"user_profile"}))
+    some: Component[None] = Component(
+        "some", frozenset({"user_profile.full_name", "user_profile.is_active", "stream"})
+    )
+    assert whole.dropped_by({"user_profile.color_scheme"})
+    assert whole.dropped_by({"user_profile"})
+    assert some.dropped_by({"user_profile.full_name"})
+    assert some.dropped_by({"user_profile"})
+    assert some.dropped_by({"stream.name"})
+    assert some.dropped_by({ANY_TABLE})
+    assert not some.dropped_by({"user_profile.color_scheme", "message", "user_message"})
+    assert some.read_tables == {"user_profile", "stream"}
+    assert concerns_cache({"user_profile.color_scheme"})
+    assert not concerns_cache({"message.content"})
+
+
+def test_a_dropped_value_is_kept_for_the_next_load_to_reuse() -> None:
+    @dataclass(frozen=True)
+    class Reusing(Component[tuple[int, ...]]):
+        @property
+        def keeps_previous(self) -> bool:
+            return True
+
+    reusing = Reusing("reusing", frozenset({"t"}))
+    store = _store()
+    store.get(1, reusing, lambda: (1,))
+    store.get(1, A, lambda: (2,))
+    assert store.previous(1, reusing) is None
+    store.invalidate([1], ["t", "t1"])
+    assert store.previous(1, reusing) == (1,)
+    assert store.previous(1, A) is None  # kept only for components that ask
+    store.invalidate([1], ["t"])  # nothing cached to drop: the older value stays
+    assert store.previous(1, reusing) == (1,)
+    store.get(1, reusing, lambda: (3,))
+    assert store.previous(1, reusing) is None
 
 
 def test_driver_sql_records_the_table_it_writes(services: Services, session: Session) -> None:

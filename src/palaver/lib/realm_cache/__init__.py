@@ -32,14 +32,16 @@ read-only mappings). Copy into a ``set``/``list`` before changing.
 
 Coherence. The cache lives on ``Database`` (``db.realm_state``, ``events/realm_state.py``).
 Nothing has to invalidate it by hand: ``Database.transaction`` records every table its write
-transaction touched (ORM flushes and Core DML alike) and, after commit, drops the components
-read from those tables in the realms the transaction sent events to (all realms if it sent
-none) and publishes the same invalidation to the other processes (``events/invalidation.py``,
-Redis pub/sub). Writes outside ``transaction()`` through a ``Database`` session invalidate
-in every realm when they commit. Inside a write transaction, a component whose tables the
-transaction has already written is read from the database (the transaction's own writes)
-and not cached. Loads run on a connection of their own, so a reader's older snapshot
-(SQLite) is never cached; a load overtaken by an invalidation is not kept.
+transaction touched (ORM flushes and Core DML alike; the columns set, for an ORM update)
+and, after commit, drops the components read from those tables or columns in the realms the
+transaction sent events to (all realms if it sent none) and publishes the same invalidation
+to the other processes (``events/invalidation.py``, Redis pub/sub). Writes outside
+``transaction()`` through a ``Database`` session invalidate in every realm when they commit.
+Inside a write transaction, a component whose tables the transaction has already written is
+read from the database (the transaction's own writes) and not cached. A component with a
+``reload`` is built again from the value a write dropped, reusing what did not change. Loads
+run on a connection of their own, so a reader's older snapshot (SQLite) is never cached; a
+load overtaken by an invalidation is not kept.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from palaver.db import Database, written_tables
-from palaver.events.realm_state import REALM_STATE_TABLES
+from palaver.events.realm_state import REALM_STATE_TABLES, columns
 from palaver.lib.realm_cache.loaders import (
     ALERT_WORDS,
     CHANNELS,
@@ -99,6 +101,7 @@ __all__ = [
     "cached_component",
     "cached_user",
     "cached_users",
+    "columns",
     "group_member_ids",
     "known_system_group_id",
     "realm_alert_words",
@@ -124,11 +127,7 @@ def _caching(session: Session, component: Loaded[Any] | KeyedLoaded[Any]) -> Dat
     the component's tables, and its own writes are visible only through its connection."""
     db: Database | None = session.info.get("db")
     written = written_tables(session)
-    if (
-        db is None
-        or not db.realm_state.accepting
-        or (written is not None and not written.isdisjoint(component.tables))
-    ):
+    if db is None or not db.realm_state.accepting or (written is not None and component.dropped_by(written)):
         return None
     return db
 
@@ -142,10 +141,14 @@ def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
     if value is not None:
         return value
     ticket = store.begin_load(realm_id, component)
+    previous = None if component.reload is None else store.previous(realm_id, component)
     # A connection of its own: the session's may hold an older snapshot (SQLite keeps one
     # for a whole read transaction), and a value read from it would be cached as current.
     with db.load_engine.connect() as conn:
-        value = component.load(conn, realm_id)
+        if previous is None or component.reload is None:
+            value = component.load(conn, realm_id)
+        else:
+            value = component.reload(conn, realm_id, previous)
         conn.rollback()
     store.finish_load(ticket, value)
     return value
@@ -172,7 +175,7 @@ def cached_component(session: Session, realm_id: int, component: Loaded[T]) -> T
     """A component defined by another module (a formatted view of cached tables, e.g. the
     /register user list), cached and dropped exactly as the components here are."""
     # Writes to other tables are not passed on to the store: such a component would go stale.
-    assert component.tables <= REALM_STATE_TABLES, component.tables - REALM_STATE_TABLES
+    assert component.read_tables <= REALM_STATE_TABLES, component.read_tables - REALM_STATE_TABLES
     return _get(session, realm_id, component)
 
 

@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, bindparam, select
 
-from palaver.events.realm_state import REALM_STATE_TABLES, Component
+from palaver.events.realm_state import REALM_STATE_TABLES, Component, columns
 from palaver.lib.realm_cache.snapshots import (
     AlertWords,
     CachedEmoji,
@@ -41,9 +41,16 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Loaded(Component[T], Generic[T]):
-    """A component with its loader: ``load(connection, realm_id)``."""
+    """A component with its loader: ``load(connection, realm_id)``, and optionally
+    ``reload(connection, realm_id, previous)``, which builds it again reusing the unchanged
+    parts of the value an invalidation dropped (``RealmStateStore.previous``)."""
 
     load: Callable[[Connection, int], T]
+    reload: Callable[[Connection, int, T], T] | None = None
+
+    @property
+    def keeps_previous(self) -> bool:
+        return self.reload is not None
 
 
 @dataclass(frozen=True)
@@ -214,7 +221,10 @@ def _tables(*models: Any) -> frozenset[str]:
     return frozenset(m.__tablename__ for m in models)
 
 
-USERS = Loaded("users", _tables(UserProfile), _load_users)
+# Dropped also by a new API key, which it does not hold: a repeated long-poll is known to be
+# its user's for as long as this snapshot stays (api/poll_auth.py), so it must not outlive
+# any column authentication reads (the key, the addresses, the realm, whether active).
+USERS = Loaded("users", columns(UserProfile, *CachedUser._fields, "api_key"), _load_users)
 CHANNELS = Loaded("channels", _tables(Stream), _load_channels)
 # Keyed: a realm of 10,000 users holds ~100,000 subscriptions, and every subscription change
 # drops them; reading them all again took ~300 ms, one channel's members a few.
@@ -241,4 +251,4 @@ COMPONENTS: tuple[Component[Any], ...] = (
     MUTED_BY,
 )
 # Database skips invalidating (and publishing) writes to tables outside this set.
-assert frozenset().union(*(c.tables for c in COMPONENTS)) <= REALM_STATE_TABLES
+assert frozenset().union(*(c.read_tables for c in COMPONENTS)) <= REALM_STATE_TABLES

@@ -24,7 +24,7 @@ from palaver.lib.channels import (
     has_metadata_access,
     realm_stream_infos,
 )
-from palaver.lib.realm_cache import Loaded, cached_component, subscribed_channel_ids, user_group_ids
+from palaver.lib.realm_cache import Loaded, cached_component, columns, subscribed_channel_ids, user_group_ids
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.subscriptions import SubscriptionRow, add_subscriber_lists, subscription_properties
 from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
@@ -83,19 +83,19 @@ def _load_channel_state(conn: Connection, realm_id: int) -> _RealmChannelState:
 
 
 # Channel objects show subscriber counts and group-setting values (anonymous groups list
-# their active members), so users and groups are read too.
+# their active members), so groups are read too, and of users only whether they are active.
 _CHANNEL_STATE = Loaded(
     "register_channels",
     frozenset(
         {
             Stream.__tablename__,
             Subscription.__tablename__,
-            UserProfile.__tablename__,
             UserGroup.__tablename__,
             UserGroupMembership.__tablename__,
             GroupGroupMembership.__tablename__,
         }
-    ),
+    )
+    | columns(UserProfile, "realm_id", "is_active"),
     _load_channel_state,
 )
 

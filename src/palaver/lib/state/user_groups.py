@@ -8,7 +8,7 @@ import orjson
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from palaver.lib.realm_cache import Loaded, cached_component
+from palaver.lib.realm_cache import Loaded, cached_component, columns
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_group_format import format_user_groups
 from palaver.lib.user_groups import get_named_groups
@@ -32,7 +32,7 @@ def _load_groups(conn: Connection, realm_id: int) -> _EncodedGroups:
     return _EncodedGroups(orjson.dumps(live), orjson.dumps(formatted))
 
 
-# Members leave out deactivated users, so users are read too.
+# Members leave out deactivated users, so whether users are active is read too.
 _GROUPS = Loaded(
     "register_user_groups",
     frozenset(
@@ -40,9 +40,9 @@ _GROUPS = Loaded(
             UserGroup.__tablename__,
             UserGroupMembership.__tablename__,
             GroupGroupMembership.__tablename__,
-            UserProfile.__tablename__,
         }
-    ),
+    )
+    | columns(UserProfile, "realm_id", "is_active"),
     _load_groups,
 )
 

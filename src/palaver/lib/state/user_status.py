@@ -6,7 +6,7 @@ import orjson
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from palaver.lib.realm_cache import Loaded, cached_component
+from palaver.lib.realm_cache import Loaded, cached_component, columns
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_status import realm_user_statuses
 from palaver.lib.users import user_access_restricted
@@ -24,7 +24,10 @@ def _load_statuses(conn: Connection, realm_id: int) -> bytes:
 # The statuses of every active user, encoded once per change: reading them joins each of a
 # large realm's users to their status.
 _STATUSES = Loaded(
-    "register_user_statuses", frozenset({UserProfile.__tablename__, UserStatus.__tablename__}), _load_statuses
+    "register_user_statuses",
+    frozenset({UserStatus.__tablename__})
+    | columns(UserProfile, "id", "realm_id", "is_active", "presence_enabled"),
+    _load_statuses,
 )
 
 
