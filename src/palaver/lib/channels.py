@@ -10,7 +10,7 @@ see only channels they are subscribed to, and web-public ones.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from operator import attrgetter
@@ -435,9 +435,14 @@ def stream_post_policy(session: Session, can_send_message_group: int) -> int:
 
 
 def format_streams(
-    session: Session, streams: Sequence[AnyStream], *, include_default: bool = False
+    session: Session,
+    streams: Sequence[AnyStream],
+    *,
+    include_default: bool = False,
+    counts: Mapping[int, int] | None = None,
 ) -> list[dict[str, Any]]:
-    """The channel objects of GET /streams and of stream events."""
+    """The channel objects of GET /streams and of stream events. ``counts``: the channels'
+    subscriber counts when the caller has them (``subscriber_counts`` otherwise)."""
     if not streams:
         return []
     settings_by_stream = [_group_settings_of(s) for s in streams]
@@ -451,7 +456,8 @@ def format_streams(
             )
         )
     }
-    counts = subscriber_counts(session, [s.id for s in streams])
+    if counts is None:
+        counts = subscriber_counts(session, [s.id for s in streams])
     defaults = set(default_stream_ids(session, streams[0].realm_id)) if include_default else set()
     result = []
     for stream, values in zip(streams, settings_by_stream, strict=True):

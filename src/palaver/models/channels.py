@@ -133,7 +133,8 @@ class Subscription(Base):
     __tablename__ = "subscription"
     __table_args__ = (
         UniqueConstraint("user_profile_id", "recipient_id", name="uq_subscription_user_recipient"),
-        Index("ix_subscription_recipient_active", "recipient_id", "active"),
+        # Carries the user: a channel's subscribers are read from the index alone.
+        Index("ix_subscription_recipient_active_user", "recipient_id", "active", "user_profile_id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
