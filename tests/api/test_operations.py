@@ -78,6 +78,8 @@ def test_metrics_parse_and_count_by_route_template(api: Api, realm: SeededRealm)
 def test_request_ids(api: Api, realm: SeededRealm) -> None:
     generated = api.get(realm.hamlet, "users/me")
     assert len(generated.headers["X-Request-Id"]) == 16
+    ids = {api.get(realm.hamlet, "users/me").headers["X-Request-Id"] for _ in range(20)}
+    assert len(ids) == 20 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
     kept = api.get(realm.hamlet, "users/me", headers={"X-Request-Id": "lb-4f2a.77"})
     assert kept.headers["X-Request-Id"] == "lb-4f2a.77"
     replaced = api.get(realm.hamlet, "users/me", headers={"X-Request-Id": "bad id\twith spaces"})
