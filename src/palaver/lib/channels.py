@@ -32,14 +32,14 @@ from palaver.lib.markdown.urls import channel_narrow_url
 from palaver.lib.realm_cache import StreamInfo as StreamInfo  # noqa: PLC0414 (re-exported, lib/state uses it)
 from palaver.lib.realm_cache import (
     active_subscriber_ids,
-    active_user_roles,
+    active_users,
     cached_channel_by_name,
     subscribed_channel_ids,
     user_group_ids,
     user_realm_id,
 )
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
-from palaver.models import Realm, Role, UserGroup, UserProfile
+from palaver.models import Realm, UserGroup, UserProfile
 from palaver.models.channels import (
     STREAM_GROUP_SETTINGS,
     TOPICS_POLICIES,
@@ -372,15 +372,10 @@ def access_announcement_channel(session: Session, user: UserProfile, stream_id: 
 def metadata_access_user_ids(session: Session, stream: Stream) -> set[int]:
     """Active users who may see the channel exist: who hears of changes to it."""
     subscribers = subscriber_ids(session, stream)
-    users = active_user_roles(session, stream.realm_id)
-    # Plain ints: an enum comparison per user was most of the loop at 10,000 users.
+    active = active_users(session, stream.realm_id)
     if not stream.invite_only:
-        if stream.is_web_public:
-            return {uid for uid, _ in users} | subscribers
-        guest = int(Role.GUEST)
-        return {uid for uid, role in users if role != guest} | subscribers
-    administrator = int(Role.ADMINISTRATOR)
-    granted = subscribers | {uid for uid, role in users if role <= administrator}
+        return set(active.all if stream.is_web_public else active.non_guests).union(subscribers)
+    granted = set(active.administrators).union(subscribers)
     for setting in ("can_administer_channel_group", "can_add_subscribers_group", "can_subscribe_group"):
         granted |= recursive_member_ids(session, getattr(stream, setting))
     return granted

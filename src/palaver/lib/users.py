@@ -16,7 +16,7 @@ from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequi
 from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.message_flags import max_message_id
 from palaver.lib.profile_fields import profile_data_for_users
-from palaver.lib.realm_cache import active_user_roles, realm_settings, user_group_ids
+from palaver.lib.realm_cache import active_users, realm_settings, user_group_ids
 from palaver.models import EmailVisibility, Realm, Role, UserProfile
 from palaver.timeutil import to_iso
 
@@ -169,18 +169,19 @@ def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
     Everyone, except guests whose access the realm limits and who share no conversation
     with the target; the target always knows about themselves.
     """
-    rows = active_user_roles(session, target.realm_id)
-    if target.is_bot:
-        return [user_id for user_id, _ in rows]
-    # Plain values: an ORM attribute or an enum comparison per user is most of the loop.
-    target_id, guest = target.id, int(Role.GUEST)
+    active = active_users(session, target.realm_id)
+    if target.is_bot or not active.guests:
+        return list(active.all)
+    target_id = target.id
     return [
-        user_id
-        for user_id, role in rows
-        if user_id == target_id
-        or role != guest
-        or not _guest_restricted(session, target.realm_id, user_id)
-        or target_id in user_ids_sharing_conversations(session, user_id)
+        *active.non_guests,
+        *(
+            user_id
+            for user_id in active.guests
+            if user_id == target_id
+            or not _guest_restricted(session, target.realm_id, user_id)
+            or target_id in user_ids_sharing_conversations(session, user_id)
+        ),
     ]
 
 

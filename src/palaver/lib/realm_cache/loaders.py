@@ -17,6 +17,7 @@ from sqlalchemy import Connection, bindparam, select
 
 from palaver.events.realm_state import REALM_STATE_TABLES, Component, columns
 from palaver.lib.realm_cache.snapshots import (
+    ActiveUsers,
     AlertWords,
     CachedEmoji,
     CachedGroup,
@@ -74,6 +75,7 @@ def _load_users(conn: Connection, realm_id: int) -> RealmUsers:
         by_delivery_email=MappingProxyType({u.delivery_email.lower(): u for u in users}),
         by_email=MappingProxyType({u.email.lower(): u for u in users}),
         inactive_ids=frozenset(u.id for u in users if not u.is_active),
+        active=ActiveUsers.from_roles((u.id, u.role) for u in users if u.is_active),
     )
 
 

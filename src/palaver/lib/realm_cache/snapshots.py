@@ -6,7 +6,7 @@ frozen dataclasses, named tuples, tuples, frozensets and read-only mappings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -54,6 +54,32 @@ class CachedUser(NamedTuple):
         return self.role == Role.GUEST
 
 
+class ActiveUsers(NamedTuple):
+    """The realm's active users' IDs, whole and by the roles that decide who hears of a
+    change to a user or a channel. Built once per snapshot: at 10,000 users, a pass over
+    the cached users per channel of a join was a fifth of the request."""
+
+    all: frozenset[int]
+    non_guests: frozenset[int]
+    guests: frozenset[int]
+    # Owners and administrators.
+    administrators: frozenset[int]
+
+    @classmethod
+    def from_roles(cls, roles: Iterable[tuple[int, int]]) -> ActiveUsers:
+        # Plain ints: an enum comparison per user was most of the loop at 10,000 users.
+        guest, administrator = int(Role.GUEST), int(Role.ADMINISTRATOR)
+        everyone, guests, administrators = [], [], []
+        for user_id, role in roles:
+            everyone.append(user_id)
+            if role == guest:
+                guests.append(user_id)
+            elif role <= administrator:
+                administrators.append(user_id)
+        all_ids, guest_ids = frozenset(everyone), frozenset(guests)
+        return cls(all_ids, all_ids - guest_ids, guest_ids, frozenset(administrators))
+
+
 @dataclass(frozen=True, slots=True)
 class RealmUsers:
     by_id: Mapping[int, CachedUser]
@@ -61,6 +87,7 @@ class RealmUsers:
     by_delivery_email: Mapping[str, CachedUser]
     by_email: Mapping[str, CachedUser]
     inactive_ids: frozenset[int]
+    active: ActiveUsers
 
 
 class StreamInfo(NamedTuple):
