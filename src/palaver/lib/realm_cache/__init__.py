@@ -203,7 +203,8 @@ def active_users(session: Session, realm_id: int) -> ActiveUsers:
     cached = None if db is None else db.realm_state.peek(realm_id, USERS)
     if cached is not None:
         return cached.active
-    return ActiveUsers.from_roles(session.execute(_ACTIVE_USER_ROLES, {"realm_id": realm_id}).tuples())
+    rows = session.execute(_ACTIVE_USER_ROLES, {"realm_id": realm_id})
+    return ActiveUsers.from_roles((user_id, role) for user_id, role in rows)
 
 
 def cached_user(session: Session, realm_id: int, user_id: int) -> CachedUser | None:
