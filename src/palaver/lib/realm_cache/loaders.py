@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import Connection, String, bindparam, cast, func, select
 
 from palaver.events.realm_state import REALM_STATE_TABLES, Component, columns
 from palaver.lib.realm_cache.snapshots import (
@@ -125,13 +125,19 @@ def _load_groups(conn: Connection, realm_id: int) -> RealmGroups:
             )
         )
     }
-    direct: dict[int, set[int]] = defaultdict(set)
-    for group_id, user_id in conn.execute(
-        select(UserGroupMembership.user_group_id, UserGroupMembership.user_profile_id).where(
-            UserGroupMembership.user_group_id.in_(in_realm)
+    # One string of member IDs per group: a role group of a large organization lists every
+    # user, and a row per membership through SQLAlchemy was half of this load.
+    direct: dict[int, set[int]] = {
+        group_id: set(map(int, members.split(",")))
+        for group_id, members in conn.execute(
+            select(
+                UserGroupMembership.user_group_id,
+                func.aggregate_strings(cast(UserGroupMembership.user_profile_id, String), ","),
+            )
+            .where(UserGroupMembership.user_group_id.in_(in_realm))
+            .group_by(UserGroupMembership.user_group_id)
         )
-    ):
-        direct[group_id].add(user_id)
+    }
     children: dict[int, set[int]] = defaultdict(set)
     for supergroup_id, subgroup_id in conn.execute(
         select(GroupGroupMembership.supergroup_id, GroupGroupMembership.subgroup_id).where(
