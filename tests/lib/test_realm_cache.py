@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import pytest
+import redis
 from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
@@ -386,6 +388,39 @@ def test_redis_carries_invalidations_between_processes_within_50ms() -> None:
         b.close()
     # Closed: it can no longer hear invalidations, so it keeps nothing.
     assert not second.accepting
+
+
+def test_redis_carries_column_writes_and_an_earlier_versions_tables() -> None:
+    url = helpers.require_redis()
+    channel = f"palaver:test:{uuid.uuid4().hex}:realm-cache"
+    name_reader: Component[tuple[int, ...]] = Component("names", frozenset({"t1.name"}))
+    role_reader: Component[tuple[int, ...]] = Component("roles", frozenset({"t1.role"}))
+    first, second = _store(), _store()
+    a = RedisInvalidation(url, channel, first)
+    b = RedisInvalidation(url, channel, second)
+    client = redis.Redis.from_url(url)
+
+    def wait_dropped(component: Component[tuple[int, ...]]) -> None:
+        started = time.monotonic()
+        while second.peek(1, component) is not None and time.monotonic() - started < 1:
+            time.sleep(0.001)
+        assert second.peek(1, component) is None
+
+    try:
+        assert a.wait_ready(5) and b.wait_ready(5)
+        second.get(1, name_reader, lambda: (1,))
+        second.get(1, role_reader, lambda: (2,))
+        a.publish([1], ["t1.name"])
+        wait_dropped(name_reader)
+        assert second.peek(1, role_reader) == (2,)
+        # A process of an earlier version names tables only: the whole table was written.
+        old = {"origin": "earlier", "realms": [1], "tables": ["t1"]}
+        client.publish(channel, orjson.dumps(old))
+        wait_dropped(role_reader)
+    finally:
+        client.close()
+        a.close()
+        b.close()
 
 
 def test_turned_off_it_reads_the_database_every_time(services: Services, realm: SeededRealm) -> None:

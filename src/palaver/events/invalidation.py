@@ -85,10 +85,14 @@ class RedisInvalidation:
         return self._store.wait_accepting(timeout)
 
     def publish(self, realm_ids: Iterable[int] | None, tables: Iterable[str]) -> None:
+        written = sorted(tables)
         message = {
             "origin": self._origin,
             "realms": None if realm_ids is None else sorted(realm_ids),
-            "tables": sorted(tables),
+            # Tables alone for a process of an earlier version (a rolling upgrade), which
+            # would take a column name (``user_profile.full_name``) for a table nothing reads.
+            "tables": sorted({name.partition(".")[0] for name in written}),
+            "written": written,
         }
         try:
             self._client.publish(self._channel, orjson.dumps(message))
@@ -121,7 +125,7 @@ class RedisInvalidation:
             message = orjson.loads(data)
             if message["origin"] == self._origin:
                 return
-            self._store.invalidate(message["realms"], message["tables"])
+            self._store.invalidate(message["realms"], message.get("written", message["tables"]))
         except (orjson.JSONDecodeError, KeyError, TypeError):
             logger.warning("Ignored a malformed realm-cache invalidation: %r", data[:200])
             # Whatever it meant to drop, dropping everything is safe.
