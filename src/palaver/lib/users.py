@@ -170,19 +170,15 @@ def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
     with the target; the target always knows about themselves.
     """
     active = active_users(session, target.realm_id)
-    if target.is_bot or not active.guests:
+    if target.is_bot:
         return list(active.all)
-    target_id = target.id
-    return [
-        *active.non_guests,
-        *(
-            user_id
-            for user_id in active.guests
-            if user_id == target_id
-            or not _guest_restricted(session, target.realm_id, user_id)
-            or target_id in user_ids_sharing_conversations(session, user_id)
-        ),
-    ]
+    realm_id, target_id = target.realm_id, target.id
+    restricted = {g for g in active.guests if g != target_id and _guest_restricted(session, realm_id, g)}
+    if not restricted:
+        return list(active.all)
+    # Sharing a conversation is mutual: the target's partners, read once, not each guest's.
+    partners = set(user_ids_sharing_conversations(session, target_id))
+    return [user_id for user_id in active.all if user_id not in restricted or user_id in partners]
 
 
 def get_users(
