@@ -373,9 +373,16 @@ def metadata_access_user_ids(session: Session, stream: Stream) -> set[int]:
     """Active users who may see the channel exist: who hears of changes to it."""
     subscribers = subscriber_ids(session, stream)
     active = active_users(session, stream.realm_id)
+    # Owners and administrators see every channel; members every public one.
+    if stream.invite_only:
+        seen_by_role = active.administrators
+    else:
+        seen_by_role = active.all if stream.is_web_public else active.non_guests
+    # One copy, grown in place (``set(a).union(b)`` copies 10,000 IDs twice).
+    granted = set(seen_by_role)
+    granted |= subscribers
     if not stream.invite_only:
-        return set(active.all if stream.is_web_public else active.non_guests).union(subscribers)
-    granted = set(active.administrators).union(subscribers)
+        return granted
     for setting in ("can_administer_channel_group", "can_add_subscribers_group", "can_subscribe_group"):
         granted |= recursive_member_ids(session, getattr(stream, setting))
     return granted
