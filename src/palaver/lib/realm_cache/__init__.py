@@ -143,14 +143,15 @@ def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
     if value is not None:
         return value
     ticket = store.begin_load(realm_id, component)
-    previous = None if component.reload is None else store.previous(realm_id, component)
+    reload = component.reload
+    previous = None if reload is None else store.previous(realm_id, component)
     # A connection of its own: the session's may hold an older snapshot (SQLite keeps one
     # for a whole read transaction), and a value read from it would be cached as current.
     with db.load_engine.connect() as conn:
-        if previous is None or component.reload is None:
-            value = component.load(conn, realm_id)
+        if reload is not None and previous is not None:
+            value = reload(conn, realm_id, previous)
         else:
-            value = component.reload(conn, realm_id, previous)
+            value = component.load(conn, realm_id)
         conn.rollback()
     store.finish_load(ticket, value)
     return value
