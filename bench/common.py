@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
@@ -781,6 +781,33 @@ async def drive(
     finally:
         for connection in connections:
             connection.close()
+
+
+Number = TypeVar("Number", int, float)
+
+
+def bounded(kind: Callable[[str], Number], low: Number, high: Number) -> Callable[[str], Number]:
+    """An argparse ``type``: a number from ``low`` to ``high`` (``choices=range(…)`` would
+    list every allowed value in its error)."""
+
+    def parse(text: str) -> Number:
+        value = kind(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low:,} and {high:,}")
+        return value
+
+    return parse
+
+
+def organization_flags(parser: argparse.ArgumentParser, *, minimum: int) -> None:
+    """``--users`` and ``--channels`` of ``large_organization`` (10,000 and 1,000; at least
+    ``minimum`` each); ``quick_organization`` makes them 1,000 and 100."""
+    parser.add_argument("--users", type=bounded(int, minimum, 100_000), default=10_000, metavar="N")
+    parser.add_argument("--channels", type=bounded(int, minimum, 10_000), default=1_000, metavar="N")
+
+
+def quick_organization(args: argparse.Namespace) -> None:
+    args.users, args.channels = 1_000, 100
 
 
 def quick_flag(parser: argparse.ArgumentParser) -> None:

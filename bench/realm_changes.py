@@ -31,12 +31,15 @@ from typing import Any
 import httpx
 from common import (
     Server,
+    bounded,
     cpus,
     large_organization,
     machine_line,
+    organization_flags,
     pin_line,
     pin_self,
     quick_flag,
+    quick_organization,
     serve,
 )
 
@@ -147,15 +150,13 @@ def rounds(timings: Timings, names: list[str], user_id: int, count: int) -> None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--users", type=int, default=10_000)
-    parser.add_argument("--channels", type=int, default=1_000)
-    parser.add_argument("--rounds", type=int, default=20)
+    organization_flags(parser, minimum=10)
+    parser.add_argument("--rounds", type=bounded(int, 1, 200), default=20, metavar="N")
     quick_flag(parser)
     args = parser.parse_args()
     if args.quick:
-        args.users, args.channels, args.rounds = 1_000, 100, 6
-    if not (10 <= args.users <= 100_000 and 10 <= args.channels <= 10_000 and 1 <= args.rounds <= 200):
-        raise SystemExit("--users 10-100,000, --channels 10-10,000, --rounds 1-200")
+        quick_organization(args)
+        args.rounds = 6
 
     server_cpu, client_cpu = (None, None) if args.no_pin else cpus()
     pin_self(client_cpu)

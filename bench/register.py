@@ -41,13 +41,16 @@ from common import (
     Dataset,
     Server,
     bare_realm,
+    bounded,
     cpus,
     large_organization,
     machine_line,
+    organization_flags,
     percentile,
     pin_line,
     pin_self,
     quick_flag,
+    quick_organization,
     serve,
 )
 
@@ -175,18 +178,16 @@ def profile(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--users", type=int, default=10_000)
-    parser.add_argument("--channels", type=int, default=1_000)
-    parser.add_argument("--requests", type=int, default=50)
+    organization_flags(parser, minimum=0)
+    parser.add_argument("--requests", type=bounded(int, 1, 10_000), default=50, metavar="N")
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--profile", choices=list(VARIANTS), help="profile one variant in-process")
     parser.add_argument("--timing", choices=list(VARIANTS), help="time one variant in-process, no profiler")
     quick_flag(parser)
     args = parser.parse_args()
     if args.quick:
-        args.users, args.channels, args.requests = 1_000, 100, 10
-    if not (0 <= args.users <= 100_000 and 0 <= args.channels <= 10_000 and 1 <= args.requests <= 10_000):
-        raise SystemExit("--users 0-100,000, --channels 0-10,000, --requests 1-10,000")
+        quick_organization(args)
+        args.requests = 10
     pins = (None, None) if args.no_pin else cpus()
     pin_self(pins[1])
     tmp = Path(tempfile.mkdtemp(prefix="palaver-register-"))

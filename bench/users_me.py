@@ -32,7 +32,7 @@ from pathlib import Path
 
 import common
 import httpx
-from common import LOOPBACK, clean_environment, cpu_seconds, free_port, palaver, server_env
+from common import LOOPBACK, bounded, clean_environment, cpu_seconds, free_port, palaver, server_env
 
 # Mirrors palaver.bootstrap.run_server, so the two servers differ only in the app.
 UVICORN_OPTIONS = {
@@ -186,16 +186,6 @@ def measure(
 
 
 # Main ----------------------------------------------------------------------------------------
-
-
-def bounded(kind: Callable[[str], float], low: float, high: float) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        value = kind(text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g}")
-        return value
-
-    return parse
 
 
 def parse_args() -> argparse.Namespace:
