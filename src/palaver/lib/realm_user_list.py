@@ -22,7 +22,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import orjson
@@ -302,6 +302,18 @@ def _reload(conn: Connection, realm_id: int, previous: RealmUserList, *, gravata
     return RealmUserList(_entries(conn, realm_id, gravatar=gravatar, previous=previous), gravatar=gravatar)
 
 
+@cache
+def _component(gravatar: bool) -> Loaded[RealmUserList]:
+    """The list as a realm-state component; one per value of the server's Gravatar setting,
+    which the loader needs (the store knows it by its name)."""
+    return Loaded(
+        "register_user_list",
+        _TABLES,
+        partial(_load, gravatar=gravatar),
+        reload=partial(_reload, gravatar=gravatar),
+    )
+
+
 def visible_email_levels(viewer: UserProfile) -> frozenset[int]:
     """The ``email_address_visibility`` levels whose addresses this viewer sees."""
     # Asked of the one rule (lib/users.py) for a stand-in user at each level.
@@ -327,14 +339,7 @@ def realm_user_json(session: Session, viewer: UserProfile, *, client_gravatar: b
         )
         active, inactive = _encode(entries, levels, client_gravatar, viewer_id=viewer.id)
         return active.json, inactive.json
-    # Built here per call (the loader needs the setting); the store knows it by its name.
-    component = Loaded(
-        "register_user_list",
-        _TABLES,
-        partial(_load, gravatar=gravatar),
-        reload=partial(_reload, gravatar=gravatar),
-    )
-    users = cached_component(session, realm_id, component)
+    users = cached_component(session, realm_id, _component(gravatar))
     active, inactive = users.lists(levels, client_gravatar)
     own = users.entry(viewer.id)
     if own is not None and not (own.is_bot or own.visibility in levels):
