@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import getpass
 import json
 import sys
@@ -246,7 +247,12 @@ def cmd_seed_users(args: argparse.Namespace) -> None:
     )
 
 
+@functools.cache
 def build_parser() -> argparse.ArgumentParser:
+    """The one parser of a process: parsing leaves it unchanged, and its subcommands keep
+    the functions they had when it was built. Built once because about fifty subcommand
+    parsers cost tens of milliseconds, which every in-process ``main`` (the CLI tests run
+    hundreds) paid again."""
     # The global options are accepted before and after the subcommand alike.
     parser = argparse.ArgumentParser(
         prog="palaver", description="Palaver team chat server", parents=[common_options()]
