@@ -465,10 +465,12 @@ def test_scrolling_back_loads_older_history(live_server: LiveServer, new_page: N
     page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
     message(page, "line 129").wait_for()
     assert message(page, "line 000").count() == 0
-    for _ in range(20):
+    # Each scroll to the top fetches one older batch (three in all), as a reader scrolling
+    # up would; a loaded machine answers slowly, so this goes on until a deadline rather
+    # than for a fixed count of scrolls (20 of them ran out after two batches in CI).
+    deadline = time.monotonic() + 30
+    while not message(page, "line 000").count() and time.monotonic() < deadline:
         page.evaluate("document.getElementById('feed-scroller').scrollTop = 0")
-        if message(page, "line 000").count():
-            break
         time.sleep(0.2)
     message(page, "line 000").wait_for()
     page.get_by_text("Beginning of this conversation").wait_for()
