@@ -62,7 +62,9 @@ def service_server() -> Iterator[ServiceServer]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # serve_forever checks for shutdown() every poll_interval: 0.5 s by default, which every
+    # test using this server then waited in its teardown.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
     try:
