@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tests.images import image_bytes
+from tests.servers import serving_in_a_thread
 
 PAGE = b"""<!doctype html><html><head>
 <title>Fallback title</title>
@@ -72,13 +72,5 @@ _Handler.routes = {
 def preview_server() -> Iterator[str]:
     """The server's base URL, e.g. http://127.0.0.1:PORT."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    # serve_forever checks for shutdown() every poll_interval: 0.5 s by default, which every
-    # test using this server then waited in its teardown.
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving_in_a_thread(server):
         yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()

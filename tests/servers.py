@@ -17,9 +17,11 @@ import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -52,6 +54,21 @@ def http_get(url: str, **options: Any) -> httpx.Response:
 def http_post(url: str, **options: Any) -> httpx.Response:
     """``httpx.post`` with the shared context."""
     return httpx.post(url, verify=TLS, **options)
+
+
+@contextlib.contextmanager
+def serving_in_a_thread(server: ThreadingHTTPServer) -> Iterator[None]:
+    """``server`` (a test's own HTTP server) answering from daemon threads until the block ends."""
+    server.daemon_threads = True
+    # serve_forever checks for shutdown() every poll_interval: 0.5 s by default, which every
+    # test using such a server then waited in its teardown.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def palaver_command() -> list[str]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.servers import serving_in_a_thread
 
 
 @dataclass
@@ -61,14 +62,6 @@ def service_server() -> Iterator[ServiceServer]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    # serve_forever checks for shutdown() every poll_interval: 0.5 s by default, which every
-    # test using this server then waited in its teardown.
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    try:
+    with serving_in_a_thread(server):
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
