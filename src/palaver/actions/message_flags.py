@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, literal, select, update
+from sqlalchemy import bindparam, func, insert, literal, select, update
 from sqlalchemy.orm import Session
 
 from palaver.db import Tx, transaction
@@ -93,6 +93,19 @@ def _flags_event(
     return ev.UpdateMessageFlagsRemove(flag=flag, messages=messages, message_details=details)
 
 
+# Built once, on the table: a statement made and ORM-compiled on every call cost several
+# times what running it does (bench/README.md, fifteenth session).
+_USER_MESSAGES = UserMessage.__table__.c
+_FLAGS_OF_MESSAGES = (
+    select(_USER_MESSAGES.message_id, _USER_MESSAGES.flags)
+    .where(
+        _USER_MESSAGES.user_profile_id == bindparam("user_id"),
+        _USER_MESSAGES.message_id.in_(bindparam("message_ids", expanding=True)),
+    )
+    .with_for_update()
+)
+
+
 def update_flags(
     tx: Tx, session: Session, user: UserProfile, op: str, flag: str, message_ids: Sequence[int]
 ) -> FlagsResult:
@@ -108,18 +121,9 @@ def update_flags(
         ids = [i for i in ids if i not in skipped]
         result.ignored_because_not_subscribed_channels = channels
 
-    current = {
-        row.message_id: row.flags
-        for row in session.execute(
-            select(UserMessage.message_id, UserMessage.flags)
-            # Larger numbers name no message, and PostgreSQL refuses to compare with them.
-            .where(
-                UserMessage.user_profile_id == user.id,
-                UserMessage.message_id.in_(storable_ids(ids)),
-            )
-            .with_for_update()
-        )
-    }
+    # Larger numbers name no message, and PostgreSQL refuses to compare with them.
+    rows = session.execute(_FLAGS_OF_MESSAGES, {"user_id": user.id, "message_ids": storable_ids(ids)})
+    current = {message_id: flags for message_id, flags in rows}
     changed = [i for i in ids if (current.get(i, DEFAULT_HISTORICAL_FLAGS) & bit) != target]
     historical = [i for i in changed if i not in current]
     if historical:
