@@ -9,14 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import event, text, update
 
 from palaver import db
 from palaver.db import Database, transaction
 from palaver.events.bus import InProcessEventBus
 from palaver.events.types import TypingStop, TypingUser
+from palaver.models import UserProfile
 from palaver.services import Services
 from tests.conftest import make_test_settings
+from tests.helpers import SeededRealm
 
 
 @pytest.fixture
@@ -169,3 +171,31 @@ def test_a_notification_neither_waits_for_the_write_lock_nor_lets_a_write_throug
     assert published == []
     with sqlite_db.session() as session:
         assert session.execute(text("SELECT writer FROM item")).scalars().all() == [1]
+
+
+def test_a_write_rereads_what_others_changed_but_not_the_ids(services: Services, realm: SeededRealm) -> None:
+    statements: list[str] = []
+    this_thread = threading.get_ident()
+
+    def on_execute(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        if threading.get_ident() == this_thread:
+            statements.append(statement)
+
+    with services.db.session() as session:
+        user = session.get(UserProfile, realm.hamlet.id)
+        assert user is not None
+        # Another request renames the user meanwhile.
+        with services.db.session() as other, transaction(other):
+            other.execute(update(UserProfile).where(UserProfile.id == user.id).values(full_name="Renamed"))
+        event.listen(services.db.engine, "before_cursor_execute", on_execute)
+        try:
+            with transaction(session):
+                # An ID never changes: reading it costs no query.
+                before = len(statements)
+                assert (user.id, user.realm_id) == (realm.hamlet.id, realm.id)
+                assert len(statements) == before
+                # Anything else is read again, inside the write transaction.
+                assert user.full_name == "Renamed"
+                assert len(statements) == before + 1
+        finally:
+            event.remove(services.db.engine, "before_cursor_execute", on_execute)

@@ -7,11 +7,13 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection, CursorResult, Engine, Result, create_engine, event, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Mapper, Session, sessionmaker
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql import visitors
 from sqlalchemy.sql.dml import Delete, Update, UpdateBase
@@ -95,6 +97,39 @@ def lock_rows(session: Session, model: Any, ids: Iterable[int]) -> list[int]:
         return []
     query = select(model.id).where(model.id.in_(wanted)).order_by(model.id).with_for_update()
     return list(session.scalars(query))
+
+
+# Columns no row ever changes once inserted: the primary key, and the organization a row
+# belongs to (nothing moves between realms).
+_UNCHANGING_COLUMNS = frozenset({"realm_id"})
+
+
+@cache
+def _unchanging_attributes(mapper: Mapper[Any]) -> tuple[str, ...]:
+    keys = {mapper.get_property_by_column(column).key for column in mapper.primary_key}
+    keys.update(prop.key for prop in mapper.column_attrs if prop.key in _UNCHANGING_COLUMNS)
+    return tuple(sorted(keys))
+
+
+def expire_changeable(session: Session) -> None:
+    """``Session.expire_all``, except for the attributes a row never changes.
+
+    Most writes use only the IDs of what authentication and the access checks loaded
+    (``user.id``, ``user.realm_id``): with every attribute expired, reading one of those
+    re-loaded the whole user and its realm (~100 columns through the ORM) inside the write
+    transaction. Any other attribute still re-reads the row on first use.
+    """
+    kept = []
+    for state in session.identity_map.all_states():
+        obj, loaded = state.obj(), state.dict
+        if obj is not None:
+            kept.append(
+                (obj, [(key, loaded[key]) for key in _unchanging_attributes(state.mapper) if key in loaded])
+            )
+    session.expire_all()
+    for obj, values in kept:
+        for key, value in values:
+            set_committed_value(obj, key, value)
 
 
 @dataclass
@@ -403,7 +438,7 @@ class Database:
                     # Objects loaded before this point may be stale: another request can have
                     # changed or deleted them since. Expired, they re-read on first use, inside
                     # the write transaction (the SQLite write lock, or ``Tx.lock`` for a row lock).
-                    session.expire_all()
+                    expire_changeable(session)
                     yield tx
             # Committed. This process's cache forgets what changed before the next writer
             # of this process (queued on the SQLite write lock) can read it.
