@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, func, insert, literal, select, update
+from sqlalchemy import Table, bindparam, func, insert, literal, select, update
 from sqlalchemy.orm import Session
 
 from palaver.db import Tx, transaction
@@ -54,22 +54,27 @@ class FlagsResult:
     ignored_because_not_subscribed_channels: list[int] | None = None
 
 
+_MESSAGES = Message.__table__.c
+_SUBSCRIPTIONS = Subscription.__table__.c
+_UNSUBSCRIBED_CHANNEL_MESSAGES = select(_MESSAGES.id, _MESSAGES.recipient_id).where(
+    _MESSAGES.id.in_(bindparam("message_ids", expanding=True)),
+    _MESSAGES.realm_id == bindparam("realm_id"),
+    _MESSAGES.is_channel_message,
+    _MESSAGES.recipient_id.not_in(
+        select(_SUBSCRIPTIONS.recipient_id).where(
+            _SUBSCRIPTIONS.user_profile_id == bindparam("user_id"), _SUBSCRIPTIONS.active
+        )
+    ),
+)
+
+
 def _unsubscribed_channel_messages(
     session: Session, user: UserProfile, message_ids: Collection[int]
 ) -> tuple[set[int], list[int]]:
     """Of these, the channel messages outside the user's subscriptions, and those channels."""
-    subscribed = select(Subscription.recipient_id).where(
-        Subscription.user_profile_id == user.id, Subscription.active
-    )
-    rows = session.execute(
-        select(Message.id, Message.recipient_id).where(
-            Message.id.in_(storable_ids(message_ids)),
-            Message.realm_id == user.realm_id,
-            Message.is_channel_message,
-            Message.recipient_id.not_in(subscribed),
-        )
-    ).all()
-    streams = streams_by_recipient(session, {recipient_id for _, recipient_id in rows})
+    params = {"user_id": user.id, "realm_id": user.realm_id, "message_ids": storable_ids(message_ids)}
+    rows = session.execute(_UNSUBSCRIBED_CHANNEL_MESSAGES, params).all()
+    streams = streams_by_recipient(session, user.realm_id, {recipient_id for _, recipient_id in rows})
     return {message_id for message_id, _ in rows}, sorted({s.id for s in streams.values()})
 
 
@@ -106,6 +111,22 @@ _FLAGS_OF_MESSAGES = (
 )
 
 
+def _flags_update(new_flags: Any) -> Any:
+    """An UPDATE of the user's rows for some messages, setting ``flags`` to ``new_flags``."""
+    return (
+        update(cast(Table, UserMessage.__table__))
+        .where(
+            _USER_MESSAGES.user_profile_id == bindparam("user_id"),
+            _USER_MESSAGES.message_id.in_(bindparam("message_ids", expanding=True)),
+        )
+        .values(flags=new_flags)
+    )
+
+
+_SET_FLAGS = _flags_update(_USER_MESSAGES.flags.op("|")(bindparam("bits")))
+_CLEAR_FLAGS = _flags_update(_USER_MESSAGES.flags.op("&")(bindparam("bits")))
+
+
 def update_flags(
     tx: Tx, session: Session, user: UserProfile, op: str, flag: str, message_ids: Sequence[int]
 ) -> FlagsResult:
@@ -136,12 +157,8 @@ def update_flags(
         )
     existing = [i for i in changed if i in current]
     if existing:
-        new_flags = UserMessage.flags.op("|")(bit) if adding else UserMessage.flags.op("&")(~bit)
-        session.execute(
-            update(UserMessage)
-            .where(UserMessage.user_profile_id == user.id, UserMessage.message_id.in_(existing))
-            .values(flags=new_flags)
-        )
+        params = {"user_id": user.id, "message_ids": existing, "bits": bit if adding else ~bit}
+        session.execute(_SET_FLAGS if adding else _CLEAR_FLAGS, params)
     result.messages = changed
     tx.send_event(user.realm_id, _flags_event(session, user, op, flag, changed), [user.id])
     return result

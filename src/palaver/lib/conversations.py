@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.lib.realm_cache import realm_channels
+from palaver.lib.realm_cache.snapshots import StreamInfo
 from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message
 
@@ -43,15 +45,12 @@ def conversation_member_ids(session: Session, recipient_ids: Iterable[int]) -> d
     return members
 
 
-def streams_by_recipient(session: Session, recipient_ids: Iterable[int]) -> dict[int, Stream]:
-    ids = set(recipient_ids)
-    if not ids:
-        return {}
-    result: dict[int, Stream] = {}
-    for stream in session.scalars(select(Stream).where(Stream.recipient_id.in_(ids))):
-        assert stream.recipient_id is not None
-        result[stream.recipient_id] = stream
-    return result
+def streams_by_recipient(
+    session: Session, realm_id: int, recipient_ids: Iterable[int]
+) -> dict[int, StreamInfo]:
+    """The realm's channels among these recipients, by recipient ID (from the realm's cache)."""
+    by_recipient = realm_channels(session, realm_id).by_recipient
+    return {r: stream for r in set(recipient_ids) if (stream := by_recipient.get(r)) is not None}
 
 
 def stream_for_message(session: Session, message: Message) -> Stream:

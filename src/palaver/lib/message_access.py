@@ -54,7 +54,7 @@ def bulk_access_message_ids(session: Session, user: UserProfile, message_ids: Co
             Message.id.in_(rest), Message.realm_id == user.realm_id, Message.is_channel_message
         )
     ).all()
-    streams = streams_by_recipient(session, {r for _, r in rows})
+    streams = streams_by_recipient(session, user.realm_id, {r for _, r in rows})
     viewer = viewer_for(session, user)
     allowed = {recipient_id for recipient_id, s in streams.items() if can_access_stream_history(viewer, s)}
     return received | {message_id for message_id, recipient_id in rows if recipient_id in allowed}

@@ -8,11 +8,12 @@ from collections import defaultdict
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.conversation_muting import conversation_muting
 from palaver.lib.conversations import conversation_member_ids, streams_by_recipient
+from palaver.lib.ids import storable_ids
 from palaver.models import UserProfile
 from palaver.models.messages import ANY_MENTION_FLAGS, Message, MessageFlag, UserMessage
 from palaver.models.topic_names import display_topic
@@ -34,7 +35,9 @@ def unread_msgs_state(session: Session, user: UserProfile, *, allow_empty_topic_
     ).all()
     old_unreads_missing = len(rows) > MAX_UNREAD_MESSAGES
     rows = sorted(rows[:MAX_UNREAD_MESSAGES], key=lambda r: r.id)
-    streams = streams_by_recipient(session, {r.recipient_id for r in rows if r.is_channel_message})
+    streams = streams_by_recipient(
+        session, user.realm_id, {r.recipient_id for r in rows if r.is_channel_message}
+    )
     members = conversation_member_ids(session, {r.recipient_id for r in rows if not r.is_channel_message})
     by_topic: dict[tuple[int, str], list[int]] = defaultdict(list)
     by_person: dict[int, list[int]] = defaultdict(list)
@@ -83,20 +86,37 @@ def unread_msgs_state(session: Session, user: UserProfile, *, allow_empty_topic_
     }
 
 
+_MESSAGES = Message.__table__.c
+_USER_MESSAGES = UserMessage.__table__.c
+# Built once (bench/README.md, fifteenth session): these messages and the user's flags on them.
+_MESSAGES_WITH_FLAGS = (
+    select(
+        _MESSAGES.id,
+        _MESSAGES.recipient_id,
+        _MESSAGES.subject,
+        _MESSAGES.is_channel_message,
+        _USER_MESSAGES.flags,
+    )
+    .join(UserMessage.__table__, _USER_MESSAGES.message_id == _MESSAGES.id)
+    .where(
+        _USER_MESSAGES.user_profile_id == bindparam("user_id"),
+        _MESSAGES.id.in_(bindparam("message_ids", expanding=True)),
+    )
+)
+
+
 def unread_message_details(
     session: Session, user: UserProfile, message_ids: Collection[int]
 ) -> dict[str, dict[str, Any]]:
     """What clients need to count these messages as unread again (flags remove events)."""
     if not message_ids:
         return {}
-    rows = session.execute(
-        select(
-            Message.id, Message.recipient_id, Message.subject, Message.is_channel_message, UserMessage.flags
-        )
-        .join(UserMessage, UserMessage.message_id == Message.id)
-        .where(UserMessage.user_profile_id == user.id, Message.id.in_(message_ids))
-    ).all()
-    streams = streams_by_recipient(session, {r.recipient_id for r in rows if r.is_channel_message})
+    # Larger numbers name no message, and PostgreSQL refuses to compare with them.
+    params = {"user_id": user.id, "message_ids": storable_ids(message_ids)}
+    rows = session.execute(_MESSAGES_WITH_FLAGS, params).all()
+    streams = streams_by_recipient(
+        session, user.realm_id, {r.recipient_id for r in rows if r.is_channel_message}
+    )
     members = conversation_member_ids(session, {r.recipient_id for r in rows if not r.is_channel_message})
     details: dict[str, dict[str, Any]] = {}
     for row in rows:
