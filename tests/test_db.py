@@ -3,6 +3,7 @@ PostgreSQL a request's reads and its write share one transaction."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from palaver import db
 from palaver.db import Database, transaction
 from palaver.events.bus import InProcessEventBus
 from palaver.events.types import TypingStop, TypingUser
+from palaver.lib.dependencies import dependency_of
 from palaver.models import UserProfile
 from palaver.services import Services
 from tests.conftest import make_test_settings
@@ -199,3 +201,24 @@ def test_a_write_rereads_what_others_changed_but_not_the_ids(services: Services,
                 assert len(statements) == before + 1
         finally:
             event.remove(services.db.engine, "before_cursor_execute", on_execute)
+
+
+def test_a_write_locked_out_by_another_process_is_a_database_error(
+    sqlite_db: Database, tmp_path: Path
+) -> None:
+    """BEGIN IMMEDIATE runs on the driver's connection; its failure still reads as SQLAlchemy's
+    OperationalError, which requests answer as an outage (503), not as a bug (500)."""
+    from sqlalchemy.exc import OperationalError
+
+    other = sqlite3.connect(tmp_path / "db.sqlite", isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        with sqlite_db.session() as session:
+            with pytest.raises(OperationalError, match="database is locked") as raised, transaction(session):
+                session.execute(text("INSERT INTO item VALUES (1)"))
+            assert dependency_of(raised.value) == "database"
+        other.execute("ROLLBACK")
+        with sqlite_db.session() as session, transaction(session):
+            session.execute(text("INSERT INTO item VALUES (2)"))
+    finally:
+        other.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection, CursorResult, Engine, Result, create_engine, event, select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Mapper, Session, sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -218,7 +220,14 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
 
 def _sqlite_begin(conn: Connection) -> None:
     write = conn.get_execution_options().get(_WRITE_OPTION, False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+    statement = "BEGIN IMMEDIATE" if write else "BEGIN"
+    # On the driver's connection: through SQLAlchemy's execution path (an execution context,
+    # its events, a result) BEGIN cost as much as a small query, and every request begins.
+    try:
+        conn.connection.driver_connection.execute(statement)  # type: ignore[union-attr]
+    except sqlite3.Error as error:
+        # As SQLAlchemy would raise it ("database is locked" is an OperationalError: 503).
+        raise DBAPIError.instance(statement, None, error, sqlite3.Error) from error
 
 
 def make_engine(settings: Settings) -> Engine:
