@@ -163,9 +163,13 @@ def run_inside(kind: str, count: int, data_dir: Path) -> None:
     data = dataset(data_dir.parent).copy_to(data_dir)
     os.environ.update(data.env())
     from palaver.app import create_app
+    from palaver.bootstrap import tune_gc_for_serving
     from palaver.config import load_settings
 
     app = create_app(load_settings())
+    # As a served worker does (asgi.py), but with no full collection during the run: one on the
+    # clock would land in some runs and not others.
+    tune_gc_for_serving(full_collection_seconds=24 * 3600)
 
     async def main() -> float:
         # Startup and shutdown share one lifespan call, as under uvicorn.
