@@ -8,6 +8,7 @@ from palaver.lib.channels import AnyStream, subscriber_counts
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown.contract import RenderResult
 from palaver.lib.message_send import WILDCARD_MENTION_THRESHOLD
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.user_groups import recursive_member_ids
 from palaver.models import UserGroup, UserProfile
 
@@ -23,7 +24,7 @@ def _check_mentions(
     groups: set[int],
 ) -> None:
     if stream is not None:
-        many = sender.realm.can_mention_many_users_group
+        many = realm_settings(session, sender.realm_id).can_mention_many_users_group
         may_mention_many = many is not None and many in groups
         if rendered.stream_wildcard and not may_mention_many:
             count = subscriber_counts(session, [stream.id]).get(stream.id, 0)

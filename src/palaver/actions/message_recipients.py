@@ -17,7 +17,7 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
 from palaver.lib.message_edit import check_topic_allowed
 from palaver.lib.message_send import ChannelTarget, DirectTarget
-from palaver.lib.realm_cache import StreamInfo, cached_channel, cached_channel_by_name
+from palaver.lib.realm_cache import StreamInfo, cached_channel, cached_channel_by_name, realm_settings
 from palaver.lib.topics import topic_exists
 from palaver.lib.user_groups import NOBODY
 from palaver.lib.users import access_user_by_email, get_realm_user, user_access_restricted
@@ -99,7 +99,7 @@ def _check_topic(
             )
             if not allowed:
                 raise JsonableError("You do not have permission to create new topics in this channel.")
-    check_topic_allowed(sender.realm, stream, topic)
+    check_topic_allowed(realm_settings(session, sender.realm_id), stream, topic)
 
 
 # Direct messages ------------------------------------------------------------------------------

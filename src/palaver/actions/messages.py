@@ -233,7 +233,7 @@ def _prepare(
     message = Message(**values)
     wide = None
     if recipients.recipient_id is not None:
-        wide = new_message_wide_dict(message, sender, stream, recipients.dm_members)
+        wide = new_message_wide_dict(session, message, sender, stream, recipients.dm_members)
     return _Prepared(
         checked=checked,
         values=values,
@@ -313,7 +313,7 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
     if wide is None:
         # A new conversation: its recipient exists only now.
         sender = session.get_one(UserProfile, sender_id)
-        wide = new_message_wide_dict(message, sender, None, recipients.dm_members)
+        wide = new_message_wide_dict(session, message, sender, None, recipients.dm_members)
     wide["id"] = message_id
     send_message_events(tx, message, wide, flags, prepared.routing, submessages)
     # Outgoing-webhook and embedded bots mentioned or written to (workers/outgoing_webhooks.py).
@@ -395,7 +395,7 @@ def _send_message_events(
     """The message events of a message just written (not by ``do_send_message``); a direct
     message needs ``dm_members`` (or they are read back from the database)."""
     if stream is not None or dm_members:
-        wide = new_message_wide_dict(message, sender, stream, dm_members)
+        wide = new_message_wide_dict(session, message, sender, stream, dm_members)
     else:
         wide = wide_message_dicts(session, [message])[message.id]
     routing = EventRouting(

@@ -105,9 +105,9 @@ def _viewer(services: Services, request: Request, session: Session) -> tuple[Rea
     header = request.headers.get("authorization")
     api_key = request.query_params.get("api_key")
     if header:
-        realm, user = authenticate(session, services, "required", host, header)
-        assert realm is not None
-        return realm, user
+        _, user = authenticate(session, services, "required", host, header)
+        assert user is not None
+        return user.realm, user
     realm = get_realm_for_host(session, services.settings, host)
     if api_key:
         user = user_for_api_key(session, realm.id, api_key)

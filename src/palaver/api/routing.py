@@ -45,6 +45,7 @@ from palaver.lib.exceptions import (
 from palaver.lib.logs import note_user
 from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
+from palaver.lib.realm_cache import realm_settings
 from palaver.models import Realm, UserProfile
 from palaver.services import Services
 from palaver.web.sessions import WebCredentials, authenticate_web, web_credentials
@@ -64,10 +65,18 @@ class Ctx:
 
     services: Services
     session: Session
-    realm_or_none: Realm | None
+    _realm: Realm | None
     user: UserProfile | None
     client_ip: str
     user_agent: str
+
+    @property
+    def realm_or_none(self) -> Realm | None:
+        # An authenticated request's realm is loaded on first use: most views need only
+        # ``me.realm_id`` or a setting from the realm cache (``lib.realm_cache.realm_settings``).
+        if self._realm is None and self.user is not None:
+            self._realm = self.user.realm
+        return self._realm
 
     @property
     def realm(self) -> Realm:
@@ -299,6 +308,8 @@ _USER_BY_API_KEY = select(UserProfile).where(UserProfile.api_key == bindparam("a
 def authenticate(
     session: Session, services: Services, auth: AuthPolicy, host: str, header: str | None
 ) -> tuple[Realm | None, UserProfile | None]:
+    """The request's realm and user. With a user the realm is None: it is ``user.realm``,
+    loaded only if the view asks (``Ctx.realm``)."""
     string_id = subdomain_for_host(services.settings, host)
     if auth == "none":
         # Views that need no login (server settings, fetching a key) judge the realm's state.
@@ -319,13 +330,16 @@ def authenticate(
     user = session.scalars(_USER_BY_API_KEY, {"api_key": api_key}).one_or_none()
     if user is None or email.strip().lower() not in (user.email.lower(), user.delivery_email.lower()):
         raise InvalidAPIKeyError()
-    if user.realm.string_id != string_id:
+    # The realm's row from this process's cache (every change to it drops the cached one):
+    # the ORM's ``Realm`` is loaded only for views that use it (``Ctx.realm``).
+    cached = realm_settings(session, user.realm_id)
+    if cached.string_id != string_id:
         raise UnauthorizedError("Account is not associated with this subdomain")
-    if user.realm.deactivated:
+    if cached.deactivated:
         raise RealmDeactivatedError()
     if not user.is_active:
         raise UserDeactivatedError()
-    return user.realm, user
+    return None, user
 
 
 def _rate_limit(services: Services, user_id: int | None, client_ip: str) -> dict[str, str]:

@@ -109,13 +109,13 @@ class UserFacts:
         return {"id": self.id, "email": self.email, "full_name": self.full_name, "is_mirror_dummy": False}
 
 
-def user_facts(user: UserProfile) -> UserFacts:
-    """The facts of a user already loaded."""
+def user_facts(user: UserProfile, realm_str: str) -> UserFacts:
+    """The facts of a user already loaded, of the realm whose string ID is ``realm_str``."""
     return UserFacts(
         user.id,
         user.full_name,
         user.email,
-        user.realm.string_id,
+        realm_str,
         avatar_url(user),
         hosted_by_gravatar(user) and user.email == user.delivery_email,
     )

@@ -33,6 +33,7 @@ from palaver.lib.narrow import (
     narrowed_query,
     narrowed_statement,
 )
+from palaver.lib.realm_cache import realm_settings
 from palaver.models import UserProfile
 from palaver.models.base import MAX_ID
 from palaver.models.channels import Subscription
@@ -313,7 +314,7 @@ def get_messages(
 ) -> dict[str, Any]:
     """The body of GET /messages."""
     nf = build_narrow_filter(session, user, narrow)
-    allow_edit_history = user.realm.allow_edit_history
+    allow_edit_history = realm_settings(session, user.realm_id).allow_edit_history
     with_messages = WithMessages(edit_history=allow_edit_history)
 
     rows: Sequence[MessageRow]

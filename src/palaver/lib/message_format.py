@@ -30,7 +30,7 @@ from palaver.lib.message_batch import (
     user_facts,
 )
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
-from palaver.lib.realm_cache import StreamInfo
+from palaver.lib.realm_cache import StreamInfo, realm_settings
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, Reaction
@@ -56,6 +56,7 @@ def wide_message_dicts(
 
 
 def new_message_wide_dict(
+    session: Session,
     message: Message,
     sender: UserProfile,
     stream: Stream | StreamInfo | None,
@@ -73,11 +74,13 @@ def new_message_wide_dict(
         streams[message.recipient_id] = stream
     else:
         members[message.recipient_id] = sorted(users)
-    return _wide_message_dict(message, users, streams, members, [], True)
+    realm_str = realm_settings(session, message.realm_id).string_id
+    return _wide_message_dict(message, realm_str, users, streams, members, [], True)
 
 
 def _wide_message_dict(
     message: Message,
+    realm_str: str,
     users: Mapping[int, UserProfile],
     streams: Mapping[int, Stream | StreamInfo],
     members: Mapping[int, list[int]],
@@ -86,7 +89,7 @@ def _wide_message_dict(
 ) -> dict[str, Any]:
     """A wide message dict from loaded objects (``new_message_wide_dict``)."""
     around = Surroundings(
-        {user_id: user_facts(user) for user_id, user in users.items()},
+        {user_id: user_facts(user, realm_str) for user_id, user in users.items()},
         {recipient_id: (stream.id, stream.name) for recipient_id, stream in streams.items()},
         members,
         {message.id: format_reactions(reactions)},

@@ -20,6 +20,7 @@ from palaver.lib.markdown.syntax import (
     possible_mention_ids,
     possible_mention_names,
 )
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.thumbnails import apply_media_markup
 from palaver.models import UserGroup, UserProfile
 
@@ -94,4 +95,4 @@ def markdown_context(session: Session, sender: UserProfile, content: str, realm_
 def render_content(session: Session, sender: UserProfile, content: str, realm_url: str) -> RenderResult:
     rendered = render_message(content, markdown_context(session, sender, content, realm_url))
     # Uploaded images show their thumbnails (or a placeholder while they are made).
-    return apply_media_markup(session, sender.realm, rendered)
+    return apply_media_markup(session, realm_settings(session, sender.realm_id), rendered)

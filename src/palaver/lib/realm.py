@@ -9,7 +9,11 @@ from sqlalchemy.orm import Session
 
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.realm_cache.snapshots import RealmRow
 from palaver.models import Realm, UserProfile
+
+# A realm as the ORM loads it, or its row from the realm cache (no ORM object to build).
+AnyRealm = Realm | RealmRow
 
 
 def _strip_port(host: str) -> str:
@@ -53,7 +57,7 @@ def get_realm_for_host(session: Session, settings: Settings, host: str) -> Realm
     return realm
 
 
-def realm_url(settings: Settings, realm: Realm) -> str:
+def realm_url(settings: Settings, realm: AnyRealm) -> str:
     if realm.string_id == settings.root_realm_string_id:
         return settings.external_url
     host = settings.external_host
@@ -63,7 +67,7 @@ def realm_url(settings: Settings, realm: Realm) -> str:
     return f"{settings.external_scheme}://{realm.string_id}.{host}"
 
 
-def realm_email_host(settings: Settings, realm: Realm) -> str:
+def realm_email_host(settings: Settings, realm: AnyRealm) -> str:
     """Domain of API-only emails for users who hide their real address."""
     return _strip_port(realm_url(settings, realm).split("://", 1)[1])
 

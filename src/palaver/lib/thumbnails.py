@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.images import BadImageError, image_info, resize_frames
 from palaver.lib.markdown.contract import RenderResult
+from palaver.lib.realm import AnyRealm
 from palaver.lib.storage import UPLOAD_URL_PREFIX
-from palaver.models import Realm
 from palaver.models.media import ImageAttachment
 
 THUMBNAIL_URL_PREFIX = "/user_uploads/thumbnail/"
@@ -177,7 +177,7 @@ def has_placeholder(html: str) -> bool:
     return "image-loading-placeholder" in html
 
 
-def apply_media_markup(session: Session, realm: Realm, result: RenderResult) -> RenderResult:
+def apply_media_markup(session: Session, realm: AnyRealm, result: RenderResult) -> RenderResult:
     """A rendered message with its uploaded images shown as the organization wants them."""
     html = result.html
     if "message_inline_image" not in html:

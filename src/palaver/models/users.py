@@ -70,7 +70,7 @@ class UserProfile(UserSettingsMixin, Base):
     api_key: Mapped[str] = mapped_column(String(64), unique=True)
     password: Mapped[str | None] = mapped_column(String(200), default=None)
 
-    realm: Mapped[Realm] = relationship(lazy="joined", innerjoin=True)
+    realm: Mapped[Realm] = relationship(lazy="select")
 
     @property
     def is_realm_owner(self) -> bool:

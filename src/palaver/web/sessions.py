@@ -21,6 +21,7 @@ from palaver.lib.exceptions import (
     UserDeactivatedError,
 )
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.web_sessions import (
     CSRF_HEADER,
     SESSION_COOKIE,
@@ -73,7 +74,9 @@ def session_user(
     if row is None:
         return None
     user = session.get(UserProfile, row.user_profile_id)
-    if user is None or user.realm.string_id != subdomain_for_host(services.settings, host):
+    if user is None or realm_settings(session, user.realm_id).string_id != subdomain_for_host(
+        services.settings, host
+    ):
         # Cookies are per host, so this is a cookie carried to another organization's host.
         return None
     return row, user
@@ -96,13 +99,14 @@ def authenticate_web(
     if auth == "none":
         # Views that need no login (fetch_api_key) judge the realm's state themselves.
         return user.realm, None
-    if user.realm.deactivated:
+    if realm_settings(session, user.realm_id).deactivated:
         raise RealmDeactivatedError()
     if not user.is_active:
         raise UserDeactivatedError()
     do_touch_web_session(session, row, now=services.clock(), lifetime=lifetime(services))
     current_web_session_id.set(row.id)
-    return user.realm, user
+    # The ORM's Realm is loaded when a view asks for it (``Ctx.realm``), as for /api/v1.
+    return None, user
 
 
 def web_credentials(request: Request) -> WebCredentials:

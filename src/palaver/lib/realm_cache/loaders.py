@@ -26,7 +26,7 @@ from palaver.lib.realm_cache.snapshots import (
     MutedBy,
     RealmChannels,
     RealmGroups,
-    RealmSettings,
+    RealmRow,
     RealmUsers,
     StreamInfo,
 )
@@ -173,9 +173,9 @@ def _load_groups(conn: Connection, realm_id: int) -> RealmGroups:
     )
 
 
-def _load_realm(conn: Connection, realm_id: int) -> RealmSettings:
+def _load_realm(conn: Connection, realm_id: int) -> RealmRow:
     row = conn.execute(select(Realm.__table__).where(Realm.id == realm_id)).one_or_none()
-    return MappingProxyType(dict(row._mapping) if row is not None else {})
+    return RealmRow(dict(row._mapping) if row is not None else {})
 
 
 def _load_linkifiers(conn: Connection, realm_id: int) -> tuple[CachedLinkifier, ...]:

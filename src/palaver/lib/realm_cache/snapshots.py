@@ -6,7 +6,7 @@ frozen dataclasses, named tuples, tuples, frozensets and read-only mappings.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -182,8 +182,33 @@ class CachedEmoji(NamedTuple):
     author_id: int | None
 
 
-# The realm row's columns by name (every column: settings, permission groups, flags).
-RealmSettings = Mapping[str, Any]
+class RealmRow(Mapping[str, Any]):
+    """A realm's columns from the cache (every column: settings, permission groups, flags),
+    by key or by attribute, so that code reading a few settings takes a ``Realm`` or this
+    (``AnyRealm``) without loading the ORM object. mypy checks the attributes against
+    ``Realm``, the other half of that union."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self._values = dict(values)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 # User ID -> that user's alert words, lower-cased.
 AlertWords = Mapping[int, tuple[str, ...]]
 # User ID -> the users who muted that user.
