@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import update
+from sqlalchemy import event, update
 
 from palaver.models import Realm, UserProfile
 from palaver.services import Services
@@ -167,3 +168,35 @@ def test_optional_authentication_still_checks_credentials_given(api: Api, realm:
     )
     assert_unauthorized(api.get(None, "users"), NOT_LOGGED_IN, "UNAUTHORIZED")
     assert_json_success(api.get(realm.hamlet, "users"))
+
+
+def test_a_realm_deactivated_after_requests_is_refused_at_once(
+    api: Api, realm: SeededRealm, services: Services
+) -> None:
+    """Authentication reads the realm's row from the realm cache: the commit that deactivates
+    it drops the cached row, so the very next request is refused."""
+    assert_json_success(get_me(api, basic(realm.hamlet.email, realm.hamlet.api_key)))
+    with services.db.session() as session:
+        session.execute(update(Realm).where(Realm.id == realm.id).values(deactivated=True))
+        session.commit()
+    response = get_me(api, basic(realm.hamlet.email, realm.hamlet.api_key))
+    assert_unauthorized(response, "This organization is deactivated", "REALM_DEACTIVATED")
+
+
+def test_a_view_that_needs_no_realm_loads_none(api: Api, realm: SeededRealm, services: Services) -> None:
+    """The realm's ORM object is loaded only for views that use it (``Ctx.realm``)."""
+    statements: list[str] = []
+
+    def on_execute(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        statements.append(statement)
+
+    auth = basic(realm.hamlet.email, realm.hamlet.api_key)
+    assert_json_success(get_me(api, auth))  # the realm's row is now cached
+    event.listen(services.db.engine, "before_cursor_execute", on_execute)
+    try:
+        assert_json_success(get_me(api, auth))
+        assert_json_success(api.get(realm.hamlet, "realm/linkifiers"))
+    finally:
+        event.remove(services.db.engine, "before_cursor_execute", on_execute)
+    assert statements
+    assert not [s for s in statements if re.search(r"\b(FROM|JOIN) realm\b", s)]

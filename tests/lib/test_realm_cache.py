@@ -30,7 +30,7 @@ from palaver.lib.realm_cache.loaders import (
     SUBSCRIBERS,
     USERS,
 )
-from palaver.models import UserGroup, UserProfile
+from palaver.models import Realm, UserGroup, UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription
 from palaver.services import Services
@@ -450,3 +450,18 @@ def test_a_new_conversation_keeps_the_cached_subscriptions(
     assert _cached(services, realm, CHANNELS_OF_USER) is not None
     # The marker names only that write: any other subscription write still drops them.
     assert set(statement_tables(update(Subscription).values(is_muted=True))) == {"subscription"}
+
+
+def test_the_realm_row_reads_by_key_and_by_attribute(services: Services, realm: SeededRealm) -> None:
+    with services.db.session() as session:
+        row = realm_cache.realm_settings(session, realm.id)
+        loaded = session.get(Realm, realm.id)
+        assert loaded is not None
+        # Every column, under the attribute's name, with the ORM's value.
+        assert set(row) == {prop.key for prop in Realm.__mapper__.column_attrs}
+        for key in row:
+            assert row[key] == getattr(row, key) == getattr(loaded, key)
+        with pytest.raises(AttributeError):
+            _ = row.no_such_setting
+        with pytest.raises(KeyError):
+            _ = row["no_such_setting"]
