@@ -7,6 +7,7 @@ Operators about conversations and people are here; ``is:``/``in:``/``has:`` are 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, exists, false, func, literal, select, true
@@ -37,6 +38,21 @@ from palaver.models.users import UserProfile
 _message = Message.__table__.c
 
 
+# Conditions by operand value, built once each: an expression is immutable, building one
+# through SQLAlchemy's operators cost more than the rest of a narrow's term, and a page's
+# statement is found by its conditions' cache keys, which an expression computes once.
+@lru_cache(maxsize=1024)
+def _in_conversation(recipient_id: int) -> ColumnElement[bool]:
+    return _message.recipient_id == recipient_id
+
+
+@lru_cache(maxsize=1024)
+def _in_topic(topic: str) -> ColumnElement[bool]:
+    # Both sides through the database's lower(), so the comparison uses the topic index and
+    # folds case the same way on every backend.
+    return and_(_message.is_channel_message, func.lower(_message.subject) == func.lower(literal(topic)))
+
+
 class ChannelOperator(Operator):
     name = "channel"
 
@@ -46,7 +62,9 @@ class ChannelOperator(Operator):
         ctx.has_channel_term = True
         if not term.negated and ctx.resolver.can_read_history(stream):
             ctx.history_channels.append(stream)
-        return _message.recipient_id == stream.recipient_id
+        if stream.recipient_id is None:  # a channel being created has none yet
+            return false()
+        return _in_conversation(stream.recipient_id)
 
     def matches(self, term: NarrowTerm, message: Mapping[str, Any], env: MatchEnv) -> bool | None:
         if not is_stream(message):
@@ -85,10 +103,7 @@ class TopicOperator(Operator):
         if not isinstance(term.operand, str):
             raise NarrowOperandError("invalid topic")
         ctx.needs_message = True
-        # Both sides through the database's lower(), so the comparison uses the topic index and
-        # folds case the same way on every backend.
-        topic = topic_for_lookup(term.operand)
-        return and_(_message.is_channel_message, func.lower(_message.subject) == func.lower(literal(topic)))
+        return _in_topic(topic_for_lookup(term.operand))
 
     def matches(self, term: NarrowTerm, message: Mapping[str, Any], env: MatchEnv) -> bool | None:
         topic = topic_for_lookup(str(term.operand)).lower()
@@ -147,7 +162,7 @@ class DmOperator(Operator):
         group = ctx.resolver.dm_group({u.id for u in users} | {ctx.user.id})
         if group is None or group.recipient_id is None:
             return false()
-        return _message.recipient_id == group.recipient_id
+        return _in_conversation(group.recipient_id)
 
     def matches(self, term: NarrowTerm, message: Mapping[str, Any], env: MatchEnv) -> bool | None:
         if is_stream(message):
