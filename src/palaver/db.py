@@ -118,8 +118,9 @@ def expire_changeable(session: Session) -> None:
 
     Most writes use only the IDs of what authentication and the access checks loaded
     (``user.id``, ``user.realm_id``): with every attribute expired, reading one of those
-    re-loaded the whole user and its realm (~100 columns through the ORM) inside the write
-    transaction. Any other attribute still re-reads the row on first use.
+    re-loaded the whole row through the ORM inside the write transaction (a user has 80
+    columns; its realm, then joined, 56 more). Any other attribute still re-reads the row on
+    first use.
     """
     kept = []
     for state in session.identity_map.all_states():

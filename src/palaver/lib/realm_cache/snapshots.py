@@ -203,6 +203,9 @@ class RealmRow(Mapping[str, Any]):
         return len(self._values)
 
     def __getattr__(self, name: str) -> Any:
+        # Only columns: an attribute lookup before __init__ (copy, pickle) must not recurse.
+        if name.startswith("_"):
+            raise AttributeError(name)
         try:
             return self._values[name]
         except KeyError:
