@@ -618,8 +618,9 @@ def written_tables(session: Session) -> set[str] | None:
     Inside ``transaction()`` those of the transaction; outside, those written (uncommitted)
     in this thread. Pending ORM changes are flushed first, so the answer includes them.
     """
-    if session.new or session.deleted or session.dirty:
-        session.flush()
+    # A clean session's flush returns at once; building ``session.dirty`` to ask first cost
+    # more, on every read from the realm cache.
+    session.flush()
     tx: Tx | None = session.info.get(_TX_KEY)
     if tx is not None:
         return tx.written
