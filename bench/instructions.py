@@ -1,10 +1,10 @@
-"""Instructions per request, in process: a cost that the machine's other load does not move.
+"""Instructions per request, in process: a cost the machine's other load moves far less than time.
 
 Run: .venv/bin/python bench/instructions.py [--kind users_me|send|flags|fetch] [--requests 200]
      .venv/bin/python bench/instructions.py --callgrind [--kind send] [--requests 100]
 
 The other benchmarks time a real server over loopback, so their figures move with the
-machine's other tenants (a shared 2-CPU VM can run three times slower in one hour than in
+machine's other tenants (a shared 2-CPU VM can run twice as slow in one hour as in
 the next). This one builds the app with ``create_app`` on a copy of the ``send`` dataset
 (``send_messages.py``'s organization: a channel of 50 subscribers) and calls it as an ASGI
 application from the same process: the middleware, routing, authentication, parameters,
