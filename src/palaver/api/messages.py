@@ -53,9 +53,10 @@ def send_message(
     read_by_sender: bool | None = None,
 ) -> JsonDict:
     target = parse_send_target(message_type, to, topic)
+    realm = _cached_realm(ctx)
     context = SendContext(
-        realm_url=_realm_url(ctx),
-        email_host=realm_email_host(ctx.services.settings, _cached_realm(ctx)),
+        realm_url=realm_url(ctx.services.settings, realm),
+        email_host=realm_email_host(ctx.services.settings, realm),
         client=client_name_from_user_agent(ctx.user_agent),
         local_id=local_id,
         sender_queue_id=queue_id,
