@@ -27,14 +27,20 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-# What ``palaver serve`` imports before it answers (the app, the demo organization, uvicorn
-# with the loop and protocol it runs); loaded once, in the fork server.
+from palaver.bootstrap import worker_modules
+
+# What ``palaver serve`` imports before it answers (the app with its API modules, the demo
+# organization, uvicorn with the loop and protocol it runs); loaded once, in the fork server.
+# Also Alembic with the migrations: a server migrates in a forked child (bootstrap.py), which
+# would otherwise import them again at every start (~0.15 s of CPU each). The servers the
+# tests start hold them in memory as a result, which a real server does not.
 PRELOAD = [
     "palaver.cli",
     "palaver.bootstrap",
-    "palaver.asgi",
+    *worker_modules(),
     "palaver.app",
     "palaver.demo",
+    "palaver.migrate",
     "uvicorn",
     "uvicorn.main",
     "uvicorn.supervisors",
@@ -44,17 +50,6 @@ PRELOAD = [
     "uvicorn.protocols.websockets.websockets_sansio_impl",
     "tests.forked",
 ]
-
-
-def _import_the_routes() -> None:
-    """Import every API module, as building the app does (``discover_routers``): done here, in
-    the fork server, each forked server finds them loaded."""
-    from palaver.api import discover_routers
-
-    discover_routers()
-
-
-_import_the_routes()
 
 
 class ForkedProcess:
