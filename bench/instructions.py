@@ -1,6 +1,6 @@
 """Instructions per request, in process: a cost the machine's other load moves far less than time.
 
-Run: .venv/bin/python bench/instructions.py [--kind users_me|send|flags|fetch] [--requests 200]
+Run: .venv/bin/python bench/instructions.py [--kind users_me|send|flags|fetch|poll] [--requests 200]
      .venv/bin/python bench/instructions.py --callgrind [--kind send] [--requests 100]
 
 The other benchmarks time a real server over loopback, so their figures move with the
@@ -9,6 +9,11 @@ the next). This one builds the app with ``create_app`` on a copy of the ``send``
 (``send_messages.py``'s organization: a channel of 50 subscribers) and calls it as an ASGI
 application from the same process: the middleware, routing, authentication, parameters,
 view and rendering of a real request, but no sockets, uvicorn or httptools.
+
+``poll`` is one turn of a long-poll (issue 11 item 6): a ``GET /events`` parks on a queue
+registered for messages, one message event (a copy of a real send's) is published to that
+user, and the poll answers with it. Each turn counts the request, the parking, the delivery
+to the queue, the wake-up and the answer: what every client costs per event it receives.
 
 Without ``--callgrind`` it prints the process CPU time per request (still noisy). With it, the
 script runs itself under ``valgrind --tool=callgrind --instr-atstart=no``; after the warm-up
@@ -42,7 +47,7 @@ import orjson
 from common import Dataset, Realm, cached_dataset, seed_channel
 
 CHANNEL = "seed channel 0"
-KINDS = ("users_me", "send", "flags", "fetch")
+KINDS = ("users_me", "send", "flags", "fetch", "poll")
 WARMUP = 20
 SETTLE_SECONDS = 3.0
 
@@ -137,13 +142,61 @@ def requests_of(kind: str, client: Client, ids: list[int]) -> Callable[[int], An
     return lambda _i: client.request("GET", f"/api/v1/messages?{narrow}")
 
 
+class Poller:
+    """One client's long-poll turns: park a GET /events, publish one event to the user, answer."""
+
+    def __init__(self, app: Any, client: Client) -> None:
+        self.app = app
+        self.client = client
+        self.queue_id = ""
+        self.last_event_id = -1
+        self.published: tuple[int, dict[str, Any], list[int]] | None = None
+
+    async def prepare(self) -> None:
+        form = {"event_types": '["message"]'}
+        self.queue_id = orjson.loads(await self.client.request("POST", "/api/v1/register", form))["queue_id"]
+        bus = self.app.state.services.bus
+        bus.add_listener(self._keep)
+        await send(self.client, 0)
+        bus.remove_listener(self._keep)
+        await self.turn(0)  # takes the real send's own event off the queue
+
+    def _keep(self, realm_id: int, event: dict[str, Any], user_ids: Any) -> None:
+        if event.get("type") == "message" and self.published is None:
+            self.published = (realm_id, event, list(user_ids))
+
+    async def turn(self, _i: int) -> bytes:
+        path = f"/api/v1/events?queue_id={self.queue_id}&last_event_id={self.last_event_id}"
+        poll = asyncio.ensure_future(self.client.request("GET", path))
+        bus = self.app.state.services.bus
+        while bus.parked_polls == 0:
+            await asyncio.sleep(0)
+            if poll.done():
+                break
+        if not poll.done():
+            assert self.published is not None
+            realm_id, event, user_ids = self.published
+            bus.publish(realm_id, event, user_ids)
+        answer = await poll
+        events = orjson.loads(answer)["events"]
+        self.last_event_id = events[-1]["id"]
+        return answer
+
+
 async def drive(app: Any, realm: Realm, kind: str, count: int) -> float:
     client = Client(app, realm)
+    if kind == "poll":
+        poller = Poller(app, client)
+        await poller.prepare()
+        return await measure(poller.turn, count)
     ids = []
     if kind in ("flags", "fetch"):
         for i in range(50):
             ids.append(orjson.loads(await send(client, i))["id"])
-    make = requests_of(kind, client, ids)
+    return await measure(requests_of(kind, client, ids), count)
+
+
+async def measure(make: Callable[[int], Any], count: int) -> float:
     # The session cache, compiled statements and the realm's cached state fill up first.
     for i in range(WARMUP):
         await make(i)
