@@ -8,6 +8,7 @@ import contextlib
 import socket
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -61,33 +62,40 @@ def test_slow_and_oversized_clients(restartable: Callable[..., Restartable]) -> 
     assert server.server is not None
     port = server.port
 
-    # Slowloris: a request head trickling in is cut off after the header timeout.
-    started = time.monotonic()
-    answer = _exchange(port, b"GET /health HTTP/1.1\r\nHost: x\r\n", then=b"X-A: 1\r\n", pause=0.5)
-    assert answer.startswith(b"HTTP/1.1 408"), answer
-    assert time.monotonic() - started < 4
-    # A connection that never sends anything is closed too.
-    started = time.monotonic()
-    assert _exchange(port, b"").startswith(b"HTTP/1.1 408")
-    assert time.monotonic() - started < 4
-
-    # A body that stalls: 408 in the envelope, connection closed.
     head = (
         b"POST /api/v1/fetch_api_key HTTP/1.1\r\nHost: x\r\n"
         b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n"
     )
-    answer = _exchange(port, head + b"username=a", wait=5)
+    # Three stalled clients at once (each waits out a 1 s timeout; together, not one by one).
+    started = time.monotonic()
+    with ThreadPoolExecutor(3) as pool:
+        # Slowloris: a request head trickling in is cut off after the header timeout.
+        slowloris = pool.submit(
+            _exchange, port, b"GET /health HTTP/1.1\r\nHost: x\r\n", then=b"X-A: 1\r\n", pause=0.5
+        )
+        # A connection that never sends anything is closed too.
+        silent = pool.submit(_exchange, port, b"")
+        # A body that stalls: 408 in the envelope, connection closed.
+        stalled_body = pool.submit(_exchange, port, head + b"username=a", wait=5)
+    assert slowloris.result().startswith(b"HTTP/1.1 408"), slowloris.result()
+    assert silent.result().startswith(b"HTTP/1.1 408"), silent.result()
+    answer = stalled_body.result()
     assert answer.startswith(b"HTTP/1.1 408"), answer
     assert b'"result":"error"' in answer
+    assert time.monotonic() - started < 4
 
     # Oversized head: 431; oversized declared body: 413 before it is read.
     assert _exchange(
         port, b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n"
     ).startswith(b"HTTP/1.1 431")
     big = head.replace(b"Content-Length: 100", b"Content-Length: 30000000")
+    started = time.monotonic()
     answer = _exchange(port, big)
     assert answer.startswith(b"HTTP/1.1 413"), answer
     assert b"Request body too large (the limit is 64 KiB)" in answer
+    # ... and the connection closed at once, not held open for the body it will not read.
+    assert b"connection: close" in answer.lower()
+    assert time.monotonic() - started < 4
 
     # A client hanging up mid-body: nothing to answer, and nothing but an access-log line.
     with socket.create_connection(("127.0.0.1", port)) as sock:

@@ -17,6 +17,9 @@ class RequestBodyTooLargeError(JsonableError):
             else f"{limit_bytes // 1024} KiB"
         )
         super().__init__(f"Request body too large (the limit is {limit})")
+        # Answered before the body was read (or partway through it): what is left of it would
+        # be taken for the next request, and reading it only to throw it away holds the socket.
+        self.headers["Connection"] = "close"
 
 
 class RequestHeadersTooLargeError(JsonableError):
