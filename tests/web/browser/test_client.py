@@ -297,6 +297,37 @@ def test_phone_width_layout(live_server: LiveServer, new_page: NewPage) -> None:
     assert page.get_by_label("Message", exact=True).is_visible()
     page.get_by_role("button", name="People").click()
     assert page.get_by_role("complementary", name="People").is_visible()
+    page.get_by_role("button", name="People").click()
+
+    # Messages take the whole width: the time sits on the sender's line, not in a column
+    # of its own beside the text, and a continued message shows its time once tapped.
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("phone")
+    words = " ".join(["words"] * 30)
+    first, second = unique("First"), unique("Second")
+    for start in (first, second):
+        send(live_server, "hamlet", "general", topic, f"{start} {words}")
+    go(page, topic_hash(general, topic))
+    first_row, second_row = message(page, first), message(page, second)
+    second_row.wait_for()
+    first_row.click()  # (opening the topic selected the newest)
+    wait_for(page, "() => document.querySelector('article.message.selected .sender-name') !== null")
+
+    def box(locator: Any) -> dict[str, float]:
+        found = locator.bounding_box()
+        assert found is not None, locator
+        return dict(found)
+
+    row, name, stamp = box(first_row), box(first_row.locator(".sender-name")), box(first_row.locator("time"))
+    content = box(first_row.locator(".msg-content"))
+    assert abs(stamp["y"] - name["y"]) < name["height"], (stamp, name)
+    assert content["x"] + content["width"] > stamp["x"], (content, stamp)  # the text runs under the time
+    assert content["x"] + content["width"] <= row["x"] + row["width"]
+    assert not second_row.locator("time").is_visible()
+    assert box(second_row.locator(".msg-content"))["width"] == content["width"]
+    second_row.click()
+    second_row.locator("time").wait_for()
+    assert box(second_row.locator("time"))["y"] < box(second_row.locator(".msg-content"))["y"]
 
 
 def test_a_tap_survives_the_sidebar_being_rebuilt_under_it(
