@@ -166,7 +166,8 @@ def run_server(settings: Settings, config_file: str | None) -> None:
         "host": settings.host,
         "port": settings.port,
         "log_level": settings.log_level,
-        "loop": "uvloop",
+        # uvloop, accepting every waiting connection per turn of the loop (listening.py).
+        "loop": "palaver.listening:new_event_loop",
         "http": "httptools",
         "timeout_graceful_shutdown": 5,
     }
