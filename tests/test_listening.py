@@ -157,3 +157,16 @@ def test_listening_sockets_bind_every_address_of_the_host() -> None:
     finally:
         for sock in sockets:
             sock.close()
+
+
+def test_a_port_in_use_is_named_as_uvloop_names_it() -> None:
+    taken = socket.create_server(("127.0.0.1", 0))
+    try:
+        port = taken.getsockname()[1]
+        with pytest.raises(
+            OSError,
+            match=r"error while attempting to bind on address \('127.0.0.1', \d+\): address already in use",
+        ):
+            listening_sockets("127.0.0.1", port, 16)
+    finally:
+        taken.close()

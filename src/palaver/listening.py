@@ -130,7 +130,13 @@ def listening_sockets(host: str | None, port: int, backlog: int) -> list[socket.
             if family == socket.AF_INET6:
                 # One socket per family, as asyncio binds them: no IPv4-mapped duplicates.
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            sock.bind(address)
+            try:
+                sock.bind(address)
+            except OSError as error:
+                # uvloop's wording, which uvicorn logs before it exits.
+                reason = (error.strerror or str(error)).lower()
+                message = f"error while attempting to bind on address {address!r}: {reason}"
+                raise OSError(error.errno, message) from None
             sock.listen(backlog)
     except OSError:
         for sock in sockets:
