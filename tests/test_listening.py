@@ -170,3 +170,28 @@ def test_a_port_in_use_is_named_as_uvloop_names_it() -> None:
             listening_sockets("127.0.0.1", port, 16)
     finally:
         taken.close()
+
+
+class Refusing(asyncio.Protocol):
+    def __init__(self) -> None:
+        raise RuntimeError("no protocol for this one")
+
+
+async def a_connection_that_cannot_be_opened() -> tuple[bool, bool]:
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(Refusing, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    client.settimeout(5)
+    try:
+        # The server closes its end: the client reads end-of-file rather than waiting.
+        closed = await asyncio.to_thread(client.recv, 1) == b""
+    finally:
+        client.close()
+    still_serving = server.is_serving()
+    server.close()
+    return closed, still_serving
+
+
+def test_a_connection_whose_protocol_fails_is_closed_and_serving_goes_on() -> None:
+    assert run(EagerAcceptLoop, a_connection_that_cannot_be_opened()) == (True, True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import logging
 import socket
 from collections.abc import Callable, Iterable
@@ -108,13 +109,15 @@ class EagerAcceptServer:
             opening = self._loop.create_task(
                 self._loop.connect_accepted_socket(self._protocol_factory, connection)
             )
-            opening.add_done_callback(_opened)
+            opening.add_done_callback(functools.partial(_opened, connection))
 
 
-def _opened(task: asyncio.Task[Any]) -> None:
-    # A client that reset the connection before it was opened: nothing to serve, no noise.
+def _opened(connection: socket.socket, task: asyncio.Task[Any]) -> None:
+    # A client that reset the connection before it was opened: nothing to serve, no noise,
+    # and its descriptor closed now rather than whenever the socket object is collected.
     if not task.cancelled() and task.exception() is not None:
         logger.debug("accepted connection could not be opened: %r", task.exception())
+        connection.close()
 
 
 def listening_sockets(host: str | None, port: int, backlog: int) -> list[socket.socket]:
