@@ -3,8 +3,10 @@
 ``live_server`` (one per test session) serves a seeded organization on the bare host
 (``root_realm_string_id=""``), so ``live_server.url`` opens it. ``browser`` is Debian's
 Chromium driven by Playwright (its own browser download is not reachable here);
-``new_page()`` gives each call a fresh context, so two calls are two people. When a test
-fails, every page it opened is saved as a screenshot under ``test-artifacts/``.
+``app_page(name)`` opens the app signed in as ``name``, in a context each person keeps for
+the whole package (signed in through the login form once); ``new_page()`` gives each call a
+fresh context, for the tests of logging in itself. When a test fails, every page it opened
+is saved as a screenshot under ``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 
 from palaver.config import load_settings
 from tests.servers import ServerProcess, clean_environment, free_port, http_client, launch, wait_until_healthy
+
+if TYPE_CHECKING:
+    from tests.web.browser.client import SignedIn
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -197,9 +202,21 @@ def _failed(item: pytest.Item) -> bool:
     )
 
 
+def _save_screenshots(item: pytest.Item, pages: list[Any]) -> None:
+    """Each of a failed test's pages, under ``test-artifacts/``."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    stem = re.sub(r"[^\w.-]+", "_", item.nodeid)[-150:]
+    for i, page in enumerate(pages):
+        try:
+            page.screenshot(path=str(ARTIFACTS / f"{stem}-{i}.png"), full_page=True)
+        except Exception as error:  # a crashed page must not hide the test's own failure
+            print(f"screenshot failed: {error}")
+
+
 @pytest.fixture
 def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """``new_page(**context_options)``: a page in a fresh context (its own cookies)."""
+    """``new_page(**context_options)``: a page in a fresh context (its own cookies), for the
+    tests of logging in and those that need a context of their own (permissions)."""
     contexts: list[Any] = []
 
     def make(**options: Any) -> Any:
@@ -210,16 +227,42 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
 
     yield make
     if _failed(request.node):
-        ARTIFACTS.mkdir(exist_ok=True)
-        stem = re.sub(r"[^\w.-]+", "_", request.node.nodeid)[-150:]
-        for i, context in enumerate(contexts):
-            for j, page in enumerate(context.pages):
-                try:
-                    page.screenshot(path=str(ARTIFACTS / f"{stem}-{i}-{j}.png"), full_page=True)
-                except Exception as error:  # a crashed page must not hide the test's own failure
-                    print(f"screenshot failed: {error}")
+        _save_screenshots(request.node, [page for context in contexts for page in context.pages])
     for context in contexts:
         context.close()
+
+
+@pytest.fixture(scope="package")
+def signed_in(browser: Any, live_server: LiveServer) -> Iterator[SignedIn]:
+    """Each person's signed-in browser context, shared by the browser tests (``SignedIn``)."""
+    # Imported here: the helpers module imports ``LiveServer`` from this one.
+    from tests.web.browser.client import SignedIn
+
+    contexts = SignedIn(browser, live_server)
+    yield contexts
+    contexts.close()
+
+
+@pytest.fixture
+def app_page(signed_in: SignedIn, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """``app_page(name, hash_="", viewport=..., color_scheme=...)``: a new page of the app,
+    signed in as ``name``, closed when the test ends. Two names are two people."""
+    opened: list[tuple[str, Any]] = []
+
+    def make(name: str, hash_: str = "", **emulation: Any) -> Any:
+        page = signed_in.page(name, hash_, **emulation)
+        opened.append((name, page))
+        return page
+
+    yield make
+    failed = _failed(request.node)
+    if failed:
+        _save_screenshots(request.node, [page for _, page in opened])
+    for _, page in opened:
+        page.close()
+    if failed:
+        for name in {name for name, _ in opened}:
+            signed_in.discard(name)
 
 
 # TestClient helpers for the server tests ----------------------------------------------------

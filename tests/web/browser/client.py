@@ -8,6 +8,9 @@ from typing import Any
 
 from tests.web.conftest import LiveServer
 
+# True once the app has loaded and registered its event queue.
+APP_READY = "window.palaver && window.palaver.state !== null"
+
 
 def log_in(live_server: LiveServer, page: Any, name: str, hash_: str = "") -> Any:
     """Sign in through the login form and wait until the app has registered."""
@@ -16,10 +19,75 @@ def log_in(live_server: LiveServer, page: Any, name: str, hash_: str = "") -> An
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
-    wait_for(page, "window.palaver && window.palaver.state !== null")
+    wait_for(page, APP_READY)
     if hash_:
         go(page, hash_)
     return page
+
+
+class SignedIn:
+    """One browser context per person, signed in through the login form once, from which
+    each test opens pages of its own (``app_page`` in ``tests/web/conftest.py``).
+
+    A fresh context costs Chromium about 1.2 CPU-s by the time the app has loaded: a new
+    renderer, the login page, the app's first load with an empty cache. A new page in a
+    context that is already signed in costs about a quarter of that, and the browser tests
+    open ~15 of them. What a test's page holds (its scripts' state, handlers, sessionStorage)
+    ends with the page; the context keeps only the session cookie, the HTTP cache and
+    localStorage (where the app notes only that it asked for notification permission: the
+    notification test has a context of its own). A test that fails has its people's contexts
+    discarded, so the next one signs in afresh.
+    """
+
+    def __init__(self, browser: Any, live_server: LiveServer) -> None:
+        self.browser = browser
+        self.live_server = live_server
+        self.contexts: dict[str, Any] = {}
+        # The page the login itself loaded, handed to the first test that asks for this person
+        # without emulation (it already shows the app).
+        self.unused: dict[str, Any] = {}
+
+    def page(
+        self,
+        name: str,
+        hash_: str = "",
+        *,
+        viewport: dict[str, int] | None = None,
+        color_scheme: str | None = None,
+    ) -> Any:
+        """A new page of ``name``'s showing the app, emulating the viewport or color scheme
+        given from its first load, at ``hash_`` once loaded (as ``log_in`` leaves it)."""
+        context = self.contexts.get(name)
+        if context is None:
+            context = self.contexts[name] = self.browser.new_context()
+            context.set_default_timeout(10_000)
+            self.unused[name] = log_in(self.live_server, context.new_page(), name)
+        page = self.unused.pop(name, None)
+        if page is not None and (viewport is not None or color_scheme is not None):
+            page.close()
+            page = None
+        if page is None:
+            page = context.new_page()
+            if viewport is not None:
+                page.set_viewport_size(viewport)
+            if color_scheme is not None:
+                page.emulate_media(color_scheme=color_scheme)
+            page.goto(self.live_server.url + "/")
+            wait_for(page, APP_READY)
+        if hash_:
+            go(page, hash_)
+        return page
+
+    def discard(self, name: str) -> None:
+        """Close ``name``'s context: the next page for them comes from a new sign-in."""
+        self.unused.pop(name, None)
+        context = self.contexts.pop(name, None)
+        if context is not None:
+            context.close()
+
+    def close(self) -> None:
+        for name in list(self.contexts):
+            self.discard(name)
 
 
 def wait_for(page: Any, script: str, arg: Any = None, timeout: float = 10.0) -> Any:

@@ -13,6 +13,8 @@ from tests.web.browser.client import channel_id, go, log_in, send, topic_hash, u
 from tests.web.conftest import LiveServer
 
 NewPage = Callable[..., Any]
+# app_page(name, hash_="", viewport=..., color_scheme=...): the app, signed in (tests/web/conftest.py)
+AppPage = Callable[..., Any]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -54,12 +56,12 @@ def test_login_failure_then_the_app(live_server: LiveServer, new_page: NewPage) 
     assert page.title().endswith("Browser Test Organization - Palaver")
 
 
-def test_two_people_chat_live_in_a_channel_and_a_dm(live_server: LiveServer, new_page: NewPage) -> None:
+def test_two_people_chat_live_in_a_channel_and_a_dm(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
     channel_id(live_server, "othello", "general")
     topic = unique("live")
-    hamlet = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
-    othello = log_in(live_server, new_page(), "othello", topic_hash(general, topic))
+    hamlet = app_page("hamlet", topic_hash(general, topic))
+    othello = app_page("othello", topic_hash(general, topic))
 
     text = unique("To be or not to be")
     hamlet.get_by_label("Message", exact=True).fill(text)
@@ -90,10 +92,10 @@ def test_two_people_chat_live_in_a_channel_and_a_dm(live_server: LiveServer, new
     assert "You and Othello, the Moor of Venice" in hamlet.locator(".recipient-bar").last.inner_text()
 
 
-def test_edit_react_and_star(live_server: LiveServer, new_page: NewPage) -> None:
+def test_edit_react_and_star(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
     topic = unique("edits")
-    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    page = app_page("hamlet", topic_hash(general, topic))
     text = unique("Frailty")
     row = compose(page, text)
 
@@ -123,13 +125,13 @@ def test_edit_react_and_star(live_server: LiveServer, new_page: NewPage) -> None
     message(page, "thy name is woman").wait_for()
 
 
-def test_search_shows_the_servers_highlights(live_server: LiveServer, new_page: NewPage) -> None:
+def test_search_shows_the_servers_highlights(live_server: LiveServer, app_page: AppPage) -> None:
     channel_id(live_server, "othello", "general")
     word = unique("Desdemona").split()[1]
     topic = unique("search")
     send(live_server, "othello", "general", topic, f"the handkerchief {word} was lost")
     send(live_server, "othello", "general", topic, "nothing to see here")
-    page = log_in(live_server, new_page(), "hamlet")
+    page = app_page("hamlet")
     search = page.get_by_label("Search messages")
     page.keyboard.press("/")
     assert page.evaluate("document.activeElement.id") == "search-input"
@@ -143,9 +145,9 @@ def test_search_shows_the_servers_highlights(live_server: LiveServer, new_page: 
     assert "/search/" in page.evaluate("location.hash")
 
 
-def test_upload_a_file(live_server: LiveServer, new_page: NewPage) -> None:
+def test_upload_a_file(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
-    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, unique("files")))
+    page = app_page("hamlet", topic_hash(general, unique("files")))
     page.locator("#compose-file").set_input_files(
         files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"Alas, poor Yorick"}]
     )
@@ -161,10 +163,10 @@ def test_upload_a_file(live_server: LiveServer, new_page: NewPage) -> None:
     assert body == "Alas, poor Yorick"
 
 
-def test_unread_counts_go_down_as_messages_are_read(live_server: LiveServer, new_page: NewPage) -> None:
+def test_unread_counts_go_down_as_messages_are_read(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
     channel_id(live_server, "iago", "general")
-    page = log_in(live_server, new_page(), "hamlet", "#inbox")
+    page = app_page("hamlet", "#inbox")
     with live_server.api("hamlet") as api:
         api.post("/mark_all_as_read").raise_for_status()
     wait_for(page, "window.palaver.counts().total === 0")
@@ -210,13 +212,13 @@ def test_unread_counts_go_down_as_messages_are_read(live_server: LiveServer, new
     assert all("read" in f for f in flags), flags
 
 
-def test_keyboard_shortcuts(live_server: LiveServer, new_page: NewPage) -> None:
+def test_keyboard_shortcuts(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
     channel_id(live_server, "iago", "general")
     topic = unique("keys")
     first = send(live_server, "iago", "general", topic, "first line")
     send(live_server, "iago", "general", topic, "second line")
-    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    page = app_page("hamlet", topic_hash(general, topic))
     message(page, "second line").wait_for()
     page.locator("#main").focus()
     page.keyboard.press("k")
@@ -256,11 +258,11 @@ def test_keyboard_shortcuts(live_server: LiveServer, new_page: NewPage) -> None:
 
 
 def test_a_link_naming_a_channel_by_its_slug_opens_it_with_compose_ready(
-    live_server: LiveServer, new_page: NewPage
+    live_server: LiveServer, app_page: AppPage
 ) -> None:
     design = channel_id(live_server, "hamlet", "design team")
     topic = unique("slug")
-    page = log_in(live_server, new_page(), "hamlet")
+    page = app_page("hamlet")
     go(page, f"#narrow/channel/design-team/topic/{topic.replace(' ', '.20')}")
     wait_for(
         page,
@@ -275,18 +277,18 @@ def test_a_link_naming_a_channel_by_its_slug_opens_it_with_compose_ready(
 
 
 def test_the_sidebar_marks_the_channel_a_hand_written_link_opened(
-    live_server: LiveServer, new_page: NewPage
+    live_server: LiveServer, app_page: AppPage
 ) -> None:
     channel_id(live_server, "hamlet", "design team")
-    page = log_in(live_server, new_page(), "hamlet")
+    page = app_page("hamlet")
     go(page, "#narrow/channel/design-team")
     current = page.locator(".channel-link[aria-current='page']")
     current.wait_for()
     assert "design team" in current.inner_text()
 
 
-def test_phone_width_layout(live_server: LiveServer, new_page: NewPage) -> None:
-    page = log_in(live_server, new_page(viewport={"width": 390, "height": 800}), "hamlet")
+def test_phone_width_layout(live_server: LiveServer, app_page: AppPage) -> None:
+    page = app_page("hamlet", viewport={"width": 390, "height": 800})
     nav = page.get_by_role("navigation", name="Channels and conversations")
     assert not nav.is_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
@@ -331,11 +333,11 @@ def test_phone_width_layout(live_server: LiveServer, new_page: NewPage) -> None:
 
 
 def test_a_tap_survives_the_sidebar_being_rebuilt_under_it(
-    live_server: LiveServer, new_page: NewPage
+    live_server: LiveServer, app_page: AppPage
 ) -> None:
     """The sidebars are rebuilt whenever counts change; one rebuilt between a press and its
     release used to swallow the click (it went to the common parent, not the link)."""
-    page = log_in(live_server, new_page(viewport={"width": 390, "height": 800}), "hamlet")
+    page = app_page("hamlet", viewport={"width": 390, "height": 800})
     page.get_by_role("button", name="Channels and conversations").click()
     nav = page.get_by_role("navigation", name="Channels and conversations")
     link = nav.get_by_role("link", name="general")
@@ -356,8 +358,8 @@ def test_a_tap_survives_the_sidebar_being_rebuilt_under_it(
     nav.wait_for(state="hidden")
 
 
-def test_dark_theme_follows_color_scheme(live_server: LiveServer, new_page: NewPage) -> None:
-    page = log_in(live_server, new_page(color_scheme="dark"), "hamlet")
+def test_dark_theme_follows_color_scheme(live_server: LiveServer, app_page: AppPage) -> None:
+    page = app_page("hamlet", color_scheme="dark")
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background == "rgb(27, 30, 36)"
     with live_server.api("hamlet") as api:
@@ -368,11 +370,11 @@ def test_dark_theme_follows_color_scheme(live_server: LiveServer, new_page: NewP
         api.patch("/settings", data={"color_scheme": "1"}).raise_for_status()
 
 
-def test_recovers_after_the_server_restarts(live_server: LiveServer, new_page: NewPage) -> None:
+def test_recovers_after_the_server_restarts(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
     channel_id(live_server, "iago", "general")
     topic = unique("restart")
-    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    page = app_page("hamlet", topic_hash(general, topic))
     page.evaluate("window.notReloaded = true")
     live_server.stop()
     page.get_by_text("Reconnecting…").wait_for(timeout=15_000)
@@ -383,8 +385,8 @@ def test_recovers_after_the_server_restarts(live_server: LiveServer, new_page: N
     wait_for(page, "!document.getElementById('connection-status').classList.contains('visible')")
 
 
-def test_settings_channels_api_key_and_drafts(live_server: LiveServer, new_page: NewPage) -> None:
-    page = log_in(live_server, new_page(), "othello")
+def test_settings_channels_api_key_and_drafts(live_server: LiveServer, app_page: AppPage) -> None:
+    page = app_page("othello")
     # Drafts are saved to the server while typing.
     general = channel_id(live_server, "othello", "general")
     go(page, topic_hash(general, unique("drafts")))
@@ -420,10 +422,10 @@ def test_settings_channels_api_key_and_drafts(live_server: LiveServer, new_page:
     assert page.get_by_role("dialog", name="Settings").count() == 0
 
 
-def test_quote_move_resolve_and_delete(live_server: LiveServer, new_page: NewPage) -> None:
+def test_quote_move_resolve_and_delete(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
     topic = unique("moves")
-    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    page = app_page("hamlet", topic_hash(general, topic))
     page.on("dialog", lambda dialog: dialog.accept())
     compose = page.get_by_label("Message", exact=True)
     compose.fill("Something is rotten")
@@ -484,7 +486,7 @@ def test_desktop_notification_for_a_dm_when_away(live_server: LiveServer, new_pa
     assert shown[0][1] == "Look to your wife"
 
 
-def test_scrolling_back_loads_older_history(live_server: LiveServer, new_page: NewPage) -> None:
+def test_scrolling_back_loads_older_history(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
     topic = unique("history")
     with live_server.api("iago") as api:
@@ -493,7 +495,7 @@ def test_scrolling_back_loads_older_history(live_server: LiveServer, new_page: N
             api.post("/messages", data=line).raise_for_status()
     with live_server.api("hamlet") as api:
         api.post("/mark_all_as_read").raise_for_status()
-    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    page = app_page("hamlet", topic_hash(general, topic))
     message(page, "line 129").wait_for()
     assert message(page, "line 000").count() == 0
     # Each scroll to the top fetches one older batch (three in all), as a reader scrolling
@@ -509,11 +511,11 @@ def test_scrolling_back_loads_older_history(live_server: LiveServer, new_page: N
 
 
 def test_a_selected_messages_toolbar_leaves_its_time_and_day_visible(
-    live_server: LiveServer, new_page: NewPage
+    live_server: LiveServer, app_page: AppPage
 ) -> None:
     general = channel_id(live_server, "hamlet", "general")
     topic = unique("toolbar")
-    page = log_in(live_server, new_page(), "hamlet", topic_hash(general, topic))
+    page = app_page("hamlet", topic_hash(general, topic))
     row = compose(page, unique("Brevity"))
     row.click()
     toolbar = row.get_by_role("toolbar", name="Message actions")
