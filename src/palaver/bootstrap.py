@@ -202,10 +202,14 @@ def worker_modules() -> list[str]:
     the first request imports anyio's asyncio backend.
     Imported after the fork, that was ~0.5 s of CPU in every worker (and in every
     replacement), in memory each worker held alone; imported before, the workers share it.
+    Several workers always have Redis (``palaver serve`` refuses them without it), so its
+    queue backend and redis-py are preloaded too, though a process without Redis never
+    imports them; so is what renders math, which a single process loads on first use.
     """
     from palaver.api import api_module_names
 
-    return ["palaver.asgi", "anyio._backends._asyncio", *api_module_names()]
+    shared_once = ["palaver.events.redis_backend", "latex2mathml.converter"]
+    return ["palaver.asgi", "anyio._backends._asyncio", *shared_once, *api_module_names()]
 
 
 def _fork_workers_from_an_imported_app() -> None:

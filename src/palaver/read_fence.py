@@ -21,9 +21,10 @@ import hashlib
 import logging
 import threading
 import time
+from typing import TYPE_CHECKING
 
-import redis
-from redis.exceptions import RedisError
+if TYPE_CHECKING:
+    import redis
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,10 @@ def fence_key_prefix(database_url: str) -> str:
     return f"palaver:{digest}:read-fence:"
 
 
+class _NoRedis(Exception):
+    """Never raised: what ``WriteFence`` catches when it has no Redis client."""
+
+
 class WriteFence:
     """Users who wrote within the last ``seconds``, on this process and (with Redis) on all."""
 
@@ -45,9 +50,16 @@ class WriteFence:
         self._prefix = key_prefix
         self._local: dict[int, float] = {}
         self._lock = threading.Lock()
-        self._client = (
-            redis.Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5) if redis_url else None
-        )
+        self._client: redis.Redis | None = None
+        # What a failing Redis raises; nothing is caught without a client.
+        self._redis_error: type[Exception] = _NoRedis
+        if redis_url:
+            # redis-py (~6 MiB, ~40 ms to import) only in processes configured with Redis: every
+            # process imports this module (through ``db``), and a single-process server has none.
+            import redis  # noqa: PLC0415
+
+            self._client = redis.Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5)
+            self._redis_error = redis.RedisError
         self._failing = False
 
     def mark(self, user_id: int) -> None:
@@ -63,7 +75,7 @@ class WriteFence:
         if self._client is not None:
             try:
                 self._client.set(f"{self._prefix}{user_id}", b"1", px=max(1, int(self.seconds * 1000)))
-            except RedisError:
+            except self._redis_error:
                 # The write has committed; other processes may now serve this user's next
                 # read from the replica. Said once per outage, not per write.
                 self._report_failure("could not fence user %d's reads on other processes", user_id)
@@ -81,7 +93,7 @@ class WriteFence:
             return False
         try:
             fenced = bool(self._client.exists(f"{self._prefix}{user_id}"))
-        except RedisError:
+        except self._redis_error:
             self._report_failure("could not read user %d's fence; reading from the primary", user_id)
             return True
         self._failing = False

@@ -13,8 +13,6 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from html import escape
 
-from latex2mathml.converter import convert
-
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 # Longer TeX is shown as an error rather than converted (conversion is not linear in size).
 MAX_TEX_LENGTH = 4000
@@ -80,6 +78,10 @@ def _check(element: ET.Element) -> None:
 def _to_mathml(tex: str, display: bool) -> str:
     if len(tex) > MAX_TEX_LENGTH or not tex.strip():
         raise _InvalidTex("empty or too long")
+    # latex2mathml's symbol tables (~5 MiB) are loaded with the first message that has math,
+    # not in every process at start (``bootstrap.worker_modules`` preloads them for workers).
+    from latex2mathml.converter import convert  # noqa: PLC0415
+
     raw = convert(tex, display="block" if display else "inline")
     root = ET.fromstring(raw.replace(f' xmlns="{MATHML_NS}"', "", 1))
     _check(root)
