@@ -43,9 +43,6 @@ class SignedIn:
         self.browser = browser
         self.live_server = live_server
         self.contexts: dict[str, Any] = {}
-        # The page the login itself loaded, handed to the first test that asks for this person
-        # without emulation (it already shows the app).
-        self.unused: dict[str, Any] = {}
 
     def page(
         self,
@@ -61,26 +58,20 @@ class SignedIn:
         if context is None:
             context = self.contexts[name] = self.browser.new_context()
             context.set_default_timeout(10_000)
-            self.unused[name] = log_in(self.live_server, context.new_page(), name)
-        page = self.unused.pop(name, None)
-        if page is not None and (viewport is not None or color_scheme is not None):
-            page.close()
-            page = None
-        if page is None:
-            page = context.new_page()
-            if viewport is not None:
-                page.set_viewport_size(viewport)
-            if color_scheme is not None:
-                page.emulate_media(color_scheme=color_scheme)
-            page.goto(self.live_server.url + "/")
-            wait_for(page, APP_READY)
+            log_in(self.live_server, context.new_page(), name).close()
+        page = context.new_page()
+        if viewport is not None:
+            page.set_viewport_size(viewport)
+        if color_scheme is not None:
+            page.emulate_media(color_scheme=color_scheme)
+        page.goto(self.live_server.url + "/")
+        wait_for(page, APP_READY)
         if hash_:
             go(page, hash_)
         return page
 
     def discard(self, name: str) -> None:
         """Close ``name``'s context: the next page for them comes from a new sign-in."""
-        self.unused.pop(name, None)
         context = self.contexts.pop(name, None)
         if context is not None:
             context.close()
