@@ -533,3 +533,34 @@ def test_a_selected_messages_toolbar_leaves_its_time_and_day_visible(
             and other["y"] < box["y"] + box["height"]
         )
         assert not overlaps, (box, other)
+
+
+SEND_BUTTON = "form.compose-form button[type=submit]"
+SEND_BUTTON_SAYS = f"label => document.querySelector('{SEND_BUTTON}').textContent === label"
+
+
+def test_a_send_on_a_slow_network_says_so_until_the_message_shows(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("slow")
+    page = app_page("hamlet", topic_hash(general, topic))
+    send_button = page.locator(SEND_BUTTON)
+    assert send_button.inner_text() == "Send"
+    network = page.context.new_cdp_session(page)
+    network.send("Network.enable")
+    # Every request of this page now waits a second and a half (the page is closed at the end).
+    network.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    text = unique("Slowly")
+    page.get_by_label("Message", exact=True).fill(text)
+    page.get_by_label("Message", exact=True).press("Enter")
+    assert page.get_by_label("Message", exact=True).input_value() == ""
+    wait_for(page, SEND_BUTTON_SAYS, arg="Sending…")
+    assert send_button.get_attribute("aria-busy") == "true"
+    assert message(page, text).count() == 0
+    message(page, text).wait_for()
+    wait_for(page, SEND_BUTTON_SAYS, arg="Send")
+    assert send_button.get_attribute("aria-busy") == "false"

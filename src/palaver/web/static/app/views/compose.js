@@ -53,7 +53,10 @@ export class Compose {
         h("button", { type: "button", class: "attach-button", title: "Attach files (or drop or paste them)", text: "Attach files", onclick: () => this.file.click() }),
         this.draftsButton,
         h("span", { id: "compose-hint", class: "hint", text: "Enter sends · Shift+Enter new line" }),
-        h("button", { type: "submit", class: "primary", text: "Send" })));
+        this.sendButton = h("button", { type: "submit", class: "primary", text: "Send" })));
+    // Sends on their way: the message shows once the server has it, so until then the
+    // button says so (on a slow network the text leaves the box seconds before it appears).
+    this.sending = 0;
     this.form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.send();
@@ -224,6 +227,7 @@ export class Compose {
     this.stopTyping();
     this.content.value = "";
     this.draftId = null;
+    this.noteSending(1);
     try {
       await this.app.api.post("/messages", { ...target, content, queue_id: this.app.state.queueId, local_id: String(Math.random()).slice(2, 10) });
       if (draftId) this.app.api.del(`/drafts/${draftId}`).catch(() => {});
@@ -233,7 +237,15 @@ export class Compose {
       if (!this.content.value) this.content.value = content;
       this.draftId = draftId;
       this.app.showError(error);
+    } finally {
+      this.noteSending(-1);
     }
+  }
+
+  noteSending(change) {
+    this.sending += change;
+    this.sendButton.textContent = this.sending ? "Sending…" : "Send";
+    this.sendButton.setAttribute("aria-busy", String(this.sending > 0));
   }
 
   // ---- typing notifications -------------------------------------------------------------
