@@ -29,13 +29,14 @@ class SignedIn:
     """One browser context per person, signed in through the login form once, from which
     each test opens pages of its own (``app_page`` in ``tests/web/conftest.py``).
 
-    A fresh context costs Chromium about 1.2 CPU-s by the time the app has loaded: a new
-    renderer, the login page, the app's first load with an empty cache. A new page in a
-    context that is already signed in costs about a quarter of that, and the browser tests
-    open ~15 of them. What a test's page holds (its scripts' state, handlers, sessionStorage)
-    ends with the page; the context keeps only the session cookie, the HTTP cache and
-    localStorage (where the app notes only that it asked for notification permission: the
-    notification test has a context of its own). A test that fails has its people's contexts
+    A fresh context signed in through the form costs Chromium a login page and the app's
+    first load with an empty cache: 1.2-1.6 CPU-s in the full browser, ~0.25 in the headless
+    shell the tests run (plus the server's login). A new page in a context already signed in
+    costs 0.3-1.5 and ~0.2 CPU-s, and the browser tests open ~15 of them. What a test's
+    page holds (its scripts' state, handlers, sessionStorage) ends with the page; the
+    context keeps only the session cookie, the HTTP cache and localStorage (where the app
+    notes only that it asked for notification permission: the notification test has a
+    context of its own). A test that fails has its people's contexts
     discarded, so the next one signs in afresh.
     """
 
