@@ -27,7 +27,13 @@ def leave_everything_read(live_server: LiveServer) -> Iterator[None]:
 
 
 def message(page: Any, text: str) -> Any:
-    return page.locator("article.message", has_text=text)
+    """A message the server has sent back (not the greyed copy shown while it is on its way)."""
+    return page.locator("article.message:not(.sending)", has_text=text)
+
+
+def echo(page: Any, text: str) -> Any:
+    """The greyed copy of a message being sent."""
+    return page.locator("article.message.sending", has_text=text)
 
 
 def compose(page: Any, text: str) -> Any:
@@ -539,7 +545,7 @@ SEND_BUTTON = "form.compose-form button[type=submit]"
 SEND_BUTTON_SAYS = f"label => document.querySelector('{SEND_BUTTON}').textContent === label"
 
 
-def test_a_send_on_a_slow_network_says_so_until_the_message_shows(
+def test_a_send_on_a_slow_network_shows_the_message_at_once_until_the_servers_copy(
     live_server: LiveServer, app_page: AppPage
 ) -> None:
     general = channel_id(live_server, "hamlet", "general")
@@ -554,13 +560,46 @@ def test_a_send_on_a_slow_network_says_so_until_the_message_shows(
         "Network.emulateNetworkConditions",
         {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1},
     )
-    text = unique("Slowly")
+    text = unique("Slowly *as typed*")
     page.get_by_label("Message", exact=True).fill(text)
     page.get_by_label("Message", exact=True).press("Enter")
     assert page.get_by_label("Message", exact=True).input_value() == ""
     wait_for(page, SEND_BUTTON_SAYS, arg="Sending…")
     assert send_button.get_attribute("aria-busy") == "true"
+    # Shown at once, greyed and as typed, at the end of the topic; nothing to act on yet.
+    pending = echo(page, text)
+    pending.wait_for()
+    assert pending.get_attribute("aria-busy") == "true"
+    assert pending.locator(".msg-actions").count() == 0
+    assert page.locator(".feed-empty").count() == 0, "a new topic's only message is not 'no messages'"
+    assert page.locator("article.message").last.get_attribute("data-local")
     assert message(page, text).count() == 0
-    message(page, text).wait_for()
+    # The server's copy (its Markdown rendered) takes its place.
+    shown = page.locator("article.message:not(.sending)", has=page.locator("em", has_text="as typed"))
+    shown.wait_for()
+    assert echo(page, text).count() == 0
+    assert page.locator("article.message", has_text=text.rsplit(" ", 1)[1]).count() == 1
     wait_for(page, SEND_BUTTON_SAYS, arg="Send")
     assert send_button.get_attribute("aria-busy") == "false"
+
+
+def test_a_send_that_fails_takes_its_copy_away_and_gives_the_text_back(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    page = app_page("hamlet", topic_hash(general, unique("offline")))
+    box = page.get_by_label("Message", exact=True)
+    page.context.set_offline(True)
+    try:
+        text = unique("Never sent")
+        box.fill(text)
+        box.press("Enter")
+        # The copy shows while the request fails, then goes; the text is back to try again.
+        wait_for(page, "() => document.getElementById('compose-content').value !== ''")
+        assert box.input_value() == text
+        wait_for(page, "() => !document.querySelector('article.message.sending')")
+    finally:
+        page.context.set_offline(False)
+    box.press("Enter")
+    message(page, text).wait_for()
+    assert echo(page, text).count() == 0

@@ -248,6 +248,25 @@ test("message event: stored, listed in matching loaded narrows, counted unread, 
   eq(state.subs.topicsOf(1).map((t) => t.name), ["t"]);
 });
 
+test("a message being sent shows in its narrows until my own message event names its local id", () => {
+  const state = freshState();
+  const channel = state.messages.list([{ operator: "channel", operand: 1 }]);
+  channel.foundNewest = true;
+  const older = state.messages.list([{ operator: "channel", operand: 1 }, { operator: "topic", operand: "t" }]);
+  const elsewhere = state.messages.list([{ operator: "channel", operand: 2 }]);
+  elsewhere.foundNewest = true;
+  state.messages.addEcho("77", { type: "stream", stream_id: 1, subject: "t", sender_id: ME, flags: ["read"], raw_text: "hi" });
+  eq(state.messages.echoesFor(channel).map((m) => [m.local_id, m.locally_echoed]), [["77", true]]);
+  eq(state.messages.echoesFor(older).length, 0, "a list short of the newest shows none");
+  eq(state.messages.echoesFor(elsewhere).length, 0);
+  applyEvent(state, { ...messageEvent(5, { sender_id: ME }, ["read"]), local_message_id: "76" });
+  eq(state.messages.echoesFor(channel).length, 1, "another send's event leaves it");
+  applyEvent(state, { ...messageEvent(6, { sender_id: ME }, ["read"]), local_message_id: "77" });
+  eq(state.messages.echoesFor(channel).length, 0);
+  eq(channel.ids, [5, 6]);
+  eq(state.messages.dropEcho("77"), false);
+});
+
 test("a read message (my own) is not counted unread; DM updates recent conversations", () => {
   const state = freshState();
   applyEvent(state, { type: "message", flags: ["read"], message: { id: 6, type: "private", display_recipient: [{ id: 10 }, { id: 11 }], sender_id: 10, subject: "", reactions: [] } });

@@ -404,6 +404,33 @@ class App {
     this.narrow([{ operator: "channel", operand: next.stream_id, negated: false }, { operator: "topic", operand: next.topic, negated: false }]);
   }
 
+  // Shows a message the moment it is sent, greyed, at the end of the feeds it belongs in;
+  // the server's copy replaces it when its event arrives (store/dispatch.js), or it goes away
+  // if the send fails. A reconnect's fresh state has none: the server's copies are fetched.
+  echo(target, text, localId) {
+    const state = this.state;
+    const me = state.users.get(state.myId) || {};
+    const message = {
+      sender_id: state.myId,
+      sender_full_name: me.full_name,
+      avatar_url: me.avatar_url,
+      timestamp: Date.now() / 1000,
+      raw_text: text,
+      flags: ["read"],
+      reactions: [],
+      ...(target.type === "stream"
+        ? { type: "stream", stream_id: target.to, subject: target.topic, display_recipient: state.subs.name(target.to) }
+        : { type: "private", display_recipient: [...new Set([...target.to, state.myId])].map((id) => ({ id, full_name: state.users.name(id) })) }),
+    };
+    state.messages.addEcho(localId, message);
+    if (this.feed.list && this.feed.list.foundNewest) this.stickToBottom = true;
+    this.render(new Set(["feed"]));
+  }
+
+  dropEcho(localId) {
+    if (this.state && this.state.messages.dropEcho(localId)) this.render(new Set(["feed"]));
+  }
+
   noteSent(target) {
     if (this.current.view !== "narrow" && this.current.view !== "feed") return;
     const probe = target.type === "stream"

@@ -32,6 +32,8 @@ export function applyEvent(state, event, now = Date.now()) {
 
 const HANDLERS = {
   message(state, event, changes) {
+    // The sender's own queue names the local_id it sent with: the real message replaces its echo.
+    if (event.local_message_id !== undefined) state.messages.dropEcho(event.local_message_id);
     const message = state.messages.insertLive(event.message, event.flags || []);
     state.unread.addMessage(message, event.flags || []);
     state.maxMessageId = Math.max(state.maxMessageId, message.id);

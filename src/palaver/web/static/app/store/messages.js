@@ -43,6 +43,23 @@ export class Messages {
     this.myId = myId;
     this.byId = new Map();
     this.lists = new Map();
+    // What this client sent and the server has not yet sent back, by local_id: shown greyed
+    // after the feeds it belongs in, never in a list (no id to fetch, select or mark by).
+    this.echoes = new Map();
+  }
+
+  addEcho(localId, message) {
+    this.echoes.set(localId, { ...message, local_id: localId, locally_echoed: true });
+  }
+
+  dropEcho(localId) {
+    return this.echoes.delete(localId);
+  }
+
+  // The echoes a list shows: those of its narrow, once it reaches the newest messages.
+  echoesFor(list) {
+    if (!list.foundNewest) return [];
+    return [...this.echoes.values()].filter((m) => messageMatches(list.terms, m, this.myId) === true);
   }
 
   get(id) {

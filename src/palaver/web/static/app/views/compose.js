@@ -228,12 +228,15 @@ export class Compose {
     this.content.value = "";
     this.draftId = null;
     this.noteSending(1);
+    const localId = String(Math.random()).slice(2, 10);
+    this.app.echo(target, content, localId);
     try {
-      await this.app.api.post("/messages", { ...target, content, queue_id: this.app.state.queueId, local_id: String(Math.random()).slice(2, 10) });
+      await this.app.api.post("/messages", { ...target, content, queue_id: this.app.state.queueId, local_id: localId });
       if (draftId) this.app.api.del(`/drafts/${draftId}`).catch(() => {});
       this.app.noteSent(target);
     } catch (error) {
-      // Nothing is lost: the text goes back for another try.
+      // Nothing is lost: the echo goes and the text goes back for another try.
+      this.app.dropEcho(localId);
       if (!this.content.value) this.content.value = content;
       this.draftId = draftId;
       this.app.showError(error);

@@ -188,9 +188,8 @@ export class FeedView {
     let group = null;
     let lastKey = null;
     let previous = null;
-    for (const id of list.ids) {
-      const message = this.state.messages.get(id);
-      if (!message) continue;
+    const shown = [...list.ids.map((id) => this.state.messages.get(id)).filter(Boolean), ...this.state.messages.echoesFor(list)];
+    for (const message of shown) {
       const key = conversationKey(message, this.state.myId);
       const newDay = previous && formatDay(previous.timestamp) !== formatDay(message.timestamp);
       if (key !== lastKey || newDay) {
@@ -202,10 +201,10 @@ export class FeedView {
       const continued = previous && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < CONTINUE_SECONDS;
       const el = this.messageElement(message, continued);
       group.append(el);
-      this.elements.set(id, el);
+      if (!message.locally_echoed) this.elements.set(message.id, el);
       previous = message;
     }
-    if (!list.ids.length && !list.loading) {
+    if (!shown.length && !list.loading) {
       fragment.append(h("p", { class: "feed-empty", text: list.foundNewest ? "No messages here yet." : "Loading…" }));
     }
     clear(this.container).append(fragment);
@@ -257,6 +256,7 @@ export class FeedView {
     if (this.app.selectedId === message.id) classes.push("selected");
     const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: "Edited " + formatDateTime(message.last_edit_timestamp), text: "(edited)" }) : null;
     const moved = !edited && message.last_moved_timestamp ? h("span", { class: "edited", text: "(moved)" }) : null;
+    if (message.locally_echoed) return this.echoElement(message, sender, classes);
     const editing = this.editing && this.editing.id === message.id;
     const content = editing ? this.editing.form : setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
     return h("article", { class: classes.join(" "), dataset: { id: message.id }, tabindex: "-1", "aria-label": `${sender.full_name}, ${formatDateTime(message.timestamp)}` },
@@ -276,6 +276,18 @@ export class FeedView {
         starred ? h("span", { class: "star-indicator", title: "Starred", "aria-label": "Starred", text: "★" }) : null,
         edited || moved,
         h("time", { datetime: new Date(message.timestamp * 1000).toISOString(), title: formatDateTime(message.timestamp), text: formatTime(message.timestamp) })));
+  }
+
+  // A message on its way: its text as typed (the server renders the Markdown), greyed, with
+  // nothing to act on until the server's copy replaces it.
+  echoElement(message, sender, classes) {
+    const continued = classes.includes("continued");
+    return h("article", { class: [...classes, "sending"].join(" "), dataset: { local: message.local_id }, "aria-busy": "true", "aria-label": `${sender.full_name}, sending` },
+      h("div", { class: "msg-gutter" }, continued ? null : avatar(sender)),
+      h("div", { class: "msg-main" },
+        continued ? null : h("div", { class: "msg-head" }, h("span", { class: "sender-name", text: sender.full_name })),
+        h("div", { class: "msg-content pending-text", text: message.raw_text })),
+      h("div", { class: "msg-meta" }, h("span", { class: "sending-note", text: "Sending…" })));
   }
 
   reactionsElement(message) {
@@ -312,7 +324,7 @@ export class FeedView {
 
   onClick(event) {
     const article = event.target.closest("article.message");
-    if (!article) return;
+    if (!article || article.dataset.local) return;
     const spoiler = event.target.closest(".spoiler-header");
     if (spoiler) {
       // Spoilers open and close in place; the server renders them closed.
