@@ -224,18 +224,23 @@ def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[
     """``new_page(**context_options)``: a page in a fresh context (its own cookies), for the
     tests of logging in and those that need a context of their own (permissions)."""
     contexts: list[Any] = []
+    errors: list[str] = []
 
     def make(**options: Any) -> Any:
         context = browser.new_context(**options)
         context.set_default_timeout(10_000)
+        context.on("weberror", lambda error: errors.append(str(error.error)))
         contexts.append(context)
         return context.new_page()
 
     yield make
-    if _failed(request.node):
+    failed = _failed(request.node)
+    if failed:
         _save_screenshots(request.node, [page for context in contexts for page in context.pages])
     for context in contexts:
         context.close()
+    if not failed:
+        _no_uncaught_errors(errors)
 
 
 @pytest.fixture(scope="package")
@@ -254,9 +259,13 @@ def app_page(signed_in: SignedIn, request: pytest.FixtureRequest) -> Iterator[Ca
     """``app_page(name, hash_="", viewport=..., color_scheme=...)``: a new page of the app,
     signed in as ``name``, closed when the test ends. Two names are two people."""
     opened: list[tuple[str, Any]] = []
+    errors: list[str] = []
 
     def make(name: str, hash_: str = "", **emulation: Any) -> Any:
-        page = signed_in.page(name, hash_, **emulation)
+        def on_error(error: Any) -> None:
+            errors.append(f"{name}: {error}")
+
+        page = signed_in.page(name, hash_, on_error=on_error, **emulation)
         opened.append((name, page))
         return page
 
@@ -269,6 +278,15 @@ def app_page(signed_in: SignedIn, request: pytest.FixtureRequest) -> Iterator[Ca
     if failed:
         for name in {name for name, _ in opened}:
             signed_in.discard(name)
+    else:
+        _no_uncaught_errors(errors)
+
+
+def _no_uncaught_errors(errors: list[str]) -> None:
+    """A test whose pages threw an exception nobody caught fails, though what it looked at
+    came out right: the error stopped some other part of the app."""
+    if errors:
+        pytest.fail("uncaught errors in the app's pages:\n" + "\n".join(errors), pytrace=False)
 
 
 # TestClient helpers for the server tests ----------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from tests.web.conftest import LiveServer
@@ -52,15 +53,19 @@ class SignedIn:
         *,
         viewport: dict[str, int] | None = None,
         color_scheme: str | None = None,
+        on_error: Callable[[Any], None] | None = None,
     ) -> Any:
         """A new page of ``name``'s showing the app, emulating the viewport or color scheme
-        given from its first load, at ``hash_`` once loaded (as ``log_in`` leaves it)."""
+        given from its first load, at ``hash_`` once loaded (as ``log_in`` leaves it);
+        ``on_error`` hears of every exception the page's scripts leave uncaught."""
         context = self.contexts.get(name)
         if context is None:
             context = self.contexts[name] = self.browser.new_context()
             context.set_default_timeout(10_000)
             log_in(self.live_server, context.new_page(), name).close()
         page = context.new_page()
+        if on_error is not None:
+            page.on("pageerror", on_error)
         if viewport is not None:
             page.set_viewport_size(viewport)
         if color_scheme is not None:
