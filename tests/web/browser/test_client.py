@@ -583,6 +583,39 @@ def test_a_send_on_a_slow_network_shows_the_message_at_once_until_the_servers_co
     assert send_button.get_attribute("aria-busy") == "false"
 
 
+def test_an_edit_on_a_slow_network_says_saving_then_shows_the_new_text(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    page = app_page("hamlet", topic_hash(general, unique("slow edit")))
+    text = unique("First thoughts")
+    row = compose(page, text)
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Edit").click()
+    editor = page.get_by_label("Edit message")
+    editor.wait_for()
+    network = page.context.new_cdp_session(page)
+    network.send("Network.enable")
+    network.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    second = unique("Second *thoughts*")
+    editor.fill(second)
+    editor.press("Enter")
+    save_button = "form.edit-form button[type=submit]"
+    save = page.locator(save_button)
+    wait_for(page, f"() => document.querySelector('{save_button}')?.textContent === 'Saving…'")
+    assert save.get_attribute("aria-busy") == "true"
+    assert editor.get_attribute("readonly") is not None
+    editor.press("Enter")  # a second Enter while saving sends nothing more
+    edited = page.locator("article.message:not(.saving)", has=page.locator("em", has_text="thoughts"))
+    edited.get_by_text("(edited)").wait_for()
+    assert page.locator("article.message.saving").count() == 0
+    assert page.locator("form.edit-form").count() == 0
+
+
 def test_a_send_that_fails_takes_its_copy_away_and_gives_the_text_back(
     live_server: LiveServer, app_page: AppPage
 ) -> None:

@@ -267,6 +267,15 @@ test("a message being sent shows in its narrows until my own message event names
   eq(state.messages.dropEcho("77"), false);
 });
 
+test("an edit being saved shows as typed until the server's update_message brings the rendered content", () => {
+  const state = freshState();
+  applyEvent(state, messageEvent(5, { sender_id: ME }, ["read"]));
+  state.messages.get(5).pending_edit = "new *text*";
+  applyEvent(state, { type: "update_message", message_id: 5, message_ids: [5], flags: ["read"], edit_timestamp: 2, rendering_only: false, rendered_content: "<p>new <em>text</em></p>", content: "new *text*" });
+  eq(state.messages.get(5).pending_edit, undefined);
+  eq(state.messages.get(5).content, "<p>new <em>text</em></p>");
+});
+
 test("a read message (my own) is not counted unread; DM updates recent conversations", () => {
   const state = freshState();
   applyEvent(state, { type: "message", flags: ["read"], message: { id: 6, type: "private", display_recipient: [{ id: 10 }, { id: 11 }], sender_id: 10, subject: "", reactions: [] } });

@@ -141,6 +141,7 @@ export class Messages {
     const edited = this.byId.get(event.message_id);
     if (edited && event.rendered_content !== undefined) {
       edited.content = event.rendered_content;
+      delete edited.pending_edit;
       delete edited.match_content;
       if (!event.rendering_only) edited.last_edit_timestamp = event.edit_timestamp;
       if (event.is_me_message !== undefined) edited.is_me_message = event.is_me_message;

@@ -99,18 +99,35 @@ export class MessageActions {
       this.app.feed.editing = null;
       this.app.feed.updateMessage(id);
     };
+    const saveButton = h("button", { type: "submit", class: "primary", text: "Save" });
+    const saving = (on) => {
+      textarea.readOnly = on;
+      saveButton.disabled = on;
+      saveButton.textContent = on ? "Saving…" : "Save";
+      saveButton.setAttribute("aria-busy", String(on));
+    };
     const save = async () => {
-      if (textarea.value === raw) return cancel();
+      const text = textarea.value;
+      if (textarea.readOnly) return;
+      if (text === raw) return cancel();
+      // Shown as typed once the editor closes, until the server's update_message (which
+      // always follows a content edit, and clears it) brings the rendered content.
+      const editing = this.message(id);
+      if (editing) editing.pending_edit = text;
+      saving(true);
       try {
-        await this.app.api.patch(`/messages/${id}`, { content: textarea.value });
+        await this.app.api.patch(`/messages/${id}`, { content: text });
         cancel();
       } catch (error) {
+        const current = this.message(id);
+        if (current) delete current.pending_edit;
+        saving(false);
         this.app.showError(error);
       }
     };
     const form = h("form", { class: "edit-form" }, textarea,
       h("div", { class: "edit-buttons" },
-        h("button", { type: "submit", class: "primary", text: "Save" }),
+        saveButton,
         h("button", { type: "button", text: "Cancel", onclick: cancel })));
     form.addEventListener("submit", (event) => {
       event.preventDefault();

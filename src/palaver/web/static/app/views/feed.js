@@ -254,12 +254,16 @@ export class FeedView {
     if (state.unread.has(message.id)) classes.push("unread");
     if (flags.includes("mentioned") || flags.includes("wildcard_mentioned")) classes.push("mentioned");
     if (this.app.selectedId === message.id) classes.push("selected");
+    const pendingEdit = message.pending_edit !== undefined;
+    if (pendingEdit) classes.push("saving");
     const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: "Edited " + formatDateTime(message.last_edit_timestamp), text: "(edited)" }) : null;
     const moved = !edited && message.last_moved_timestamp ? h("span", { class: "edited", text: "(moved)" }) : null;
     if (message.locally_echoed) return this.echoElement(message, sender, classes);
     const editing = this.editing && this.editing.id === message.id;
-    const content = editing ? this.editing.form : setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
-    return h("article", { class: classes.join(" "), dataset: { id: message.id }, tabindex: "-1", "aria-label": `${sender.full_name}, ${formatDateTime(message.timestamp)}` },
+    const content = editing ? this.editing.form
+      : pendingEdit ? h("div", { class: "msg-content pending-text", text: message.pending_edit })
+      : setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
+    return h("article", { class: classes.join(" "), dataset: { id: message.id }, tabindex: "-1", "aria-busy": String(pendingEdit), "aria-label": `${sender.full_name}, ${formatDateTime(message.timestamp)}` },
       h("div", { class: "msg-gutter" }, continued ? null : avatar(sender)),
       h("div", { class: "msg-main" },
         continued ? null : h("div", { class: "msg-head" },
