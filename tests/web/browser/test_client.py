@@ -98,17 +98,22 @@ def test_two_people_chat_live_in_a_channel_and_a_dm(live_server: LiveServer, app
     assert "You and Othello, the Moor of Venice" in hamlet.locator(".recipient-bar").last.inner_text()
 
 
+def open_editor(page: Any, row: Any) -> Any:
+    """Selects the message ``row`` and opens its inline editor from the actions menu."""
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Edit").click()
+    editor = page.get_by_label("Edit message")
+    editor.wait_for()
+    return editor
+
+
 def test_edit_react_and_star(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
     topic = unique("edits")
     page = app_page("hamlet", topic_hash(general, topic))
     text = unique("Frailty")
-    row = compose(page, text)
-
-    row.click()
-    row.get_by_role("button", name="More actions").click()
-    page.get_by_role("menuitem", name="Edit").click()
-    editor = page.get_by_label("Edit message")
+    editor = open_editor(page, compose(page, text))
     editor.fill(text + " thy name is woman")
     editor.press("Enter")
     message(page, "thy name is woman").get_by_text("(edited)").wait_for()
@@ -541,6 +546,17 @@ def test_a_selected_messages_toolbar_leaves_its_time_and_day_visible(
         assert not overlaps, (box, other)
 
 
+def slow_network(page: Any) -> None:
+    """Every request of ``page`` from now on waits a second and a half (through Chromium's
+    DevTools protocol, for this page alone; it ends when the test closes the page)."""
+    network = page.context.new_cdp_session(page)
+    network.send("Network.enable")
+    network.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+
+
 SEND_BUTTON = "form.compose-form button[type=submit]"
 SEND_BUTTON_SAYS = f"label => document.querySelector('{SEND_BUTTON}').textContent === label"
 
@@ -553,13 +569,7 @@ def test_a_send_on_a_slow_network_shows_the_message_at_once_until_the_servers_co
     page = app_page("hamlet", topic_hash(general, topic))
     send_button = page.locator(SEND_BUTTON)
     assert send_button.inner_text() == "Send"
-    network = page.context.new_cdp_session(page)
-    network.send("Network.enable")
-    # Every request of this page now waits a second and a half (the page is closed at the end).
-    network.send(
-        "Network.emulateNetworkConditions",
-        {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1},
-    )
+    slow_network(page)
     text = unique("Slowly *as typed*")
     page.get_by_label("Message", exact=True).fill(text)
     page.get_by_label("Message", exact=True).press("Enter")
@@ -589,18 +599,8 @@ def test_an_edit_on_a_slow_network_says_saving_then_shows_the_new_text(
     general = channel_id(live_server, "hamlet", "general")
     page = app_page("hamlet", topic_hash(general, unique("slow edit")))
     text = unique("First thoughts")
-    row = compose(page, text)
-    row.click()
-    row.get_by_role("button", name="More actions").click()
-    page.get_by_role("menuitem", name="Edit").click()
-    editor = page.get_by_label("Edit message")
-    editor.wait_for()
-    network = page.context.new_cdp_session(page)
-    network.send("Network.enable")
-    network.send(
-        "Network.emulateNetworkConditions",
-        {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1},
-    )
+    editor = open_editor(page, compose(page, text))
+    slow_network(page)
     second = unique("Second *thoughts*")
     editor.fill(second)
     editor.press("Enter")
