@@ -37,8 +37,8 @@ class SignedIn:
     page holds (its scripts' state, handlers, sessionStorage) ends with the page; the
     context keeps only the session cookie, the HTTP cache and localStorage (where the app
     notes only that it asked for notification permission: the notification test has a
-    context of its own). A test that fails has its people's contexts
-    discarded, so the next one signs in afresh.
+    context of its own). A test that fails has its people's contexts discarded, so the next
+    one signs in afresh.
     """
 
     def __init__(self, browser: Any, live_server: LiveServer) -> None:

@@ -112,8 +112,8 @@ export class MessageActions {
       if (text === raw) return cancel();
       // Shown as typed once the editor closes, until the server's update_message (which
       // always follows a content edit, and clears it) brings the rendered content.
-      const editing = this.message(id);
-      if (editing) editing.pending_edit = text;
+      const edited = this.message(id);
+      if (edited) edited.pending_edit = text;
       saving(true);
       try {
         await this.app.api.patch(`/messages/${id}`, { content: text });

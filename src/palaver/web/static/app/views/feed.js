@@ -244,54 +244,50 @@ export class FeedView {
 
   messageElement(message, continued) {
     const state = this.state;
-    const mine = message.sender_id === state.myId;
-    const flags = message.flags || [];
-    const starred = flags.includes("starred");
+    // A message being sent has no id yet: nothing to act on until the server's copy replaces it.
+    const echo = Boolean(message.locally_echoed);
     const sender = state.users.get(message.sender_id) || { full_name: message.sender_full_name, avatar_url: message.avatar_url };
     const classes = ["message"];
     if (continued) classes.push("continued");
-    if (mine) classes.push("mine");
+    if (message.sender_id === state.myId) classes.push("mine");
+    const flags = message.flags || [];
     if (state.unread.has(message.id)) classes.push("unread");
     if (flags.includes("mentioned") || flags.includes("wildcard_mentioned")) classes.push("mentioned");
-    if (this.app.selectedId === message.id) classes.push("selected");
-    const pendingEdit = message.pending_edit !== undefined;
-    if (pendingEdit) classes.push("saving");
-    const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: "Edited " + formatDateTime(message.last_edit_timestamp), text: "(edited)" }) : null;
-    const moved = !edited && message.last_moved_timestamp ? h("span", { class: "edited", text: "(moved)" }) : null;
-    if (message.locally_echoed) return this.echoElement(message, sender, classes);
+    if (!echo && this.app.selectedId === message.id) classes.push("selected");
+    // Text on its way to the server (a message being sent, an edit being saved) shows as
+    // typed, greyed, until the server's rendering arrives.
+    const pending = echo ? message.raw_text : message.pending_edit;
+    if (pending !== undefined) classes.push(echo ? "sending" : "saving");
     const editing = this.editing && this.editing.id === message.id;
     const content = editing ? this.editing.form
-      : pendingEdit ? h("div", { class: "msg-content pending-text", text: message.pending_edit })
+      : pending !== undefined ? h("div", { class: "msg-content pending-text", text: pending })
       : setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
-    return h("article", { class: classes.join(" "), dataset: { id: message.id }, tabindex: "-1", "aria-busy": String(pendingEdit), "aria-label": `${sender.full_name}, ${formatDateTime(message.timestamp)}` },
+    return h("article", {
+      class: classes.join(" "), dataset: echo ? { local: message.local_id } : { id: message.id }, tabindex: "-1",
+      "aria-busy": String(pending !== undefined), "aria-label": `${sender.full_name}, ${echo ? "sending" : formatDateTime(message.timestamp)}`,
+    },
       h("div", { class: "msg-gutter" }, continued ? null : avatar(sender)),
       h("div", { class: "msg-main" },
         continued ? null : h("div", { class: "msg-head" },
           h("span", { class: "sender-name", text: sender.full_name })),
         content,
         this.reactionsElement(message)),
-      // The toolbar floats just left of the time, so the selected message (whose toolbar
-      // stays shown) keeps its time and the recipient bar's day in view.
-      h("div", { class: "msg-meta" },
-        h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" },
-          h("button", { type: "button", class: "icon-button", dataset: { action: "react" }, "aria-label": "Add reaction", title: "Add reaction", text: "☺" }),
-          h("button", { type: "button", class: "icon-button" + (starred ? " on" : ""), dataset: { action: "star" }, "aria-label": starred ? "Unstar" : "Star", "aria-pressed": String(starred), title: starred ? "Unstar (s)" : "Star (s)", text: starred ? "★" : "☆" }),
-          h("button", { type: "button", class: "icon-button", dataset: { action: "menu" }, "aria-label": "More actions", "aria-haspopup": "menu", title: "More actions", text: "⋯" })),
-        starred ? h("span", { class: "star-indicator", title: "Starred", "aria-label": "Starred", text: "★" }) : null,
-        edited || moved,
-        h("time", { datetime: new Date(message.timestamp * 1000).toISOString(), title: formatDateTime(message.timestamp), text: formatTime(message.timestamp) })));
+      echo ? h("div", { class: "msg-meta" }, h("span", { class: "sending-note", text: "Sending…" })) : this.metaElement(message, flags.includes("starred")));
   }
 
-  // A message on its way: its text as typed (the server renders the Markdown), greyed, with
-  // nothing to act on until the server's copy replaces it.
-  echoElement(message, sender, classes) {
-    const continued = classes.includes("continued");
-    return h("article", { class: [...classes, "sending"].join(" "), dataset: { local: message.local_id }, "aria-busy": "true", "aria-label": `${sender.full_name}, sending` },
-      h("div", { class: "msg-gutter" }, continued ? null : avatar(sender)),
-      h("div", { class: "msg-main" },
-        continued ? null : h("div", { class: "msg-head" }, h("span", { class: "sender-name", text: sender.full_name })),
-        h("div", { class: "msg-content pending-text", text: message.raw_text })),
-      h("div", { class: "msg-meta" }, h("span", { class: "sending-note", text: "Sending…" })));
+  // The toolbar floats just left of the time, so the selected message (whose toolbar stays
+  // shown) keeps its time and the recipient bar's day in view.
+  metaElement(message, starred) {
+    const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: "Edited " + formatDateTime(message.last_edit_timestamp), text: "(edited)" }) : null;
+    const moved = !edited && message.last_moved_timestamp ? h("span", { class: "edited", text: "(moved)" }) : null;
+    return h("div", { class: "msg-meta" },
+      h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" },
+        h("button", { type: "button", class: "icon-button", dataset: { action: "react" }, "aria-label": "Add reaction", title: "Add reaction", text: "☺" }),
+        h("button", { type: "button", class: "icon-button" + (starred ? " on" : ""), dataset: { action: "star" }, "aria-label": starred ? "Unstar" : "Star", "aria-pressed": String(starred), title: starred ? "Unstar (s)" : "Star (s)", text: starred ? "★" : "☆" }),
+        h("button", { type: "button", class: "icon-button", dataset: { action: "menu" }, "aria-label": "More actions", "aria-haspopup": "menu", title: "More actions", text: "⋯" })),
+      starred ? h("span", { class: "star-indicator", title: "Starred", "aria-label": "Starred", text: "★" }) : null,
+      edited || moved,
+      h("time", { datetime: new Date(message.timestamp * 1000).toISOString(), title: formatDateTime(message.timestamp), text: formatTime(message.timestamp) }));
   }
 
   reactionsElement(message) {
