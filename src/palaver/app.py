@@ -18,6 +18,7 @@ from starlette.types import Receive, Scope, Send
 from palaver.api import discover_routers
 from palaver.api.avatars import avatar_routes
 from palaver.api.emoji_images import emoji_static_routes
+from palaver.api.known_credentials import KnownCredentials
 from palaver.api.long_poll import LongPollRoute, LongPolls, LongPollStarlette
 from palaver.api.realm_emoji import emoji_image_routes
 from palaver.api.realm_export import export_file_routes
@@ -137,7 +138,11 @@ class _ApiRoutes(BaseRoute):
 
 
 def _path_routes(
-    services: Services, routers: Sequence[ApiRouter], prefix: str = API_PREFIX, web: bool = False
+    services: Services,
+    routers: Sequence[ApiRouter],
+    prefix: str = API_PREFIX,
+    web: bool = False,
+    memory: KnownCredentials | None = None,
 ) -> list[Route]:
     by_path: dict[str, dict[str, Endpoint]] = defaultdict(dict)
     for router in routers:
@@ -152,7 +157,11 @@ def _path_routes(
     # Each route lists only its own methods: Starlette then keeps looking for a route that
     # takes the method (/users/{user_id:int} has no GET; /users/{user_id_or_email} does).
     return [
-        Route(prefix + path, make_path_handler(services, by_path[path], web=web), methods=list(by_path[path]))
+        Route(
+            prefix + path,
+            make_path_handler(services, by_path[path], web=web, memory=memory),
+            methods=list(by_path[path]),
+        )
         for path in ordered
     ]
 
@@ -185,7 +194,10 @@ async def _unhandled_exception(request: Request, exc: Exception) -> Response:
 
 
 def _long_polls(
-    services: Services, routers: Sequence[ApiRouter], mounted: dict[bool, list[Route]]
+    services: Services,
+    routers: Sequence[ApiRouter],
+    mounted: dict[bool, list[Route]],
+    known: KnownCredentials,
 ) -> LongPolls:
     """GET /events on the short path, by the routes that serve it otherwise (``mounted``:
     the API's routes and, under True, the browser's)."""
@@ -198,7 +210,7 @@ def _long_polls(
         for web, routes in mounted.items():
             path = (JSON_PREFIX if web else API_PREFIX) + endpoint.path
             targets += [LongPollRoute(route, endpoint, web) for route in routes if route.path == path]
-    return LongPolls(services, targets)
+    return LongPolls(services, targets, known)
 
 
 def create_app(
@@ -271,7 +283,9 @@ def create_app(
     )
     app.state.services = services
     api_routers = discover_routers() if routers is None else routers
-    api_routes = _path_routes(services, api_routers)
+    # API keys that recently passed, so their next requests skip the look-up (one per process).
+    known = KnownCredentials(services.db.realm_state, services.settings)
+    api_routes = _path_routes(services, api_routers, memory=known)
     app.router.routes.append(_ApiRoutes(api_routes))
     # The browser's door to the same endpoints: /json/..., with the session cookie and CSRF.
     browser_routes = _path_routes(services, api_routers, JSON_PREFIX, web=True)
@@ -297,7 +311,7 @@ def create_app(
     app.router.routes.extend(export_file_routes(services))
     # /health, /health/ready, /metrics; request limits, request IDs, access log (operations.py).
     # GET /events skips Starlette's routing layers while it waits (api/long_poll.py).
-    long_polls = _long_polls(services, api_routers, {False: api_routes, True: browser_routes})
+    long_polls = _long_polls(services, api_routers, {False: api_routes, True: browser_routes}, known)
     install_operations(app, services, long_polls)
     # The sign-in pages, the app shell at / and its static files (web/).
     app.router.routes.extend(web_routes(services))

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from palaver.api.long_poll import LongPollRoute, LongPolls
+from palaver.api.long_poll import LongPollRoute, LongPolls, LongPollStarlette
 from palaver.api.routing import Ctx
 from palaver.app import create_app
 from palaver.models import Realm, UserProfile
@@ -159,6 +159,11 @@ def test_a_connection_the_database_dropped_is_a_503_on_the_short_path(
     from palaver.lib.dependencies import OutageMonitor
 
     queue_id = _register(client, realm)
+    # A credential this process has not yet seen (registering taught it): the poll's
+    # authentication goes to the database (api/known_credentials.py).
+    app = client.app
+    assert isinstance(app, LongPollStarlette) and app.long_polls is not None
+    app.long_polls.known._entries.clear()
     monitor = OutageMonitor({})
     monkeypatch.setattr(services, "outages", monitor)
 

@@ -113,8 +113,8 @@ def test_a_revoked_subscription_is_honoured_by_every_worker_within_50ms(server: 
 
 
 def test_a_deactivated_user_polls_no_worker_within_50ms(server: tuple[str, Path]) -> None:
-    """Repeated polls skip the database once known (api/poll_auth.py): deactivating the user
-    through one worker must still end them on both."""
+    """Repeated requests skip the key's look-up once known (api/known_credentials.py):
+    deactivating the user through one worker must still end them on both."""
     url, data_dir = server
     owner = _owner(data_dir)
     bob, bob_id = _new_user(url, owner, "poller")
@@ -127,12 +127,20 @@ def test_a_deactivated_user_polls_no_worker_within_50ms(server: tuple[str, Path]
             result: dict[str, object] = client.get("/api/v1/events", params=params).json()
             return result
 
-    # Enough polls on fresh connections that both workers know Bob's key.
+    def fetch() -> dict[str, object]:
+        # Any other request by a known key skips the look-up too (a sync view).
+        with http_client(base_url=url, auth=bob, timeout=10) as client:
+            params = {"anchor": "newest", "num_before": "1", "num_after": "0"}
+            result: dict[str, object] = client.get("/api/v1/messages", params=params).json()
+            return result
+
+    # Enough requests on fresh connections that both workers know Bob's key.
     for _ in range(ATTEMPTS):
-        polled = poll()
-        assert polled["result"] == "success", polled
+        for request in (poll, fetch):
+            answered = request()
+            assert answered["result"] == "success", answered
     deactivated = _call(url, owner, "DELETE", f"users/{bob_id}")
     assert deactivated["result"] == "success", deactivated
     time.sleep(COHERENCE_SECONDS)
-    refused = [poll() for _ in range(ATTEMPTS)]
+    refused = [request() for _ in range(ATTEMPTS) for request in (poll, fetch)]
     assert all(r.get("code") == "USER_DEACTIVATED" for r in refused), refused

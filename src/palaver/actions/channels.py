@@ -82,13 +82,13 @@ class ChannelChanges:
     group_settings: dict[str, GroupSettingUpdate] = field(default_factory=dict)
 
 
-def _require_administer(viewer: Viewer, stream: Stream) -> None:
+def _require_administer(viewer: Viewer[UserProfile], stream: Stream) -> None:
     if not can_administer_stream(viewer, stream):
         raise JsonableError("You do not have permission to administer this channel.")
 
 
 def _check_update_permissions(
-    session: Session, viewer: Viewer, stream: Stream, changes: ChannelChanges
+    session: Session, viewer: Viewer[UserProfile], stream: Stream, changes: ChannelChanges
 ) -> None:
     user = viewer.user
     if changes.is_default_stream is not None and not user.is_realm_admin:
@@ -127,7 +127,7 @@ def _update_event(
 
 
 def _apply_privacy(
-    session: Session, viewer: Viewer, stream: Stream, changes: ChannelChanges
+    session: Session, viewer: Viewer[UserProfile], stream: Stream, changes: ChannelChanges
 ) -> list[ev.StreamUpdate]:
     invite_only = stream.invite_only if changes.is_private is None else changes.is_private
     web_public = changes.is_web_public

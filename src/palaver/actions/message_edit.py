@@ -62,7 +62,9 @@ def do_update_message(
 # Applying -------------------------------------------------------------------------------------
 
 
-def _messages_to_move(session: Session, viewer: Viewer, plan: _Plan, mode: str) -> list[TopicMessage]:
+def _messages_to_move(
+    session: Session, viewer: Viewer[UserProfile], plan: _Plan, mode: str
+) -> list[TopicMessage]:
     message = plan.message
     assert plan.orig_stream is not None
     if mode == "change_one":
@@ -78,7 +80,7 @@ def _apply(
     tx: Tx,
     session: Session,
     user: UserProfile,
-    viewer: Viewer,
+    viewer: Viewer[UserProfile],
     plan: _Plan,
     edit: MessageEdit,
     context: EditContext,

@@ -19,7 +19,7 @@ from palaver.models.channels import Stream
 def _send_notifications(
     session: Session,
     user: UserProfile,
-    viewer: Viewer,
+    viewer: Viewer[UserProfile],
     plan: _Plan,
     edit: MessageEdit,
     context: EditContext,

@@ -81,7 +81,12 @@ class _Plan:
 
 
 def _plan_edit(
-    session: Session, user: UserProfile, viewer: Viewer, message: Message, edit: MessageEdit, realm_url: str
+    session: Session,
+    user: UserProfile,
+    viewer: Viewer[UserProfile],
+    message: Message,
+    edit: MessageEdit,
+    realm_url: str,
 ) -> _Plan:
     if edit.content is not None:
         check_content_edit_allowed(user, message)
@@ -167,7 +172,12 @@ def _plan_edit(
 
 
 def _render_edit(
-    session: Session, user: UserProfile, viewer: Viewer, plan: _Plan, content: str, realm_url: str
+    session: Session,
+    user: UserProfile,
+    viewer: Viewer[UserProfile],
+    plan: _Plan,
+    content: str,
+    realm_url: str,
 ) -> None:
     # Emptying a message leaves a visible tombstone, as in Zulip.
     content = normalize_content(content if content.strip() else "(deleted)")

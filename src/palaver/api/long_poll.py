@@ -29,8 +29,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from palaver.api.events import poll_queue
+from palaver.api.known_credentials import KnownCredentials
 from palaver.api.params import RawParams
-from palaver.api.poll_auth import PollAuthentications
 from palaver.api.routing import (
     Endpoint,
     RequestInfo,
@@ -67,10 +67,10 @@ class LongPollRoute:
 class LongPolls:
     """The events URLs served on the short path (/api/v1/events, /json/events)."""
 
-    def __init__(self, services: Services, routes: Iterable[LongPollRoute]) -> None:
+    def __init__(self, services: Services, routes: Iterable[LongPollRoute], known: KnownCredentials) -> None:
         self.services = services
         self._by_path = {target.route.path: target for target in routes}
-        self.known = PollAuthentications(services.db.realm_state, services.settings)
+        self.known = known
 
     def match(self, scope: Scope) -> LongPollRoute | None:
         """The route when this request may take the short path, else None."""
@@ -111,15 +111,18 @@ class LongPolls:
 
     def _answer(self, endpoint: Endpoint, info: RequestInfo, raw: RawParams) -> Coroutine[Any, Any, Response]:
         # Not async: this frame (and what it refers to) ends before the poll waits.
-        user_id = self.known.user_id(info, raw)
-        if user_id is not None:
-            return self._answer_known(endpoint, user_id, info, raw)
-        return execute_async(self.services, endpoint, info, raw, self.known.recorder(info, raw))
+        if "queue_id" not in raw.values:
+            # Not a poll of an existing queue (the view answers the error): the full path.
+            return execute_async(self.services, endpoint, info, raw)
+        identity = self.known.identity(info)
+        if identity is not None:
+            return self._answer_known(endpoint, identity[0], info, raw)
+        return execute_async(self.services, endpoint, info, raw, self.known.recorder(info))
 
     async def _answer_known(
         self, endpoint: Endpoint, user_id: int, info: RequestInfo, raw: RawParams
     ) -> Response:
-        """A poll of a known user's queue (api/poll_auth.py): what ``execute_async`` does
+        """A poll of a known user's queue (api/known_credentials.py): what ``execute_async`` does
         after authenticating, without a worker thread or the database."""
         services = self.services
         try:

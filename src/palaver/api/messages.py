@@ -93,7 +93,7 @@ def fetch_messages(
             raise IncompatibleParametersError(sorted(["message_ids", *conflicting]))
         return get_messages(
             ctx.session,
-            ctx.me,
+            ctx.member,
             narrow=narrow,
             anchor=None,
             include_anchor=True,
@@ -114,10 +114,11 @@ def fetch_messages(
     # History and search tolerate the read replica's lag (messages others sent in the last
     # moments reach the client as events); a fetch of messages by ID is of ones the client
     # has just heard of, so it stays on the primary, as do the user's reads after a write.
-    with ctx.services.db.read_session(ctx.session, ctx.me.id) as session:
+    member = ctx.member
+    with ctx.services.db.read_session(ctx.session, member.id) as session:
         return get_messages(
             session,
-            ctx.me,
+            member,
             narrow=narrow,
             # A "near" term says where to open the view when the client gives no anchor.
             anchor=parse_anchor(

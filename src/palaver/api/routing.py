@@ -45,8 +45,9 @@ from palaver.lib.exceptions import (
 from palaver.lib.logs import note_user
 from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
-from palaver.lib.realm_cache import realm_settings
+from palaver.lib.realm_cache import cached_user, realm_settings
 from palaver.models import Realm, UserProfile
+from palaver.models.member import Member
 from palaver.services import Services
 from palaver.web.sessions import WebCredentials, authenticate_web, web_credentials
 
@@ -66,9 +67,39 @@ class Ctx:
     services: Services
     session: Session
     _realm: Realm | None
-    user: UserProfile | None
+    _user: UserProfile | None
     client_ip: str
     user_agent: str
+    # A request by known credentials (api/known_credentials.py): (user ID, realm ID), the
+    # user not loaded until a view asks for ``user``.
+    _identity: tuple[int, int] | None = None
+
+    @property
+    def user(self) -> UserProfile | None:
+        """The authenticated user, or None (anonymous). Loaded on first use for a request by
+        known credentials: views that only read use ``member``, which needs no query."""
+        if self._user is None and self._identity is not None:
+            user = self.session.get(UserProfile, self._identity[0])
+            if user is None:
+                raise UnauthorizedError()
+            self._user = user
+        return self._user
+
+    @property
+    def loaded_user(self) -> UserProfile | None:
+        """The user if the request's authentication loaded it (never loads)."""
+        return self._user
+
+    @property
+    def member(self) -> Member:
+        """The authenticated user as reads need them: the cached user for a request by known
+        credentials, else the loaded ``UserProfile``."""
+        if self._user is None and self._identity is not None:
+            user_id, realm_id = self._identity
+            cached = cached_user(self.session, realm_id, user_id)
+            if cached is not None:
+                return cached
+        return self.me
 
     @property
     def realm_or_none(self) -> Realm | None:
@@ -87,9 +118,10 @@ class Ctx:
     @property
     def me(self) -> UserProfile:
         """The authenticated user (views of authenticated endpoints only)."""
-        if self.user is None:
+        user = self.user
+        if user is None:
             raise UnauthorizedError()
-        return self.user
+        return user
 
 
 @dataclass
@@ -413,6 +445,22 @@ def _prepare(
     )
 
 
+def _prepare_known(
+    session: Session,
+    services: Services,
+    endpoint: Endpoint,
+    info: RequestInfo,
+    raw: RawParams,
+    identity: tuple[int, int],
+) -> Prepared:
+    """``_prepare`` for a request by known credentials: no authentication query."""
+    user_id = identity[0]
+    set_actor(session, user_id)
+    kwargs, ignored, headers = admit(services, endpoint, user_id, info.client_ip, raw)
+    ctx = Ctx(services, session, None, None, info.client_ip, info.user_agent, identity)
+    return Prepared(ctx, kwargs, ignored, headers)
+
+
 def render(result: JsonDict | Response, headers: dict[str, str], ignored: list[str]) -> Response:
     """The response to a view's result: the success envelope, or the view's own Response."""
     if isinstance(result, Response):
@@ -465,12 +513,47 @@ def _end(session: Session, end: Callable[[], None]) -> None:
         session.invalidate()
 
 
-def execute(services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams) -> Response:
+class PrepareObserver(Protocol):
+    """Watches a request being authenticated in full (api/known_credentials.py)."""
+
+    def before(self, session: Session) -> None:
+        """On the worker thread, before authentication reads the database."""
+
+    def after(self, prepared: Prepared) -> None:
+        """Once the request is authenticated, before the view runs."""
+
+
+class CredentialMemory(Protocol):
+    """Credentials known to belong to a user (api/known_credentials.py)."""
+
+    def identity(self, info: RequestInfo) -> tuple[int, int] | None:
+        """(user ID, realm ID) when ``info``'s credentials are known, else None."""
+
+    def recorder(self, info: RequestInfo) -> PrepareObserver | None:
+        """What remembers the outcome of authenticating ``info`` in full, if anything can."""
+
+
+def execute(
+    services: Services,
+    endpoint: Endpoint,
+    info: RequestInfo,
+    raw: RawParams,
+    memory: CredentialMemory | None = None,
+) -> Response:
     """Everything after the body is read; runs on a worker thread (it does blocking I/O)."""
     session = services.db.session()
     prepared: Prepared | None = None
     try:
-        prepared = _prepare(session, services, endpoint, info, raw)
+        identity = None if memory is None or endpoint.auth == "none" else memory.identity(info)
+        if identity is not None:
+            prepared = _prepare_known(session, services, endpoint, info, raw, identity)
+        else:
+            observer = None if memory is None or endpoint.auth == "none" else memory.recorder(info)
+            if observer is not None:
+                observer.before(session)
+            prepared = _prepare(session, services, endpoint, info, raw)
+            if observer is not None:
+                observer.after(prepared)
         return render(endpoint.view(prepared.ctx, **prepared.kwargs), prepared.headers, prepared.ignored)
     except JsonableError as e:
         return error_response(e, prepared.headers if prepared else None)
@@ -478,16 +561,6 @@ def execute(services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawP
         return internal_error(endpoint, session, services)
     finally:
         _end(session, session.close)
-
-
-class PrepareObserver(Protocol):
-    """Watches an async view's request being authenticated (api/poll_auth.py)."""
-
-    def before(self, session: Session) -> None:
-        """On the worker thread, before authentication reads the database."""
-
-    def after(self, prepared: Prepared) -> None:
-        """On the event loop, once the request is authenticated, before the view runs."""
 
 
 def prepare_for_async_view(
@@ -551,11 +624,16 @@ def web_challenge(response: Response) -> None:
 
 
 def make_path_handler(
-    services: Services, endpoints: dict[str, Endpoint], *, web: bool = False
+    services: Services,
+    endpoints: dict[str, Endpoint],
+    *,
+    web: bool = False,
+    memory: CredentialMemory | None = None,
 ) -> Callable[[Request], Any]:
     """One Starlette endpoint per path, dispatching on method so 405s stay in our envelope.
 
     ``web``: the path is served under /json, authenticated by the session cookie.
+    ``memory``: credentials known to belong to a user, for sync views.
     """
     allowed = sorted(endpoints)
 
@@ -581,7 +659,7 @@ def make_path_handler(
             )
             if endpoint.is_async:
                 return await execute_async(services, endpoint, info, raw)
-            return await run_in_threadpool(execute, services, endpoint, info, raw)
+            return await run_in_threadpool(execute, services, endpoint, info, raw, memory)
         except JsonableError as e:
             return error_response(e)
         finally:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from operator import attrgetter
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -47,6 +47,7 @@ from palaver.models.channels import (
     Stream,
     Subscription,
 )
+from palaver.models.member import Member
 from palaver.models.messages import Message
 from palaver.timeutil import to_timestamp
 
@@ -291,11 +292,17 @@ def channel_link_syntax(stream: Stream) -> str:
 # Access -------------------------------------------------------------------------------------
 
 
+# The viewer's user: a ``UserProfile`` where a check reads the user's realm, any ``Member``
+# (the realm cache's ``CachedUser`` too) where it reads only identity and role.
+UserT_co = TypeVar("UserT_co", bound=Member, covariant=True)
+AnyUserT = TypeVar("AnyUserT", bound=Member)
+
+
 @dataclass(frozen=True)
-class Viewer:
+class Viewer(Generic[UserT_co]):
     """What access checks need to know about a user, gathered once for many channels."""
 
-    user: UserProfile
+    user: UserT_co
     subscribed: frozenset[int]
     groups: frozenset[int]
 
@@ -303,7 +310,7 @@ class Viewer:
         return stream.id in self.subscribed
 
 
-def viewer_for(session: Session, user: UserProfile) -> Viewer:
+def viewer_for(session: Session, user: AnyUserT) -> Viewer[AnyUserT]:
     # The cache's frozensets themselves: immutable, shared, no copy.
     return Viewer(
         user,
@@ -312,7 +319,7 @@ def viewer_for(session: Session, user: UserProfile) -> Viewer:
     )
 
 
-def has_content_access(viewer: Viewer, stream: AnyStream) -> bool:
+def has_content_access(viewer: Viewer[Member], stream: AnyStream) -> bool:
     if viewer.is_subscribed(stream):
         return True
     if stream.invite_only:
@@ -320,11 +327,11 @@ def has_content_access(viewer: Viewer, stream: AnyStream) -> bool:
     return stream.is_web_public or not viewer.user.is_guest
 
 
-def can_administer_stream(viewer: Viewer, stream: AnyStream) -> bool:
+def can_administer_stream(viewer: Viewer[Member], stream: AnyStream) -> bool:
     return viewer.user.is_realm_admin or stream.can_administer_channel_group in viewer.groups
 
 
-def has_metadata_access(viewer: Viewer, stream: AnyStream) -> bool:
+def has_metadata_access(viewer: Viewer[Member], stream: AnyStream) -> bool:
     if has_content_access(viewer, stream):
         return True
     return stream.invite_only and can_administer_stream(viewer, stream)

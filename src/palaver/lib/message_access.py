@@ -18,6 +18,7 @@ from palaver.lib.conversations import stream_for_message, streams_by_recipient
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row, storable_ids
 from palaver.models import UserProfile
+from palaver.models.member import Member
 from palaver.models.messages import Message, UserMessage
 
 INVALID_MESSAGE = "Invalid message(s)"
@@ -27,7 +28,7 @@ def invalid_message() -> JsonableError:
     return JsonableError(INVALID_MESSAGE)
 
 
-def can_access_stream_history(viewer: Viewer, stream: AnyStream) -> bool:
+def can_access_stream_history(viewer: Viewer[Member], stream: AnyStream) -> bool:
     """Whether the user may read the channel's messages from before they subscribed."""
     if stream.is_web_public:
         return True
@@ -60,9 +61,7 @@ def bulk_access_message_ids(session: Session, user: UserProfile, message_ids: Co
     return received | {message_id for message_id, recipient_id in rows if recipient_id in allowed}
 
 
-def access_message(
-    session: Session, user: UserProfile, message_id: int
-) -> tuple[Message, UserMessage | None]:
+def access_message(session: Session, user: Member, message_id: int) -> tuple[Message, UserMessage | None]:
     """A message the user may read, with their row for it; missing and hidden look the same."""
     message = get_row(session, Message, message_id)
     if message is None or message.realm_id != user.realm_id:

@@ -113,17 +113,17 @@ def check_content_edit_allowed(user: UserProfile, message: Message) -> None:
         raise JsonableError("The time limit for editing this message has passed")
 
 
-def can_resolve_topics(viewer: Viewer, stream: Stream) -> bool:
+def can_resolve_topics(viewer: Viewer[UserProfile], stream: Stream) -> bool:
     realm_group = viewer.user.realm.can_resolve_topics_group
     return realm_group in viewer.groups or stream.can_resolve_topics_group in viewer.groups
 
 
-def can_move_within_channel(viewer: Viewer, stream: Stream) -> bool:
+def can_move_within_channel(viewer: Viewer[UserProfile], stream: Stream) -> bool:
     realm_group = viewer.user.realm.can_move_messages_between_topics_group
     return realm_group in viewer.groups or stream.can_move_messages_within_channel_group in viewer.groups
 
 
-def can_move_out_of_channel(viewer: Viewer, stream: Stream) -> bool:
+def can_move_out_of_channel(viewer: Viewer[UserProfile], stream: Stream) -> bool:
     realm_group = viewer.user.realm.can_move_messages_between_channels_group
     return realm_group in viewer.groups or stream.can_move_messages_out_of_channel_group in viewer.groups
 
@@ -153,7 +153,7 @@ class TopicMessage:
 
 
 def topic_messages_for_user(
-    session: Session, viewer: Viewer, stream: Stream, topic: str, *, from_id: int | None = None
+    session: Session, viewer: Viewer[UserProfile], stream: Stream, topic: str, *, from_id: int | None = None
 ) -> list[TopicMessage]:
     """The topic's messages the user may access, oldest first (from ``from_id`` on).
 

@@ -37,6 +37,7 @@ from palaver.lib.realm_cache import realm_settings
 from palaver.models import UserProfile
 from palaver.models.base import MAX_ID
 from palaver.models.channels import Subscription
+from palaver.models.member import Member
 from palaver.models.messages import Message, MessageFlag, UserMessage
 
 # "newest" as an anchor: past any message ID that will ever exist (Zulip's value).
@@ -201,7 +202,7 @@ class FetchResult:
     history_limited: bool = False
 
 
-def first_unread_anchor(session: Session, user: UserProfile, nf: NarrowFilter) -> int:
+def first_unread_anchor(session: Session, user: Member, nf: NarrowFilter) -> int:
     """The oldest unread message in the narrow (outside muted channels unless it names one)."""
     query, id_column = narrowed_query(user, replace(nf, needs_message=True))
     query = query.where(UserMessage.flags.op("&")(int(MessageFlag.READ)) == 0)
@@ -216,7 +217,7 @@ def first_unread_anchor(session: Session, user: UserProfile, nf: NarrowFilter) -
 
 def fetch_message_rows(
     session: Session,
-    user: UserProfile,
+    user: Member,
     nf: NarrowFilter,
     *,
     anchor: int | None,
@@ -274,7 +275,7 @@ def fetch_message_rows(
 
 def fetch_rows_by_ids(
     session: Session,
-    user: UserProfile,
+    user: Member,
     nf: NarrowFilter,
     message_ids: Collection[int],
     with_messages: WithMessages | None = None,
@@ -302,7 +303,7 @@ def _page_rows(
 
 def get_messages(
     session: Session,
-    user: UserProfile,
+    user: Member,
     *,
     narrow: Sequence[Any] | None,
     anchor: int | None,

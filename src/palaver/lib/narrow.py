@@ -41,6 +41,7 @@ from palaver.lib.message_access import access_message, can_access_stream_history
 from palaver.lib.realm_cache import StreamInfo, cached_channel, cached_channel_by_name, realm_channels
 from palaver.lib.users import can_view_delivery_email, get_realm_user
 from palaver.models import UserProfile
+from palaver.models.member import Member
 from palaver.models.messages import DirectMessageGroup, Message, UserMessage
 from palaver.models.narrow import (
     NarrowChannel,
@@ -98,13 +99,13 @@ def normalize_narrow(raw: str | Sequence[Any] | None) -> list[dict[str, Any]]:
 class DatabaseResolver:
     """``models/narrow.NarrowResolver`` for one user: names looked up as the user may see them."""
 
-    def __init__(self, session: Session, user: UserProfile) -> None:
+    def __init__(self, session: Session, user: Member) -> None:
         self.session = session
         self._user = user
-        self._viewer: Viewer | None = None
+        self._viewer: Viewer[Member] | None = None
 
     @property
-    def user(self) -> UserProfile:
+    def user(self) -> Member:
         return self._user
 
     @property
@@ -112,7 +113,7 @@ class DatabaseResolver:
         return self.session.get_bind().dialect.name
 
     @property
-    def viewer(self) -> Viewer:
+    def viewer(self) -> Viewer[Member]:
         if self._viewer is None:
             self._viewer = viewer_for(self.session, self._user)
         return self._viewer
@@ -171,7 +172,7 @@ class NarrowFilter:
 
 
 def build_narrow_filter(
-    session: Session, user: UserProfile, narrow_terms: str | Sequence[Any] | None
+    session: Session, user: Member, narrow_terms: str | Sequence[Any] | None
 ) -> NarrowFilter:
     resolver = DatabaseResolver(session, user)
     ctx = SqlContext(resolver)
@@ -206,7 +207,7 @@ _message = _message_table.c
 _user_message = _user_message_table.c
 
 
-def narrowed_query(user: UserProfile, nf: NarrowFilter) -> tuple[Select[int, int | None], IdColumn]:
+def narrowed_query(user: Member, nf: NarrowFilter) -> tuple[Select[int, int | None], IdColumn]:
     """Rows of (message ID, the user's flags or None) matching the filter, and the ID column.
 
     The two columns are named ``id`` and ``flags`` (``lib/message_fetch`` reads a page of

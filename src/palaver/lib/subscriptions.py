@@ -246,7 +246,7 @@ def used_colors(session: Session, user_ids: Sequence[int]) -> dict[int, set[str]
     return taken
 
 
-def can_subscribe_self(viewer: Viewer, stream: Stream) -> bool:
+def can_subscribe_self(viewer: Viewer[UserProfile], stream: Stream) -> bool:
     if viewer.is_subscribed(stream) or can_administer_stream(viewer, stream):
         return True
     if stream.invite_only or viewer.user.is_guest:
@@ -254,7 +254,7 @@ def can_subscribe_self(viewer: Viewer, stream: Stream) -> bool:
     return True
 
 
-def can_add_subscribers(viewer: Viewer, stream: Stream) -> bool:
+def can_add_subscribers(viewer: Viewer[UserProfile], stream: Stream) -> bool:
     """Whether the viewer may subscribe other users to the channel."""
     if can_administer_stream(viewer, stream) or stream.can_add_subscribers_group in viewer.groups:
         return True
@@ -262,7 +262,9 @@ def can_add_subscribers(viewer: Viewer, stream: Stream) -> bool:
     return realm_allows and not viewer.user.is_guest and has_content_access(viewer, stream)
 
 
-def can_remove_subscribers(viewer: Viewer, stream: Stream, targets: Iterable[UserProfile]) -> bool:
+def can_remove_subscribers(
+    viewer: Viewer[UserProfile], stream: Stream, targets: Iterable[UserProfile]
+) -> bool:
     """Whether the viewer may unsubscribe these other users (their own bots always)."""
     if can_administer_stream(viewer, stream) or stream.can_remove_subscribers_group in viewer.groups:
         return True

@@ -18,6 +18,7 @@ from palaver.lib.message_flags import max_message_id
 from palaver.lib.profile_fields import profile_data_for_users
 from palaver.lib.realm_cache import active_users, realm_settings, user_group_ids
 from palaver.models import EmailVisibility, Realm, Role, UserProfile
+from palaver.models.member import Member
 from palaver.timeutil import to_iso
 
 # IDs are 32-bit columns: a larger number names no user, and must not reach the database.
@@ -30,7 +31,7 @@ def dummy_email(user_id: int, email_host: str) -> str:
     return f"user{user_id}@{email_host}"
 
 
-def can_view_delivery_email(viewer: UserProfile | None, target: UserProfile) -> bool:
+def can_view_delivery_email(viewer: Member | None, target: UserProfile) -> bool:
     if target.is_bot:
         return True
     if viewer is None:

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import orjson
 from sqlalchemy import ColumnElement
 
+from palaver.models.member import Member
 from palaver.models.messages import DirectMessageGroup, UserMessage
 from palaver.models.users import UserProfile
 
@@ -148,7 +149,7 @@ class NarrowResolver(Protocol):
     """Database lookups the SQL side needs, with the user's access rules (``lib/narrow.py``)."""
 
     @property
-    def user(self) -> UserProfile: ...
+    def user(self) -> Member: ...
 
     @property
     def dialect(self) -> str: ...
@@ -183,7 +184,7 @@ class SqlContext:
     fts_match: str | None = None
 
     @property
-    def user(self) -> UserProfile:
+    def user(self) -> Member:
         return self.resolver.user
 
 

@@ -229,9 +229,9 @@ def _tables(*models: Any) -> frozenset[str]:
     return frozenset(m.__tablename__ for m in models)
 
 
-# Dropped also by a new API key, which it does not hold: a repeated long-poll is known to be
-# its user's for as long as this snapshot stays (api/poll_auth.py), so it must not outlive
-# any column authentication reads (the key, the addresses, the realm, whether active).
+# Dropped also by a new API key, which it does not hold: a credential is known to be its
+# user's for as long as this snapshot stays (api/known_credentials.py), so it must not
+# outlive any column authentication reads (the key, the addresses, the realm, whether active).
 USERS = Loaded("users", columns(UserProfile, *CachedUser._fields, "api_key"), _load_users)
 CHANNELS = Loaded("channels", _tables(Stream), _load_channels)
 # Keyed: a realm of 10,000 users holds ~100,000 subscriptions, and every subscription change

@@ -1,11 +1,12 @@
-"""Repeated polls authenticated without the database (api/poll_auth.py), and never once what
-decided them has changed."""
+"""Requests by known credentials, authenticated without the database
+(api/known_credentials.py), and never once what decided them has changed."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from sqlalchemy import event
 
 from palaver.actions.users import do_regenerate_api_key
-from palaver.api import poll_auth
+from palaver.api import known_credentials
 from palaver.api.long_poll import LongPollStarlette
 from palaver.lib.realm_cache import realm_users
 from palaver.models import UserProfile
@@ -38,6 +39,15 @@ def _poll(client: TestClient, realm: SeededRealm, user: User, queue_id: str) -> 
     response: httpx.Response = client.get(
         f"http://{realm.host}/api/v1/events",
         params={"queue_id": queue_id, "last_event_id": "-1", "dont_block": "true"},
+        headers={"authorization": basic_auth(user)},
+    )
+    return response
+
+
+def _fetch(client: TestClient, realm: SeededRealm, user: User) -> httpx.Response:
+    response: httpx.Response = client.get(
+        f"http://{realm.host}/api/v1/messages",
+        params={"anchor": "newest", "num_before": "5", "num_after": "0", "narrow": "[]"},
         headers={"authorization": basic_auth(user)},
     )
     return response
@@ -70,6 +80,64 @@ def _known_poll(client: TestClient, realm: SeededRealm, user: User, services: Se
     assert response.status_code == 200, response.text
     assert seen == []
     return queue_id
+
+
+Request = Callable[[User], httpx.Response]
+
+
+def _known_door(client: TestClient, realm: SeededRealm, user: User, services: Services, door: str) -> Request:
+    """Requests by ``user`` (or another credential) through one door, once ``user``'s
+    credential is known there: a long-poll, or a page of messages (a sync view)."""
+    if door == "poll":
+        queue_id = _known_poll(client, realm, user, services)
+        return lambda who: _poll(client, realm, who, queue_id)
+    assert _fetch(client, realm, user).status_code == 200
+    with statements(services) as seen:
+        assert _fetch(client, realm, user).status_code == 200
+    assert not [sql for sql in seen if re.search(r"\buser_profile\b", sql)], seen
+    return lambda who: _fetch(client, realm, who)
+
+
+def test_a_known_fetch_answers_as_the_full_path_does_without_reading_the_user(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    sent = client.post(
+        f"http://{realm.host}/api/v1/messages",
+        data={"type": "direct", "to": f"[{realm.hamlet.id}]", "content": "hello"},
+        headers={"authorization": basic_auth(realm.othello)},
+    )
+    assert sent.status_code == 200, sent.text
+    first = _fetch(client, realm, realm.hamlet)
+    fetch = _known_door(client, realm, realm.hamlet, services, "fetch")
+    known = fetch(realm.hamlet)
+    assert known.json() == first.json()
+    assert known.json()["messages"][-1]["id"] == sent.json()["id"]
+    assert list(known.headers.keys()) == list(first.headers.keys())
+    # Another user's credential is still its own.
+    assert fetch(realm.cordelia).json()["messages"] == []
+    wrong = dataclasses.replace(realm.hamlet, email=realm.othello.email)
+    assert fetch(wrong).status_code == 401
+
+
+def test_a_known_credential_s_views_that_need_the_user_load_it(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    headers = {"authorization": basic_auth(realm.hamlet)}
+    first = client.get(f"http://{realm.host}/api/v1/users/me", headers=headers)
+    _known_door(client, realm, realm.hamlet, services, "fetch")
+    with statements(services) as seen:
+        again = client.get(f"http://{realm.host}/api/v1/users/me", headers=headers)
+    assert again.json() == first.json()
+    # By its ID, not by the key: the credential was already known.
+    assert not [sql for sql in seen if "api_key" in sql and "WHERE" in sql.split("api_key")[-1][:40]]
+    sent = client.post(
+        f"http://{realm.host}/api/v1/messages",
+        data={"type": "direct", "to": f"[{realm.othello.id}]", "content": "from a known key"},
+        headers=headers,
+    )
+    assert sent.status_code == 200, sent.text
+    newest = _fetch(client, realm, realm.hamlet).json()["messages"][-1]
+    assert (newest["id"], newest["sender_id"]) == (sent.json()["id"], realm.hamlet.id)
 
 
 def test_a_known_poll_answers_as_the_pipeline_does(
@@ -110,30 +178,40 @@ def test_a_known_poll_has_the_pipelines_header_fields_in_order(
     assert int(known.headers["content-length"]) == len(known.content)
 
 
+@pytest.mark.parametrize("door", ["poll", "fetch"])
 def test_a_new_api_key_refuses_the_old_one_at_once(
-    client: TestClient, realm: SeededRealm, services: Services
+    client: TestClient, realm: SeededRealm, services: Services, door: str
 ) -> None:
-    queue_id = _known_poll(client, realm, realm.hamlet, services)
+    request = _known_door(client, realm, realm.hamlet, services, door)
     with services.db.session() as session:
         user = session.get_one(UserProfile, realm.hamlet.id)
         new_key = do_regenerate_api_key(session, user)
-    refused = _poll(client, realm, realm.hamlet, queue_id)
+    refused = request(realm.hamlet)
     assert refused.status_code == 401, refused.text
     renewed = dataclasses.replace(realm.hamlet, api_key=new_key)
-    assert _poll(client, realm, renewed, queue_id).status_code == 200
+    assert request(renewed).status_code == 200
 
 
+@pytest.mark.parametrize("first", ["poll", "fetch"])
 @pytest.mark.parametrize("moment", ["realm_users", "snapshots"])
-def test_a_new_api_key_during_a_first_poll_is_not_missed(
-    client: TestClient, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch, moment: str
+def test_a_new_api_key_during_a_first_request_is_not_missed(
+    client: TestClient,
+    realm: SeededRealm,
+    services: Services,
+    monkeypatch: pytest.MonkeyPatch,
+    moment: str,
+    first: str,
 ) -> None:
-    """A key changed while the first poll authenticates (after it looked its organization
-    up; before the cached users are loaded, or before their snapshot is taken): the poll
-    itself may pass, the next one with the old key must not."""
+    """A key changed while a credential's first request authenticates (after it looked its
+    organization up; before the cached users are loaded, or before their snapshot is
+    taken): the request itself may pass, the next one with the old key must not. Both
+    doors: a long-poll (on the event loop) and any other request (on a worker thread)."""
     queue_id = _register(client, realm, realm.hamlet)
     app = client.app
     assert isinstance(app, LongPollStarlette) and app.long_polls is not None
     known = app.long_polls.known
+    # As in a process that has not yet seen this credential (the registration taught this one).
+    known._entries.clear()
     changed: list[str] = []
 
     def change_first(step: Any) -> Any:
@@ -146,53 +224,60 @@ def test_a_new_api_key_during_a_first_poll_is_not_missed(
 
         return changing
 
+    def request(user: User) -> httpx.Response:
+        return _poll(client, realm, user, queue_id) if first == "poll" else _fetch(client, realm, user)
+
     if moment == "realm_users":
-        monkeypatch.setattr(poll_auth, "realm_users", change_first(realm_users))
+        monkeypatch.setattr(known_credentials, "realm_users", change_first(realm_users))
     else:
         monkeypatch.setattr(known, "_snapshots", change_first(known._snapshots))
-    _poll(client, realm, realm.hamlet, queue_id)
+    request(realm.hamlet)
     monkeypatch.undo()
     assert changed
-    assert _poll(client, realm, realm.hamlet, queue_id).status_code == 401
+    assert request(realm.hamlet).status_code == 401
     renewed = dataclasses.replace(realm.hamlet, api_key=changed[0])
-    assert _poll(client, realm, renewed, queue_id).status_code == 200
+    assert request(renewed).status_code == 200
 
 
+@pytest.mark.parametrize("door", ["poll", "fetch"])
 def test_a_deactivated_user_is_refused_at_once(
-    client: TestClient, realm: SeededRealm, services: Services
+    client: TestClient, realm: SeededRealm, services: Services, door: str
 ) -> None:
-    queue_id = _known_poll(client, realm, realm.hamlet, services)
+    request = _known_door(client, realm, realm.hamlet, services, door)
     deactivated = client.delete(
         f"http://{realm.host}/api/v1/users/{realm.hamlet.id}",
         headers={"authorization": basic_auth(realm.iago)},
     )
     assert deactivated.status_code == 200, deactivated.text
-    refused = _poll(client, realm, realm.hamlet, queue_id)
+    refused = request(realm.hamlet)
     assert refused.status_code == 401
     assert refused.json()["code"] == "USER_DEACTIVATED"
 
 
+@pytest.mark.parametrize("door", ["poll", "fetch"])
 def test_a_deactivated_organization_is_refused_at_once(
-    client: TestClient, realm: SeededRealm, services: Services
+    client: TestClient, realm: SeededRealm, services: Services, door: str
 ) -> None:
-    queue_id = _known_poll(client, realm, realm.hamlet, services)
+    request = _known_door(client, realm, realm.hamlet, services, door)
     closed = client.post(
         f"http://{realm.host}/api/v1/realm/deactivate", headers={"authorization": basic_auth(realm.desdemona)}
     )
     assert closed.status_code == 200, closed.text
-    refused = _poll(client, realm, realm.hamlet, queue_id)
+    refused = request(realm.hamlet)
     assert refused.json()["code"] == "REALM_DEACTIVATED"
 
 
-def test_while_deaf_to_other_processes_every_poll_is_authenticated(
-    client: TestClient, realm: SeededRealm, services: Services
+@pytest.mark.parametrize("door", ["poll", "fetch"])
+def test_while_deaf_to_other_processes_every_request_is_authenticated(
+    client: TestClient, realm: SeededRealm, services: Services, door: str
 ) -> None:
-    queue_id = _known_poll(client, realm, realm.hamlet, services)
+    request = _known_door(client, realm, realm.hamlet, services, door)
     store = services.db.realm_state
     store.accepting = False
     try:
         with statements(services) as seen:
-            assert _poll(client, realm, realm.hamlet, queue_id).status_code == 200
+            assert request(realm.hamlet).status_code == 200
     finally:
         store.accepting = True
-    assert seen
+    # The key looked up again.
+    assert [sql for sql in seen if "api_key" in sql]

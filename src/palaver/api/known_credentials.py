@@ -1,23 +1,26 @@
-"""Repeated long-polls of one client, authenticated without the database.
+"""Requests by a known API key, authenticated without the database.
 
-A client polls ``GET /events?queue_id=…`` again as soon as each answer arrives: one message
-to a channel of a thousand online members is a thousand polls at once, each of which
-took a worker thread, a session and the database's look-up of its API key, to learn again
-what the previous poll learned. Here a poll that presents the same credentials to the same
-host as an earlier one that passed is known to belong to the same user, **as long as
-nothing that decided it has changed since**: the API key, email and activity of users
-live in ``user_profile`` and whether the organization is active in ``realm``, and any
-committed write to either replaces the realm-state cache's snapshot of it (in this process
-at commit, in the others through the invalidation channel: ``lib/realm_cache``). So an
-entry remembers the snapshots that were current *before* its full authentication read the
-database, and holds only while the cache still holds those same objects. A change
-committed before that read was seen by it; one committed after replaces a snapshot.
+A client sends the same credentials with every request: a long-poll again as soon as each
+answer arrives (one message to a channel of a thousand online members is a thousand polls
+at once), a page of history, a mark-read. Each took the database's look-up of its API key
+and a load of the whole user row through the ORM, to learn again what the previous request
+learned. Here a request that presents the same credentials to the same host as an earlier
+one that passed is known to belong to the same user, **as long as nothing that decided it
+has changed since**: the API key, email and activity of users live in ``user_profile`` and
+whether the organization is active in ``realm``, and any committed write to either replaces
+the realm-state cache's snapshot of it (in this process at commit, in the others through the
+invalidation channel: ``lib/realm_cache``). So an entry remembers the snapshots that were
+current *before* its full authentication read the database, and holds only while the cache
+still holds those same objects. A change committed before that read was seen by it; one
+committed after replaces a snapshot.
 
 A full authentication takes the snapshots of the organization the request's host names
 (or, once an entry exists, the entry's) before it reads the user; when it finds the user in
-that organization, the entry holds from then on, so every poll after a credential's first
-skips the database. Only API-key (HTTP Basic) polls of an existing queue take this path; the
-browser's cookie sessions and everything else go through the pipeline.
+that organization, the entry holds from then on, so every request after a credential's
+first skips the look-up. A known request's view gets the user's ID and realm
+(``Ctx.member``: the cached user) and loads the ``UserProfile`` only if it asks for it
+(``Ctx.user``). Only API-key (HTTP Basic) requests take this path; the browser's cookie
+sessions are authenticated in full each time.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from palaver.api.params import RawParams
 from palaver.api.routing import Prepared, PrepareObserver, RequestInfo
 from palaver.config import Settings
 from palaver.events.realm_state import RealmStateStore
@@ -40,6 +42,7 @@ from palaver.lib.realm_cache.loaders import REALM, USERS
 MAX_ENTRIES = 50_000
 
 _Key = tuple[str, str]
+Identity = tuple[int, int]  # (user ID, realm ID)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +55,8 @@ class _Entry:
     realm: object | None = None
 
 
-class PollAuthentications:
-    """Per process (on ``LongPolls``): credentials that recently authenticated a poll."""
+class KnownCredentials:
+    """Per process (``create_app``): credentials that recently authenticated a request."""
 
     def __init__(self, store: RealmStateStore, settings: Settings) -> None:
         self._store = store
@@ -61,8 +64,8 @@ class PollAuthentications:
         self._entries: dict[_Key, _Entry] = {}
 
     @staticmethod
-    def _key(info: RequestInfo, raw: RawParams) -> _Key | None:
-        if info.web is not None or not info.authorization or "queue_id" not in raw.values:
+    def _key(info: RequestInfo) -> _Key | None:
+        if info.web is not None or not info.authorization:
             return None
         return (info.host, info.authorization)
 
@@ -74,20 +77,20 @@ class PollAuthentications:
         realm = self._store.peek(realm_id, REALM)
         return None if users is None or realm is None else (users, realm)
 
-    def user_id(self, info: RequestInfo, raw: RawParams) -> int | None:
-        """The user a poll is known to come from, or None to authenticate it in full."""
-        key = self._key(info, raw)
+    def identity(self, info: RequestInfo) -> Identity | None:
+        """The user a request is known to come from, or None to authenticate it in full."""
+        key = self._key(info)
         entry = None if key is None else self._entries.get(key)
         if entry is None or entry.users is None:
             return None
         current = self._snapshots(entry.realm_id)
         if current is None or current[0] is not entry.users or current[1] is not entry.realm:
             return None
-        return entry.user_id
+        return entry.user_id, entry.realm_id
 
-    def recorder(self, info: RequestInfo, raw: RawParams) -> PrepareObserver | None:
-        """For a poll authenticated in full: what remembers its outcome (``execute_async``)."""
-        key = self._key(info, raw)
+    def recorder(self, info: RequestInfo) -> PrepareObserver | None:
+        """For a request authenticated in full: what remembers its outcome."""
+        key = self._key(info)
         return None if key is None else _Recorder(self, key)
 
     def _remember(self, key: _Key, entry: _Entry) -> None:
@@ -97,9 +100,9 @@ class PollAuthentications:
 
 
 class _Recorder:
-    """One full authentication of a poll: the snapshots before it, the user after."""
+    """One full authentication: the snapshots before it, the user after."""
 
-    def __init__(self, known: PollAuthentications, key: _Key) -> None:
+    def __init__(self, known: KnownCredentials, key: _Key) -> None:
         self._known = known
         self._key = key
         self._earlier = known._entries.get(key)
@@ -111,7 +114,7 @@ class _Recorder:
         if self._earlier is not None:
             realm_id: int | None = self._earlier.realm_id
         else:
-            # A credential's first poll: the organization its host names. That read's
+            # A credential's first request: the organization its host names. That read's
             # transaction ends here, so on SQLite the authentication reads a database no
             # older than the snapshots below (a change committed in between replaced them).
             realm = get_realm_by_string_id(session, subdomain_for_host(known._settings, self._key[0]))
@@ -119,14 +122,14 @@ class _Recorder:
             session.rollback()
         if realm_id is None:
             return
-        # Loaded if they are not (a server that only answers polls may not have needed them).
+        # Loaded if they are not (a server that has only answered polls may not have needed them).
         realm_users(session, realm_id)
         realm_settings(session, realm_id)
         self._realm_id = realm_id
         self._before = known._snapshots(realm_id)
 
     def after(self, prepared: Prepared) -> None:
-        user = prepared.ctx.user
+        user = prepared.ctx.loaded_user
         if user is None:
             return
         before = self._before
