@@ -79,7 +79,9 @@ class Ctx:
         """The authenticated user, or None (anonymous). Loaded on first use for a request by
         known credentials: views that only read use ``member``, which needs no query."""
         if self._user is None and self._identity is not None:
-            user = self.session.get(UserProfile, self._identity[0])
+            # A statement built once, as authentication's: ``Session.get`` builds its query
+            # per call, which costs more than the load itself.
+            user = self.session.scalars(_USER_BY_ID, {"user_id": self._identity[0]}).one_or_none()
             if user is None:
                 raise UnauthorizedError()
             self._user = user
@@ -335,6 +337,7 @@ def _credentials(header: str) -> tuple[str, str]:
 # Built once: constructing the statement costs more per request than running its cached
 # compiled form does.
 _USER_BY_API_KEY = select(UserProfile).where(UserProfile.api_key == bindparam("api_key"))
+_USER_BY_ID = select(UserProfile).where(UserProfile.id == bindparam("user_id"))
 
 
 def authenticate(
