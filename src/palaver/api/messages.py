@@ -156,14 +156,15 @@ def render_message(ctx: Ctx, content: str) -> JsonDict:
 
 @router.get("/messages/matches_narrow")
 def matches_narrow(ctx: Ctx, msg_ids: list[int], narrow: list[Any]) -> JsonDict:
-    return {"messages": messages_matching_narrow(ctx.session, ctx.me, msg_ids, narrow)}
+    return {"messages": messages_matching_narrow(ctx.session, ctx.member, msg_ids, narrow)}
 
 
 @router.get("/users/me/{stream_id:int}/topics")
 def get_topics(ctx: Ctx, stream_id: int, allow_empty_topic_name: bool = False) -> JsonDict:
     # A topic others started in the last moments reaches the client as an event: the
     # replica's lag is tolerable here too (the user's own, after a write, is fenced).
-    with ctx.services.db.read_session(ctx.session, ctx.me.id) as session:
-        stream = access_stream_by_id(session, ctx.me, stream_id, require_content_access=True)
-        topics = get_topic_history(session, ctx.me, stream, allow_empty_topic_name=allow_empty_topic_name)
+    member = ctx.member
+    with ctx.services.db.read_session(ctx.session, member.id) as session:
+        stream = access_stream_by_id(session, member, stream_id, require_content_access=True)
+        topics = get_topic_history(session, member, stream, allow_empty_topic_name=allow_empty_topic_name)
     return {"topics": topics}

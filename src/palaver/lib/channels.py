@@ -337,7 +337,7 @@ def has_metadata_access(viewer: Viewer[Member], stream: AnyStream) -> bool:
     return stream.invite_only and can_administer_stream(viewer, stream)
 
 
-def _access_stream(session: Session, user: UserProfile, stream: Stream | None, *, content: bool) -> Stream:
+def _access_stream(session: Session, user: Member, stream: Stream | None, *, content: bool) -> Stream:
     if stream is not None:
         viewer = viewer_for(session, user)
         allowed = has_content_access(viewer, stream) if content else has_metadata_access(viewer, stream)
@@ -347,7 +347,7 @@ def _access_stream(session: Session, user: UserProfile, stream: Stream | None, *
 
 
 def access_stream_by_id(
-    session: Session, user: UserProfile, stream_id: int, *, require_content_access: bool = False
+    session: Session, user: Member, stream_id: int, *, require_content_access: bool = False
 ) -> Stream:
     """Fetch a channel the user may see; missing and forbidden look the same."""
     stream = get_stream_by_id(session, user.realm_id, stream_id)
@@ -355,7 +355,7 @@ def access_stream_by_id(
 
 
 def access_stream_by_name(
-    session: Session, user: UserProfile, name: str, *, require_content_access: bool = False
+    session: Session, user: Member, name: str, *, require_content_access: bool = False
 ) -> Stream:
     stream = get_stream_by_name(session, user.realm_id, name)
     try:

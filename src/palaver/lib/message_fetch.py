@@ -368,7 +368,7 @@ def get_message(
 
 
 def messages_matching_narrow(
-    session: Session, user: UserProfile, message_ids: Collection[int], narrow: Sequence[Any]
+    session: Session, user: Member, message_ids: Collection[int], narrow: Sequence[Any]
 ) -> dict[str, dict[str, str]]:
     """For GET /messages/matches_narrow: which of the user's received messages match."""
     # Only messages the user received, as the narrow applies to their own history.

@@ -10,14 +10,14 @@ from typing import Any
 from sqlalchemy import func, literal, select
 from sqlalchemy.orm import Session
 
-from palaver.models import UserProfile
 from palaver.models.channels import Stream
+from palaver.models.member import Member
 from palaver.models.messages import Message, Reaction, UserMessage
 from palaver.models.topic_names import display_topic
 
 
 def get_topic_history(
-    session: Session, user: UserProfile, stream: Stream, *, allow_empty_topic_name: bool
+    session: Session, user: Member, stream: Stream, *, allow_empty_topic_name: bool
 ) -> list[dict[str, Any]]:
     """A channel's topics the user may see, newest first, each named as in its latest message."""
     lowered = func.lower(Message.subject)
