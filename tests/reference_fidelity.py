@@ -2,7 +2,8 @@
 
 Loaded by ``conftest.py`` as a pytest plugin. Every in-process request that reaches an API
 route (any app the tests build, through ``TestClient``) is recorded by wrapping the API
-router's ``handle``: the concrete path is matched to an operation of Zulip's OpenAPI
+router's ``handle`` and the direct path's entry (``DirectApi``): the concrete path is
+matched to an operation of Zulip's OpenAPI
 reference (``shared/reference/zulip-openapi-fl372.yaml``) or of the spec
 (``shared/spec/interface.md``), and a JSON body answered for a documented status is validated
 against that response's schema. A test whose responses do not match fails at teardown with
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -41,7 +42,7 @@ import pytest
 import yaml
 from jsonschema import Draft7Validator, ValidationError
 
-from palaver.app import API_PREFIX, _ApiRoutes
+from palaver.app import API_PREFIX, DirectApi, _ApiRoutes
 
 REFERENCE_FILE = "zulip-openapi-fl372.yaml"
 # Paths of the reference that document concepts rather than endpoints.
@@ -353,12 +354,10 @@ def check_published_event(event: dict[str, Any]) -> None:
         RECORDER.mismatches.append(f"event {event.get('type')}/{event.get('op')}: {error.message[:300]}")
 
 
-def _install() -> None:
-    original = _ApiRoutes.handle
-    if getattr(original, "_fidelity", False):
-        return
+def _recording(original: Callable[[Any, Any, Any, Any], Awaitable[None]]) -> Any:
+    """``original`` (an API entry taking ``self, scope, receive, send``), recording its answers."""
 
-    async def handle(self: _ApiRoutes, scope: Any, receive: Any, send: Any) -> None:
+    async def entry(self: Any, scope: Any, receive: Any, send: Any) -> None:
         response: dict[str, Any] = {"status": 0, "type": "", "body": []}
 
         async def capture(message: Any) -> None:
@@ -376,8 +375,17 @@ def _install() -> None:
             scope["method"], scope["path"], response["status"], response["type"], b"".join(response["body"])
         )
 
-    handle._fidelity = True  # type: ignore[attr-defined]
-    _ApiRoutes.handle = handle  # type: ignore[method-assign]
+    entry._fidelity = True  # type: ignore[attr-defined]
+    return entry
+
+
+def _install() -> None:
+    # Both doors to the API's views: Starlette's router (``_ApiRoutes``) and the short path
+    # that skips it (``DirectApi``, taken by every request an API route matches in full).
+    if not getattr(_ApiRoutes.handle, "_fidelity", False):
+        _ApiRoutes.handle = _recording(_ApiRoutes.handle)  # type: ignore[method-assign]
+    if not getattr(DirectApi.__call__, "_fidelity", False):
+        DirectApi.__call__ = _recording(DirectApi.__call__)  # type: ignore[method-assign]
 
 
 # Pytest hooks and fixtures -------------------------------------------------------------------

@@ -137,6 +137,48 @@ class _ApiRoutes(BaseRoute):
         raise NoMatchFound(name, path_params)
 
 
+class DirectApi:
+    """The API's routes (``/api/v1`` and ``/json``), entered straight from the request
+    middleware (``LongPollStarlette``): what Starlette's router, route wrapper, exception
+    middleware and server-error middleware would do for them, in one frame.
+
+    A request is taken only when one of the API's route tables matches it fully, and since
+    those tables come first among the app's routes, that is the route Starlette would have
+    picked; anything else (a path no route takes, a method a path does not: 404 and 405)
+    goes through Starlette as before.
+    """
+
+    def __init__(self, tables: Sequence[_ApiRoutes]) -> None:
+        self._tables = tables
+
+    def match(self, scope: Scope) -> bool:
+        if scope.get("root_path"):
+            return False
+        for table in self._tables:
+            match, child_scope = table.matches(scope)
+            if match == Match.FULL:
+                scope.update(child_scope)
+                return True
+            if match == Match.PARTIAL:
+                return False
+        return False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route: Route = scope[_ApiRoutes._ROUTE_KEY]
+        request = Request(scope, receive, send)
+        try:
+            response = await route.endpoint(request)
+        except HTTPException as exc:
+            response = await _http_exception(request, exc)
+        except Exception:
+            # As ServerErrorMiddleware: our envelope (nothing has been sent: the handler
+            # returns its response), and the exception goes on to the middleware and the
+            # server, which log it.
+            await internal_error_response()(scope, receive, send)
+            raise
+        await response(scope, receive, send)
+
+
 def _path_routes(
     services: Services,
     routers: Sequence[ApiRouter],
@@ -286,10 +328,12 @@ def create_app(
     # API keys that recently passed, so their next requests skip the look-up (one per process).
     known = KnownCredentials(services.db.realm_state, services.settings)
     api_routes = _path_routes(services, api_routers, memory=known)
-    app.router.routes.append(_ApiRoutes(api_routes))
+    api_table = _ApiRoutes(api_routes)
+    app.router.routes.append(api_table)
     # The browser's door to the same endpoints: /json/..., with the session cookie and CSRF.
     browser_routes = _path_routes(services, api_routers, JSON_PREFIX, web=True)
-    app.router.routes.append(_ApiRoutes(browser_routes, JSON_PREFIX))
+    browser_table = _ApiRoutes(browser_routes, JSON_PREFIX)
+    app.router.routes.append(browser_table)
     # The OpenAPI document of these endpoints and its docs page, public (openapi/routes.py).
     app.router.routes.extend(openapi_routes(api_routers, API_PREFIX))
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
@@ -312,7 +356,7 @@ def create_app(
     # /health, /health/ready, /metrics; request limits, request IDs, access log (operations.py).
     # GET /events skips Starlette's routing layers while it waits (api/long_poll.py).
     long_polls = _long_polls(services, api_routers, {False: api_routes, True: browser_routes}, known)
-    install_operations(app, services, long_polls)
+    install_operations(app, services, long_polls, DirectApi([api_table, browser_table]))
     # The sign-in pages, the app shell at / and its static files (web/).
     app.router.routes.extend(web_routes(services))
     return app

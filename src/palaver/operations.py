@@ -14,14 +14,21 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from palaver.api.health import health_routes
-from palaver.api.long_poll import LongPolls, LongPollStarlette
+from palaver.api.long_poll import DirectRoutes, LongPolls, LongPollStarlette
 from palaver.api.middleware import RequestMiddleware
 from palaver.lib import metrics
 from palaver.lib.dependencies import OutageMonitor, check_database, check_redis
 from palaver.services import Services
 
 
-def install_operations(app: Starlette, services: Services, long_polls: LongPolls | None = None) -> None:
+def install_operations(
+    app: Starlette,
+    services: Services,
+    long_polls: LongPolls | None = None,
+    direct: DirectRoutes | None = None,
+) -> None:
+    """Health routes, the database pool's metrics and the request middleware; with a
+    ``LongPollStarlette``, its short path for long-polls and ``direct``'s API routes."""
     settings = services.settings
     bus = services.bus
     bus.max_parked_per_user = settings.max_parked_polls_per_user
@@ -62,10 +69,12 @@ def install_operations(app: Starlette, services: Services, long_polls: LongPolls
         long_polls=long_polls,
     )
     if isinstance(app, LongPollStarlette) and long_polls is not None:
-        # The same middleware for GET /events, entered before Starlette's own stack.
+        # The same middleware for GET /events and the API routes, entered before Starlette's
+        # own stack.
         app.long_polls = long_polls
+        app.direct = direct
         app.short_path = RequestMiddleware(
-            _no_other_route,
+            direct if direct is not None else _no_other_route,
             settings=settings,
             route_templates=templates,
             outages=services.outages,
@@ -74,5 +83,5 @@ def install_operations(app: Starlette, services: Services, long_polls: LongPolls
 
 
 async def _no_other_route(scope: Scope, _receive: Receive, _send: Send) -> None:
-    # The short path's middleware is only entered for requests LongPolls.match accepted.
+    # Without direct routes, the short path is only entered for requests LongPolls.match accepted.
     raise RuntimeError(f"not a long-poll: {scope.get('method')} {scope.get('path')}")

@@ -428,3 +428,28 @@ def test_json_response_is_starlettes(status: int, headers: dict[str, str] | None
         starlettes.body,
         starlettes.raw_headers,
     )
+
+
+def test_api_routes_are_served_without_starlettes_router(
+    tclient: TestClient, headers: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request an API route matches in full goes from the request middleware to the view
+    (``app.DirectApi``); a path or method no API route takes goes through Starlette's router,
+    which answers 404 and 405 in our envelope."""
+    from starlette.routing import Router
+
+    entered: list[str] = []
+    original = Router.__call__
+
+    async def counted(self: Router, scope: Any, receive: Any, send: Any) -> None:
+        entered.append(scope["path"])
+        await original(self, scope, receive, send)
+
+    monkeypatch.setattr(Router, "__call__", counted)
+    response = tclient.get("/api/v1/things/special", headers=headers)
+    assert response.status_code == 200, response.text
+    assert response.headers["x-request-id"]
+    assert entered == []
+    assert tclient.get("/api/v1/no_such_thing", headers=headers).status_code == 404
+    assert tclient.patch("/api/v1/things/special", headers=headers).status_code == 405
+    assert entered == ["/api/v1/no_such_thing", "/api/v1/things/special"]

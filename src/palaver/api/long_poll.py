@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -174,26 +174,44 @@ def _request(scope: Scope, web: bool) -> tuple[RequestInfo, RawParams]:
     return info, raw
 
 
-class LongPollStarlette(Starlette):
-    """Starlette, with GET /events handed straight to the request middleware.
+class DirectRoutes(Protocol):
+    """API routes served without Starlette's stack (``app.DirectApi``)."""
 
-    Starlette's own ``__call__`` and its ServerErrorMiddleware are two more frames (and a
-    closure) for every parked poll; ``LongPolls.serve`` does what that middleware would
-    for these requests. ``install_operations`` sets ``short_path`` (a ``RequestMiddleware``
-    serving only long-polls); every other request goes through Starlette as before.
+    def match(self, scope: Scope) -> bool:
+        """Whether this request is one of them (then the scope holds its route)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve a request ``match`` took."""
+
+
+class LongPollStarlette(Starlette):
+    """Starlette, with GET /events and the API's routes handed straight to the request
+    middleware.
+
+    Starlette's own ``__call__``, its ServerErrorMiddleware, ExceptionMiddleware, router and
+    route wrapper are five more frames (two of them making a ``Request`` each) for every
+    request, and a parked poll keeps its frames for as long as it waits. ``LongPolls.serve``
+    and ``app.DirectApi`` do what those layers would for these requests.
+    ``install_operations`` sets ``short_path`` (the same ``RequestMiddleware``, in front of
+    them); every other request (files, pages, a path or method no API route takes) goes
+    through Starlette as before.
     """
 
     short_path: ASGIApp | None = None
     long_polls: LongPolls | None = None
+    direct: DirectRoutes | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             self.short_path is not None
-            and self.long_polls is not None
             and scope["type"] == "http"
-            and self.long_polls.match(scope) is not None
+            and (
+                (self.long_polls is not None and self.long_polls.match(scope) is not None)
+                or (self.direct is not None and self.direct.match(scope))
+            )
         ):
             scope["app"] = self
+            scope.setdefault("router", self.router)  # as Starlette's router sets it (url_for)
             await self.short_path(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
