@@ -281,3 +281,26 @@ def test_while_deaf_to_other_processes_every_request_is_authenticated(
         store.accepting = True
     # The key looked up again.
     assert [sql for sql in seen if "api_key" in sql]
+
+
+def test_a_known_credential_marks_read_without_reading_the_user(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    sent = client.post(
+        f"http://{realm.host}/api/v1/messages",
+        data={"type": "direct", "to": f"[{realm.hamlet.id}]", "content": "unread"},
+        headers={"authorization": basic_auth(realm.othello)},
+    )
+    assert sent.status_code == 200, sent.text
+    _known_door(client, realm, realm.hamlet, services, "fetch")
+    with statements(services) as seen:
+        marked = client.post(
+            f"http://{realm.host}/api/v1/messages/flags",
+            data={"messages": f"[{sent.json()['id']}]", "op": "add", "flag": "read"},
+            headers={"authorization": basic_auth(realm.hamlet)},
+        )
+    assert marked.status_code == 200, marked.text
+    assert marked.json()["messages"] == [sent.json()["id"]]
+    assert not [sql for sql in seen if re.search(r"\buser_profile\b", sql)], seen
+    newest = _fetch(client, realm, realm.hamlet).json()["messages"][-1]
+    assert "read" in newest["flags"]

@@ -31,6 +31,7 @@ from palaver.lib.narrow import build_narrow_filter
 from palaver.lib.unreads import unread_message_details
 from palaver.models import UserProfile
 from palaver.models.channels import Stream, Subscription
+from palaver.models.member import Member
 from palaver.models.messages import Message, MessageFlag, UserMessage
 from palaver.models.topic_names import topic_for_lookup
 
@@ -69,7 +70,7 @@ _UNSUBSCRIBED_CHANNEL_MESSAGES = select(_MESSAGES.id, _MESSAGES.recipient_id).wh
 
 
 def _unsubscribed_channel_messages(
-    session: Session, user: UserProfile, message_ids: Collection[int]
+    session: Session, user: Member, message_ids: Collection[int]
 ) -> tuple[set[int], list[int]]:
     """Of these, the channel messages outside the user's subscriptions, and those channels."""
     params = {"user_id": user.id, "realm_id": user.realm_id, "message_ids": storable_ids(message_ids)}
@@ -80,7 +81,7 @@ def _unsubscribed_channel_messages(
 
 def _flags_event(
     session: Session,
-    user: UserProfile,
+    user: Member,
     op: str,
     flag: str,
     messages: list[int],
@@ -128,7 +129,7 @@ _CLEAR_FLAGS = _flags_update(_USER_MESSAGES.flags.op("&")(bindparam("bits")))
 
 
 def update_flags(
-    tx: Tx, session: Session, user: UserProfile, op: str, flag: str, message_ids: Sequence[int]
+    tx: Tx, session: Session, user: Member, op: str, flag: str, message_ids: Sequence[int]
 ) -> FlagsResult:
     """Change one flag on messages, inside the caller's transaction."""
     check_flag_operation(op, flag)
@@ -165,7 +166,7 @@ def update_flags(
 
 
 def do_update_message_flags(
-    session: Session, user: UserProfile, op: str, flag: str, message_ids: Sequence[int]
+    session: Session, user: Member, op: str, flag: str, message_ids: Sequence[int]
 ) -> FlagsResult:
     check_flag_operation(op, flag)
     with transaction(session) as tx:

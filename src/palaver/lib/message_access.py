@@ -17,7 +17,6 @@ from palaver.lib.channels import AnyStream, Viewer, has_content_access, viewer_f
 from palaver.lib.conversations import stream_for_message, streams_by_recipient
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row, storable_ids
-from palaver.models import UserProfile
 from palaver.models.member import Member
 from palaver.models.messages import Message, UserMessage
 
@@ -35,7 +34,7 @@ def can_access_stream_history(viewer: Viewer[Member], stream: AnyStream) -> bool
     return stream.history_public_to_subscribers and has_content_access(viewer, stream)
 
 
-def bulk_access_message_ids(session: Session, user: UserProfile, message_ids: Collection[int]) -> set[int]:
+def bulk_access_message_ids(session: Session, user: Member, message_ids: Collection[int]) -> set[int]:
     """The messages among these the user may read: received ones, or shared channel history."""
     ids = set(storable_ids(message_ids))
     if not ids:

@@ -15,6 +15,7 @@ from palaver.lib.conversation_muting import conversation_muting
 from palaver.lib.conversations import conversation_member_ids, streams_by_recipient
 from palaver.lib.ids import storable_ids
 from palaver.models import UserProfile
+from palaver.models.member import Member
 from palaver.models.messages import ANY_MENTION_FLAGS, Message, MessageFlag, UserMessage
 from palaver.models.topic_names import display_topic
 
@@ -106,7 +107,7 @@ _MESSAGES_WITH_FLAGS = (
 
 
 def unread_message_details(
-    session: Session, user: UserProfile, message_ids: Collection[int]
+    session: Session, user: Member, message_ids: Collection[int]
 ) -> dict[str, dict[str, Any]]:
     """What clients need to count these messages as unread again (flags remove events)."""
     if not message_ids:
