@@ -304,3 +304,34 @@ def test_a_known_credential_marks_read_without_reading_the_user(
     assert not [sql for sql in seen if re.search(r"\buser_profile\b", sql)], seen
     newest = _fetch(client, realm, realm.hamlet).json()["messages"][-1]
     assert "read" in newest["flags"]
+
+
+def test_a_known_credential_sends_to_a_channel_without_loading_the_user(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    headers = {"authorization": basic_auth(realm.hamlet)}
+    created = client.post(
+        f"http://{realm.host}/api/v1/users/me/subscriptions",
+        data={"subscriptions": '[{"name": "known"}]'},
+        headers=headers,
+    )
+    assert created.status_code == 200, created.text
+    queue_id = _register(client, realm, realm.hamlet)
+    _known_door(client, realm, realm.hamlet, services, "fetch")
+    with statements(services) as seen:
+        sent = client.post(
+            f"http://{realm.host}/api/v1/messages",
+            data={"type": "channel", "to": "known", "topic": "t", "content": "from the cache"},
+            headers=headers,
+        )
+    assert sent.status_code == 200, sent.text
+    # No load of the user's row (which would select every column, the key among them).
+    assert not [sql for sql in seen if "user_profile.api_key" in sql], seen
+    # The event and the fetched message show the sender as a full load would.
+    event = next(
+        e for e in _poll(client, realm, realm.hamlet, queue_id).json()["events"] if e["type"] == "message"
+    )
+    fetched = _fetch(client, realm, realm.hamlet).json()["messages"][-1]
+    assert event["message"]["id"] == fetched["id"] == sent.json()["id"]
+    for key in ("sender_id", "sender_full_name", "sender_email", "avatar_url", "sender_realm_str"):
+        assert event["message"][key] == fetched[key], key

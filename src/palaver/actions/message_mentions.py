@@ -10,14 +10,15 @@ from palaver.lib.markdown.contract import RenderResult
 from palaver.lib.message_send import WILDCARD_MENTION_THRESHOLD
 from palaver.lib.realm_cache import realm_settings
 from palaver.lib.user_groups import recursive_member_ids
-from palaver.models import UserGroup, UserProfile
+from palaver.models import UserGroup
+from palaver.models.member import Member
 
 # Mentions -----------------------------------------------------------------------------------
 
 
 def _check_mentions(
     session: Session,
-    sender: UserProfile,
+    sender: Member,
     rendered: RenderResult,
     stream: AnyStream | None,
     topic_participants: set[int],

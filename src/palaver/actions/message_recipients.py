@@ -23,6 +23,7 @@ from palaver.lib.user_groups import NOBODY
 from palaver.lib.users import access_user_by_email, get_realm_user, user_access_restricted
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Recipient, RecipientType, Subscription
+from palaver.models.member import Member
 from palaver.models.messages import DirectMessageGroup, Message
 
 # A conversation's members go in through Core, marked as no concern of the realm-state cache.
@@ -31,7 +32,7 @@ _SUBSCRIPTION_TABLE = Subscription.metadata.tables[Subscription.__tablename__]
 # Channel messages -----------------------------------------------------------------------------
 
 
-def _stream_for_send(session: Session, sender: UserProfile, target: ChannelTarget) -> StreamInfo:
+def _stream_for_send(session: Session, sender: Member, target: ChannelTarget) -> StreamInfo:
     # The realm-state cache's channel, not the row: sending reads it and never changes it
     # (a channel's first message is set on the row, in the write: messages.note_messages_arrived).
     if target.stream_id is not None:
@@ -54,15 +55,13 @@ def _stream_for_send(session: Session, sender: UserProfile, target: ChannelTarge
     return stream
 
 
-def _bot_owner(session: Session, sender: UserProfile) -> UserProfile | None:
+def _bot_owner(session: Session, sender: Member) -> UserProfile | None:
     if not sender.is_bot or sender.bot_owner_id is None:
         return None
     return session.get(UserProfile, sender.bot_owner_id)
 
 
-def _check_stream_send_access(
-    session: Session, sender: UserProfile, stream: AnyStream, groups: set[int]
-) -> None:
+def _check_stream_send_access(session: Session, sender: Member, stream: AnyStream, groups: set[int]) -> None:
     """Zulip's rules for posting; a bot may post wherever its owner may."""
     owner = _bot_owner(session, sender)
     if stream.can_send_message_group not in groups and (
@@ -84,9 +83,7 @@ def _check_stream_send_access(
     raise not_authorized
 
 
-def _check_topic(
-    session: Session, sender: UserProfile, stream: AnyStream, topic: str, groups: set[int]
-) -> None:
+def _check_topic(session: Session, sender: Member, stream: AnyStream, topic: str, groups: set[int]) -> None:
     # A sender in the group may create topics, so whether this one exists does not matter.
     if stream.can_create_topic_group not in groups:
         group = session.get(UserGroup, stream.can_create_topic_group)

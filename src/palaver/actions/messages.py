@@ -52,8 +52,10 @@ from palaver.lib.message_send import (
 )
 from palaver.lib.realm_cache import users_muting
 from palaver.lib.topics import topic_participant_ids
+from palaver.lib.users import loaded_user
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
+from palaver.models.member import Member
 from palaver.models.messages import Message, MessageFlag, UserMessage
 from palaver.timeutil import utcnow
 
@@ -120,7 +122,7 @@ class _Recipients:
 
 def _resolve_target(
     session: Session,
-    sender: UserProfile,
+    sender: Member,
     target: SendTarget,
     context: SendContext,
     groups: set[int],
@@ -134,14 +136,16 @@ def _resolve_target(
         _check_topic(session, sender, stream, topic, groups)
         assert stream.recipient_id is not None
         return _Recipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
-    users = _direct_recipients(session, sender, target, context.email_host)
-    member_ids = {u.id for u in users} | {sender.id}
+    # Direct messages check the sender's realm and visibility rules: the whole user.
+    loaded = loaded_user(session, sender)
+    users = _direct_recipients(session, loaded, target, context.email_host)
+    member_ids = {u.id for u in users} | {loaded.id}
     group = get_dm_group(session, member_ids)
-    _check_direct_message_permission(session, sender, users, group)
+    _check_direct_message_permission(session, loaded, users, group)
     if group is None and create_conversation:
         group = get_or_create_dm_group(session, member_ids)
     recipient_id = group.recipient_id if group is not None else None
-    return _Recipients(recipient_id, member_ids, None, "", [sender, *users])
+    return _Recipients(recipient_id, member_ids, None, "", [loaded, *users])
 
 
 @dataclass
@@ -155,7 +159,7 @@ class CheckedMessage:
 
 
 def check_message(
-    session: Session, sender: UserProfile, target: SendTarget, content: str, context: SendContext
+    session: Session, sender: Member, target: SendTarget, content: str, context: SendContext
 ) -> CheckedMessage:
     """Run the checks of sending without sending; call inside a transaction.
 
@@ -168,7 +172,7 @@ def check_message(
 
 def _check(
     session: Session,
-    sender: UserProfile,
+    sender: Member,
     target: SendTarget,
     content: str,
     context: SendContext,
@@ -210,7 +214,7 @@ class _Prepared:
 
 
 def _prepare(
-    session: Session, sender: UserProfile, target: SendTarget, content: str, context: SendContext
+    session: Session, sender: Member, target: SendTarget, content: str, context: SendContext
 ) -> _Prepared:
     checked = _check(session, sender, target, content, context, create_conversation=False)
     recipients, rendered = checked.recipients, checked.rendered
@@ -256,9 +260,10 @@ def _prepare(
 
 
 def do_send_message(
-    session: Session, sender: UserProfile, target: SendTarget, content: str, context: SendContext
+    session: Session, sender: Member, target: SendTarget, content: str, context: SendContext
 ) -> int:
-    """Send a message; returns its ID."""
+    """Send a message; returns its ID. ``sender`` may be the realm cache's row of the user
+    (a request by known credentials): a channel message's checks read only that."""
     prepared = _prepare(session, sender, target, content, context)
     # Concurrent sends may share one commit: the write then runs on another request's
     # session, so it uses only what was prepared (db.Database.grouped_write).

@@ -15,6 +15,7 @@ from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from palaver.db import rowcount, transaction
+from palaver.models.member import Member
 from palaver.models.service_bots import ServiceBotEvent
 from palaver.models.users import BotType, UserProfile
 
@@ -28,7 +29,7 @@ def _is_service_bot(user: UserProfile) -> bool:
     return user.is_bot and user.is_active and user.bot_type in SERVICE_BOT_TYPES
 
 
-def direct_service_bot_ids(sender: UserProfile, dm_members: Iterable[UserProfile]) -> list[int]:
+def direct_service_bot_ids(sender: Member, dm_members: Iterable[UserProfile]) -> list[int]:
     """The service bots a direct message from ``sender`` goes to (read with the checks of
     sending, before its write transaction).
 

@@ -34,7 +34,7 @@ NonNegative = Annotated[int, Field(ge=0)]
 
 def _cached_realm(ctx: Ctx) -> RealmRow:
     """The user's realm from the realm cache: these views need two of its columns."""
-    return realm_settings(ctx.session, ctx.me.realm_id)
+    return realm_settings(ctx.session, ctx.member.realm_id)
 
 
 def _realm_url(ctx: Ctx) -> str:
@@ -62,7 +62,7 @@ def send_message(
         sender_queue_id=queue_id,
         read_by_sender=read_by_sender,
     )
-    return {"id": do_send_message(ctx.session, ctx.me, target, content, context)}
+    return {"id": do_send_message(ctx.session, ctx.member, target, content, context)}
 
 
 @router.get("/messages")

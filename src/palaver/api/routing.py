@@ -46,6 +46,7 @@ from palaver.lib.logs import note_user
 from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.lib.realm_cache import cached_user, realm_settings
+from palaver.lib.users import load_user
 from palaver.models import Realm, UserProfile
 from palaver.models.member import Member
 from palaver.services import Services
@@ -79,9 +80,7 @@ class Ctx:
         """The authenticated user, or None (anonymous). Loaded on first use for a request by
         known credentials: views that only read use ``member``, which needs no query."""
         if self._user is None and self._identity is not None:
-            # A statement built once, as authentication's: ``Session.get`` builds its query
-            # per call, which costs more than the load itself.
-            user = self.session.scalars(_USER_BY_ID, {"user_id": self._identity[0]}).one_or_none()
+            user = load_user(self.session, self._identity[0])
             if user is None:
                 raise UnauthorizedError()
             self._user = user
@@ -337,7 +336,6 @@ def _credentials(header: str) -> tuple[str, str]:
 # Built once: constructing the statement costs more per request than running its cached
 # compiled form does.
 _USER_BY_API_KEY = select(UserProfile).where(UserProfile.api_key == bindparam("api_key"))
-_USER_BY_ID = select(UserProfile).where(UserProfile.id == bindparam("user_id"))
 
 
 def authenticate(

@@ -25,14 +25,17 @@ from palaver.lib.markdown.urls import topic_links
 from palaver.lib.message_batch import (
     MessageColumns,
     Surroundings,
+    UserFacts,
     format_reactions,
     surroundings,
     user_facts,
+    user_facts_by_id,
 )
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
 from palaver.lib.realm_cache import StreamInfo, realm_settings
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
+from palaver.models.member import Member
 from palaver.models.messages import Message, Reaction
 from palaver.models.topic_names import display_topic
 from palaver.timeutil import to_timestamp
@@ -58,30 +61,34 @@ def wide_message_dicts(
 def new_message_wide_dict(
     session: Session,
     message: Message,
-    sender: UserProfile,
+    sender: Member,
     stream: Stream | StreamInfo | None,
     dm_members: Iterable[UserProfile] = (),
 ) -> dict[str, Any]:
     """``wide_message_dicts`` of a message being sent, from what sending already loaded.
 
     A new message has no reactions or edits yet; ``dm_members`` are the conversation's
-    members (sender included) for a direct message.
+    members (sender included) for a direct message. A sender from the realm cache
+    (``CachedUser``) has its facts read as any message's are (``user_facts_by_id``).
     """
-    users = {sender.id: sender, **{u.id: u for u in dm_members}}
+    realm_str = realm_settings(session, message.realm_id).string_id
+    facts = {u.id: user_facts(u, realm_str) for u in dm_members}
+    if isinstance(sender, UserProfile):
+        facts[sender.id] = user_facts(sender, realm_str)
+    elif sender.id not in facts:
+        facts.update(user_facts_by_id(session, message.realm_id, [sender.id]))
     streams: dict[int, Stream | StreamInfo] = {}
     members: dict[int, list[int]] = {}
     if stream is not None:
         streams[message.recipient_id] = stream
     else:
-        members[message.recipient_id] = sorted(users)
-    realm_str = realm_settings(session, message.realm_id).string_id
-    return _wide_message_dict(message, realm_str, users, streams, members, [], True)
+        members[message.recipient_id] = sorted(facts)
+    return _wide_message_dict(message, facts, streams, members, [], True)
 
 
 def _wide_message_dict(
     message: Message,
-    realm_str: str,
-    users: Mapping[int, UserProfile],
+    facts: Mapping[int, UserFacts],
     streams: Mapping[int, Stream | StreamInfo],
     members: Mapping[int, list[int]],
     reactions: Iterable[Reaction],
@@ -89,7 +96,7 @@ def _wide_message_dict(
 ) -> dict[str, Any]:
     """A wide message dict from loaded objects (``new_message_wide_dict``)."""
     around = Surroundings(
-        {user_id: user_facts(user, realm_str) for user_id, user in users.items()},
+        dict(facts),
         {recipient_id: (stream.id, stream.name) for recipient_id, stream in streams.items()},
         members,
         {message.id: format_reactions(reactions)},

@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.avatars import avatar_url, hosted_by_gravatar
@@ -193,6 +193,25 @@ def get_users(
     if user_ids is not None:
         query = query.where(UserProfile.id.in_(storable_ids(user_ids)))
     return list(session.scalars(query))
+
+
+# Built once: ``Session.get`` builds its query per call, which costs more than the load.
+_USER_BY_ID = select(UserProfile).where(UserProfile.id == bindparam("user_id"))
+
+
+def load_user(session: Session, user_id: int) -> UserProfile | None:
+    """The user of this ID through the ORM (the session's copy if it has one)."""
+    return session.scalars(_USER_BY_ID, {"user_id": user_id}).one_or_none()
+
+
+def loaded_user(session: Session, member: Member) -> UserProfile:
+    """A member as a ``UserProfile``: itself, or the realm cache's row loaded in full."""
+    if isinstance(member, UserProfile):
+        return member
+    user = load_user(session, member.id)
+    if user is None:
+        raise JsonableError("Invalid user ID")
+    return user
 
 
 def get_realm_user(session: Session, realm_id: int, user_id: int) -> UserProfile | None:
