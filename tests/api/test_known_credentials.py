@@ -335,3 +335,65 @@ def test_a_known_credential_sends_to_a_channel_without_loading_the_user(
     assert event["message"]["id"] == fetched["id"] == sent.json()["id"]
     for key in ("sender_id", "sender_full_name", "sender_email", "avatar_url", "sender_realm_str"):
         assert event["message"][key] == fetched[key], key
+
+
+def _channel(client: TestClient, realm: SeededRealm, user: User, name: str) -> int:
+    headers = {"authorization": basic_auth(user)}
+    created = client.post(
+        f"http://{realm.host}/api/v1/users/me/subscriptions",
+        data={"subscriptions": f'[{{"name": "{name}"}}]'},
+        headers=headers,
+    )
+    assert created.status_code == 200, created.text
+    found = client.get(f"http://{realm.host}/api/v1/get_stream_id", params={"stream": name}, headers=headers)
+    return int(found.json()["stream_id"])
+
+
+def test_a_known_credential_types_and_pings_presence_without_loading_the_user(
+    client: TestClient, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As in an organization past the size where coming online is broadcast (a broadcast
+    # computes who may see the user, from the loaded user).
+    larger = services.db.settings.model_copy(update={"presence_update_events_max_users": 0})
+    monkeypatch.setattr(services.db, "settings", larger)
+    headers = {"authorization": basic_auth(realm.hamlet)}
+    stream_id = _channel(client, realm, realm.hamlet, "typing")
+    _known_door(client, realm, realm.hamlet, services, "fetch")
+    with statements(services) as seen:
+        typing = client.post(
+            f"http://{realm.host}/api/v1/typing",
+            data={"op": "start", "type": "channel", "stream_id": str(stream_id), "topic": "t"},
+            headers=headers,
+        )
+        presence = client.post(
+            f"http://{realm.host}/api/v1/users/me/presence", data={"status": "active"}, headers=headers
+        )
+    assert typing.status_code == 200, typing.text
+    assert presence.status_code == 200, presence.text
+    assert (
+        str(realm.hamlet.id) in presence.json()["presences"]
+        or realm.hamlet.email in presence.json()["presences"]
+    )
+    assert not [sql for sql in seen if "user_profile.api_key" in sql], seen
+
+
+def test_a_settings_change_reaches_a_known_credentials_checks_at_once(
+    client: TestClient, realm: SeededRealm, services: Services
+) -> None:
+    """The checks read the cached user; a change to the setting replaces it at commit."""
+    headers = {"authorization": basic_auth(realm.hamlet)}
+    stream_id = _channel(client, realm, realm.hamlet, "quiet")
+    _known_door(client, realm, realm.hamlet, services, "fetch")
+    changed = client.patch(
+        f"http://{realm.host}/api/v1/settings",
+        data={"send_stream_typing_notifications": "false"},
+        headers=headers,
+    )
+    assert changed.status_code == 200, changed.text
+    refused = client.post(
+        f"http://{realm.host}/api/v1/typing",
+        data={"op": "start", "type": "channel", "stream_id": str(stream_id), "topic": "t"},
+        headers=headers,
+    )
+    assert refused.status_code == 400
+    assert refused.json()["msg"] == "User has disabled typing notifications for channel messages"

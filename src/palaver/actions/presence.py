@@ -26,8 +26,9 @@ from palaver.lib.presence import (
     legacy_client_presence,
     modern_presence,
 )
-from palaver.lib.users import user_ids_who_can_access
+from palaver.lib.users import loaded_user, user_ids_who_can_access
 from palaver.models import UserProfile
+from palaver.models.member import Member
 from palaver.models.presence import PresenceSequence, UserPresence
 from palaver.timeutil import utcnow
 
@@ -64,7 +65,7 @@ def _next_update_id(session: Session, realm_id: int) -> int:
 
 
 def do_update_user_presence(
-    session: Session, user: UserProfile, status: PresenceStatus, *, now: datetime | None = None
+    session: Session, user: Member, status: PresenceStatus, *, now: datetime | None = None
 ) -> None:
     now = now or utcnow()
     # Decided outside the write transaction: most pings change nothing and should not
@@ -99,7 +100,7 @@ def do_update_user_presence(
         presence.last_update_id = _next_update_id(session, user.realm_id)
         session.flush()
         if came_online and user.presence_enabled and not user.is_bot and _broadcasts_presence(session, user):
-            _send_presence(tx, session, user, presence)
+            _send_presence(tx, session, loaded_user(session, user), presence)
 
 
 def do_announce_presence_enabled(
@@ -138,7 +139,7 @@ def do_announce_presence_enabled(
         _send_presence(tx, session, user, presence)
 
 
-def _broadcasts_presence(session: Session, user: UserProfile) -> bool:
+def _broadcasts_presence(session: Session, user: Member) -> bool:
     """Whether coming online is news worth an event in the user's realm.
 
     As in Zulip, large organizations get none: their clients poll every minute, and the

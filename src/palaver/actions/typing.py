@@ -19,6 +19,7 @@ from palaver.lib.message_access import access_message
 from palaver.lib.users import get_users
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
+from palaver.models.member import Member
 from palaver.models.messages import UserMessage
 
 TypingOp = Literal["start", "stop"]
@@ -49,7 +50,7 @@ def _check_direct_allowed(sender: UserProfile) -> None:
         raise JsonableError("User has disabled typing notifications for direct messages")
 
 
-def _check_channel_allowed(sender: UserProfile) -> None:
+def _check_channel_allowed(sender: Member) -> None:
     if not sender.send_stream_typing_notifications:
         raise JsonableError("User has disabled typing notifications for channel messages")
 
@@ -78,7 +79,7 @@ def do_send_direct_typing(session: Session, sender: UserProfile, to: Sequence[in
 
 
 def do_send_channel_typing(
-    session: Session, sender: UserProfile, stream: Stream, topic: str, op: TypingOp
+    session: Session, sender: Member, stream: Stream, topic: str, op: TypingOp
 ) -> None:
     _check_channel_allowed(sender)
     subscribers = subscriber_ids(session, stream)

@@ -27,15 +27,16 @@ def update_presence(
 ) -> JsonDict:
     if status not in ("active", "idle"):
         raise JsonableError(f"Invalid status: {status}")
-    if ctx.me.presence_enabled:
-        do_update_user_presence(ctx.session, ctx.me, "active" if status == "active" else "idle")
+    member = ctx.member
+    if member.presence_enabled:
+        do_update_user_presence(ctx.session, member, "active" if status == "active" else "idle")
     if ping_only:
         return {}
     # Clients that track update IDs read the modern format whatever slim_presence says.
     modern = slim_presence or last_update_id is not None
     return presence_response(
         ctx.session,
-        ctx.me,
+        member,
         modern=modern,
         last_update_id=last_update_id,
         history_limit_days=history_limit_days,

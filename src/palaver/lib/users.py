@@ -129,7 +129,7 @@ def format_own_user(session: Session, user: UserProfile) -> dict[str, Any]:
     return result
 
 
-def user_access_restricted(session: Session, viewer: UserProfile | None) -> bool:
+def user_access_restricted(session: Session, viewer: Member | None) -> bool:
     """Whether the viewer sees only some users (guests, when the realm limits them)."""
     if viewer is None or not viewer.is_guest:
         return False
@@ -141,7 +141,7 @@ def _guest_restricted(session: Session, realm_id: int, guest_id: int) -> bool:
     return group_id is None or group_id not in user_group_ids(session, realm_id, guest_id)
 
 
-def accessible_user_filter(session: Session, viewer: UserProfile | None) -> Any:
+def accessible_user_filter(session: Session, viewer: Member | None) -> Any:
     """A SQL condition limiting users to those the viewer may know about.
 
     A restricted guest sees themselves, bots, and users they share a conversation with.

@@ -36,6 +36,9 @@ class CachedUser(NamedTuple):
     email_address_visibility: int
     is_imported_stub: bool
     date_joined: datetime
+    # Settings the hot write paths check before acting (typing, presence).
+    send_stream_typing_notifications: bool
+    presence_enabled: bool
 
     @property
     def is_realm_owner(self) -> bool:
