@@ -98,20 +98,25 @@ def _known_door(client: TestClient, realm: SeededRealm, user: User, services: Se
     return lambda who: _fetch(client, realm, who)
 
 
+def _direct_message(client: TestClient, realm: SeededRealm, sender: User, to: User, content: str) -> int:
+    sent = client.post(
+        f"http://{realm.host}/api/v1/messages",
+        data={"type": "direct", "to": f"[{to.id}]", "content": content},
+        headers={"authorization": basic_auth(sender)},
+    )
+    assert sent.status_code == 200, sent.text
+    return int(sent.json()["id"])
+
+
 def test_a_known_fetch_answers_as_the_full_path_does_without_reading_the_user(
     client: TestClient, realm: SeededRealm, services: Services
 ) -> None:
-    sent = client.post(
-        f"http://{realm.host}/api/v1/messages",
-        data={"type": "direct", "to": f"[{realm.hamlet.id}]", "content": "hello"},
-        headers={"authorization": basic_auth(realm.othello)},
-    )
-    assert sent.status_code == 200, sent.text
+    sent_id = _direct_message(client, realm, realm.othello, realm.hamlet, "hello")
     first = _fetch(client, realm, realm.hamlet)
     fetch = _known_door(client, realm, realm.hamlet, services, "fetch")
     known = fetch(realm.hamlet)
     assert known.json() == first.json()
-    assert known.json()["messages"][-1]["id"] == sent.json()["id"]
+    assert known.json()["messages"][-1]["id"] == sent_id
     assert list(known.headers.keys()) == list(first.headers.keys())
     # Another user's credential is still its own.
     assert fetch(realm.cordelia).json()["messages"] == []
@@ -130,14 +135,9 @@ def test_a_known_credential_s_views_that_need_the_user_load_it(
     assert again.json() == first.json()
     # By its ID, not by the key: the credential was already known.
     assert not [sql for sql in seen if "api_key" in sql and "WHERE" in sql.split("api_key")[-1][:40]]
-    sent = client.post(
-        f"http://{realm.host}/api/v1/messages",
-        data={"type": "direct", "to": f"[{realm.othello.id}]", "content": "from a known key"},
-        headers=headers,
-    )
-    assert sent.status_code == 200, sent.text
+    sent_id = _direct_message(client, realm, realm.hamlet, realm.othello, "from a known key")
     newest = _fetch(client, realm, realm.hamlet).json()["messages"][-1]
-    assert (newest["id"], newest["sender_id"]) == (sent.json()["id"], realm.hamlet.id)
+    assert (newest["id"], newest["sender_id"]) == (sent_id, realm.hamlet.id)
 
 
 def test_a_known_poll_answers_as_the_pipeline_does(
@@ -286,21 +286,16 @@ def test_while_deaf_to_other_processes_every_request_is_authenticated(
 def test_a_known_credential_marks_read_without_reading_the_user(
     client: TestClient, realm: SeededRealm, services: Services
 ) -> None:
-    sent = client.post(
-        f"http://{realm.host}/api/v1/messages",
-        data={"type": "direct", "to": f"[{realm.hamlet.id}]", "content": "unread"},
-        headers={"authorization": basic_auth(realm.othello)},
-    )
-    assert sent.status_code == 200, sent.text
+    sent_id = _direct_message(client, realm, realm.othello, realm.hamlet, "unread")
     _known_door(client, realm, realm.hamlet, services, "fetch")
     with statements(services) as seen:
         marked = client.post(
             f"http://{realm.host}/api/v1/messages/flags",
-            data={"messages": f"[{sent.json()['id']}]", "op": "add", "flag": "read"},
+            data={"messages": f"[{sent_id}]", "op": "add", "flag": "read"},
             headers={"authorization": basic_auth(realm.hamlet)},
         )
     assert marked.status_code == 200, marked.text
-    assert marked.json()["messages"] == [sent.json()["id"]]
+    assert marked.json()["messages"] == [sent_id]
     assert not [sql for sql in seen if re.search(r"\buser_profile\b", sql)], seen
     newest = _fetch(client, realm, realm.hamlet).json()["messages"][-1]
     assert "read" in newest["flags"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import IntEnum
+from typing import Protocol
 
 from sqlalchemy import ForeignKey, Index, String, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -37,7 +38,35 @@ class EmailVisibility(IntEnum):
     MODERATORS = 5
 
 
-class UserProfile(UserSettingsMixin, Base):
+class _HasRole(Protocol):
+    @property
+    def role(self) -> int: ...
+
+
+class RoleChecks:
+    """The role questions of anything with a ``role``: ``UserProfile`` and the realm cache's
+    ``CachedUser`` (``models/member.py``) ask them the same way."""
+
+    __slots__ = ()
+
+    @property
+    def is_realm_owner(self: _HasRole) -> bool:
+        return self.role == Role.OWNER
+
+    @property
+    def is_realm_admin(self: _HasRole) -> bool:
+        return self.role in (Role.OWNER, Role.ADMINISTRATOR)
+
+    @property
+    def is_moderator(self: _HasRole) -> bool:
+        return self.role == Role.MODERATOR
+
+    @property
+    def is_guest(self: _HasRole) -> bool:
+        return self.role == Role.GUEST
+
+
+class UserProfile(UserSettingsMixin, RoleChecks, Base):
     __tablename__ = "user_profile"
     __table_args__ = (
         # Emails are unique per realm regardless of case; the functional index enforces it
@@ -71,19 +100,3 @@ class UserProfile(UserSettingsMixin, Base):
     password: Mapped[str | None] = mapped_column(String(200), default=None)
 
     realm: Mapped[Realm] = relationship(lazy="select")
-
-    @property
-    def is_realm_owner(self) -> bool:
-        return self.role == Role.OWNER
-
-    @property
-    def is_realm_admin(self) -> bool:
-        return self.role in (Role.OWNER, Role.ADMINISTRATOR)
-
-    @property
-    def is_moderator(self) -> bool:
-        return self.role == Role.MODERATOR
-
-    @property
-    def is_guest(self) -> bool:
-        return self.role == Role.GUEST
