@@ -571,6 +571,19 @@ def print_table(title: str, rows: list[Measurement], unit: str = "req") -> None:
             print(f"  {m.name} error: {sample}")
 
 
+def print_targets(checks: list[tuple[str, float, str, float, str]]) -> None:
+    """One line per issue-11 target: this run's figure, the target, and whether it was met.
+
+    Each check is (what, figure, "<=" or ">=", target, unit). A figure that could not be
+    measured (NaN) is "not met".
+    """
+    print("targets (issue 11):" if checks else "targets (issue 11): none at these sizes")
+    for what, value, op, target, unit in checks:
+        met = value <= target if op == "<=" else value >= target
+        shown = "n/a" if math.isnan(value) else f"{value:,.2f}"
+        print(f"  {what}: {shown} {unit}, target {op} {target:,g} {unit}: {'met' if met else 'NOT met'}")
+
+
 class ClientCost:
     """This process's CPU time (every thread) between two points."""
 

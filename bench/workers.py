@@ -50,6 +50,7 @@ from common import (
     cpu_seconds,
     drive,
     machine_line,
+    print_targets,
     processes_named,
     quick_flag,
     run,
@@ -282,6 +283,30 @@ def print_rows(rows: list[Row], args: argparse.Namespace) -> None:
         f"palaver sqlite / bare msg/s: {ratio('palaver sqlite', 'bare', lambda r: r.measurement.rps)}"
     )
     print("redis-server CPU is the whole server's: other users of it on this machine count too")
+
+    def figure(a: str, b: str, value: Callable[[Row], float]) -> float:
+        if a in by_name and b in by_name and value(by_name[b]):
+            return value(by_name[a]) / value(by_name[b])
+        return math.nan
+
+    print_targets(
+        [
+            (
+                "2 workers / 1 (PostgreSQL + Redis), msg/s",
+                figure("palaver pg+redis x2", "palaver pg+redis", lambda r: r.measurement.rps),
+                ">=",
+                1.5,
+                "x",
+            ),
+            (
+                "CPU per message, PostgreSQL + Redis / SQLite",
+                figure("palaver pg+redis", "palaver sqlite", lambda r: r.total_ms),
+                "<=",
+                1.5,
+                "x",
+            ),
+        ]
+    )
 
 
 def main() -> None:
