@@ -89,9 +89,11 @@ class KnownCredentials:
         return entry.user_id, entry.realm_id
 
     def recorder(self, info: RequestInfo) -> PrepareObserver | None:
-        """For a request authenticated in full: what remembers its outcome."""
+        """For a request authenticated in full: what remembers its outcome. None while deaf
+        to other processes: no entry could be confirmed, and taking the snapshots would load
+        the realm's users from the database for every request."""
         key = self._key(info)
-        return None if key is None else _Recorder(self, key)
+        return None if key is None or not self._store.accepting else _Recorder(self, key)
 
     def _remember(self, key: _Key, entry: _Entry) -> None:
         if len(self._entries) >= MAX_ENTRIES:
