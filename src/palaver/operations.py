@@ -9,9 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import event
-from starlette.applications import Starlette
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
 
 from palaver.api.health import health_routes
 from palaver.api.long_poll import DirectRoutes, LongPolls, LongPollStarlette
@@ -22,13 +20,10 @@ from palaver.services import Services
 
 
 def install_operations(
-    app: Starlette,
-    services: Services,
-    long_polls: LongPolls | None = None,
-    direct: DirectRoutes | None = None,
+    app: LongPollStarlette, services: Services, long_polls: LongPolls, direct: DirectRoutes
 ) -> None:
-    """Health routes, the database pool's metrics and the request middleware; with a
-    ``LongPollStarlette``, its short path for long-polls and ``direct``'s API routes."""
+    """Health routes, the database pool's metrics and the request middleware, in Starlette's
+    stack and on the app's short path for long-polls and ``direct``'s API routes."""
     settings = services.settings
     bus = services.bus
     bus.max_parked_per_user = settings.max_parked_polls_per_user
@@ -68,20 +63,14 @@ def install_operations(
         outages=services.outages,
         long_polls=long_polls,
     )
-    if isinstance(app, LongPollStarlette) and long_polls is not None:
-        # The same middleware for GET /events and the API routes, entered before Starlette's
-        # own stack.
-        app.long_polls = long_polls
-        app.direct = direct
-        app.short_path = RequestMiddleware(
-            direct if direct is not None else _no_other_route,
-            settings=settings,
-            route_templates=templates,
-            outages=services.outages,
-            long_polls=long_polls,
-        )
-
-
-async def _no_other_route(scope: Scope, _receive: Receive, _send: Send) -> None:
-    # Without direct routes, the short path is only entered for requests LongPolls.match accepted.
-    raise RuntimeError(f"not a long-poll: {scope.get('method')} {scope.get('path')}")
+    # The same middleware for GET /events and the API routes, entered before Starlette's own
+    # stack (``LongPollStarlette``).
+    app.long_polls = long_polls
+    app.direct = direct
+    app.short_path = RequestMiddleware(
+        direct,
+        settings=settings,
+        route_templates=templates,
+        outages=services.outages,
+        long_polls=long_polls,
+    )
