@@ -17,6 +17,7 @@ from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_success
 from tests.images import animated_gif, decode, image_bytes
+from tests.web.web_helpers import log_in
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +98,19 @@ def test_placeholder_then_thumbnail(
     assert decode(picture.content).size == (840, 420)
     assert qapi.get(None, thumb).status_code == 401
     assert qapi.get(realm.cordelia, thumb).status_code == 404  # not in the conversation
+    assert picture.headers["content-security-policy"] == "default-src 'none'; img-src 'self'; sandbox"
+    assert picture.headers["x-content-type-options"] == "nosniff"
+    assert picture.headers["content-disposition"].startswith("inline;")
+    # The web client's <img> tags: the session cookie, with the same access rules.
+    for name, status in (("othello", 200), ("hamlet", 200), ("cordelia", 404)):
+        # Not entered as a context manager: that would start the app's workers.
+        browser = TestClient(qapi.client.app, base_url=f"http://{realm.host}")
+        log_in(browser, realm.users[name])
+        response = browser.get(thumb)
+        browser.close()
+        assert response.status_code == status, name
+        if status == 200:
+            assert response.content == picture.content
     assert qapi.get(realm.othello, thumb.replace("840x560.webp", "1x1.webp")).status_code == 404
     # Nothing left to do.
     assert ThumbnailWorker(quiet[1]).run_pending() == 0

@@ -22,6 +22,7 @@ from palaver.lib.attachments import (
     upload_space_used,
 )
 from palaver.lib.storage import FileStorage
+from palaver.lib.user_content import detect_type
 from palaver.models import UserProfile
 from palaver.models.attachments import Attachment, AttachmentMessage
 from palaver.models.messages import Message
@@ -34,9 +35,11 @@ def do_upload_file(
     owner: UserProfile,
     file_name: str,
     data: bytes,
-    content_type: str | None,
 ) -> Attachment:
     path_id = new_path_id(owner.realm_id, file_name)
+    # The type is the bytes' (lib/user_content.py), never the uploader's declared one: it
+    # is what an object store serves the file as.
+    content_type = detect_type(data, file_name)
     # The bytes are stored first: a row must never point at a file that is not there.
     storage.save(path_id, data, content_type)
     try:
@@ -46,7 +49,7 @@ def do_upload_file(
                 owner_id=owner.id,
                 path_id=path_id,
                 file_name=path_id.rsplit("/", 1)[-1],
-                content_type=(content_type or None) and content_type[:255],
+                content_type=content_type,
                 size=len(data),
                 create_time=utcnow(),
                 url_secret=new_url_secret(),

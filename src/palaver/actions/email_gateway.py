@@ -237,8 +237,6 @@ def _content(
         if len(attachment.data) > limit:
             parts.append(f"({attachment.filename} was too large to attach)")
             continue
-        saved = do_upload_file(
-            session, storage, sender, attachment.filename, attachment.data, attachment.content_type
-        )
+        saved = do_upload_file(session, storage, sender, attachment.filename, attachment.data)
         parts.append(f"[{attachment.filename}]({upload_url(saved.path_id)})")
     return "\n\n".join(parts) or "(No email body)"

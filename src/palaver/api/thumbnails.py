@@ -1,25 +1,25 @@
 """Serving thumbnails at /user_uploads/thumbnail/<path_id>/<format>, and the loading picture.
 
 A thumbnail is served to whoever may see the original upload, with the same credentials
-(HTTP Basic, or ``api_key`` in the query). Until it is made (or if it cannot be), the
+(HTTP Basic, ``api_key`` in the query, or the web client's session cookie: its ``<img>``
+tags send nothing else) and as user content (api/user_content.py). Until it is made (or if it cannot be), the
 original is served instead, so a client asking early still gets a picture.
 """
 
 from __future__ import annotations
-
-from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from palaver.api.routing import authenticate, error_response, internal_error_response
-from palaver.lib.attachments import file_for_user, user_for_api_key
-from palaver.lib.exceptions import JsonableError, ResourceNotFoundError, UnauthorizedError
-from palaver.lib.realm import get_realm_for_host
+from palaver.api.routing import error_response, internal_error_response
+from palaver.api.user_content import content_viewer, user_content_response
+from palaver.lib.attachments import file_for_user
+from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
 from palaver.lib.storage import make_storage
 from palaver.lib.thumbnails import LOADING_PLACEHOLDER, format_by_name, thumbnail_key
+from palaver.lib.user_content import RASTER_IMAGE_TYPES, content_security_policy, detect_type
 from palaver.services import Services
 
 # A grey ring with a turning arc: drawn here, no image file shipped.
@@ -38,35 +38,15 @@ def _serve(services: Services, request: Request, path_id: str, name: str) -> Res
         return error_response(ResourceNotFoundError())
     session = services.db.session()
     try:
-        host = request.headers.get("host", "")
-        header = request.headers.get("authorization")
-        api_key = request.query_params.get("api_key")
-        if header:
-            _, user = authenticate(session, services, "required", host, header)
-        elif api_key:
-            user = user_for_api_key(session, get_realm_for_host(session, services.settings, host).id, api_key)
-        else:
-            user = None
-        if user is None:
-            raise UnauthorizedError()
-        served = file_for_user(session, user, path_id)
+        served = file_for_user(session, content_viewer(session, services, request), path_id)
         storage = make_storage(services.settings)
         data = storage.read(thumbnail_key(served.path_id, fmt.name))
-        content_type = f"image/{fmt.extension}"
         if data is None:
             data = storage.read(served.path_id)
-            content_type = served.content_type or "application/octet-stream"
-            if data is None or not content_type.startswith("image/"):
+            # Only a raster image stands in for its thumbnail (never an SVG or a page).
+            if data is None or detect_type(data, served.file_name) not in RASTER_IMAGE_TYPES:
                 raise JsonableError("File not found", status=404)
-        return Response(
-            data,
-            media_type=content_type,
-            headers={
-                "Content-Disposition": f"inline; filename*=UTF-8''{quote(served.file_name)}",
-                "X-Content-Type-Options": "nosniff",
-                "Cache-Control": "private, max-age=60",
-            },
-        )
+        return user_content_response(data, served.file_name, "private, max-age=60")
     except JsonableError as e:
         return error_response(e)
     except Exception:
@@ -82,9 +62,12 @@ def thumbnail_routes(services: Services) -> list[Route]:
         return await run_in_threadpool(_serve, services, request, path_id, name)
 
     async def loader(request: Request) -> Response:
-        return Response(
-            _LOADER_SVG, media_type="image/svg+xml", headers={"Cache-Control": "public, max-age=86400"}
-        )
+        headers = {
+            "Cache-Control": "public, max-age=86400",
+            "Content-Security-Policy": content_security_policy("image/svg+xml"),
+            "X-Content-Type-Options": "nosniff",
+        }
+        return Response(_LOADER_SVG, media_type="image/svg+xml", headers=headers)
 
     return [
         Route("/user_uploads/thumbnail/{path:path}", thumbnail, methods=["GET"]),

@@ -25,7 +25,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.ids import get_row, is_storable_id
+from palaver.lib.ids import get_row
 from palaver.lib.message_access import bulk_access_message_ids
 from palaver.lib.storage import UPLOAD_URL_PREFIX
 from palaver.models import UserProfile
@@ -217,7 +217,11 @@ def temporary_url(attachment: Attachment, now: float | None = None) -> str:
     return f"{TEMPORARY_URL_PREFIX}{token}/{quote(attachment.file_name)}"
 
 
-def file_for_temporary_token(session: Session, token: str, now: float | None = None) -> ServedFile:
+def file_for_temporary_token(
+    session: Session, token: str, *, realm_id: int, now: float | None = None
+) -> ServedFile:
+    """The file a temporary URL names, if its signature holds, it has not expired and the
+    file belongs to ``realm_id`` (the organization whose host the URL was opened on)."""
     not_found = JsonableError("File not found", status=404)
     try:
         encoded, expires_text, signature = token.split(".")
@@ -227,10 +231,9 @@ def file_for_temporary_token(session: Session, token: str, now: float | None = N
         raise not_found from None
     if expires < (now if now is not None else time.time()):
         raise not_found
-    realm_part = path_id.split("/", 1)[0]
-    if not realm_part.isdigit() or not is_storable_id(int(realm_part)):
+    if path_id.split("/", 1)[0] != str(realm_id):
         raise not_found
-    attachment = get_attachment_by_path_id(session, int(realm_part), path_id)
+    attachment = get_attachment_by_path_id(session, realm_id, path_id)
     if attachment is None or not hmac.compare_digest(
         signature, _signature(attachment.url_secret, path_id, expires)
     ):

@@ -1,0 +1,54 @@
+"""Serving user content over HTTP: who is asking, and the response every piece goes out as.
+
+Uploads and their thumbnails take the credentials Zulip clients send for them: HTTP Basic
+(the apps), the ``api_key`` query parameter (a link opened in a browser or media player), or
+the web client's session cookie (its ``<img>`` and ``<video>`` tags). Each is bound to the
+host's organization: a cookie, key or header of another organization is no credential here.
+The response's type, disposition and headers come from ``lib/user_content.py``.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+from starlette.requests import Request
+from starlette.responses import Response
+
+from palaver.api.routing import authenticate
+from palaver.lib.attachments import user_for_api_key
+from palaver.lib.exceptions import UnauthorizedError
+from palaver.lib.realm import get_realm_for_host
+from palaver.lib.user_content import served_as, user_content_headers
+from palaver.lib.web_sessions import SESSION_COOKIE
+from palaver.models import UserProfile
+from palaver.services import Services
+from palaver.web.sessions import session_user
+
+
+def content_viewer(session: Session, services: Services, request: Request) -> UserProfile:
+    """The active user asking for a file on this host, or UnauthorizedError (401)."""
+    host = request.headers.get("host", "")
+    header = request.headers.get("authorization")
+    api_key = request.query_params.get("api_key")
+    cookie = request.cookies.get(SESSION_COOKIE)
+    user: UserProfile | None = None
+    if header:
+        _, user = authenticate(session, services, "required", host, header)
+    elif api_key:
+        realm = get_realm_for_host(session, services.settings, host)
+        user = user_for_api_key(session, realm.id, api_key)
+    elif cookie:
+        # session_user answers only for a cookie of this host's organization.
+        found = session_user(session, services, host, cookie)
+        if found is not None and found[1].is_active and not found[1].realm.deactivated:
+            user = found[1]
+    if user is None:
+        raise UnauthorizedError()
+    return user
+
+
+def user_content_response(data: bytes, file_name: str | None, cache_control: str) -> Response:
+    """``data`` as user content: its type from its bytes, inline only if that type is safe."""
+    served = served_as(data, file_name or "")
+    return Response(
+        data, media_type=served.content_type, headers=user_content_headers(served, file_name, cache_control)
+    )
