@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -603,3 +604,60 @@ def test_unread_count_and_mentions_leave_out_muted_conversations(api: Api, realm
         followed_in_muted_channel,
     }
     assert [p["unread_message_ids"] for p in unread["pms"]] == [[dm]]
+
+
+LEGACY_POLICIES = (
+    "realm_create_public_stream_policy",
+    "realm_create_private_stream_policy",
+    "realm_create_web_public_stream_policy",
+    "realm_wildcard_mention_policy",
+)
+
+
+def test_deprecated_policies_follow_their_group_settings(api: Api, realm: SeededRealm) -> None:
+    """The legacy integer policies (zulip-flutter requires ``realm_wildcard_mention_policy``)
+    follow the group settings: a system group's own value, else the largest group's."""
+    groups = register(api, realm.iago, fetch_event_types='["realm_user_groups"]')
+    system = {g["name"]: g["id"] for g in groups["realm_user_groups"] if g["is_system_group"]}
+
+    def policies() -> dict[str, int]:
+        state = register(api, realm.iago, fetch_event_types='["realm"]')
+        return {k: state[k] for k in LEGACY_POLICIES}
+
+    def set_group(setting: str, value: object) -> None:
+        assert_json_success(api.patch(realm.desdemona, "realm", {setting: json.dumps({"new": value})}))
+
+    for name, expected in [
+        ("role:everyone", 1),
+        ("role:members", 2),
+        ("role:fullmembers", 3),
+        ("role:administrators", 5),
+        ("role:nobody", 6),
+        ("role:moderators", 7),
+        ("role:owners", 1),
+    ]:
+        set_group("can_mention_many_users_group", system[name])
+        assert policies()["realm_wildcard_mention_policy"] == expected, name
+    set_group("can_mention_many_users_group", {"direct_members": [realm.hamlet.id], "direct_subgroups": []})
+    assert policies()["realm_wildcard_mention_policy"] == 1
+
+    for name, expected in [
+        ("role:administrators", 2),
+        ("role:fullmembers", 3),
+        ("role:moderators", 4),
+        ("role:members", 1),
+    ]:
+        set_group("can_create_public_channel_group", system[name])
+        set_group("can_create_private_channel_group", system[name])
+        got = policies()
+        assert (
+            got["realm_create_public_stream_policy"] == got["realm_create_private_stream_policy"] == expected
+        )
+    for name, expected in [
+        ("role:administrators", 2),
+        ("role:moderators", 4),
+        ("role:nobody", 6),
+        ("role:owners", 7),
+    ]:
+        set_group("can_create_web_public_channel_group", system[name])
+        assert policies()["realm_create_web_public_stream_policy"] == expected, name

@@ -23,6 +23,7 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from palaver.lib.state.realm import legacy_policy_fields
 from palaver.models import Role
 
 GRAVATAR = "https://secure.gravatar.com/"
@@ -238,7 +239,22 @@ def _apply_realm(state: State, event: Event) -> None:
             key = f"realm_{name}"
             if key in state:
                 state[key] = copy.deepcopy(value)
+        _legacy_policies(state)
     _own_permissions(state)
+
+
+def _legacy_policies(state: State) -> None:
+    """The deprecated ``realm_*_policy`` integers follow their group settings; a client
+    derives them from the system groups it holds, as the server does."""
+    if "realm_wildcard_mention_policy" not in state or "realm_user_groups" not in state:
+        return
+    names = {g["id"]: g["name"] for g in state["realm_user_groups"] if g["is_system_group"]}
+    settings = {
+        key.removeprefix("realm_"): value
+        for key, value in state.items()
+        if key.startswith("realm_can_") and isinstance(value, int)
+    }
+    state.update(legacy_policy_fields(settings, names))
 
 
 def _replace_item(items: list[dict[str, Any]], key: str, item: dict[str, Any]) -> None:

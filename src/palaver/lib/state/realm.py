@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from palaver.lib import limits
 from palaver.lib.emoji_images import EMOJI_DATA_PATH
 from palaver.lib.group_settings import render_group_settings
@@ -32,6 +34,55 @@ def available_notification_sounds() -> list[str]:
     choices = setting_specs()["notification_sound"].choices or frozenset()
     # "none" is the absence of a sound, not one clients can play.
     return sorted(str(c) for c in choices if c != "none")
+
+
+# Zulip's deprecated integer policies, kept because clients still parse them (zulip-flutter
+# requires realm_wildcard_mention_policy). Each is derived from its group setting: the
+# system group's enum where the old policy had one, else the value for the largest group
+# the old enum could name. The mention map has no owners entry (owners read as 1) in Zulip.
+_COMMON_POLICY_OF_GROUP = {
+    "role:members": 1,
+    "role:administrators": 2,
+    "role:fullmembers": 3,
+    "role:moderators": 4,
+}
+_WEB_PUBLIC_POLICY_OF_GROUP = {
+    "role:administrators": 2,
+    "role:moderators": 4,
+    "role:nobody": 6,
+    "role:owners": 7,
+}
+_WILDCARD_MENTION_POLICY_OF_GROUP = {
+    "role:everyone": 1,
+    "role:members": 2,
+    "role:fullmembers": 3,
+    "role:administrators": 5,
+    "role:nobody": 6,
+    "role:moderators": 7,
+}
+_LEGACY_POLICIES = (
+    ("realm_create_public_stream_policy", "can_create_public_channel_group", _COMMON_POLICY_OF_GROUP, 1),
+    ("realm_create_private_stream_policy", "can_create_private_channel_group", _COMMON_POLICY_OF_GROUP, 1),
+    (
+        "realm_create_web_public_stream_policy",
+        "can_create_web_public_channel_group",
+        _WEB_PUBLIC_POLICY_OF_GROUP,
+        4,
+    ),
+    ("realm_wildcard_mention_policy", "can_mention_many_users_group", _WILDCARD_MENTION_POLICY_OF_GROUP, 1),
+)
+
+
+def legacy_policy_fields(
+    group_ids: Mapping[str, int | None], system_group_names: Mapping[int, str]
+) -> StateDict:
+    """The deprecated ``realm_*_policy`` integers for the realm's group settings."""
+    fields: StateDict = {}
+    for key, setting, enum_of_group, largest in _LEGACY_POLICIES:
+        gid = group_ids.get(setting)
+        name = system_group_names.get(gid) if gid is not None else None
+        fields[key] = enum_of_group.get(name, largest) if name is not None else largest
+    return fields
 
 
 def _limit_fields(ctx: StateContext) -> StateDict:
@@ -85,7 +136,8 @@ def realm_state(ctx: StateContext) -> StateDict:
     moves_within = realm.move_messages_within_stream_limit_seconds
     moves_between = realm.move_messages_between_streams_limit_seconds
     group_ids = {name: getattr(realm, name) for name in REALM_GROUP_SETTINGS}
-    owners = get_system_groups(ctx.session, realm.id)["role:owners"].id
+    system_groups = get_system_groups(ctx.session, realm.id)
+    owners = system_groups["role:owners"].id
     rendered = render_group_settings(
         ctx.session, [gid for gid in group_ids.values() if gid is not None] + [owners]
     )
@@ -152,6 +204,7 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_can_manage_billing_group": rendered[owners],
         **_limit_fields(ctx),
         **_server_fields(ctx),
+        **legacy_policy_fields(group_ids, {g.id: name for name, g in system_groups.items()}),
     }
     for name, gid in group_ids.items():
         state[f"realm_{name}"] = rendered[gid] if gid is not None else None
