@@ -8,6 +8,43 @@ const ASKED_KEY = "palaver.notifications-asked";
 export function updateTitle(total, narrowTitle, realmName) {
   const view = narrowTitle ? `${narrowTitle} - ` : "";
   document.title = `${total ? `(${total}) ` : ""}${view}${realmName} - Palaver`;
+  updateFavicon(total);
+}
+
+let faviconCount = 0;
+
+// The tab's icon: the page's own (images/favicon.svg) with no unread messages, or the same
+// drawn with the unread count on a red badge.
+export function updateFavicon(count) {
+  const link = document.querySelector('link[rel="icon"]');
+  if (!link || count === faviconCount) return;
+  if (!link.dataset.plain) link.dataset.plain = link.href;
+  faviconCount = count;
+  if (!count) {
+    link.href = link.dataset.plain;
+    return;
+  }
+  const canvas = document.createElement("canvas");
+  canvas.width = canvas.height = 64;
+  const g = canvas.getContext("2d");
+  g.fillStyle = "#3d6fdb";
+  g.beginPath();
+  g.roundRect(0, 0, 64, 64, 14);
+  g.fill();
+  g.fillStyle = "#fff";
+  g.font = "bold 40px sans-serif";
+  g.textAlign = "center";
+  g.textBaseline = "middle";
+  g.fillText("P", 22, 34);
+  const label = count > 99 ? "99+" : String(count);
+  g.fillStyle = "#d93025";
+  g.beginPath();
+  g.roundRect(label.length > 1 ? 18 : 30, 0, label.length > 1 ? 46 : 34, 34, 17);
+  g.fill();
+  g.fillStyle = "#fff";
+  g.font = `bold ${label.length > 2 ? 20 : 26}px sans-serif`;
+  g.fillText(label, label.length > 1 ? 41 : 47, 18);
+  link.href = canvas.toDataURL("image/png");
 }
 
 export function shouldNotify(message, flags, myId, settings) {

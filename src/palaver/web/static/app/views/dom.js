@@ -121,13 +121,24 @@ export function formatDay(timestamp) {
   return (date.getFullYear() === today.getFullYear() ? DAY : DAY_YEAR).format(date);
 }
 
-// A short-lived message at the bottom of the screen (role=status, so screen readers hear it).
+const TOASTS_SHOWN = 3;
+
+// A short-lived notice under the top bar (role=status, so screen readers hear it). At most
+// three show at once, newest last; the same text again restarts its notice rather than
+// adding one; a click dismisses one.
 export function toast(text, kind = "info") {
   const region = document.getElementById("toasts");
   if (!region) return;
-  const item = h("div", { class: `toast toast-${kind}`, text });
+  for (const old of region.children) {
+    if (old.textContent === text) {
+      clearTimeout(old.expiry);
+      old.remove();
+    }
+  }
+  const item = h("div", { class: `toast toast-${kind}`, text, onclick: () => item.remove() });
   region.append(item);
-  setTimeout(() => item.remove(), kind === "error" ? 6000 : 3000);
+  while (region.children.length > TOASTS_SHOWN) region.firstElementChild.remove();
+  item.expiry = setTimeout(() => item.remove(), kind === "error" ? 6000 : 3000);
 }
 
 // Announces text to screen readers without showing it.

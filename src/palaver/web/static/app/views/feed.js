@@ -334,6 +334,13 @@ export class FeedView {
       if (hidden) hidden.setAttribute("aria-hidden", String(!open));
       return;
     }
+    const image = event.target.closest(".message_inline_image:not(.message_inline_video)");
+    if (image && event.button === 0 && !event.ctrlKey && !event.metaKey && !event.shiftKey) {
+      // A picture opens in the viewer rather than taking the tab to the raw file.
+      event.preventDefault();
+      import("./lightbox.js").then((m) => m.openLightbox(this.container, image));
+      return;
+    }
     const id = Number(article.dataset.id);
     const button = event.target.closest("button[data-action]");
     if (!event.target.closest("a")) this.app.select(id, { scroll: false });

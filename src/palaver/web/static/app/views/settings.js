@@ -1,6 +1,7 @@
 // The settings overlay: profile, preferences, API key, channels, and for administrators the
 // users and the organization. Loaded on first use (not part of the first page load).
 
+import { t } from "../i18n.js";
 import { h, clear, toast, trapFocus } from "./dom.js";
 import { renderChannels } from "./settings_channels.js";
 import { renderOrganization, renderUsers } from "./settings_admin.js";
@@ -46,7 +47,12 @@ export function openSettings(app, tab = "profile") {
       show(next.dataset.tab);
     }
   });
-  tabList.append(h("button", { type: "button", class: "close-settings", text: "Close", onclick: close }));
+  tabList.append(h("button", { type: "button", class: "close-settings", text: t("Close"), onclick: close }));
+  // The top bar's Log out does not fit a phone's: it is here too.
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  tabList.append(h("form", { method: "post", action: "/accounts/logout/", class: "settings-logout" },
+    h("input", { type: "hidden", name: "csrfmiddlewaretoken", value: csrf }),
+    h("button", { type: "submit", class: "link-button", text: t("Log out") })));
   const dialog = h("div", { class: "dialog settings", role: "dialog", "aria-modal": "true", "aria-label": "Settings" }, tabList, panel);
   const overlay = h("div", { class: "overlay", id: "settings-overlay" }, dialog);
   overlay.addEventListener("mousedown", (event) => event.target === overlay && close());

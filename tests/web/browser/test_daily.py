@@ -1,0 +1,133 @@
+"""The web client's daily features in a real Chromium: images, the phone layout, triage."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from tests.web.browser.client import channel_id, log_in, send, topic_hash, unique, wait_for
+from tests.web.conftest import LiveServer
+
+AppPage = Callable[..., Any]
+NewPage = Callable[..., Any]
+PHONE = {"width": 390, "height": 800}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def leave_everything_read(live_server: LiveServer) -> Iterator[None]:
+    """The server is shared by the whole session: later tests find nobody with unread messages."""
+    yield
+    for name in live_server.users:
+        with live_server.api(name) as api:
+            api.post("/mark_all_as_read").raise_for_status()
+
+
+def png(colour: str, size: tuple[int, int] = (120, 80)) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", size, colour).save(out, format="PNG")
+    return out.getvalue()
+
+
+def upload(live_server: LiveServer, name: str, filename: str, body: bytes) -> str:
+    with live_server.api(name) as api:
+        response = api.post("/user_uploads", files={"filename": (filename, body, "image/png")})
+        response.raise_for_status()
+        return str(response.json()["url"])
+
+
+def test_pictures_open_in_a_viewer_with_keys_download_and_the_original(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("pictures")
+    red = upload(live_server, "othello", "red.png", png("red"))
+    blue = upload(live_server, "othello", "blue.png", png("blue", (60, 90)))
+    send(live_server, "othello", "general", topic, f"[red.png]({red})\n[blue.png]({blue})")
+    page = app_page("hamlet", topic_hash(general, topic))
+    page.locator(".message_inline_image img").first.wait_for()
+    page.locator(".message_inline_image img").first.click()
+    viewer = page.get_by_role("dialog", name="Image viewer")
+    viewer.wait_for()
+    # The tab stays on the app: the picture opens over it.
+    assert "#narrow/" in page.url
+    assert viewer.get_by_text("1 of 2").is_visible()
+    picture = viewer.locator("img.lightbox-image")
+    wait_for(page, "() => document.querySelector('.lightbox-image').naturalWidth === 120")
+    assert viewer.get_by_role("link", name="Download").get_attribute("href") == red
+    assert viewer.get_by_role("link", name="Download").get_attribute("download") == "red.png"
+    assert viewer.get_by_role("link", name="Open original").get_attribute("href") == red
+    page.keyboard.press("ArrowRight")
+    viewer.get_by_text("2 of 2").wait_for()
+    assert picture.get_attribute("src") == blue
+    wait_for(page, "() => document.querySelector('.lightbox-image').naturalWidth === 60")
+    page.keyboard.press("ArrowRight")
+    viewer.get_by_text("1 of 2").wait_for()
+    page.keyboard.press("ArrowLeft")
+    viewer.get_by_text("2 of 2").wait_for()
+    assert "Othello, the Moor of Venice" in viewer.inner_text()
+    page.keyboard.press("Escape")
+    viewer.wait_for(state="detached")
+
+
+def test_the_tab_icon_carries_the_unread_count(live_server: LiveServer, app_page: AppPage) -> None:
+    with live_server.api("othello") as api:
+        api.post("/mark_all_as_read").raise_for_status()
+    page = app_page("othello", "#inbox")
+    plain = page.locator('link[rel="icon"]').get_attribute("href")
+    assert plain and plain.endswith("favicon.svg")
+    topic = unique("icon")
+    channel_id(live_server, "othello", "general")
+    send(live_server, "hamlet", "general", topic, "Something to read")
+    wait_for(page, "() => document.querySelector('link[rel=icon]').href.startsWith('data:image/png')")
+    assert page.title().startswith("(1) ")
+    with live_server.api("othello") as api:
+        api.post("/mark_all_as_read").raise_for_status()
+    wait_for(page, "() => document.querySelector('link[rel=icon]').href.endsWith('favicon.svg')")
+
+
+def test_on_a_phone_settings_scroll_and_log_out_is_there(live_server: LiveServer, new_page: NewPage) -> None:
+    page = new_page(viewport=PHONE)
+    log_in(live_server, page, "iago")
+    page.get_by_role("button", name="Settings").click()
+    tabs = page.get_by_role("tablist", name="Settings sections")
+    tabs.wait_for()
+    box = tabs.bounding_box()
+    assert box and box["width"] <= PHONE["width"]
+    # Every tab can be reached (the row scrolls) and opens its section.
+    page.get_by_role("tab", name="Organization").click()
+    assert page.get_by_role("tab", name="Organization").get_attribute("aria-selected") == "true"
+    page.get_by_role("button", name="Log out").click()
+    page.get_by_label("Email").wait_for()
+    assert page.url.rstrip("/") == live_server.url
+
+
+def test_on_a_phone_recent_conversations_fit_and_toasts_stack(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    channel_id(live_server, "hamlet", "general")
+    topic = unique("a rather long topic name for a phone screen")
+    send(live_server, "othello", "general", topic, "Long topics fit")
+    page = app_page("hamlet", "#recent", viewport=PHONE)
+    row = page.locator(".recent-table tr", has_text=topic)
+    row.wait_for()
+    box = row.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    link = row.get_by_role("link", name=topic)
+    link_box = link.bounding_box()
+    assert link_box and link_box["x"] + link_box["width"] <= PHONE["width"]
+    dom = page.evaluate("document.querySelector('link[rel=modulepreload][href$=\"views/dom.js\"]').href")
+    five = "async (url) => { const m = await import(url); for (let i = 1; i < 6; i++) m.toast(`N ${i}`); }"
+    page.evaluate(five, dom)
+    toasts = page.locator("#toasts .toast")
+    assert toasts.all_inner_texts() == ["N 3", "N 4", "N 5"]
+    # Clear of the compose box, and gone after a while.
+    compose = page.locator("#compose").bounding_box()
+    last = toasts.last.bounding_box()
+    assert last and (compose is None or last["y"] + last["height"] < compose["y"])
+    toasts.first.click()
+    assert toasts.count() == 2
+    wait_for(page, "() => !document.querySelector('#toasts .toast')", timeout=5)
