@@ -48,7 +48,13 @@ def test_pictures_open_in_a_viewer_with_keys_download_and_the_original(
     blue = upload(live_server, "othello", "blue.png", png("blue", (60, 90)))
     send(live_server, "othello", "general", topic, f"[red.png]({red})\n[blue.png]({blue})")
     page = app_page("hamlet", topic_hash(general, topic))
-    page.locator(".message_inline_image img").first.wait_for()
+    # The thumbnails load with the session cookie (once made; a placeholder until then).
+    thumbnails_loaded = (
+        "() => [...document.querySelectorAll('.message_inline_image img')]"
+        ".filter((i) => i.src.includes('/user_uploads/thumbnail/') && i.complete && i.naturalWidth > 0)"
+        ".length === 2"
+    )
+    wait_for(page, thumbnails_loaded, timeout=20)
     page.locator(".message_inline_image img").first.click()
     viewer = page.get_by_role("dialog", name="Image viewer")
     viewer.wait_for()
