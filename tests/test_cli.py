@@ -704,3 +704,26 @@ def test_subprocess_unknown_subcommand(subprocess_env: dict[str, str]) -> None:
     assert result.returncode == 2
     assert "invalid choice: 'frobnicate'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_closed_pipe_ends_commands_quietly(subprocess_env: dict[str, str]) -> None:
+    """`palaver outbox | head`: the reader has gone before the command writes."""
+    assert run_palaver(subprocess_env, "migrate").returncode == 0
+    for line in ("--help", "migrate", "list-realms", "outbox", "list-realms --json"):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            done = subprocess.run(
+                [*palaver_command(), *shlex.split(line)],
+                check=False,
+                env=subprocess_env,
+                stdin=subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+            )
+        finally:
+            os.close(write_end)
+        # 141 as after SIGPIPE; argparse's own --help ignores the closed pipe and exits 0.
+        assert done.stderr == "" and done.returncode == (0 if line == "--help" else 141), line

@@ -6,6 +6,7 @@ import argparse
 import functools
 import getpass
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -343,9 +344,19 @@ def _database_error(error: SQLAlchemyError) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
     try:
+        # Inside the handlers: `--help` writes too.
+        args = build_parser().parse_args(argv)
         args.func(args)
+        # Buffered output is written here, inside the handler below, not at exit.
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`palaver outbox | head`): nothing more to say to anyone.
+        # Python would flush stdout again at exit and report the same closed pipe, so point
+        # it at /dev/null first; 141 is what a shell reports for a SIGPIPE death.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(141) from None
     except (ConfigError, CliError, JsonableError) as e:
         _fail(" ".join(str(e).split()))
     except KeyboardInterrupt:
