@@ -117,3 +117,42 @@ def test_uploaded_files_open_with_the_cookie(web: TestClient, realm: SeededRealm
     assert served.content == b"hello from the browser"
     web.cookies.clear()
     assert web.get(url).status_code == 401
+
+
+def test_cross_site_writes_are_refused_before_the_token(web: TestClient, realm: SeededRealm) -> None:
+    csrf = log_in(web, realm.hamlet)
+    data = {"type": "private", "to": f"[{realm.othello.id}]", "content": "from elsewhere?"}
+    own = f"http://{realm.host}"
+    refused = {
+        "Sec-Fetch-Site": {"Sec-Fetch-Site": "cross-site"},
+        # Another organization of the same server is the same site, another origin.
+        "same-site": {"Sec-Fetch-Site": "same-site"},
+        "Origin": {"Origin": "https://evil.example"},
+        "other realm": {"Origin": f"http://other.{realm.host}"},
+        "null": {"Origin": "null"},
+    }
+    for name, headers in refused.items():
+        response = web.post("/json/messages", data=data, headers={"X-CSRFToken": csrf, **headers})
+        assert response.status_code == 403, name
+        body = response.json()
+        assert body["code"] == "CSRF_FAILED" and "cross-site request refused" in body["msg"], body
+    for headers in (
+        {"Origin": own, "Sec-Fetch-Site": "same-origin"},
+        {"Origin": own.upper()},
+        {"Sec-Fetch-Site": "none"},
+        {},  # an API library, an older browser: the token alone decides
+    ):
+        sent = web.post("/json/messages", data=data, headers={"X-CSRFToken": csrf, **headers})
+        assert sent.status_code == 200, (headers, sent.text)
+    # Reads are not writes: a cross-site GET is judged as before.
+    assert web.get("/json/users/me", headers={"Sec-Fetch-Site": "cross-site"}).status_code == 200
+
+
+def test_api_answers_are_not_stored(web: TestClient, realm: SeededRealm) -> None:
+    log_in(web, realm.hamlet)
+    for response in (
+        web.get("/json/users/me"),
+        web.get("/json/no/such/endpoint"),
+        web.get("/api/v1/users/me"),  # 401, an error envelope
+    ):
+        assert response.headers["cache-control"] == "private, no-store", response.url
