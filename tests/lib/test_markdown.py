@@ -141,11 +141,13 @@ def test_lists() -> None:
 
 
 def test_tables() -> None:
-    assert html("| a | b |\n|:--|--:|\n| 1 | 2 |") == (
+    assert html("| a | b | c |\n|:--|--:|:-:|\n| 1 | 2 | 3 |") == (
         "<table>\n<thead>\n<tr>\n"
-        '<th style="text-align:left">a</th>\n<th style="text-align:right">b</th>\n'
+        '<th class="text-align-left">a</th>\n<th class="text-align-right">b</th>\n'
+        '<th class="text-align-center">c</th>\n'
         "</tr>\n</thead>\n<tbody>\n<tr>\n"
-        '<td style="text-align:left">1</td>\n<td style="text-align:right">2</td>\n'
+        '<td class="text-align-left">1</td>\n<td class="text-align-right">2</td>\n'
+        '<td class="text-align-center">3</td>\n'
         "</tr>\n</tbody>\n</table>"
     )
 
@@ -550,6 +552,9 @@ def test_sanitizer_keeps_only_our_markup() -> None:
         '<p>a</p><span class="user-mention emoji-1f604" data-user-id="1">b</span>'
         '<a href="/x" class="stream" rel="noopener noreferrer">c</a><img>d'
     )
+    # Alignment survives only as one of its classes; no inline style (the CSP drops them).
+    cell = '<table><tr><td style="text-align:left" class="text-align-left x">d</td></tr></table>'
+    assert sanitize(cell) == '<table><tbody><tr><td class="text-align-left">d</td></tr></tbody></table>'
 
 
 # -- other entry points --------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from palaver.lib.markdown.renderer import (
     _render_spoiler_close,
     _render_spoiler_content,
     _render_spoiler_open,
+    _render_table_cell,
 )
 
 _URL_SCHEMES = frozenset({"http", "https", "mailto", "ftp"})
@@ -74,6 +75,8 @@ def _parser() -> MarkdownIt:
         "palaver_spoiler_content": _render_spoiler_content,
         "palaver_spoiler_close": _render_spoiler_close,
         "palaver_preview": _render_preview,
+        "th_open": _render_table_cell,
+        "td_open": _render_table_cell,
     }
     for name, rule in rules.items():
         md.add_render_rule(name, rule)

@@ -53,6 +53,21 @@ def _render_spoiler_close(self: Any, tokens: Sequence[Token], idx: int, options:
     return "</div></div>\n"
 
 
+# markdown-it marks a column's alignment as an inline style; the pages' CSP
+# (``style-src 'self'``) drops inline styles, so the alignment travels as a class the
+# stylesheet styles (``.text-align-left`` etc. in web/static/css/app.css).
+TABLE_ALIGN_CLASSES = {f"text-align:{side}": f"text-align-{side}" for side in ("left", "center", "right")}
+
+
+def _render_table_cell(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    style = token.attrs.pop("style", None)
+    align = TABLE_ALIGN_CLASSES.get(str(style)) if style is not None else None
+    if align is not None:
+        token.attrSet("class", align)
+    return str(self.renderToken(tokens, idx, options, env))
+
+
 def _render_preview(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
     raw_href = str(tokens[idx].attrGet("href"))
     href = escapeHtml(raw_href)
