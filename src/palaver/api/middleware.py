@@ -77,6 +77,7 @@ def _error_messages(error: JsonableError, request_id: str) -> tuple[Message, Mes
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"private, no-store"),
         (b"x-request-id", request_id.encode()),
     ]
     headers += [(k.lower().encode(), v.encode()) for k, v in error.headers.items()]

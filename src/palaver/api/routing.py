@@ -215,6 +215,10 @@ class ApiRouter:
 
 
 _JSON_CONTENT_TYPE = (b"content-type", b"application/json")
+# An API answer is one person's data (or an error about their request): no shared cache
+# (a proxy, a CDN) may keep it, and the browser may not store it on disk for the next
+# person at the same computer. A view that sets its own Cache-Control keeps it.
+_NO_STORE = (b"cache-control", b"private, no-store")
 _FRAMING = frozenset({b"content-length", b"content-type"})
 
 
@@ -233,12 +237,17 @@ class JsonResponse(Response):
         self.background = None
         self.body = body
         raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+        cached = any(name == b"cache-control" for name, _ in raw)
         if any(name in _FRAMING for name, _ in raw):
             self.init_headers(headers)  # the caller set framing itself: Starlette's rules
+            if not cached:
+                self.raw_headers.append(_NO_STORE)
             return
         if not (status < 200 or status in (204, 304)):
             raw.append((b"content-length", str(len(body)).encode("latin-1")))
         raw.append(_JSON_CONTENT_TYPE)
+        if not cached:
+            raw.append(_NO_STORE)
         self.raw_headers = raw
 
 
