@@ -636,3 +636,23 @@ def test_a_send_that_fails_takes_its_copy_away_and_gives_the_text_back(
     box.press("Enter")
     message(page, text).wait_for()
     assert echo(page, text).count() == 0
+
+
+def test_an_aligned_table_is_aligned_without_a_csp_violation(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("tables")
+    page = app_page("hamlet")
+    page.evaluate(
+        "window.cspViolations = [];"
+        "document.addEventListener('securitypolicyviolation',"
+        " (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));"
+    )
+    send(live_server, "othello", "general", topic, "| left | middle | right |\n|:--|:-:|--:|\n| a | b | c |")
+    go(page, topic_hash(general, topic))
+    table = message(page, "middle").locator("table")
+    table.wait_for()
+    aligned = table.locator("td").evaluate_all("cells => cells.map(c => getComputedStyle(c).textAlign)")
+    assert aligned == ["left", "center", "right"]
+    assert page.evaluate("window.cspViolations") == []
