@@ -185,6 +185,9 @@ class Reference:
 # Event types the spec adds to the reference's (their payloads are checked by the event models
 # in ``palaver.events.types`` through the ``events`` fixture).
 SPEC_EVENT_TYPES = ("channel_folder", "device", "navigation_view", "reminders")
+# Ops newer than the reference (Zulip 12.0), which real clients ask for by capability:
+# checked by their event models the same way.
+NEWER_EVENT_OPS = {"realm_emoji": ("add", "update_one")}
 
 
 def _allow_spec_event_types(schema: Any) -> None:
@@ -198,6 +201,14 @@ def _allow_spec_event_types(schema: Any) -> None:
                 "properties": {"type": {"enum": list(SPEC_EVENT_TYPES)}},
             }
             events["items"]["anyOf"].append(spec_event)
+            for event_type, ops in NEWER_EVENT_OPS.items():
+                events["items"]["anyOf"].append(
+                    {
+                        "type": "object",
+                        "required": ["type", "op"],
+                        "properties": {"type": {"enum": [event_type]}, "op": {"enum": list(ops)}},
+                    }
+                )
             return
         for value in schema.values():
             _allow_spec_event_types(value)

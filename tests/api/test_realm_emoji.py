@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -159,7 +160,8 @@ def test_upload_errors(api: Api, realm: SeededRealm, events: EventRecorder) -> N
     # Guests are outside can_add_custom_emoji_group (members) by default.
     assert_json_error(upload(api, realm.polonius, "guest"), "Insufficient permission")
     assert len(emoji(api, realm.iago)) == 1
-    assert len(events.of_type("realm_emoji")) == 1
+    # One change, published in both forms (the whole set, and the one emoji).
+    assert [e["op"] for e, _ in events.of_type("realm_emoji")] == ["update", "add"]
 
 
 def test_size_limit(
@@ -170,3 +172,33 @@ def test_size_limit(
     msg = "Uploaded file is larger than the allowed limit of 0 MiB"
     assert_json_error(upload(api, realm.iago, "big"), msg)
     assert emoji(api, realm.iago) == {}
+
+
+def test_individual_emoji_changes_capability(api: Api, realm: SeededRealm) -> None:
+    """Clients with ``individual_emoji_changes`` (zulip-flutter) hear of one emoji at a time,
+    ``add`` and ``update_one``; the others get the whole set on every change."""
+
+    def queue(capabilities: dict[str, bool]) -> str:
+        registered = api.post(
+            realm.cordelia,
+            "register",
+            {"event_types": '["realm_emoji"]', "client_capabilities": json.dumps(capabilities)},
+        )
+        return str(assert_json_success(registered)["queue_id"])
+
+    def received(queue_id: str) -> list[dict[str, Any]]:
+        answer = api.get(
+            realm.cordelia, "events", {"queue_id": queue_id, "last_event_id": -1, "dont_block": True}
+        )
+        return [{k: v for k, v in e.items() if k != "id"} for e in assert_json_success(answer)["events"]]
+
+    individual, whole = queue({"individual_emoji_changes": True}), queue({})
+    assert_json_success(upload(api, realm.hamlet, "tick"))
+    assert_json_success(api.delete(realm.hamlet, "realm/emoji/tick"))
+    [tick] = emoji(api, realm.hamlet).values()
+    assert received(individual) == [
+        {"type": "realm_emoji", "op": "add", "emoji": {**tick, "deactivated": False}},
+        {"type": "realm_emoji", "op": "update_one", "emoji_id": tick["id"], "data": {"deactivated": True}},
+    ]
+    assert [e["op"] for e in received(whole)] == ["update", "update"]
+    assert received(whole)[-1]["realm_emoji"] == {tick["id"]: tick}

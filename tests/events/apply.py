@@ -712,6 +712,18 @@ def _set_key(key: str, field: str) -> Callable[[State, Event], None]:
     return apply
 
 
+def _apply_realm_emoji(state: State, event: Event) -> None:
+    if "realm_emoji" not in state:
+        return
+    op = event["op"]
+    if op == "update":
+        state["realm_emoji"] = copy.deepcopy(event["realm_emoji"])
+    elif op == "add":
+        state["realm_emoji"][event["emoji"]["id"]] = copy.deepcopy(event["emoji"])
+    elif op == "update_one":
+        state["realm_emoji"][event["emoji_id"]].update(event["data"])
+
+
 def _apply_user_settings(state: State, event: Event) -> None:
     if "user_settings" in state:
         state["user_settings"][event["property"]] = event["value"]
@@ -798,7 +810,7 @@ _APPLIERS: dict[str, Callable[[State, Event], None]] = {
     "realm_playgrounds": _set_key("realm_playgrounds", "realm_playgrounds"),
     "realm_linkifiers": _set_key("realm_linkifiers", "realm_linkifiers"),
     "realm_filters": _set_key("realm_filters", "realm_filters"),
-    "realm_emoji": _set_key("realm_emoji", "realm_emoji"),
+    "realm_emoji": _apply_realm_emoji,
     "custom_profile_fields": _set_key("custom_profile_fields", "fields"),
     "onboarding_steps": _set_key("onboarding_steps", "onboarding_steps"),
     "has_zoom_token": _set_key("has_zoom_token", "value"),

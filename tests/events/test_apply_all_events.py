@@ -43,6 +43,7 @@ MODERN_CAPABILITIES = {
     "archived_channels": True,
     "empty_topic_name": True,
     "simplified_presence_events": True,
+    "individual_emoji_changes": True,
 }
 # Clients from before user_settings_object and user_topic read the legacy events.
 LEGACY_CAPABILITIES = {**MODERN_CAPABILITIES, "user_settings_object": False}
@@ -50,6 +51,8 @@ LEGACY_CAPABILITIES = {**MODERN_CAPABILITIES, "user_settings_object": False}
 LEGACY_SETTINGS_TYPES = ("user_settings", "update_display_settings", "update_global_notifications")
 # Clients that drop archived channels (they get a deletion where others get is_archived).
 NO_ARCHIVED_CAPABILITIES = {**MODERN_CAPABILITIES, "archived_channels": False}
+# Clients that hear of custom emoji changes as the whole set.
+WHOLE_EMOJI_SET_CAPABILITIES = {**MODERN_CAPABILITIES, "individual_emoji_changes": False}
 
 # Never sent by any action, or not observable by a client that can register afterwards.
 EXCLUDED: dict[Key, str] = {
@@ -401,9 +404,17 @@ def _domains_remove(ctx: Ctx) -> None:
     ctx.ok("DELETE", "desdemona", "realm/domains/example.org")
 
 
-def _emoji(ctx: Ctx) -> None:
+def _emoji_add(ctx: Ctx) -> None:
     ctx.ok("POST", "hamlet", "realm/emoji/green_tick", files={"file": ("emoji.png", PNG, "image/png")})
+
+
+def _emoji_deactivate(ctx: Ctx) -> None:
     ctx.ok("DELETE", "hamlet", "realm/emoji/green_tick")
+
+
+def _emoji(ctx: Ctx) -> None:
+    _emoji_add(ctx)
+    _emoji_deactivate(ctx)
 
 
 def _export(ctx: Ctx) -> None:
@@ -744,7 +755,9 @@ CASES: dict[Key, Case] = {
     ("realm_domains", "add"): Case(_domains_add),
     ("realm_domains", "change"): Case(_domains_change, setup=_domains_add),
     ("realm_domains", "remove"): Case(_domains_remove, setup=_domains_add),
-    ("realm_emoji", "update"): Case(_emoji),
+    ("realm_emoji", "add"): Case(_emoji_add),
+    ("realm_emoji", "update"): Case(_emoji, capabilities=WHOLE_EMOJI_SET_CAPABILITIES),
+    ("realm_emoji", "update_one"): Case(_emoji_deactivate, setup=_emoji_add),
     ("realm_export", None): Case(_export, viewers=("iago",)),
     ("realm_export_consent", None): Case(_export_consent),
     ("realm_linkifiers", None): Case(_linkifiers),

@@ -29,10 +29,23 @@ from palaver.models.users import UserProfile
 _DUPLICATE = "A custom emoji with this name already exists."
 
 
-def _notify(tx: Tx, session: Session, realm_id: int) -> None:
+def _notify(tx: Tx, session: Session, emoji: RealmEmoji, *, added: bool) -> None:
+    """Both forms of the change: the whole set for older clients, the one emoji for clients
+    with ``individual_emoji_changes`` (the queues give each client one of them)."""
     session.flush()
-    emoji = {key: ev.RealmEmojiPayload(**value) for key, value in realm_emoji_dict(session, realm_id).items()}
-    tx.send_event(realm_id, ev.RealmEmojiUpdate(realm_emoji=emoji), active_user_ids(session, realm_id))
+    everything = realm_emoji_dict(session, emoji.realm_id)
+    user_ids = active_user_ids(session, emoji.realm_id)
+    payloads = {key: ev.RealmEmojiPayload(**value) for key, value in everything.items()}
+    tx.send_event(emoji.realm_id, ev.RealmEmojiUpdate(realm_emoji=payloads), user_ids)
+    key = str(emoji.id)
+    single: ev.Event
+    if added:
+        single = ev.RealmEmojiAdd(emoji=payloads[key])
+    else:
+        single = ev.RealmEmojiUpdateOne(
+            emoji_id=key, data=ev.RealmEmojiChangedData(deactivated=emoji.deactivated)
+        )
+    tx.send_event(emoji.realm_id, single, user_ids)
 
 
 def do_add_realm_emoji(
@@ -59,7 +72,7 @@ def do_add_realm_emoji(
             storage.save(emoji_storage_key(user.realm_id, emoji.file_name), picture, kind.content_type)
             if still is not None:
                 storage.save(emoji_storage_key(user.realm_id, still_file_name(emoji)), still, "image/png")
-            _notify(tx, session, user.realm_id)
+            _notify(tx, session, emoji, added=True)
     except IntegrityError:
         raise JsonableError(_DUPLICATE) from None
     return emoji
@@ -77,4 +90,4 @@ def do_deactivate_realm_emoji(session: Session, user: UserProfile, name: str) ->
         if not user.is_realm_admin and emoji.author_id != user.id:
             raise JsonableError("Must be an organization administrator or emoji author")
         emoji.deactivated = True
-        _notify(tx, session, user.realm_id)
+        _notify(tx, session, emoji, added=False)

@@ -9,7 +9,7 @@ queue, a broadcast copy the user gets elsewhere) is decided per queue.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
@@ -18,6 +18,7 @@ from palaver.events.descriptor import ClientDescriptor, ClientShape
 from palaver.events.queue_state import SharedEvent
 from palaver.events.tailoring import (
     presence_event_for_client,
+    realm_emoji_event_for_client,
     stream_event_for_client,
     update_message_event_for_client,
     user_group_event_for_client,
@@ -44,20 +45,9 @@ def event_for_client(client: ClientDescriptor, event: EventDict) -> EventDict | 
         # Legacy copies of user_settings events: only for clients that name the legacy type
         # and do not understand the user_settings object.
         return None
-    if event_type == "message":
-        return message_event_for_client(client, event)
-    if event_type == "update_message":
-        # Topic names depend on the client's empty_topic_name capability.
-        return update_message_event_for_client(client, event)
-    if event_type == "presence":
-        # Legacy, slim or modern shape, per the client's registration.
-        return presence_event_for_client(client, event)
-    if event_type == "user_group":
-        # Clients without include_deactivated_groups hear of a deactivation as a removal and
-        # of nothing done to the group afterwards; the internal marker is stripped for all.
-        return user_group_event_for_client(client, event)
-    if event_type == "stream":
-        return stream_event_for_client(client, event)
+    tailor = _TAILORED.get(str(event_type))
+    if tailor is not None:
+        return tailor(client, event)
     if (
         event_type == "typing"
         and "stream_id" in event
@@ -169,3 +159,18 @@ class Tailoring:
             shared = SharedEvent(tailored) if tailored is not None else None
             self._by_shape[shape] = shared
             return shared
+
+
+# Event types whose copy depends on the client's registration, and the function that cuts it:
+# message flags, Markdown and avatars; topic names (empty_topic_name); presence in the legacy,
+# slim or modern shape; user groups' deactivation (include_deactivated_groups: a removal and
+# nothing afterwards for the others, the internal marker stripped for all); archived channels;
+# custom emoji as the whole set or one at a time (individual_emoji_changes).
+_TAILORED: dict[str, Callable[[ClientDescriptor, Mapping[str, Any]], EventDict | None]] = {
+    "message": message_event_for_client,
+    "update_message": update_message_event_for_client,
+    "presence": presence_event_for_client,
+    "user_group": user_group_event_for_client,
+    "stream": stream_event_for_client,
+    "realm_emoji": realm_emoji_event_for_client,
+}

@@ -75,3 +75,13 @@ def stream_event_for_client(client: RegisteredClient, event: Mapping[str, Any]) 
             return None
         return {k: v for k, v in event.items() if k != "archived"}
     return dict(event)
+
+
+def realm_emoji_event_for_client(client: RegisteredClient, event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A change of custom emoji is published twice: the whole set (``update``) and the one
+    emoji (``add``/``update_one``); each client gets the one its
+    ``individual_emoji_changes`` capability asks for."""
+    individual = client.has_capability("individual_emoji_changes")
+    if (event.get("op") == "update") == individual:
+        return None
+    return dict(event)

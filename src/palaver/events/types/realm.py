@@ -83,11 +83,37 @@ class RealmEmojiPayload(Payload):
 
 
 class RealmEmojiUpdate(Event):
-    """Every custom emoji of the organization, deactivated ones included."""
+    """Every custom emoji of the organization, deactivated ones included.
+
+    For clients without the ``individual_emoji_changes`` capability; the others get the
+    ``add`` or ``update_one`` event published beside it (``events/tailoring.py``).
+    """
 
     type: Literal["realm_emoji"] = "realm_emoji"
     op: Literal["update"] = "update"
     realm_emoji: dict[str, RealmEmojiPayload]
+
+
+class RealmEmojiAdd(Event):
+    """One new custom emoji, for clients with the ``individual_emoji_changes`` capability."""
+
+    type: Literal["realm_emoji"] = "realm_emoji"
+    op: Literal["add"] = "add"
+    emoji: RealmEmojiPayload
+
+
+class RealmEmojiChangedData(Payload):
+    deactivated: bool
+
+
+class RealmEmojiUpdateOne(Event):
+    """The changed properties of one custom emoji (only ``deactivated`` changes), for clients
+    with the ``individual_emoji_changes`` capability."""
+
+    type: Literal["realm_emoji"] = "realm_emoji"
+    op: Literal["update_one"] = "update_one"
+    emoji_id: str
+    data: RealmEmojiChangedData
 
 
 class LinkifierPayload(Payload):
