@@ -43,11 +43,11 @@ def test_upload_crops_resizes_and_announces(api: Api, realm: SeededRealm, events
     body = assert_json_success(upload_avatar(api, realm.hamlet, image_bytes(300, 200, "JPEG")))
     url = body["avatar_url"]
     assert url.startswith(f"/user_avatars/{realm.id}/avatars/") and url.endswith("?version=2")
-    small = api.client.get(url)
+    small = api.get(None, url)
     assert small.status_code == 200 and small.headers["content-type"] == "image/png"
     assert decode(small.content).size == (100, 100)
     medium_url = url.replace(".png?", "-medium.png?")
-    assert decode(api.client.get(medium_url).content).size == (500, 500)
+    assert decode(api.get(None, medium_url).content).size == (500, 500)
 
     [(event, recipients)] = events.of_type("realm_user", "update")
     assert event["person"] == {
@@ -71,8 +71,8 @@ def test_upload_crops_resizes_and_announces(api: Api, realm: SeededRealm, events
     events.clear()
     second = assert_json_success(upload_avatar(api, realm.hamlet, image_bytes(50, 80, colour="blue")))
     assert second["avatar_url"].endswith("?version=3")
-    assert api.client.get(url).status_code == 404
-    assert decode(api.client.get(second["avatar_url"]).content).size == (100, 100)
+    assert api.get(None, url).status_code == 404
+    assert decode(api.get(None, second["avatar_url"]).content).size == (100, 100)
 
     # Deleting goes back to the default picture.
     events.clear()
@@ -80,7 +80,7 @@ def test_upload_crops_resizes_and_announces(api: Api, realm: SeededRealm, events
     assert deleted.startswith("https://secure.gravatar.com/avatar/") and "version=4" in deleted
     [(event, _)] = events.of_type("realm_user", "update")
     assert event["person"]["avatar_source"] == "G"
-    assert api.client.get(second["avatar_url"]).status_code == 404
+    assert api.get(None, second["avatar_url"]).status_code == 404
 
 
 def test_upload_errors(api: Api, realm: SeededRealm, events: EventRecorder) -> None:
@@ -127,14 +127,14 @@ def test_generated_default_avatars_without_gravatar(offline_api: Api, realm: See
     assert all(u["avatar_url"] for u in state["realm_users"])
     assert state["avatar_url_medium"] == f"{expected}-medium.png?version=1"
 
-    picture = api.client.get(hamlet["avatar_url"])
+    picture = api.get(None, hamlet["avatar_url"])
     assert picture.status_code == 200 and picture.headers["content-type"] == "image/png"
     image = decode(picture.content).convert("RGB")
     assert image.size == (100, 100)
     # White initials on the colour: the corner is the background, the centre has white in it.
     assert image.getpixel((2, 2)) != (255, 255, 255)
     assert (255, 255, 255) in {image.getpixel((x, y)) for x in range(30, 70) for y in range(30, 70)}
-    assert decode(api.client.get(state["avatar_url_medium"]).content).size == (500, 500)
+    assert decode(api.get(None, state["avatar_url_medium"]).content).size == (500, 500)
     # Only initials the URL could hold are drawn; anything else is not found.
     assert api.client.get("/user_avatars/generated/99/AB.png").status_code == 404
     assert api.client.get("/user_avatars/generated/1/ABC.png").status_code == 404
@@ -170,7 +170,7 @@ def test_realm_icon_and_logos(api: Api, realm: SeededRealm, events: EventRecorde
         api.post(realm.iago, "realm/icon", files={"f": ("i.png", image_bytes(300, 120), "image/png")})
     )["icon_url"]
     assert icon == f"/user_avatars/{realm.id}/realm/icon.png?version=2"
-    assert decode(api.client.get(icon).content).size == (100, 100)
+    assert decode(api.get(None, icon).content).size == (100, 100)
     [(event, recipients)] = events.of_type("realm", "update_dict")
     assert event["data"] == {"icon_url": icon, "icon_source": "U"}
     assert realm.polonius.id in recipients
@@ -179,7 +179,7 @@ def test_realm_icon_and_logos(api: Api, realm: SeededRealm, events: EventRecorde
         api.post(realm.iago, "realm/logo", {"night": "true"}, files={"f": ("l.png", image_bytes(1600, 400))})
     )["logo_url"]
     assert logo == f"/user_avatars/{realm.id}/realm/night_logo.png?version=2"
-    assert decode(api.client.get(logo).content).size == (400, 100)
+    assert decode(api.get(None, logo).content).size == (400, 100)
     assert events.of_type("realm", "update_dict")[-1][0]["data"] == {
         "night_logo_url": logo,
         "night_logo_source": "U",
@@ -197,7 +197,7 @@ def test_realm_icon_and_logos(api: Api, realm: SeededRealm, events: EventRecorde
     data = [event["data"] for event, _ in events.of_type("realm", "update_dict")]
     assert data[0]["night_logo_source"] == "D"
     assert data[1]["icon_source"] == "G" and data[1]["icon_url"].startswith("https://secure.gravatar.com/")
-    assert api.client.get(icon).status_code == 404
+    assert api.get(None, icon).status_code == 404
     assert_json_error(api.post(realm.iago, "realm/logo"), "You must upload exactly one logo.")
 
 
@@ -211,6 +211,6 @@ def test_inline_preview_settings(api: Api, realm: SeededRealm, events: EventReco
 
 
 def test_avatar_files_are_not_served_outside_their_place(api: Api, realm: SeededRealm) -> None:
-    assert api.client.get(f"/user_avatars/{realm.id}/uploads/x.png").status_code == 404
-    assert api.client.get(f"/user_avatars/{realm.id}/avatars/missing.png").status_code == 404
-    assert api.client.get(f"/user_avatars/{realm.id}/avatars/x.txt").status_code == 404
+    assert api.get(None, f"/user_avatars/{realm.id}/uploads/x.png").status_code == 404
+    assert api.get(None, f"/user_avatars/{realm.id}/avatars/missing.png").status_code == 404
+    assert api.get(None, f"/user_avatars/{realm.id}/avatars/x.txt").status_code == 404

@@ -90,7 +90,7 @@ def test_open_graph_embed_and_image_preview(
         f'<img src="/user_avatars/{realm.id}/previews/' in added
     )
     [src] = {part.split('"', 1)[0] for part in added.split('<img src="')[1:]}
-    picture = papi.client.get(src)
+    picture = papi.get(None, src)
     assert picture.headers["content-type"] == "image/webp"
     assert decode(picture.content).size == (840, 280)
 

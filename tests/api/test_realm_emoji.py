@@ -56,7 +56,7 @@ def test_upload_list_serve_deactivate(
     assert users == everyone
 
     app = Starlette(routes=emoji_image_routes(services))
-    with TestClient(app) as images:
+    with TestClient(app, base_url=f"http://{realm.host}") as images:
         response = images.get(tick["source_url"])
         assert response.status_code == 200
         assert response.content == PNG

@@ -3,8 +3,9 @@
 ``/avatar/{user_id or email}`` (and ``/medium``) redirect to the picture as Zulip's do; they
 take the same credentials as the API (HTTP Basic, or ``api_key`` in the query), and without
 them only organizations open to spectators answer, by user ID. The pictures themselves are at
-``/user_avatars/…``, public like Zulip's: uploaded ones behind a random name, generated ones
-showing nothing but what their URL says.
+``/user_avatars/…``, public like Zulip's: uploaded ones behind a random name and only on
+their organization's host, generated ones showing nothing but what their URL says; all are
+served as user content (api/user_content.py).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from palaver.api.routing import (
     error_response,
     internal_error_response,
 )
+from palaver.api.user_content import user_content_response
 from palaver.lib.attachments import user_for_api_key
 from palaver.lib.avatars import (
     MAX_AVATAR_FILE_SIZE_MIB,
@@ -45,6 +47,7 @@ from palaver.lib.exceptions import JsonableError, ResourceNotFoundError, Unautho
 from palaver.lib.realm import get_realm_for_host, realm_email_host
 from palaver.lib.realm_images import MAX_ICON_FILE_SIZE_MIB, MAX_LOGO_FILE_SIZE_MIB
 from palaver.lib.storage import StorageKeyError, make_storage
+from palaver.lib.user_content import host_serves_realm
 from palaver.lib.users import access_user_by_email, get_realm_user
 from palaver.models import Realm, UserProfile
 from palaver.services import Services
@@ -155,15 +158,13 @@ def _avatar_redirect(services: Services, request: Request, email_or_id: str, med
 # Serving the pictures -------------------------------------------------------------------------
 
 
-def _png_response(data: bytes, max_age: int, media_type: str = "image/png") -> Response:
-    return Response(
-        data,
-        media_type=media_type,
-        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": f"public, max-age={max_age}"},
-    )
-
-
-def _stored_png(services: Services, key: str) -> Response:
+def _stored_picture(services: Services, host: str, realm_id: int, key: str) -> Response:
+    session = services.db.session()
+    try:
+        if not host_serves_realm(session, services.settings, host, realm_id):
+            return error_response(ResourceNotFoundError())
+    finally:
+        session.close()
     try:
         data = make_storage(services.settings).read(key)
     except StorageKeyError:
@@ -171,7 +172,7 @@ def _stored_png(services: Services, key: str) -> Response:
     if data is None:
         return error_response(ResourceNotFoundError())
     # URLs carry ?version= (or a hash of what they show), so a changed picture has a new URL.
-    return _png_response(data, 86400, "image/webp" if key.endswith(".webp") else "image/png")
+    return user_content_response(data, None, "public, max-age=86400")
 
 
 def avatar_routes(services: Services) -> list[Route]:
@@ -189,15 +190,17 @@ def avatar_routes(services: Services) -> list[Route]:
         extension = {"avatars": ".png", "realm": ".png", "previews": ".webp"}.get(str(params["kind"]))
         if extension is None or not name.endswith(extension):
             return error_response(ResourceNotFoundError())
-        key = f"{params['realm_id']}/{params['kind']}/{name}"
-        return await run_in_threadpool(_stored_png, services, key)
+        realm_id = int(params["realm_id"])
+        key = f"{realm_id}/{params['kind']}/{name}"
+        host = request.headers.get("host", "")
+        return await run_in_threadpool(_stored_picture, services, host, realm_id, key)
 
     async def generated(request: Request) -> Response:
         parsed = parse_generated_name(str(request.path_params["colour"]), str(request.path_params["name"]))
         if parsed is None:
             return error_response(ResourceNotFoundError())
         data = await run_in_threadpool(render_generated_avatar, *parsed)
-        return _png_response(data, 3600)
+        return user_content_response(data, None, "public, max-age=3600")
 
     return [
         Route("/avatar/{who}", redirect, methods=["GET"]),

@@ -2,7 +2,8 @@
 
 The images are served outside /api/v1, at the ``source_url`` clients load relative to the
 organization's URL, so ``create_app`` mounts ``emoji_image_routes`` beside the API routers.
-Like Zulip's, emoji images are public: anyone who knows the URL may load them.
+Like Zulip's, emoji images are public: anyone who knows the URL may load them, on the
+organization's own host, as user content (api/user_content.py).
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from starlette.routing import Route
 from palaver.actions.realm_emoji import do_add_realm_emoji, do_deactivate_realm_emoji
 from palaver.api.multipart import read_upload
 from palaver.api.routing import ApiRouter, Ctx, JsonDict, error_response
+from palaver.api.user_content import user_content_response
 from palaver.lib.exceptions import ResourceNotFoundError
+from palaver.lib.ids import is_storable_id
 from palaver.lib.realm_emoji import CONTENT_TYPES, realm_emoji_dict
 from palaver.lib.storage import StorageKeyError, make_storage
+from palaver.lib.user_content import host_serves_realm
 from palaver.services import Services
 
 router = ApiRouter()
@@ -43,23 +47,32 @@ def deactivate_realm_emoji(ctx: Ctx, emoji_name: str) -> JsonDict:
     return {}
 
 
-def _read_image(services: Services, key: str) -> Response:
+def _read_image(services: Services, host: str, key: str) -> Response:
+    realm_part = key.split("/", 1)[0]
+    extension = key.rsplit(".", 1)[-1]
+    if not realm_part.isdigit() or "/emoji/images/" not in key or extension not in CONTENT_TYPES:
+        return error_response(ResourceNotFoundError())
+    session = services.db.session()
+    try:
+        # Only on the emoji's own organization's host.
+        if not is_storable_id(int(realm_part)) or not host_serves_realm(
+            session, services.settings, host, int(realm_part)
+        ):
+            return error_response(ResourceNotFoundError())
+    finally:
+        session.close()
     try:
         data = make_storage(services.settings).read(key)
     except StorageKeyError:
         data = None
-    extension = key.rsplit(".", 1)[-1]
-    if data is None or "/emoji/images/" not in key or extension not in CONTENT_TYPES:
+    if data is None:
         return error_response(ResourceNotFoundError())
-    return Response(
-        data,
-        media_type=CONTENT_TYPES[extension],
-        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "public, max-age=86400"},
-    )
+    return user_content_response(data, None, "public, max-age=86400")
 
 
 def emoji_image_routes(services: Services) -> list[Route]:
     async def serve(request: Request) -> Response:
-        return await run_in_threadpool(_read_image, services, request.path_params["key"])
+        host = request.headers.get("host", "")
+        return await run_in_threadpool(_read_image, services, host, request.path_params["key"])
 
     return [Route("/user_avatars/{key:path}", serve, methods=["GET", "HEAD"])]

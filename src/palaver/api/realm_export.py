@@ -12,8 +12,10 @@ from starlette.routing import Route
 from palaver.actions.realm_export import do_delete_realm_export, do_request_realm_export
 from palaver.api.routing import ApiRouter, Ctx, JsonDict, error_response
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError, ResourceNotFoundError
+from palaver.lib.ids import is_storable_id
 from palaver.lib.realm_export import EXPORT_URL_PREFIX, export_consents, realm_exports
 from palaver.lib.storage import make_storage
+from palaver.lib.user_content import OCTET_STREAM, content_security_policy, host_serves_realm
 from palaver.models.realm_export import RealmExportType
 from palaver.services import Services
 
@@ -54,11 +56,19 @@ def list_export_consents(ctx: Ctx) -> JsonDict:
 _EXPORT_KEY = re.compile(r"^\d+/exports/[A-Za-z0-9_-]{32}/[A-Za-z0-9._-]+\.zip$")
 
 
-def _serve_export(services: Services, key: str) -> Response:
-    if not _EXPORT_KEY.match(key):
+def _serve_export(services: Services, host: str, key: str) -> Response:
+    if not _EXPORT_KEY.match(key) or not is_storable_id(int(key.split("/", 1)[0])):
         return error_response(ResourceNotFoundError())
+    with services.db.session() as session:
+        # The link answers only on the host of the organization it exports.
+        if not host_serves_realm(session, services.settings, host, int(key.split("/", 1)[0])):
+            return error_response(ResourceNotFoundError())
     storage = make_storage(services.settings)
-    headers = {"Content-Disposition": f'attachment; filename="{key.rsplit("/", 1)[-1]}"'}
+    headers = {
+        "Content-Disposition": f'attachment; filename="{key.rsplit("/", 1)[-1]}"',
+        "Content-Security-Policy": content_security_policy(OCTET_STREAM),
+        "X-Content-Type-Options": "nosniff",
+    }
     path = storage.local_path(key)
     if path is not None:
         return FileResponse(path, media_type="application/zip", headers=headers)
@@ -70,6 +80,7 @@ def _serve_export(services: Services, key: str) -> Response:
 
 def export_file_routes(services: Services) -> list[Route]:
     async def serve(request: Request) -> Response:
-        return await run_in_threadpool(_serve_export, services, request.path_params["key"])
+        host = request.headers.get("host", "")
+        return await run_in_threadpool(_serve_export, services, host, request.path_params["key"])
 
     return [Route(EXPORT_URL_PREFIX + "{key:path}", serve, methods=["GET", "HEAD"])]

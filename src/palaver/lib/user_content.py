@@ -22,6 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from sqlalchemy.orm import Session
+
+from palaver.config import Settings
+from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
+
 OCTET_STREAM = "application/octet-stream"
 PLAIN_TEXT = "text/plain; charset=utf-8"
 
@@ -155,3 +160,11 @@ def user_content_headers(served: Served, file_name: str | None, cache_control: s
     elif not served.inline:
         headers["Content-Disposition"] = "attachment"
     return headers
+
+
+def host_serves_realm(session: Session, settings: Settings, host: str, realm_id: int) -> bool:
+    """Whether ``host`` is organization ``realm_id``'s own: the only host where its files,
+    pictures and tokens answer (a URL of one organization opened on another's host is not
+    found, so nothing of B's ever runs or is shown as A's)."""
+    realm = get_realm_by_string_id(session, subdomain_for_host(settings, host))
+    return realm is not None and realm.id == realm_id
