@@ -173,7 +173,8 @@ def _route_for(session: Session, recipient: str) -> _Route:
             raise GatewayError("550 5.1.1 Unknown or expired reply address")
         user = session.get(UserProfile, address.user_profile_id)
         message = session.get(Message, address.message_id)
-        if user is None or message is None:
+        # An address names one organization's person and conversation, never a mix.
+        if user is None or message is None or message.realm_id != user.realm_id:
             raise GatewayError("550 5.1.1 The conversation no longer exists")
         if message.is_channel_message:
             recipient_row = session.get(Recipient, message.recipient_id)
@@ -195,7 +196,12 @@ def _route_for(session: Session, recipient: str) -> _Route:
         raise GatewayError("550 5.1.1 Unknown recipient address")
     sender = session.get(UserProfile, row.sender_id)
     stream = session.get(Stream, row.stream_id)
-    if sender is None or stream is None or stream.deactivated:
+    if (
+        sender is None
+        or stream is None
+        or stream.deactivated
+        or not sender.realm_id == stream.realm_id == row.realm_id
+    ):
         raise GatewayError("550 5.1.1 This channel address no longer works")
     return _Route(sender, ChannelTarget(topic="", stream_id=stream.id), show_sender="show-sender" in segments)
 

@@ -97,7 +97,9 @@ def _confirm_email(services: Services, host: str, key: str) -> Response:
         if isinstance(realm, Response):
             return realm
         confirmation = live_confirmation(session, key, ConfirmationKind.EMAIL_CHANGE)
-        if confirmation is None:
+        owner = session.get(UserProfile, confirmation.user_profile_id) if confirmation is not None else None
+        # A link answers only on the host of the organization whose account it changes.
+        if confirmation is None or owner is None or owner.realm_id != realm.id:
             return message_page(realm.name, "Link expired", _LINK_EXPIRED, status=404, is_error=True)
         try:
             user = do_confirm_email_change(session, confirmation, realm_email_host(settings, realm))
