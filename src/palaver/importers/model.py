@@ -1,0 +1,181 @@
+"""The source-independent representation an importer produces and the writer consumes.
+
+Everything but messages is small and held in lists; messages come as an iterator in the
+order they were sent, so an import of millions of them holds one batch at a time. Keys
+are the source's own IDs (strings): the writer maps them to new rows.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from palaver.lib.users import MAX_NAME_LENGTH
+from palaver.models import Role
+
+_NAME_FORBIDDEN = re.compile(r'[*`\\>"@]')
+
+
+class ImportInputError(Exception):
+    """An export that cannot be imported at all; the message names the place (one line)."""
+
+
+@dataclass
+class ImportedUser:
+    key: str
+    email: str
+    full_name: str
+    role: int = Role.MEMBER
+    is_bot: bool = False
+    is_active: bool = True
+    timezone: str = ""
+    date_joined: datetime | None = None
+    # The bot's owner (a user key), for bots whose source names one.
+    bot_owner: str | None = None
+
+
+@dataclass
+class ImportedChannel:
+    key: str
+    name: str
+    description: str = ""
+    invite_only: bool = False
+    archived: bool = False
+    creator: str | None = None
+    date_created: datetime | None = None
+    # User keys of the subscribers.
+    members: list[str] = field(default_factory=list)
+    history_public_to_subscribers: bool = True
+
+
+@dataclass
+class ImportedFile:
+    """A file a message links to; ``load`` returns its bytes (or None when unavailable)."""
+
+    key: str
+    name: str
+    owner: str
+    load: Callable[[], bytes | None]
+    content_type: str | None = None
+    created: datetime | None = None
+
+
+@dataclass
+class ImportedEmoji:
+    name: str
+    load: Callable[[], bytes | None]
+    author: str | None = None
+    deactivated: bool = False
+
+
+@dataclass
+class ImportedReaction:
+    user: str
+    # A Palaver emoji name (unicode or one of the organization's custom emoji).
+    emoji_name: str
+
+
+@dataclass
+class ImportedMessage:
+    """One message; exactly one of ``channel`` and ``direct_members`` is set.
+
+    ``content`` is Palaver Markdown; the writer appends links to ``files``.
+    """
+
+    location: str
+    sender: str
+    date_sent: datetime
+    content: str
+    channel: str | None = None
+    topic: str = ""
+    direct_members: frozenset[str] | None = None
+    last_edit_time: datetime | None = None
+    reactions: list[ImportedReaction] = field(default_factory=list)
+    files: list[ImportedFile] = field(default_factory=list)
+    starred_by: set[str] = field(default_factory=set)
+    # The source's own per-user flags (user key -> MessageFlag bits): exactly these users
+    # get the message. None: its audience gets it as read history, with mentions and stars.
+    user_flags: dict[str, int] | None = None
+    # A source that keeps both (Zulip) gives its rendering and edit history as they are.
+    rendered_content: str | None = None
+    edit_history: str | None = None
+
+
+@dataclass
+class Report:
+    """What was skipped and why, with where; the summary prints counts and the first few."""
+
+    skipped: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def skip(self, reason: str, location: str) -> None:
+        self.skipped[reason] += 1
+        shown = self.examples.setdefault(reason, [])
+        if len(shown) < 3:
+            shown.append(location)
+
+
+@dataclass
+class ImportSource:
+    """An export, read: the organization's name and its records."""
+
+    source: str
+    name: str
+    users: list[ImportedUser]
+    channels: list[ImportedChannel]
+    emoji: list[ImportedEmoji]
+    messages: Callable[[], Iterator[ImportedMessage]]
+    report: Report
+    # Rough number of messages, for the progress bar (0 when unknown).
+    message_estimate: int = 0
+
+
+@dataclass
+class Summary:
+    users: int = 0
+    bots: int = 0
+    deactivated: int = 0
+    channels: int = 0
+    private_channels: int = 0
+    archived_channels: int = 0
+    topics: int = 0
+    messages: int = 0
+    direct_messages: int = 0
+    reactions: int = 0
+    files: int = 0
+    emoji: int = 0
+    realm_id: int | None = None
+    seconds: float = 0.0
+
+    def lines(self, report: Report) -> list[str]:
+        out = [
+            f"users: {self.users} ({self.bots} bots, {self.deactivated} deactivated)",
+            f"channels: {self.channels} ({self.private_channels} private, {self.archived_channels} archived)",
+            f"topics: {self.topics}",
+            f"messages: {self.messages} ({self.direct_messages} direct)",
+            f"reactions: {self.reactions}",
+            f"files: {self.files}",
+            f"custom emoji: {self.emoji}",
+        ]
+        if report.skipped:
+            out.append(f"skipped: {sum(report.skipped.values())}")
+            for reason, count in sorted(report.skipped.items()):
+                where = ", ".join(report.examples.get(reason, []))
+                out.append(f"  {count} x {reason} (e.g. {where})")
+        else:
+            out.append("skipped: 0")
+        out += [f"warning: {w}" for w in report.warnings]
+        return out
+
+
+def clean_full_name(name: str, fallback: str) -> str:
+    """A name Palaver accepts: no control characters or mention syntax, within the length."""
+    name = "".join(c for c in name if unicodedata.category(c)[0] != "C")
+    name = _NAME_FORBIDDEN.sub("", name)
+    name = re.sub(r"\|(\d+)$", r" \1", name).strip()[:MAX_NAME_LENGTH].strip()
+    return name or fallback

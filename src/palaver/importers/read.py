@@ -1,0 +1,14 @@
+"""Which reader reads which source."""
+
+from __future__ import annotations
+
+from palaver.importers.bundle import Bundle
+from palaver.importers.fetch import Downloader
+from palaver.importers.model import ImportInputError, ImportSource
+from palaver.importers.slack import read_slack
+
+
+def read_export(source: str, bundle: Bundle, downloader: Downloader) -> ImportSource:
+    if source == "slack":
+        return read_slack(bundle, downloader)
+    raise ImportInputError(f"unknown source {source!r}")

@@ -1,0 +1,625 @@
+"""Creating an organization from an ``ImportSource``, in one transaction.
+
+The realm, its owner and its channels go through the actions (their groups, settings and
+permissions must be exactly what a new organization gets); users, subscriptions,
+messages, their per-user rows and reactions are inserted in batches with no events (an
+import has no clients listening, and ``do_create_user`` per user is quadratic). Files are
+stored as they come; if anything fails, the transaction rolls back and the stored files
+are deleted, so a failed import leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+import unicodedata
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TextIO
+
+from sqlalchemy import insert, update
+from sqlalchemy.orm import Session
+
+from palaver.actions.channel_creation import do_create_channel
+from palaver.actions.message_recipients import get_or_create_dm_group
+from palaver.actions.new_channels import NewChannel
+from palaver.actions.realm import check_string_id, do_create_realm
+from palaver.actions.realm_emoji import do_add_realm_emoji
+from palaver.db import transaction
+from palaver.importers.model import (
+    ImportedChannel,
+    ImportedFile,
+    ImportedMessage,
+    ImportedUser,
+    ImportInputError,
+    ImportSource,
+    Report,
+    Summary,
+    clean_full_name,
+)
+from palaver.lib.attachments import new_path_id, new_url_secret, upload_url
+from palaver.lib.emoji import emoji_code_for_name, emoji_name_for_code
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_STREAM_NAME_LENGTH, MAX_TOPIC_LENGTH
+from palaver.lib.markdown.contract import MarkdownContext, RenderResult, StreamRef, UserRef
+from palaver.lib.markdown.render import render_message
+from palaver.lib.passwords import generate_api_key
+from palaver.lib.realm import get_realm_by_string_id, realm_email_host, realm_url
+from palaver.lib.realm_emoji import emoji_storage_key, still_file_name
+from palaver.lib.storage import FileStorage, make_storage
+from palaver.lib.user_groups import direct_system_groups_for, get_system_groups
+from palaver.lib.user_settings import setting_specs
+from palaver.lib.users import api_email_for, check_email
+from palaver.models import Realm, RealmUserDefault, Role, UserProfile
+from palaver.models.attachments import Attachment, AttachmentMessage
+from palaver.models.channels import Stream, Subscription
+from palaver.models.groups import UserGroupMembership
+from palaver.models.messages import Message, MessageFlag, Reaction, UserMessage
+from palaver.models.users import BotType
+from palaver.portability.archive import Progress
+from palaver.services import Services
+from palaver.timeutil import utcnow
+
+MAX_REALM_NAME_LENGTH = 40
+MAX_DESCRIPTION_LENGTH = 1024
+
+
+def write_organization(
+    services: Services,
+    source: ImportSource,
+    *,
+    string_id: str,
+    name: str | None = None,
+    storage: FileStorage | None = None,
+    progress: TextIO | None = None,
+    batch_size: int = 1_000,
+) -> Summary:
+    started = time.monotonic()
+    try:
+        check_string_id(string_id)
+    except JsonableError as e:
+        raise ImportInputError(f"--string-id {string_id!r}: {e.msg}") from None
+    storage = storage if storage is not None else make_storage(services.settings)
+    written: list[str] = []
+    with services.db.session() as session:
+        if get_realm_by_string_id(session, string_id) is not None:
+            raise ImportInputError(f"an organization with string ID {string_id!r} exists already")
+        try:
+            with transaction(session):
+                writer = _Writer(services, session, source, storage, written, batch_size)
+                summary = writer.run(string_id, name or source.name, progress)
+        except BaseException:
+            for key in written:  # the rows went with the rollback; so go their files
+                storage.delete(key)
+            raise
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+@dataclass
+class _Prepared:
+    message: ImportedMessage
+    row: dict[str, Any]
+    flags: dict[int, int]  # user ID -> flags
+    attachment_ids: list[int]
+
+
+class _Writer:
+    def __init__(
+        self,
+        services: Services,
+        session: Session,
+        source: ImportSource,
+        storage: FileStorage,
+        written: list[str],
+        batch_size: int,
+    ) -> None:
+        self.services, self.session, self.source = services, session, source
+        self.storage, self.written, self.batch_size = storage, written, batch_size
+        self.report: Report = source.report
+        self.summary = Summary()
+        self.user_ids: dict[str, int] = {}
+        self.names: dict[int, str] = {}
+        self.channels: dict[str, tuple[int, list[int]]] = {}  # key -> (recipient, subscriber IDs)
+        self.stream_ids: dict[str, int] = {}
+        self.dm_recipients: dict[frozenset[int], int] = {}
+        self.topics: set[tuple[int, str]] = set()
+        self.first_message: dict[int, int] = {}
+        self.aliases: dict[str, str] = {}  # a duplicate user's key -> the kept user's key
+        self.channel_names: set[str] = set()  # lower-cased
+        self.custom_emoji: dict[str, int] = {}
+
+    # The organization and its people -----------------------------------------------------
+
+    def run(self, string_id: str, name: str, progress: TextIO | None) -> Summary:
+        name = name.strip() or string_id
+        if len(name) > MAX_REALM_NAME_LENGTH:
+            self.report.warnings.append(f"organization name shortened to {MAX_REALM_NAME_LENGTH} characters")
+            name = name[:MAX_REALM_NAME_LENGTH].strip()
+        probe = Realm(string_id=string_id, name=name)
+        self.email_host = realm_email_host(self.services.settings, probe)
+        users = self._checked_users()
+        owner_spec = _pick_owner(users)
+        realm, owner = do_create_realm(
+            self.session,
+            string_id=string_id,
+            name=name,
+            owner_email=owner_spec.email,
+            owner_full_name=owner_spec.full_name,
+            owner_password_hash=None,
+            email_host=self.email_host,
+            default_channels=False,
+        )
+        self.realm, self.owner = realm, owner
+        self.realm_url = realm_url(self.services.settings, realm)
+        owner.timezone = owner_spec.timezone
+        if owner_spec.date_joined is not None:
+            owner.date_joined = owner_spec.date_joined
+        self.user_ids[owner_spec.key] = owner.id
+        self.names[owner.id] = owner.full_name
+        self._add_users([u for u in users if u is not owner_spec])
+        self._count_users(users)
+        for spec in self.source.channels:
+            self._add_channel(spec)
+        self._add_emoji()
+        self._add_messages(progress)
+        for spec in self.source.channels:
+            stream_id = self.stream_ids.get(spec.key)
+            if stream_id is None:
+                continue
+            recipient_id = self.channels[spec.key][0]
+            values: dict[str, Any] = {"first_message_id": self.first_message.get(recipient_id)}
+            if spec.archived:
+                values["deactivated"] = True
+            self.session.execute(update(Stream).where(Stream.id == stream_id).values(**values))
+        self.summary.topics = len(self.topics)
+        self.summary.realm_id = realm.id
+        return self.summary
+
+    def _checked_users(self) -> list[ImportedUser]:
+        seen: dict[str, ImportedUser] = {}
+        kept: list[ImportedUser] = []
+        for user in self.source.users:
+            user.full_name = clean_full_name(user.full_name, user.key)
+            email = user.email.strip().lower()
+            if not email:
+                email = f"{_local_part(user.key)}@{self.email_host}"
+            try:
+                email = check_email(email)
+            except JsonableError:
+                self.report.skip("user with an invalid email (their messages are skipped too)", user.key)
+                continue
+            user.email = email
+            if email in seen:
+                self.report.skip("user with a duplicate email (merged into the first)", user.key)
+                self.aliases[user.key] = seen[email].key
+                continue
+            seen[email] = user
+            kept.append(user)
+        if not any(not u.is_bot and u.is_active for u in kept):
+            raise ImportInputError("the export has no active human user to own the organization")
+        return kept
+
+    def _count_users(self, users: list[ImportedUser]) -> None:
+        self.summary.users = len(users)
+        self.summary.bots = sum(u.is_bot for u in users)
+        self.summary.deactivated = sum(not u.is_active for u in users)
+        for alias, target in self.aliases.items():
+            self.user_ids[alias] = self.user_ids[target]
+
+    def _add_users(self, users: list[ImportedUser]) -> None:
+        session, realm = self.session, self.realm
+        defaults = session.get(RealmUserDefault, realm.id)
+        settings_values = (
+            {name: getattr(defaults, name) for name in setting_specs()} if defaults is not None else {}
+        )
+        settings_values["default_language"] = realm.default_language
+        groups = get_system_groups(session, realm.id)
+        now = utcnow()
+        full_after = now - timedelta(days=realm.waiting_period_threshold)
+        created: list[tuple[UserProfile, ImportedUser]] = []
+        for spec in users:
+            user = UserProfile(
+                realm_id=realm.id,
+                email=spec.email,
+                delivery_email=spec.email,
+                full_name=spec.full_name,
+                role=Role.MEMBER if spec.is_bot else spec.role,
+                is_bot=spec.is_bot,
+                bot_type=BotType.GENERIC if spec.is_bot else None,
+                is_active=spec.is_active,
+                timezone=spec.timezone,
+                api_key=generate_api_key(),
+                password=None,
+                date_joined=spec.date_joined or now,
+                **settings_values,
+            )
+            session.add(user)
+            created.append((user, spec))
+        session.flush()
+        memberships = []
+        for user, spec in created:
+            user.email = api_email_for(self.email_host, user)
+            self.user_ids[spec.key] = user.id
+            self.names[user.id] = user.full_name
+            wanted = direct_system_groups_for(user.role, user.date_joined <= full_after)
+            memberships += [{"user_group_id": groups[g].id, "user_profile_id": user.id} for g in wanted]
+        for user, spec in created:
+            if spec.is_bot:
+                owner_id = self.user_ids.get(spec.bot_owner or "", self.owner.id)
+                user.bot_owner_id = owner_id
+        if memberships:
+            session.execute(insert(UserGroupMembership), memberships)
+        session.flush()
+
+    # Channels and emoji -------------------------------------------------------------------
+
+    def _add_channel(self, spec: ImportedChannel) -> None:
+        name = spec.name.strip().lstrip("#").strip() or spec.key
+        name = "".join(c for c in name if unicodedata.category(c) not in ("Cc", "Cs", "Cn"))
+        if len(name) > MAX_STREAM_NAME_LENGTH:
+            self.report.skip("channel name too long (shortened)", spec.key)
+            name = name[:MAX_STREAM_NAME_LENGTH].strip()
+        taken = self.channel_names
+        if name.lower() in taken:
+            self.report.skip("duplicate channel name (renamed)", f"{spec.key} {name!r}")
+            base = name[: MAX_STREAM_NAME_LENGTH - 6]
+            n = 2
+            while f"{base} ({n})".lower() in taken:
+                n += 1
+            name = f"{base} ({n})"
+        taken.add(name.lower())
+        description = " ".join(spec.description.split())[:MAX_DESCRIPTION_LENGTH]
+        stream = do_create_channel(
+            self.session,
+            self.owner,
+            NewChannel(
+                name=name,
+                description=description,
+                invite_only=spec.invite_only,
+                history_public_to_subscribers=spec.history_public_to_subscribers,
+            ),
+        )
+        if spec.date_created is not None:
+            stream.date_created = spec.date_created
+        if spec.creator is not None and spec.creator in self.user_ids:
+            stream.creator_id = self.user_ids[spec.creator]
+        assert stream.recipient_id is not None
+        members = sorted({self.user_ids[m] for m in spec.members if m in self.user_ids})
+        unknown = [m for m in spec.members if m not in self.user_ids]
+        for key in unknown:
+            self.report.skip("channel member not among the users", f"{spec.key}: {key}")
+        if members:
+            self.session.execute(
+                insert(Subscription),
+                [{"user_profile_id": u, "recipient_id": stream.recipient_id} for u in members],
+            )
+        self.channels[spec.key] = (stream.recipient_id, members)
+        self.stream_ids[spec.key] = stream.id
+        self.summary.channels += 1
+        self.summary.private_channels += spec.invite_only
+        self.summary.archived_channels += spec.archived
+
+    def _add_emoji(self) -> None:
+        for spec in self.source.emoji:
+            data = spec.load()
+            if data is None:
+                self.report.skip("custom emoji whose image could not be read", spec.name)
+                continue
+            try:
+                emoji = do_add_realm_emoji(self.session, self.storage, self.owner, spec.name, data)
+            except JsonableError as e:
+                self.report.skip(f"custom emoji refused ({e.msg})", spec.name)
+                continue
+            self.written.append(emoji_storage_key(self.realm.id, emoji.file_name))
+            if emoji.is_animated:
+                self.written.append(emoji_storage_key(self.realm.id, still_file_name(emoji)))
+            if spec.author in self.user_ids:
+                emoji.author_id = self.user_ids[spec.author or ""]
+            emoji.deactivated = spec.deactivated
+            self.custom_emoji[emoji.name] = emoji.id
+            self.summary.emoji += 1
+
+    # Messages -----------------------------------------------------------------------------
+
+    def _add_messages(self, progress: TextIO | None) -> None:
+        self.session.flush()
+        users_by_id = {uid: UserRef(uid, name) for uid, name in self.names.items()}
+        users_by_name: dict[str, UserRef] = {}
+        for uid in sorted(self.names):
+            users_by_name.setdefault(self.names[uid].lower(), users_by_id[uid])
+        streams_by_name = {
+            name.lower(): StreamRef(sid, name)
+            for name, sid in (
+                (n, s)
+                for n, s in self.session.query(Stream.name, Stream.id).filter(
+                    Stream.realm_id == self.realm.id
+                )
+            )
+        }
+        self.context = MarkdownContext(
+            realm_url=self.realm_url,
+            sender_id=0,
+            sender_full_name="",
+            users_by_name=users_by_name,
+            users_by_id=users_by_id,
+            groups_by_name={},
+            streams_by_name=streams_by_name,
+        )
+        bar = Progress("messages", self.source.message_estimate, progress)
+        batch: list[ImportedMessage] = []
+        for message in self.source.messages():
+            batch.append(message)
+            if len(batch) >= self.batch_size:
+                self._write_batch(batch)
+                bar.advance(len(batch), "messages")
+                batch = []
+        if batch:
+            self._write_batch(batch)
+            bar.advance(len(batch), "messages")
+        bar.finish()
+
+    def _recipient(self, message: ImportedMessage) -> tuple[int, list[int], bool] | None:
+        """(recipient ID, who receives it, is a channel message), or None to skip it."""
+        if message.channel is not None:
+            found = self.channels.get(message.channel)
+            if found is None:
+                self.report.skip("message in an unknown channel", message.location)
+                return None
+            return found[0], found[1], True
+        members = message.direct_members or frozenset()
+        ids = {self.user_ids[k] for k in members if k in self.user_ids}
+        if len(ids) < len(members):
+            self.report.skip("direct message to a user not among the users", message.location)
+            return None
+        ids.add(self.user_ids[message.sender])
+        key = frozenset(ids)
+        recipient_id = self.dm_recipients.get(key)
+        if recipient_id is None:
+            group = get_or_create_dm_group(self.session, set(ids))
+            assert group.recipient_id is not None
+            recipient_id = self.dm_recipients[key] = group.recipient_id
+        return recipient_id, sorted(ids), False
+
+    def _prepare(self, message: ImportedMessage) -> _Prepared | None:
+        """The message's row and what goes with it, or None (counted) to skip it."""
+        if message.sender not in self.user_ids:
+            self.report.skip("message from a user not among the users", message.location)
+            return None
+        target = self._recipient(message)
+        if target is None:
+            return None
+        recipient_id, receivers, is_channel = target
+        sender_id = self.user_ids[message.sender]
+        content, attachment_ids = self._content_with_files(message, sender_id)
+        if not content.strip():
+            self.report.skip("empty message", message.location)
+            return None
+        if len(content) > MAX_MESSAGE_LENGTH:
+            self.report.skip("message too long (shortened)", message.location)
+            content = content[: MAX_MESSAGE_LENGTH - 3] + "..."
+        topic = message.topic.strip() if is_channel else ""
+        if len(topic) > MAX_TOPIC_LENGTH:
+            self.report.skip("topic too long (shortened)", message.location)
+            topic = topic[: MAX_TOPIC_LENGTH - 3] + "..."
+        context = dataclasses.replace(
+            self.context, sender_id=sender_id, sender_full_name=self.names[sender_id]
+        )
+        rendered = render_message(content, context)
+        row = {
+            "realm_id": self.realm.id,
+            "sender_id": sender_id,
+            "recipient_id": recipient_id,
+            "subject": topic,
+            "content": content,
+            "rendered_content": message.rendered_content or rendered.html,
+            "rendered_content_version": 1,
+            "date_sent": message.date_sent,
+            "last_edit_time": message.last_edit_time,
+            "edit_history": message.edit_history,
+            "has_attachment": bool(attachment_ids) or rendered.has_attachment,
+            "has_image": rendered.has_image,
+            "has_link": rendered.has_link,
+            "is_channel_message": is_channel,
+            "sending_client": f"{self.source.source} import",
+        }
+        if is_channel:
+            self.topics.add((recipient_id, topic.lower()))
+        return _Prepared(
+            message, row, self._user_flags(message, receivers, is_channel, rendered), attachment_ids
+        )
+
+    def _user_flags(
+        self, message: ImportedMessage, receivers: list[int], is_channel: bool, rendered: RenderResult
+    ) -> dict[int, int]:
+        """Each receiver's flags: the source's own, or read history with mentions and stars."""
+        if message.user_flags is not None:
+            return {self.user_ids[k]: f for k, f in message.user_flags.items() if k in self.user_ids}
+        sender_id = self.user_ids[message.sender]
+        starred = {self.user_ids[k] for k in message.starred_by if k in self.user_ids}
+        base = MessageFlag.READ | (MessageFlag.IS_PRIVATE if not is_channel else 0)
+        wildcard = MessageFlag(0)
+        if rendered.stream_wildcard:
+            wildcard = MessageFlag.STREAM_WILDCARD_MENTIONED
+        elif rendered.topic_wildcard:
+            wildcard = MessageFlag.TOPIC_WILDCARD_MENTIONED
+        flags: dict[int, int] = {}
+        # A sender who left the channel still has their own message.
+        for uid in {*receivers, sender_id}:
+            f = base
+            if uid in rendered.mentioned_user_ids:
+                f |= MessageFlag.MENTIONED
+            if uid != sender_id:
+                f |= wildcard
+            if uid in starred:
+                f |= MessageFlag.STARRED
+            flags[uid] = int(f)
+        return flags
+
+    def _write_batch(self, batch: list[ImportedMessage]) -> None:
+        prepared = [p for p in map(self._prepare, batch) if p is not None]
+        if not prepared:
+            return
+        ids = list(
+            self.session.scalars(
+                insert(Message).returning(Message.id, sort_by_parameter_order=True), [p.row for p in prepared]
+            )
+        )
+        user_messages: list[dict[str, int]] = []
+        reactions: list[dict[str, Any]] = []
+        links: list[dict[str, int]] = []
+        for message_id, item in zip(ids, prepared, strict=True):
+            self.first_message.setdefault(item.row["recipient_id"], message_id)
+            user_messages += [
+                {"user_profile_id": uid, "message_id": message_id, "flags": f}
+                for uid, f in item.flags.items()
+            ]
+            reactions += self._reactions(item.message, message_id)
+            links += [{"attachment_id": a, "message_id": message_id} for a in item.attachment_ids]
+            self.summary.messages += 1
+            self.summary.direct_messages += not item.row["is_channel_message"]
+        if user_messages:
+            self.session.execute(insert(UserMessage), user_messages)
+        if reactions:
+            self.session.execute(insert(Reaction), reactions)
+            self.summary.reactions += len(reactions)
+        if links:
+            self.session.execute(insert(AttachmentMessage), links)
+
+    def _reactions(self, message: ImportedMessage, message_id: int) -> list[dict[str, Any]]:
+        rows: dict[tuple[int, str], dict[str, Any]] = {}
+        for reaction in message.reactions:
+            uid = self.user_ids.get(reaction.user)
+            if uid is None:
+                self.report.skip("reaction by a user not among the users", message.location)
+                continue
+            emoji = self._emoji(reaction.emoji_name)
+            if emoji is None:
+                self.report.skip(f"reaction with an unknown emoji :{reaction.emoji_name}:", message.location)
+                continue
+            reaction_type, code, name = emoji
+            rows.setdefault(
+                (uid, code),
+                {
+                    "user_profile_id": uid,
+                    "message_id": message_id,
+                    "emoji_name": name,
+                    "emoji_code": code,
+                    "reaction_type": reaction_type,
+                },
+            )
+        return list(rows.values())
+
+    def _emoji(self, name: str) -> tuple[str, str, str] | None:
+        """(reaction type, emoji code, the name Palaver gives it) for a custom or Unicode emoji."""
+        if name in self.custom_emoji:
+            return "realm_emoji", str(self.custom_emoji[name]), name
+        code = emoji_code_for_name(name)
+        if code is not None:
+            return "unicode_emoji", code, emoji_name_for_code(code) or name
+        return None
+
+    def _content_with_files(self, message: ImportedMessage, sender_id: int) -> tuple[str, list[int]]:
+        content = message.content
+        attachment_ids: list[int] = []
+        for spec in message.files:
+            link = self._store_file(spec, sender_id, message.location)
+            if link is None:
+                continue
+            attachment_id, url = link
+            attachment_ids.append(attachment_id)
+            content = (
+                f"{content}\n[{_link_text(spec.name)}]({url})"
+                if content
+                else f"[{_link_text(spec.name)}]({url})"
+            )
+        return content, attachment_ids
+
+    def _store_file(self, spec: ImportedFile, sender_id: int, location: str) -> tuple[int, str] | None:
+        data = spec.load()
+        if data is None:
+            self.report.skip("file that could not be downloaded or read", f"{location}: {spec.name}")
+            return None
+        path_id = new_path_id(self.realm.id, spec.name or "file")
+        self.storage.save(path_id, data, spec.content_type)
+        self.written.append(path_id)
+        owner_id = self.user_ids.get(spec.owner, sender_id)
+        attachment_id = self.session.scalar(
+            insert(Attachment)
+            .values(
+                realm_id=self.realm.id,
+                owner_id=owner_id,
+                path_id=path_id,
+                file_name=path_id.rsplit("/", 1)[-1],
+                content_type=(spec.content_type or None) and spec.content_type[:255],
+                size=len(data),
+                create_time=spec.created or utcnow(),
+                url_secret=new_url_secret(),
+            )
+            .returning(Attachment.id)
+        )
+        assert attachment_id is not None
+        self.summary.files += 1
+        return attachment_id, upload_url(path_id)
+
+
+def _pick_owner(users: list[ImportedUser]) -> ImportedUser:
+    """The first active human owner, else administrator, else member: they own the realm."""
+    humans = [u for u in users if not u.is_bot and u.is_active]
+    for role in (Role.OWNER, Role.ADMINISTRATOR):
+        for user in humans:
+            if user.role == role:
+                return user
+    humans[0].role = Role.OWNER
+    return humans[0]
+
+
+def _local_part(key: str) -> str:
+    return re.sub(r"[^a-z0-9._-]", "-", key.lower()).strip("-.") or "user"
+
+
+def _link_text(name: str) -> str:
+    return re.sub(r"[\[\]\n]", "", name) or "file"
+
+
+def dry_run(source: ImportSource) -> Summary:
+    """The summary an import would print, reading everything and writing nothing.
+
+    Files and emoji are counted, not downloaded.
+    """
+    started = time.monotonic()
+    report = source.report
+    users = {u.key for u in source.users}
+    summary = Summary(
+        users=len(source.users),
+        bots=sum(u.is_bot for u in source.users),
+        deactivated=sum(not u.is_active for u in source.users),
+        channels=len(source.channels),
+        private_channels=sum(c.invite_only for c in source.channels),
+        archived_channels=sum(c.archived for c in source.channels),
+        emoji=len(source.emoji),
+    )
+    if not any(not u.is_bot and u.is_active for u in source.users):
+        raise ImportInputError("the export has no active human user to own the organization")
+    channels = {c.key for c in source.channels}
+    topics: set[tuple[str, str]] = set()
+    for message in source.messages():
+        if message.sender not in users:
+            report.skip("message from a user not among the users", message.location)
+            continue
+        if message.channel is not None and message.channel not in channels:
+            report.skip("message in an unknown channel", message.location)
+            continue
+        if message.direct_members is not None and not message.direct_members <= users:
+            report.skip("direct message to a user not among the users", message.location)
+            continue
+        summary.messages += 1
+        summary.direct_messages += message.channel is None
+        summary.reactions += len({(r.user, r.emoji_name) for r in message.reactions if r.user in users})
+        summary.files += len(message.files)
+        if message.channel is not None:
+            topics.add((message.channel, message.topic.strip().lower()))
+    summary.topics = len(topics)
+    summary.seconds = time.monotonic() - started
+    return summary

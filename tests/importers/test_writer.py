@@ -1,0 +1,58 @@
+"""The writer: a failure part-way leaves no organization, no rows and no stored files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import func, select
+
+from palaver.importers.model import (
+    ImportedChannel,
+    ImportedFile,
+    ImportedMessage,
+    ImportedUser,
+    ImportInputError,
+    ImportSource,
+    Report,
+)
+from palaver.importers.writer import write_organization
+from palaver.models import Realm, Role
+from palaver.models.messages import Message
+from tests.portability.conftest import Server
+
+
+def test_a_failure_mid_stream_leaves_nothing(fresh_server: Callable[[str], Server]) -> None:
+    server = fresh_server("target")
+    when = datetime(2024, 1, 2, tzinfo=UTC)
+
+    def messages() -> Iterator[ImportedMessage]:
+        for n in range(5):
+            yield ImportedMessage(
+                location=f"day.json[{n}]",
+                sender="a",
+                date_sent=when,
+                content=f"message {n}",
+                channel="c",
+                topic="t",
+                files=[ImportedFile(f"f{n}", f"f{n}.txt", "a", lambda: b"data")],
+            )
+        raise ImportInputError("day.json[5]: the rest of the file is gone")
+
+    source = ImportSource(
+        source="test",
+        name="Test",
+        users=[ImportedUser("a", "a@example.com", "A", role=Role.OWNER)],
+        channels=[ImportedChannel("c", "general", members=["a"])],
+        emoji=[],
+        messages=messages,
+        report=Report(),
+    )
+    with pytest.raises(ImportInputError, match="the rest of the file is gone"):
+        write_organization(server.services, source, string_id="half", batch_size=2)
+    with server.services.db.session() as session:
+        assert session.scalar(select(func.count()).select_from(Realm)) == 0
+        assert session.scalar(select(func.count()).select_from(Message)) == 0
+    uploads = [p for p in server.services.settings.data_dir.rglob("*.txt")]
+    assert uploads == []
