@@ -451,3 +451,72 @@ def test_a_read_replica_needs_postgresql_on_both_sides(primary: str, replica: st
         env["PALAVER_DATABASE_URL"] = primary
     with pytest.raises(ConfigError, match=message):
         load_settings(env=env)
+
+
+# Sign-in providers: the [auth.…] tables ----------------------------------------------------
+
+
+def test_auth_tables_with_secrets_by_file_and_environment(tmp_path: Path) -> None:
+    secret = tmp_path / "oidc-secret"
+    secret.write_text("from-a-file\n")
+    config = tmp_path / "palaver.toml"
+    config.write_text(
+        f"""
+[auth.ldap]
+url = "ldaps://ldap.example.com"
+user_search_base = "ou=people,dc=example,dc=com"
+bind_dn = "cn=palaver,dc=example,dc=com"
+bind_password_env = "LDAP_PW"
+
+[auth.oidc.keycloak]
+display_name = "Company SSO"
+issuer = "https://sso.example.com/realms/corp"
+client_id = "palaver"
+client_secret_file = "{secret}"
+
+[auth.github]
+client_id = "gh-id"
+client_secret = "gh-secret"
+"""
+    )
+    settings = load_settings(env={"LDAP_PW": "from-the-env"}, config_file=config)
+    assert settings.auth.ldap is not None and settings.auth.ldap.bind_password == "from-the-env"
+    assert settings.auth.ldap.uses_tls
+    keycloak = settings.auth.oidc["keycloak"]
+    assert (keycloak.client_secret, keycloak.button_name, keycloak.path) == (
+        "from-a-file",
+        "oidc:keycloak",
+        "oidc/keycloak",
+    )
+    assert settings.auth.github is not None and settings.auth.github.display_name == "GitHub"
+    assert [p.name for p in settings.auth.providers()] == ["keycloak", "github"]
+    # Worker processes get the settings as JSON: the secrets travel resolved.
+    again = Settings.model_validate_json(settings.model_dump_json())
+    assert again.auth == settings.auth
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('[auth.ldap]\nurl = "http://x"\nuser_search_base = "o=x"', "must be an ldap:// or ldaps:// URL"),
+        (
+            '[auth.ldap]\nurl = "ldap://x"\nuser_search_base = "o=x"\nbind_password_env = "NOPE"',
+            "NOPE is not set",
+        ),
+        (
+            '[auth.ldap]\nurl = "ldaps://x"\nuser_search_base = "o=x"\nstart_tls = true',
+            "start_tls is for ldap://",
+        ),
+        ('[auth.oidc.corp]\nclient_id = "x"', "issuer is required"),
+        ('[auth.oidc."Bad Name"]\nclient_id = "x"\nissuer = "https://x"', "use lowercase letters"),
+        (
+            '[auth.oidc.corp]\nclient_id = "x"\nissuer = "https://x"\nclient_secret_file = "/nonexistent"',
+            "cannot be read",
+        ),
+    ],
+)
+def test_bad_auth_tables_are_configuration_errors(tmp_path: Path, table: str, message: str) -> None:
+    config = tmp_path / "palaver.toml"
+    config.write_text(table + "\n")
+    with pytest.raises(ConfigError, match=message):
+        load_settings(env={}, config_file=config)

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from palaver.auth_config import AuthSettings
 from palaver.smtp_url import parse_smtp_url
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
@@ -176,6 +177,9 @@ class Settings(BaseModel):
 
     # Browser sign-in sessions end after this many days without use.
     session_lifetime_days: int = Field(default=14, ge=1, le=3650)
+    # Sign-in providers beyond passwords: the [auth.ldap], [auth.oidc.NAME], [auth.github]...
+    # tables of the TOML file (auth_config.py). Only a file can hold them.
+    auth: AuthSettings = AuthSettings()
 
     @field_validator(
         "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
@@ -307,6 +311,8 @@ def _normalise_database_url(value: str) -> str:
 def _from_environment(env: Mapping[str, str], sources: dict[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in Settings.model_fields:
+        if name == "auth":
+            continue
         for key in (f"PALAVER_{name.upper()}", _UNPREFIXED.get(name)):
             # An empty variable counts as unset, as with `${VAR:-}` in compose files; an
             # empty PALAVER_PORT would otherwise be an error and an empty
@@ -368,6 +374,7 @@ def load_settings(
             values[name] = value
             sources[name] = "command line"
     try:
-        return Settings.model_validate(values)
+        # Secrets named by environment variable (auth_config.resolve_secret) read this env.
+        return Settings.model_validate(values, context={"env": env})
     except ValidationError as e:
         raise ConfigError(describe_validation_error(e, sources)) from None

@@ -206,10 +206,13 @@ def do_accept_invite(
     *,
     email: str,
     full_name: str,
-    password_hash: str,
+    password_hash: str | None,
     email_host: str,
 ) -> UserProfile:
-    """Create the account an invitation (or open sign-up, with no invitation) is for."""
+    """Create the account an invitation (or open sign-up, with no invitation) is for.
+
+    ``password_hash`` None makes an account that signs in through a provider.
+    """
     with transaction(session) as tx:
         if invite is not None and not invite_is_live(invite):
             raise JsonableError("The invitation link has expired or has been revoked.")

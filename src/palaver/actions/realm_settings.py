@@ -9,8 +9,10 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.group_settings import set_group_setting
 from palaver.actions.user_creation import set_system_group_membership
+from palaver.config import Settings
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
+from palaver.lib.auth_methods import realm_authentication_methods
 from palaver.lib.channels import access_announcement_channel
 from palaver.lib.exceptions import (
     JsonableError,
@@ -68,8 +70,13 @@ def do_update_realm_settings(
     acting_user: UserProfile,
     values: dict[str, Any],
     group_settings: dict[str, GroupSettingUpdate],
+    *,
+    settings: Settings | None = None,
 ) -> None:
-    """Apply validated organization settings atomically; each change sends its own event."""
+    """Apply validated organization settings atomically; each change sends its own event.
+
+    ``settings`` (the server's) is needed to describe a change of the sign-in methods.
+    """
     _check_role(acting_user, [*values, *group_settings])
     realm = acting_user.realm
     with transaction(session) as tx:
@@ -83,6 +90,15 @@ def do_update_realm_settings(
             if getattr(realm, name) == value:
                 continue
             setattr(realm, name, value)
+            if name == "disabled_authentication_methods":
+                assert settings is not None, "changing sign-in methods needs the server's settings"
+                methods = realm_authentication_methods(settings, realm)
+                tx.send_event(
+                    realm.id,
+                    ev.RealmUpdateDict(data={"authentication_methods": methods}),
+                    active_user_ids(session, realm.id),
+                )
+                continue
             _send_realm_event(tx, session, realm.id, name, event_value(name, value))
             if name == "topics_policy":
                 # Older clients read whether topics are required from mandatory_topics.

@@ -1,9 +1,12 @@
-"""POST /fetch_api_key: trade a password for the API key."""
+"""POST /fetch_api_key: trade a password (Palaver's own, or the directory's) for the API key."""
 
 from __future__ import annotations
 
+from palaver.actions.external_logins import do_external_sign_in
 from palaver.actions.logins import do_record_login
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.lib import ldap_directory
+from palaver.lib.auth_methods import EMAIL, LDAP, method_enabled
 from palaver.lib.exceptions import (
     AuthenticationFailedError,
     RateLimitedError,
@@ -12,6 +15,7 @@ from palaver.lib.exceptions import (
 )
 from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.rate_limit import RateLimitResult
+from palaver.lib.realm import realm_email_host
 from palaver.lib.users import get_user_by_delivery_email
 from palaver.models import UserProfile
 
@@ -53,32 +57,52 @@ def _check_attempt_limits(ctx: Ctx, username: str) -> None:
 
 
 def check_password_login(ctx: Ctx, username: str, password: str) -> UserProfile:
-    """The account a password login names, rate-limited; raises the error to show otherwise.
+    """The account a password login names, rate-limited; raises the error to show otherwise."""
+    return check_login(ctx, username, password)[0]
+
+
+def check_login(ctx: Ctx, username: str, password: str) -> tuple[UserProfile, str]:
+    """The account a username and password sign in as, and the method that took them
+    ("password": the one Palaver stores; "ldap": the company directory's).
 
     Shared by ``fetch_api_key`` and the browser's login form, so both count attempts under
-    the same keys.
+    the same keys. The organization's methods decide which passwords count (Zulip tries its
+    backends in turn the same way).
     """
     realm = ctx.realm
+    settings = ctx.services.settings
     _check_attempt_limits(ctx, username)
-    user = get_user_by_delivery_email(ctx.session, realm.id, username)
+    if method_enabled(settings, realm, EMAIL):
+        user = _stored_password_user(ctx, username, password)
+        if user is not None:
+            clear_username_limit(ctx, username)
+            if realm.deactivated:
+                raise RealmDeactivatedError()
+            if not user.is_active:
+                raise UserDeactivatedError()
+            return user, "password"
+    if settings.auth.ldap is not None and method_enabled(settings, realm, LDAP):
+        account = ldap_directory.authenticate(settings.auth.ldap, username, password)
+        if account is not None:
+            clear_username_limit(ctx, username)
+            email_host = realm_email_host(settings, realm)
+            return do_external_sign_in(ctx.session, realm, account, email_host=email_host), "ldap"
+    raise AuthenticationFailedError()
+
+
+def _stored_password_user(ctx: Ctx, username: str, password: str) -> UserProfile | None:
+    user = get_user_by_delivery_email(ctx.session, ctx.realm.id, username)
     stored = user.password if user is not None and not user.is_bot else None
     if user is None or stored is None:
         # Verifying returns at once when there is no stored hash; hashing costs what a
         # verification does, so a missing account takes as long to reject as a wrong password.
         ctx.services.passwords.hash(password)
-        raise AuthenticationFailedError()
-    if not ctx.services.passwords.verify(stored, password):
-        raise AuthenticationFailedError()
-    clear_username_limit(ctx, username)
-    if realm.deactivated:
-        raise RealmDeactivatedError()
-    if not user.is_active:
-        raise UserDeactivatedError()
-    return user
+        return None
+    return user if ctx.services.passwords.verify(stored, password) else None
 
 
 @router.post("/fetch_api_key", auth="none", rate_limited=False)
 def fetch_api_key(ctx: Ctx, username: str, password: str) -> JsonDict:
-    user = check_password_login(ctx, username, password)
-    do_record_login(ctx.session, user, client=ctx.user_agent)
+    user, method = check_login(ctx, username, password)
+    do_record_login(ctx.session, user, client=ctx.user_agent, method=method, ip_address=ctx.client_ip)
     return {"api_key": user.api_key, "email": user.email, "user_id": user.id}

@@ -9,6 +9,7 @@ from palaver.actions.realm_settings import do_update_realm_settings, do_update_r
 from palaver.api.params import set_signature, with_setting_params
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.api.settings import check_setting_values, settings_signature
+from palaver.lib.auth_methods import check_authentication_methods
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError
 from palaver.lib.group_settings import GroupSettingUpdate
 from palaver.lib.user_settings import realm_default_specs
@@ -40,6 +41,8 @@ def update_realm(
     zulip_update_announcements_stream_id: int | None = None,
     inline_image_preview: bool | None = None,
     inline_url_embed_preview: bool | None = None,
+    authentication_methods: dict[str, bool] | None = None,
+    external_signup: bool | None = None,
     **group_settings: GroupSettingUpdate | None,
 ) -> JsonDict:
     values = {
@@ -66,11 +69,17 @@ def update_realm(
             "zulip_update_announcements_stream_id": zulip_update_announcements_stream_id,
             "inline_image_preview": inline_image_preview,
             "inline_url_embed_preview": inline_url_embed_preview,
+            "external_signup": external_signup,
         }.items()
         if value is not None
     }
+    if authentication_methods is not None:
+        # Stored as the methods turned off, judged against what this server offers.
+        values["disabled_authentication_methods"] = check_authentication_methods(
+            ctx.services.settings, ctx.realm, authentication_methods
+        )
     updates = {key: value for key, value in group_settings.items() if value is not None}
-    do_update_realm_settings(ctx.session, ctx.me, values, updates)
+    do_update_realm_settings(ctx.session, ctx.me, values, updates, settings=ctx.services.settings)
     return {}
 
 

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.lib.auth_methods import (
+    EMAIL,
+    external_authentication_methods,
+    method_enabled,
+    server_authentication_flags,
+    usernames_are_emails,
+)
 from palaver.lib.channels import realm_streams
 from palaver.lib.markdown.render import render_markdown
 from palaver.lib.realm import realm_url
@@ -11,22 +18,6 @@ from palaver.lib.realm_images import realm_icon_url
 from palaver.models import Realm
 
 router = ApiRouter()
-
-_AUTH_METHODS = (
-    "password",
-    "dev",
-    "email",
-    "ldap",
-    "remoteuser",
-    "github",
-    "azuread",
-    "gitlab",
-    "apple",
-    "google",
-    "saml",
-    "openid connect",
-    "discord",
-)
 
 
 def _web_public_access_enabled(ctx: Ctx, realm: Realm) -> bool:
@@ -39,9 +30,10 @@ def _web_public_access_enabled(ctx: Ctx, realm: Realm) -> bool:
 @router.get("/server_settings", auth="none")
 def get_server_settings(ctx: Ctx) -> JsonDict:
     settings = ctx.services.settings
+    realm = ctx.realm_or_none
     result: JsonDict = {
-        "authentication_methods": {m: m in ("password", "email") for m in _AUTH_METHODS},
-        "external_authentication_methods": [],
+        "authentication_methods": server_authentication_flags(settings, realm),
+        "external_authentication_methods": external_authentication_methods(settings, realm),
         "service_feature_level": FEATURE_LEVEL,
         "service_version": SERVICE_VERSION,
         "service_merge_base": "",
@@ -51,10 +43,9 @@ def get_server_settings(ctx: Ctx) -> JsonDict:
         "zulip_merge_base": "",
         "push_notifications_enabled": settings.push_relay_url is not None,
         "is_incompatible": False,
-        "email_auth_enabled": True,
-        "require_email_format_usernames": True,
+        "email_auth_enabled": realm is None or method_enabled(settings, realm, EMAIL),
+        "require_email_format_usernames": usernames_are_emails(settings, realm),
     }
-    realm = ctx.realm_or_none
     if realm is not None:
         url = realm_url(settings, realm)
         result.update(

@@ -194,3 +194,19 @@ def _check_may_manage(user: UserProfile, invite: Invitation) -> None:
         raise JsonableError("Must be an organization owner")
     if invite.referred_by_id != user.id and not can_manage_all_invites(user):
         raise JsonableError("Must be an organization administrator")
+
+
+def live_invite_for_email(session: Session, realm: Realm, email: str) -> Invitation | None:
+    """The newest live invitation addressed to ``email`` (which lets it join an
+    invitation-only organization by signing in through a provider)."""
+    rows = session.scalars(
+        select(Invitation)
+        .where(
+            Invitation.realm_id == realm.id,
+            Invitation.is_multiuse.is_(False),
+            Invitation.email.is_not(None),
+            Invitation.email.ilike(email),
+        )
+        .order_by(Invitation.id.desc())
+    ).all()
+    return next((invite for invite in rows if invite_is_live(invite)), None)

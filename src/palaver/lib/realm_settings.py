@@ -35,6 +35,8 @@ OWNER_ONLY_SETTINGS = frozenset(
         "message_retention_days",
         "invite_required",
         "emails_restricted_to_domains",
+        "disabled_authentication_methods",
+        "external_signup",
         "can_invite_users_group",
         "create_multiuse_invite_group",
     }

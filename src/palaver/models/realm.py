@@ -59,6 +59,12 @@ class Realm(Base):
     org_type: Mapped[int] = mapped_column(default=0)
 
     invite_required: Mapped[bool] = mapped_column(default=True)
+    # Sign-in methods (Zulip's names: "Email", "LDAP", "OpenID Connect"...) administrators
+    # turned off, comma-separated; a method the server offers is on unless listed here.
+    disabled_authentication_methods: Mapped[str] = mapped_column(Text, default="")
+    # Whether a first sign-in through a provider makes the account (within invite_required and
+    # the allowed domains) or only an existing account may sign in that way.
+    external_signup: Mapped[bool] = mapped_column(default=True)
     emails_restricted_to_domains: Mapped[bool] = mapped_column(default=False)
     waiting_period_threshold: Mapped[int] = mapped_column(default=0)
     default_language: Mapped[str] = mapped_column(default="en")

@@ -24,8 +24,9 @@ from starlette.routing import Route
 
 from palaver.actions.logins import do_record_login
 from palaver.actions.web_sessions import do_create_web_session, do_delete_web_session, do_touch_web_session
-from palaver.api.auth import check_password_login
+from palaver.api.auth import check_login
 from palaver.api.routing import Ctx
+from palaver.lib.auth_methods import EMAIL, LDAP, enabled_methods, enabled_providers, usernames_are_emails
 from palaver.lib.exceptions import (
     AuthenticationFailedError,
     JsonableError,
@@ -120,9 +121,17 @@ def _login_page(
     username: str = "",
     next_path: str = "/",
 ) -> HTMLResponse:
+    settings = pages.services.settings
+    enabled = enabled_methods(settings, realm)
     response = pages.render(
         "login.html",
         status,
+        password_form=bool({EMAIL, LDAP} & enabled),
+        email_usernames=usernames_are_emails(settings, realm),
+        providers=[
+            {"name": p.button_name, "display_name": p.display_name, "icon": p.icon_url, "path": p.path}
+            for p in enabled_providers(settings, realm)
+        ],
         realm_name=realm.name,
         realm_url=realm_url(pages.services.settings, realm),
         realm_deactivated=realm.deactivated,
@@ -226,7 +235,7 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
             )
         ctx = Ctx(services, session, realm, None, client_ip, request.headers.get("user-agent", ""))
         try:
-            user = check_password_login(ctx, username, password)
+            user, method = check_login(ctx, username, password)
         except JsonableError as error:
             message, status = _login_error(error)
             return _login_page(
@@ -238,7 +247,9 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
                 username=username,
                 next_path=next_path,
             )
-        do_record_login(session, user, client=ctx.user_agent)
+        do_record_login(
+            session, user, client=ctx.user_agent, method=method, channel="web", ip_address=client_ip
+        )
         token, row = do_create_web_session(session, user, now=services.clock(), lifetime=lifetime(services))
         csrf = row.csrf_token
     response = RedirectResponse(next_path, status_code=302, headers={"Cache-Control": "no-store"})

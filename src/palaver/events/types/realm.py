@@ -23,7 +23,8 @@ class RealmUpdateDict(Event):
     op: Literal["update_dict"] = "update_dict"
     # Always "default"; kept for clients older than the update_dict form.
     property: Literal["default"] = "default"
-    data: dict[str, GroupSettingPayload | bool | int | str | None]
+    # Settings' new values; ``authentication_methods`` is a dict of method -> its state.
+    data: dict[str, GroupSettingPayload | bool | int | str | dict[str, dict[str, bool | str]] | None]
 
 
 class RealmUserSettingsDefaultsUpdate(Event):

@@ -5,6 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from palaver.lib import limits
+from palaver.lib.auth_methods import (
+    EMAIL,
+    LDAP,
+    enabled_methods,
+    method_enabled,
+    realm_authentication_methods,
+)
 from palaver.lib.emoji_images import EMOJI_DATA_PATH
 from palaver.lib.group_settings import render_group_settings
 from palaver.lib.realm import realm_email_host, realm_url
@@ -192,9 +199,9 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_enable_guest_user_dm_warning": True,
         "realm_presence_disabled": False,
         "realm_is_zephyr_mirror_realm": False,
-        "realm_email_auth_enabled": True,
-        "realm_password_auth_enabled": True,
-        "realm_authentication_methods": {"Email": {"enabled": True, "available": True}},
+        "realm_email_auth_enabled": method_enabled(settings, realm, EMAIL),
+        "realm_password_auth_enabled": bool({EMAIL, LDAP} & enabled_methods(settings, realm)),
+        "realm_authentication_methods": realm_authentication_methods(settings, realm),
         "realm_push_notifications_enabled": settings.push_relay_url is not None,
         "realm_push_notifications_enabled_end_timestamp": None,
         "realm_upload_quota_mib": None,

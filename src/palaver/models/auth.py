@@ -1,0 +1,52 @@
+"""Sign-in beyond passwords: the identities people sign in with, and the record of logins."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from palaver.models.base import Base
+from palaver.timeutil import utcnow
+
+
+class ExternalIdentity(Base):
+    """An account at a provider (a directory entry, an OpenID Connect subject) and the
+    Palaver user it signs in as.
+
+    Keyed by what never changes at the provider (entryUUID, ``sub``), so a person whose
+    email changes there keeps their Palaver account and its address follows.
+    """
+
+    __tablename__ = "external_identity"
+    __table_args__ = (UniqueConstraint("realm_id", "provider", "subject"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"))
+    user_profile_id: Mapped[int] = mapped_column(
+        ForeignKey("user_profile.id", ondelete="CASCADE"), index=True
+    )
+    # "ldap", "oidc:NAME", "github", "gitlab", "google".
+    provider: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str] = mapped_column(String(255))
+    date_linked: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class LoginRecord(Base):
+    """One successful sign-in: how, from where, with what; administrators read these."""
+
+    __tablename__ = "login_record"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)
+    user_profile_id: Mapped[int] = mapped_column(
+        ForeignKey("user_profile.id", ondelete="CASCADE"), index=True
+    )
+    # "password", "ldap", "oidc:NAME", "github", ...; the API key fetch and the browser alike.
+    method: Mapped[str] = mapped_column(String(64))
+    # "web" (a browser session), "api" (fetch_api_key) or "app" (the mobile/desktop OTP flow).
+    channel: Mapped[str] = mapped_column(String(16))
+    ip_address: Mapped[str] = mapped_column(String(64), default="")
+    user_agent: Mapped[str] = mapped_column(String(255), default="")
+    timestamp: Mapped[datetime] = mapped_column(default=utcnow, index=True)
