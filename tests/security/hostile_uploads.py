@@ -4,7 +4,8 @@ browser test (tests/web/browser/test_upload_security.py).
 
 Each payload's script, if it ever runs on the organization's origin, posts a message through
 ``/json/messages`` (the session's CSRF token from the cookie) and sets a marker the browser
-test looks for: ``window.top.name`` and a ``pwned`` cookie.
+test looks for: a ``pwned`` cookie. (XML payloads keep the script in CDATA: a bare ``&``
+would make them ill-formed, and an ill-formed one would prove nothing.)
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from tests.images import image_bytes
 
 # The script every payload carries. ``MARK`` is replaced by the payload's name.
 SCRIPT = (
-    "try{document.cookie='pwned=MARK;path=/';window.top.name='pwned:MARK';}catch(e){}"
+    "try{document.cookie='pwned=MARK;path=/';}catch(e){}"
     "try{var t=(document.cookie.match(/csrftoken=([^;]+)/)||[])[1]||'';"
     "fetch('/json/messages',{method:'POST',credentials:'include',headers:{'X-CSRFToken':t,"
     "'Content-Type':'application/x-www-form-urlencoded'},"
-    "body:'type=stream&to=general&topic=pwned&content=pwned+MARK'});}catch(e){}"
+    "body:'type=stream&to=general&topic=pwned&content=pwned+MARK'}).catch(function(){});}catch(e){}"
 )
 
 
@@ -45,8 +46,8 @@ def _html(mark: str) -> bytes:
 def _svg(mark: str) -> bytes:
     return (
         '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" onload="'
-        + script(mark).replace('"', "&quot;")
-        + f'"><script>{script(mark)}</script><rect width="10" height="10"/></svg>'
+        + script(mark).replace("&", "&amp;").replace('"', "&quot;")
+        + f'"><script><![CDATA[{script(mark)}]]></script><rect width="10" height="10"/></svg>'
     ).encode()
 
 

@@ -1,0 +1,87 @@
+"""Hostile uploads opened in real Chromium, signed in: no script runs on the organization's origin.
+
+Each payload of tests/security/hostile_uploads.py carries a script that, if it runs, sets a
+``pwned`` cookie and POSTs to ``/json/messages`` with the session. A member opens every
+served URL of every payload (the file itself, its temporary URL, and its thumbnail URL) in
+the tab where they are signed in; neither the cookie nor the request may ever appear. A
+control page served with the same script as ``text/html`` on the same origin shows the probe
+does see a script that runs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.security.hostile_uploads import Hostile, hostile_uploads, script
+from tests.web.browser.client import log_in
+from tests.web.conftest import LiveServer
+
+# How long a page is given to run a script after it has loaded.
+SETTLE_SECONDS = 0.3
+
+
+def _upload(live_server: LiveServer, hostile: Hostile) -> list[str]:
+    """The URLs a member may open for the payload: file, temporary URL, thumbnail URL."""
+    with live_server.api("hamlet") as api:
+        response = api.post(
+            "/user_uploads", files={"file": (hostile.file_name, hostile.data, hostile.declared)}
+        )
+        response.raise_for_status()
+        url = str(response.json()["url"])
+        path = url.removeprefix("/user_uploads/")
+        temporary = api.get(f"/user_uploads/{path}")
+        temporary.raise_for_status()
+    thumbnail = f"/user_uploads/thumbnail/{path}/840x560.webp"
+    return [url, str(temporary.json()["url"]), thumbnail]
+
+
+def _open(page: Any, url: str) -> None:
+    try:
+        page.goto(url, wait_until="load")
+    except Exception as error:
+        # An attachment starts a download instead of a page: Chromium aborts the navigation.
+        if "Download is starting" not in str(error) and "ERR_ABORTED" not in str(error):
+            raise
+    time.sleep(SETTLE_SECONDS)
+
+
+def _marks(context: Any) -> set[str]:
+    return {c["value"] for c in context.cookies() if c["name"] == "pwned"}
+
+
+def test_no_upload_runs_script_on_the_organizations_origin(live_server: LiveServer, new_page: Any) -> None:
+    page = log_in(live_server, new_page(accept_downloads=True), "hamlet")
+    context = page.context
+    posted: list[str] = []
+
+    def record(route: Any) -> None:
+        # Noted and refused, so a payload that ran could not write to the shared server.
+        if route.request.method == "POST":
+            posted.append(route.request.post_data or "")
+        route.abort()
+
+    context.route("**/json/messages", record)
+
+    # The probe sees a script that runs: the same script, served as a page of this origin.
+    control = f"<!doctype html><script>{script('control')}</script>"
+    context.route(
+        "**/probe-control", lambda route: route.fulfill(status=200, content_type="text/html", body=control)
+    )
+    _open(page, f"{live_server.url}/probe-control")
+    deadline = time.monotonic() + 5
+    while not posted and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _marks(context) == {"control"}
+    assert posted and "pwned+control" in posted[0]
+    context.clear_cookies(name="pwned")
+    posted.clear()
+
+    opened = 0
+    for hostile in hostile_uploads():
+        for url in _upload(live_server, hostile):
+            _open(page, live_server.url + url)
+            opened += 1
+            assert _marks(context) == set(), (hostile.mark, url)
+            assert posted == [], (hostile.mark, url)
+    assert opened == 3 * len(hostile_uploads())
