@@ -5,10 +5,14 @@ from __future__ import annotations
 import importlib
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+from alembic import command
 
 from palaver.app import create_app
-from palaver.migrate import upgrade
+from palaver.migrate import alembic_config, upgrade
 from palaver.models import Base
+from palaver.models.names import name_key
 from tests.api.test_messages_send import send_dm
 from tests.client import TestClient
 from tests.helpers import Api, assert_json_success, seed_realm
@@ -201,3 +205,66 @@ def test_0021_reads_a_channels_subscribers_from_the_index_alone(tmp_path: Path) 
                 )
             )
         assert "COVERING INDEX ix_subscription_recipient_active_user" in plan
+
+
+def _downgrade(services: Any, revision: str) -> None:
+    config = alembic_config()
+    with services.db.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)
+
+
+OLD_LOWER_COLLISIONS = ("Ärger", "ärger", "Straße", "STRASSE")
+OLD_EXACT_COLLISIONS = ("Ärger", "ärger", "ABC", "abc")
+RENAMED = {
+    "stream": ["Ärger", "ärger (2)", "Straße", "STRASSE (2)"],
+    "channel_folder": ["Ärger", "ärger (2)", "Straße", "STRASSE (2)"],
+    "user_group": ["Ärger", "ärger (2)", "ABC", "abc (2)"],
+}
+
+
+def test_0023_keys_every_name_and_renames_the_later_of_colliding_ones(tmp_path: Path) -> None:
+    with sqlite_services(tmp_path) as services:
+        upgrade(services.db.engine)
+        realm = seed_realm(services, default_channels=True)
+        _downgrade(services, "0022_sign_in_providers")
+        with services.db.engine.begin() as conn:
+            (stream_id,) = conn.exec_driver_sql(
+                "SELECT min(id) FROM stream WHERE realm_id = ?", (realm.id,)
+            ).one()
+            columns = [
+                str(row[1]) for row in conn.exec_driver_sql("PRAGMA table_info(stream)") if row[1] != "id"
+            ]
+            copied = ", ".join("?" if c == "name" else c for c in columns)
+            # lower() is ASCII-only on SQLite and ß is no ss to it: the old indexes let these
+            # coexist; user groups were unique by the exact name.
+            for name in OLD_LOWER_COLLISIONS:
+                conn.exec_driver_sql(
+                    f"INSERT INTO stream ({', '.join(columns)}) SELECT {copied} FROM stream WHERE id = ?",
+                    (name, stream_id),
+                )
+                conn.exec_driver_sql(
+                    "INSERT INTO channel_folder (realm_id, name, description, rendered_description,"
+                    " date_created, is_archived, \"order\") VALUES (?, ?, '', '', '2026-01-01', 0, 0)",
+                    (realm.id, name),
+                )
+            for name in OLD_EXACT_COLLISIONS:
+                conn.exec_driver_sql(
+                    "INSERT INTO user_group (realm_id, name, description, is_system_group, deactivated)"
+                    " VALUES (?, ?, '', 0, 0)",
+                    (realm.id, name),
+                )
+        upgrade(services.db.engine)
+        with services.db.engine.connect() as conn:
+            for table, expected in RENAMED.items():
+                rows = conn.exec_driver_sql(
+                    f"SELECT name, name_key FROM {table} WHERE realm_id = ? AND name IS NOT NULL ORDER BY id",
+                    (realm.id,),
+                ).all()
+                assert all(key == name_key(name) for name, key in rows), rows
+                assert [name for name, _ in rows][-4:] == expected
+            indexes = {
+                str(n) for (n,) in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'index'")
+            }
+        assert {"uq_stream_realm_name_key", "uq_channel_folder_realm_name_key"} <= indexes
+        assert not {"uq_stream_realm_name", "uq_channel_folder_realm_name"} & indexes

@@ -36,11 +36,11 @@ from palaver.lib.channels import (
     Viewer,
     can_administer_stream,
     channel_has_named_topics,
+    channel_name_in_use,
     check_stream_description,
     check_stream_name,
     check_topics_policy,
     default_stream_ids,
-    get_stream_by_name,
     has_content_access,
     metadata_access_user_ids,
     stream_post_policy,
@@ -168,8 +168,7 @@ def _rename(session: Session, stream: Stream, new_name: str) -> ev.StreamUpdate:
     new_name = check_stream_name(new_name)
     if new_name == stream.name:
         raise JsonableError("Channel already has that name.")
-    existing = get_stream_by_name(session, stream.realm_id, new_name)
-    if existing is not None and existing.id != stream.id:
+    if channel_name_in_use(session, stream.realm_id, new_name, exclude_id=stream.id):
         raise JsonableError("Channel name already in use.")
     event = _update_event(stream, "name", new_name)
     stream.name = new_name

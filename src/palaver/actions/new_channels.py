@@ -22,11 +22,11 @@ from palaver.lib.channel_folders import get_channel_folder
 from palaver.lib.channels import (
     STREAM_GROUP_RULES,
     channel_link_syntax,
+    channel_name_in_use,
     check_stream_description,
     check_stream_name,
     check_topics_policy,
     get_announcement_channel,
-    get_stream_by_name,
     metadata_access_user_ids,
 )
 from palaver.lib.exceptions import (
@@ -74,7 +74,7 @@ def _insert_stream(session: Session, realm_id: int, creator: UserProfile | None,
     """Insert a validated channel with its recipient; ``creator`` None for the system's own."""
     creator_id = creator.id if creator is not None else None
     name = check_stream_name(new.name)
-    if get_stream_by_name(session, realm_id, name) is not None:
+    if channel_name_in_use(session, realm_id, name):
         raise JsonableError(f"Channel '{name}' already exists", code="CHANNEL_ALREADY_EXISTS")
     if new.is_web_public and new.invite_only:
         raise JsonableError("Invalid parameters")

@@ -11,6 +11,7 @@ from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.playgrounds import access_playground, check_playground, format_playground, get_playgrounds
 from palaver.lib.realm import active_user_ids
+from palaver.models.names import name_key
 from palaver.models.playgrounds import RealmPlayground
 from palaver.models.users import UserProfile
 
@@ -50,7 +51,7 @@ def _add_playground(
             select(RealmPlayground.id).where(
                 RealmPlayground.realm_id == user.realm_id,
                 RealmPlayground.pygments_language == pygments_language,
-                RealmPlayground.name == name,
+                RealmPlayground.name_key == name_key(name),
             )
         )
         if duplicate is not None:

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl
 import orjson
 from pydantic_core import from_json
 from sqlalchemy import bindparam, select
-from sqlalchemy.exc import DataError
+from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -501,6 +501,14 @@ def internal_error(
         unavailable = services.outages.unavailable_error(error)
         if unavailable is not None:
             return error_response(unavailable)
+    if isinstance(error, IntegrityError):
+        # A uniqueness or reference rule the database enforces and the view's own check did
+        # not see coming (a concurrent request took the name first): the request conflicts
+        # with data, it is no server failure. Logged in full, as above, so a check gets added.
+        logger.warning(
+            "Database refused a conflicting write in %s %s", endpoint.method, endpoint.path, exc_info=True
+        )
+        return error_response(JsonableError("The request conflicts with existing data; reload and try again"))
     if isinstance(error, DataError):
         # The database refused a value (out of range, too long): input a view did not check.
         # Logged in full so the check gets added, but it is the client's request that failed.

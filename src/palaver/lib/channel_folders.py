@@ -12,6 +12,7 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH, MAX_CHANNEL_FOLDER_NAME_LENGTH
 from palaver.models.channels import ChannelFolder
+from palaver.models.names import name_key
 from palaver.timeutil import to_timestamp
 
 
@@ -49,8 +50,9 @@ def get_channel_folder(session: Session, realm_id: int, folder_id: int) -> Chann
 def channel_folder_name_in_use(
     session: Session, realm_id: int, name: str, *, exclude_id: int | None = None
 ) -> bool:
+    # The key the unique index holds (models/names.py), so this check and the index agree.
     query = select(ChannelFolder.id).where(
-        ChannelFolder.realm_id == realm_id, func.lower(ChannelFolder.name) == name.lower()
+        ChannelFolder.realm_id == realm_id, ChannelFolder.name_key == name_key(name)
     )
     if exclude_id is not None:
         query = query.where(ChannelFolder.id != exclude_id)

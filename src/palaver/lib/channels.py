@@ -49,6 +49,7 @@ from palaver.models.channels import (
 )
 from palaver.models.member import Member
 from palaver.models.messages import Message
+from palaver.models.names import name_key
 from palaver.timeutil import to_timestamp
 
 STREAM_GROUP_RULES: dict[str, GroupSettingRule] = {
@@ -161,6 +162,15 @@ def get_stream_by_name(session: Session, realm_id: int, name: str) -> Stream | N
     return session.scalars(
         select(Stream).where(Stream.realm_id == realm_id, func.lower(Stream.name) == name.strip().lower())
     ).one_or_none()
+
+
+def channel_name_in_use(session: Session, realm_id: int, name: str, *, exclude_id: int | None = None) -> bool:
+    """Whether another channel's name equals ``name`` regardless of case (the unique index's
+    rule, models/names.py), archived channels included."""
+    query = select(Stream.id).where(Stream.realm_id == realm_id, Stream.name_key == name_key(name.strip()))
+    if exclude_id is not None:
+        query = query.where(Stream.id != exclude_id)
+    return session.scalar(query) is not None
 
 
 def get_streams_by_names(session: Session, realm_id: int, names: Iterable[str]) -> dict[str, Stream]:

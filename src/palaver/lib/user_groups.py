@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
@@ -14,6 +14,7 @@ from palaver.lib.realm import deactivated_user_ids
 from palaver.models import GroupGroupMembership, Role, UserGroup, UserGroupMembership, UserProfile
 from palaver.models.channels import STREAM_GROUP_SETTINGS, Stream
 from palaver.models.groups import GROUP_PERMISSION_SETTINGS
+from palaver.models.names import name_key
 from palaver.models.realm import REALM_GROUP_SETTINGS, Realm
 
 if TYPE_CHECKING:
@@ -136,8 +137,9 @@ def check_group_description(description: str) -> str:
 
 
 def get_named_group_by_name(session: Session, realm_id: int, name: str) -> UserGroup | None:
+    """The group whose name equals ``name`` regardless of case (the unique index's rule)."""
     return session.scalar(
-        select(UserGroup).where(UserGroup.realm_id == realm_id, func.lower(UserGroup.name) == name.lower())
+        select(UserGroup).where(UserGroup.realm_id == realm_id, UserGroup.name_key == name_key(name))
     )
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from enum import IntEnum
 
-from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from palaver.models.base import Base
+from palaver.models.names import NameKeyed, name_key_column
 from palaver.timeutil import utcnow
 
 # Each names a column of ``Stream`` holding a user_group ID (a named group, or an anonymous
@@ -51,13 +52,15 @@ class Recipient(Base):
     type_id: Mapped[int]
 
 
-class ChannelFolder(Base):
+class ChannelFolder(NameKeyed, Base):
     __tablename__ = "channel_folder"
-    __table_args__ = (Index("uq_channel_folder_realm_name", "realm_id", text("lower(name)"), unique=True),)
+    # Names are unique per realm regardless of case (models/names.py), archived ones included.
+    __table_args__ = (Index("uq_channel_folder_realm_name_key", "realm_id", "name_key", unique=True),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(60))
+    name_key: Mapped[str] = name_key_column()
     description: Mapped[str] = mapped_column(Text, default="")
     rendered_description: Mapped[str] = mapped_column(Text, default="")
     date_created: Mapped[datetime] = mapped_column(default=utcnow)
@@ -68,16 +71,17 @@ class ChannelFolder(Base):
     order: Mapped[int] = mapped_column(default=0)
 
 
-class Stream(Base):
+class Stream(NameKeyed, Base):
     __tablename__ = "stream"
     __table_args__ = (
-        # Names are unique per realm regardless of case, archived channels included.
-        Index("uq_stream_realm_name", "realm_id", text("lower(name)"), unique=True),
+        # Names are unique per realm regardless of case (models/names.py), archived channels included.
+        Index("uq_stream_realm_name_key", "realm_id", "name_key", unique=True),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(60))
+    name_key: Mapped[str] = name_key_column()
     description: Mapped[str] = mapped_column(String(1024), default="")
     rendered_description: Mapped[str] = mapped_column(Text, default="")
     date_created: Mapped[datetime] = mapped_column(default=utcnow)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from palaver.models.base import Base
+from palaver.models.names import NameKeyed, name_key_column
 from palaver.timeutil import utcnow
 
 GROUP_PERMISSION_SETTINGS = (
@@ -20,14 +21,19 @@ GROUP_PERMISSION_SETTINGS = (
 )
 
 
-class UserGroup(Base):
+class UserGroup(NameKeyed, Base):
     __tablename__ = "user_group"
-    __table_args__ = (UniqueConstraint("realm_id", "name", name="uq_user_group_realm_name"),)
+    __table_args__ = (
+        UniqueConstraint("realm_id", "name", name="uq_user_group_realm_name"),
+        # Named groups are unique regardless of case (models/names.py); anonymous ones have no key.
+        Index("uq_user_group_realm_name_key", "realm_id", "name_key", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)
     # Anonymous groups (a group-setting value given as members and subgroups) have no name.
     name: Mapped[str | None] = mapped_column(String(100), default=None)
+    name_key: Mapped[str | None] = name_key_column(nullable=True)
     description: Mapped[str] = mapped_column(Text, default="")
     is_system_group: Mapped[bool] = mapped_column(default=False)
     deactivated: Mapped[bool] = mapped_column(default=False)
