@@ -9,7 +9,7 @@ from pathlib import Path
 
 from palaver.commands.common import AddCommand, CliError, require_realm, settings_from_args
 
-SOURCES = ("slack",)
+SOURCES = ("slack", "zulip")
 
 
 def cmd_import_from(args: argparse.Namespace) -> None:

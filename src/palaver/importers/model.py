@@ -1,6 +1,7 @@
 """The source-independent representation an importer produces and the writer consumes.
 
-Everything but messages is small and held in lists; messages come as an iterator in the
+Times are naive UTC datetimes, as the server stores them. Everything but messages is small
+and held in lists; messages come as an iterator in the
 order they were sent, so an import of millions of them holds one batch at a time. Keys
 are the source's own IDs (strings): the writer maps them to new rows.
 """
@@ -12,12 +13,21 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
 from palaver.lib.users import MAX_NAME_LENGTH
 from palaver.models import Role
 
 _NAME_FORBIDDEN = re.compile(r'[*`\\>"@]')
+
+
+def from_timestamp(value: Any) -> datetime | None:
+    """UNIX seconds (a number or numeric text) as the naive UTC datetime the server stores."""
+    try:
+        return datetime.fromtimestamp(float(value), tz=UTC).replace(tzinfo=None)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
 
 
 class ImportInputError(Exception):
@@ -36,6 +46,8 @@ class ImportedUser:
     date_joined: datetime | None = None
     # The bot's owner (a user key), for bots whose source names one.
     bot_owner: str | None = None
+    # The uploaded picture, if the source has one.
+    avatar: Callable[[], bytes | None] | None = None
 
 
 @dataclass
@@ -50,6 +62,9 @@ class ImportedChannel:
     # User keys of the subscribers.
     members: list[str] = field(default_factory=list)
     history_public_to_subscribers: bool = True
+    is_web_public: bool = False
+    # A member's own settings for the channel (color, is_muted, pin_to_top), by user key.
+    member_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -62,6 +77,27 @@ class ImportedFile:
     load: Callable[[], bytes | None]
     content_type: str | None = None
     created: datetime | None = None
+    # The link to the file in the message content as the source wrote it: replaced by the
+    # new link (else the new link is appended to the content).
+    replaces: str | None = None
+
+
+@dataclass
+class ImportedGroup:
+    name: str
+    description: str = ""
+    members: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportedProfileField:
+    name: str
+    field_type: int
+    hint: str = ""
+    field_data: dict[str, Any] = field(default_factory=dict)
+    # User key -> the value as Palaver's API takes it (text, or a JSON list of user keys
+    # for user fields).
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -100,9 +136,9 @@ class ImportedMessage:
     # The source's own per-user flags (user key -> MessageFlag bits): exactly these users
     # get the message. None: its audience gets it as read history, with mentions and stars.
     user_flags: dict[str, int] | None = None
-    # A source that keeps both (Zulip) gives its rendering and edit history as they are.
-    rendered_content: str | None = None
-    edit_history: str | None = None
+    # Earlier versions, newest first, as Zulip records them; "user_id" holds a user key and
+    # "stream"/"prev_stream" channel keys.
+    edits: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -131,6 +167,10 @@ class ImportSource:
     emoji: list[ImportedEmoji]
     messages: Callable[[], Iterator[ImportedMessage]]
     report: Report
+    groups: list[ImportedGroup] = field(default_factory=list)
+    profile_fields: list[ImportedProfileField] = field(default_factory=list)
+    # (pattern, URL template) pairs.
+    linkifiers: list[tuple[str, str]] = field(default_factory=list)
     # Rough number of messages, for the progress bar (0 when unknown).
     message_estimate: int = 0
 
@@ -149,6 +189,10 @@ class Summary:
     reactions: int = 0
     files: int = 0
     emoji: int = 0
+    groups: int = 0
+    profile_fields: int = 0
+    linkifiers: int = 0
+    avatars: int = 0
     realm_id: int | None = None
     seconds: float = 0.0
 
@@ -162,6 +206,13 @@ class Summary:
             f"files: {self.files}",
             f"custom emoji: {self.emoji}",
         ]
+        extras = (
+            ("user groups", self.groups),
+            ("custom profile fields", self.profile_fields),
+            ("linkifiers", self.linkifiers),
+            ("avatars", self.avatars),
+        )
+        out += [f"{label}: {count}" for label, count in extras if count]
         if report.skipped:
             out.append(f"skipped: {sum(report.skipped.values())}")
             for reason, count in sorted(report.skipped.items()):

@@ -6,9 +6,12 @@ from palaver.importers.bundle import Bundle
 from palaver.importers.fetch import Downloader
 from palaver.importers.model import ImportInputError, ImportSource
 from palaver.importers.slack import read_slack
+from palaver.importers.zulip import read_zulip
 
 
 def read_export(source: str, bundle: Bundle, downloader: Downloader) -> ImportSource:
     if source == "slack":
         return read_slack(bundle, downloader)
+    if source == "zulip":
+        return read_zulip(bundle)
     raise ImportInputError(f"unknown source {source!r}")

@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from palaver.importers.bundle import Bundle, parse_json
@@ -36,6 +36,7 @@ from palaver.importers.model import (
     ImportSource,
     Report,
     clean_full_name,
+    from_timestamp,
 )
 from palaver.importers.mrkdwn import Resolver, convert
 from palaver.lib.emoji import emoji_code_for_name
@@ -159,7 +160,7 @@ def _channels(
                 invite_only=private,
                 archived=bool(raw.get("is_archived")),
                 creator=raw.get("creator"),
-                date_created=_epoch(raw.get("created")),
+                date_created=from_timestamp(raw.get("created")),
                 members=[m for m in raw.get("members") or [] if isinstance(m, str)],
             )
             channels.append(channel)
@@ -235,13 +236,6 @@ def _description(raw: dict[str, Any]) -> str:
         if value:
             parts.append(str(value))
     return " — ".join(dict.fromkeys(parts))
-
-
-def _epoch(value: Any) -> datetime | None:
-    try:
-        return datetime.fromtimestamp(float(value), tz=UTC)
-    except (TypeError, ValueError, OverflowError, OSError):
-        return None
 
 
 def _workspace_name(bundle: Bundle) -> str:
@@ -327,7 +321,7 @@ class _MessageContext:
         if sender is None:
             self.report.skip("message with no known sender", location)
             return None
-        date_sent = datetime.fromtimestamp(ts, tz=UTC)
+        date_sent = from_timestamp(ts) or datetime(1970, 1, 1)
         content = convert(str(raw.get("text") or ""), self.resolver)
         if subtype == "me_message":
             content = f"/me {content}"
@@ -341,7 +335,7 @@ class _MessageContext:
             channel=conversation.key if is_channel else None,
             topic=self._topic(conversation.key, raw.get("thread_ts"), date_sent) if is_channel else "",
             direct_members=conversation.members,
-            last_edit_time=_epoch(edited.get("ts")) if isinstance(edited, dict) else None,
+            last_edit_time=from_timestamp(edited.get("ts")) if isinstance(edited, dict) else None,
             reactions=self._reactions(raw, location),
             files=self._files(raw, location, sender),
             starred_by=self.pins.get((conversation.key, str(raw.get("ts"))), set()),
@@ -352,7 +346,7 @@ class _MessageContext:
             return UNTHREADED_TOPIC
         topic = self.threads.get((channel, thread_ts))
         if topic is None:
-            day = (_epoch(thread_ts) or date_sent).strftime("%Y-%m-%d")
+            day = (from_timestamp(thread_ts) or date_sent).strftime("%Y-%m-%d")
             self.counters[(channel, day)] += 1
             topic = self.threads[(channel, thread_ts)] = f"{day} Slack thread {self.counters[(channel, day)]}"
         return topic
@@ -387,7 +381,7 @@ class _MessageContext:
                     owner=str(file.get("user") or sender),
                     load=functools.partial(self.downloader.get, url),
                     content_type=file.get("mimetype"),
-                    created=_epoch(file.get("created")),
+                    created=from_timestamp(file.get("created")),
                 )
             )
         return files

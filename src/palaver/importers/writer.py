@@ -11,21 +11,29 @@ are deleted, so a failed import leaves nothing behind.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
+import orjson
 from sqlalchemy import insert, update
 from sqlalchemy.orm import Session
 
+from palaver.actions.avatars import do_upload_avatar
 from palaver.actions.channel_creation import do_create_channel
+from palaver.actions.linkifiers import do_add_linkifier
 from palaver.actions.message_recipients import get_or_create_dm_group
 from palaver.actions.new_channels import NewChannel
+from palaver.actions.profile_fields import do_create_profile_field
 from palaver.actions.realm import check_string_id, do_create_realm
 from palaver.actions.realm_emoji import do_add_realm_emoji
+from palaver.actions.user_groups import NewUserGroup, do_create_user_group
+from palaver.actions.users import ProfileDataChange, do_update_user_custom_profile_data
 from palaver.db import transaction
 from palaver.importers.model import (
     ImportedChannel,
@@ -39,9 +47,11 @@ from palaver.importers.model import (
     clean_full_name,
 )
 from palaver.lib.attachments import new_path_id, new_url_secret, upload_url
-from palaver.lib.emoji import emoji_code_for_name, emoji_name_for_code
+from palaver.lib.avatars import uploaded_avatar_key
+from palaver.lib.emoji import emoji_code_for_name
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_STREAM_NAME_LENGTH, MAX_TOPIC_LENGTH
+from palaver.lib.linkifiers import linkifiers_for_realm
 from palaver.lib.markdown.contract import MarkdownContext, RenderResult, StreamRef, UserRef
 from palaver.lib.markdown.render import render_message
 from palaver.lib.passwords import generate_api_key
@@ -61,6 +71,9 @@ from palaver.portability.archive import Progress
 from palaver.services import Services
 from palaver.timeutil import utcnow
 
+T = TypeVar("T")
+# A member's own channel settings an import carries over.
+_SUBSCRIPTION_SETTINGS = frozenset({"color", "is_muted", "pin_to_top"})
 MAX_REALM_NAME_LENGTH = 40
 MAX_DESCRIPTION_LENGTH = 1024
 
@@ -129,6 +142,7 @@ class _Writer:
         self.aliases: dict[str, str] = {}  # a duplicate user's key -> the kept user's key
         self.channel_names: set[str] = set()  # lower-cased
         self.custom_emoji: dict[str, int] = {}
+        self.stored_files: dict[str, tuple[int, str]] = {}  # file key -> (attachment ID, URL)
 
     # The organization and its people -----------------------------------------------------
 
@@ -162,6 +176,10 @@ class _Writer:
         self._count_users(users)
         for spec in self.source.channels:
             self._add_channel(spec)
+        self._add_avatars(users)
+        self._add_groups()
+        self._add_profile_fields()
+        self._add_linkifiers()
         self._add_emoji()
         self._add_messages(progress)
         for spec in self.source.channels:
@@ -290,10 +308,18 @@ class _Writer:
         unknown = [m for m in spec.members if m not in self.user_ids]
         for key in unknown:
             self.report.skip("channel member not among the users", f"{spec.key}: {key}")
+        settings = {self.user_ids[k]: v for k, v in spec.member_settings.items() if k in self.user_ids}
         if members:
             self.session.execute(
                 insert(Subscription),
-                [{"user_profile_id": u, "recipient_id": stream.recipient_id} for u in members],
+                [
+                    {
+                        "user_profile_id": u,
+                        "recipient_id": stream.recipient_id,
+                        **{k: v for k, v in settings.get(u, {}).items() if k in _SUBSCRIPTION_SETTINGS},
+                    }
+                    for u in members
+                ],
             )
         self.channels[spec.key] = (stream.recipient_id, members)
         self.stream_ids[spec.key] = stream.id
@@ -307,10 +333,14 @@ class _Writer:
             if data is None:
                 self.report.skip("custom emoji whose image could not be read", spec.name)
                 continue
-            try:
-                emoji = do_add_realm_emoji(self.session, self.storage, self.owner, spec.name, data)
-            except JsonableError as e:
-                self.report.skip(f"custom emoji refused ({e.msg})", spec.name)
+            emoji = self._attempt(
+                "custom emoji",
+                spec.name,
+                functools.partial(
+                    do_add_realm_emoji, self.session, self.storage, self.owner, spec.name, data
+                ),
+            )
+            if emoji is None:
                 continue
             self.written.append(emoji_storage_key(self.realm.id, emoji.file_name))
             if emoji.is_animated:
@@ -320,6 +350,82 @@ class _Writer:
             emoji.deactivated = spec.deactivated
             self.custom_emoji[emoji.name] = emoji.id
             self.summary.emoji += 1
+
+    def _add_avatars(self, users: list[ImportedUser]) -> None:
+        for spec in users:
+            if spec.avatar is None or spec.key not in self.user_ids:
+                continue
+            data = spec.avatar()
+            user = self.session.get(UserProfile, self.user_ids[spec.key])
+            if data is None or user is None:
+                self.report.skip("avatar whose picture could not be read", spec.key)
+                continue
+            if self._attempt(
+                "avatar",
+                spec.key,
+                functools.partial(do_upload_avatar, self.session, self.storage, user, data),
+            ):
+                assert user.avatar_hash is not None
+                for medium in (False, True):
+                    self.written.append(uploaded_avatar_key(self.realm.id, user.avatar_hash, medium=medium))
+                self.summary.avatars += 1
+
+    def _add_groups(self) -> None:
+        for spec in self.source.groups:
+            members = sorted({self.user_ids[k] for k in spec.members if k in self.user_ids})
+            new = NewUserGroup(name=spec.name, description=spec.description, members=members)
+            if self._attempt(
+                "user group",
+                spec.name,
+                functools.partial(do_create_user_group, self.session, self.owner, new),
+            ):
+                self.summary.groups += 1
+
+    def _add_profile_fields(self) -> None:
+        for spec in self.source.profile_fields:
+            field = self._attempt(
+                "custom profile field",
+                spec.name,
+                functools.partial(
+                    do_create_profile_field,
+                    self.session,
+                    self.owner,
+                    name=spec.name,
+                    hint=spec.hint,
+                    field_type=spec.field_type,
+                    field_data=spec.field_data,
+                    display_in_profile_summary=False,
+                    required=False,
+                    editable_by_user=True,
+                ),
+            )
+            if field is None:
+                continue
+            self.summary.profile_fields += 1
+            for key, value in spec.values.items():
+                user = self.session.get(UserProfile, self.user_ids.get(key, 0))
+                if user is None:
+                    continue
+                stored = (
+                    [self.user_ids[k] for k in value if k in self.user_ids]
+                    if isinstance(value, list)
+                    else value
+                )
+                change = ProfileDataChange(field.id, stored)
+                self._attempt(
+                    "profile field value",
+                    f"{spec.name}: {key}",
+                    functools.partial(do_update_user_custom_profile_data, self.session, user, [change]),
+                )
+
+    def _add_linkifiers(self) -> None:
+        for pattern, url_template in self.source.linkifiers:
+            if self._attempt(
+                "linkifier",
+                pattern,
+                functools.partial(do_add_linkifier, self.session, self.owner, pattern, url_template),
+            ):
+                self.summary.linkifiers += 1
 
     # Messages -----------------------------------------------------------------------------
 
@@ -346,6 +452,7 @@ class _Writer:
             users_by_id=users_by_id,
             groups_by_name={},
             streams_by_name=streams_by_name,
+            linkifiers=linkifiers_for_realm(self.session, self.realm.id),
         )
         bar = Progress("messages", self.source.message_estimate, progress)
         batch: list[ImportedMessage] = []
@@ -413,11 +520,11 @@ class _Writer:
             "recipient_id": recipient_id,
             "subject": topic,
             "content": content,
-            "rendered_content": message.rendered_content or rendered.html,
+            "rendered_content": rendered.html,
             "rendered_content_version": 1,
             "date_sent": message.date_sent,
             "last_edit_time": message.last_edit_time,
-            "edit_history": message.edit_history,
+            "edit_history": self._edit_history(message),
             "has_attachment": bool(attachment_ids) or rendered.has_attachment,
             "has_image": rendered.has_image,
             "has_link": rendered.has_link,
@@ -511,24 +618,60 @@ class _Writer:
             )
         return list(rows.values())
 
+    def _edit_history(self, message: ImportedMessage) -> str | None:
+        if not message.edits:
+            return None
+        entries = []
+        for edit in message.edits:
+            entry = {k: v for k, v in edit.items() if k != "prev_rendered_content"}
+            if "user_id" in entry:
+                entry["user_id"] = self.user_ids.get(str(entry["user_id"]))
+            for key in ("stream", "prev_stream"):
+                if key in entry:
+                    stream_id = self.stream_ids.get(str(entry[key]))
+                    if stream_id is None:
+                        entry.pop(key)
+                    else:
+                        entry[key] = stream_id
+            entries.append(entry)
+        return orjson.dumps(entries).decode()
+
+    def _attempt(self, what: str, location: str, work: Callable[[], T]) -> T | None:
+        """Run one action in a savepoint; a refusal is counted and leaves no trace."""
+        try:
+            with self.session.begin_nested():
+                return work()
+        except JsonableError as e:
+            self.report.skip(f"{what} refused ({e.msg})", location)
+        except ValueError as e:
+            self.report.skip(f"{what} refused ({e})", location)
+        return None
+
     def _emoji(self, name: str) -> tuple[str, str, str] | None:
-        """(reaction type, emoji code, the name Palaver gives it) for a custom or Unicode emoji."""
+        """(reaction type, emoji code, name) for a custom emoji or a Unicode emoji's name (any alias)."""
         if name in self.custom_emoji:
             return "realm_emoji", str(self.custom_emoji[name]), name
         code = emoji_code_for_name(name)
         if code is not None:
-            return "unicode_emoji", code, emoji_name_for_code(code) or name
+            return "unicode_emoji", code, name
         return None
 
     def _content_with_files(self, message: ImportedMessage, sender_id: int) -> tuple[str, list[int]]:
         content = message.content
         attachment_ids: list[int] = []
         for spec in message.files:
-            link = self._store_file(spec, sender_id, message.location)
+            link = self.stored_files.get(spec.key) if spec.key else None
             if link is None:
-                continue
+                link = self._store_file(spec, sender_id, message.location)
+                if link is None:
+                    continue
+                if spec.key:
+                    self.stored_files[spec.key] = link
             attachment_id, url = link
             attachment_ids.append(attachment_id)
+            if spec.replaces and spec.replaces in content:
+                content = content.replace(spec.replaces, url)
+                continue
             content = (
                 f"{content}\n[{_link_text(spec.name)}]({url})"
                 if content
@@ -599,6 +742,10 @@ def dry_run(source: ImportSource) -> Summary:
         private_channels=sum(c.invite_only for c in source.channels),
         archived_channels=sum(c.archived for c in source.channels),
         emoji=len(source.emoji),
+        groups=len(source.groups),
+        profile_fields=len(source.profile_fields),
+        linkifiers=len(source.linkifiers),
+        avatars=sum(u.avatar is not None for u in source.users),
     )
     if not any(not u.is_bot and u.is_active for u in source.users):
         raise ImportInputError("the export has no active human user to own the organization")
