@@ -6,6 +6,7 @@ here is additive to the API itself (see README "Operating").
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
@@ -15,7 +16,7 @@ from palaver.api.health import health_routes
 from palaver.api.long_poll import DirectRoutes, LongPolls, LongPollStarlette
 from palaver.api.middleware import RequestMiddleware
 from palaver.lib import metrics
-from palaver.lib.dependencies import OutageMonitor, check_database, check_redis
+from palaver.lib.dependencies import STORAGE, OutageMonitor, check_database, check_redis, probe_free_space
 from palaver.services import Services
 
 
@@ -35,6 +36,13 @@ def install_operations(
         bus.palaver_metrics = True  # type: ignore[attr-defined]
 
     probes = {"database": lambda: check_database(services.db.engine)}
+    # Where a full disk stops writes: the data directory, the uploads and a SQLite database.
+    directories = [settings.data_dir]
+    if settings.upload_dir is not None and not settings.s3_bucket:
+        directories.append(settings.upload_dir)
+    if settings.is_sqlite:
+        directories.append(Path(settings.database_url.removeprefix("sqlite:///")).parent)
+    probes[STORAGE] = probe_free_space(directories)
     if settings.redis_url:
         url = settings.redis_url
         probes["redis"] = lambda: check_redis(url)

@@ -7,16 +7,23 @@ the address while it waits, and one more if it gives up (the process exits non-z
 While serving (``OutageMonitor``): a request that fails because one is unreachable answers
 503 with ``retry-after`` (``routing.py`` asks ``unavailable_error``); the monitor logs one
 line when an outage starts and one when it ends, however many requests fail in between.
-Recovery needs nothing: the connection pools reconnect on their own.
+Recovery needs nothing: the connection pools reconnect on their own. A full disk (the
+database's or the uploads') is an outage of ``storage`` the same way, answered 507: the
+failed write's transaction rolled back and uploads are written to a temporary file and
+renamed, so nothing half-written stays, and a probe notices when there is room again.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
@@ -26,7 +33,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from palaver.config import Settings
 from palaver.lib import metrics
-from palaver.lib.operational_errors import ServiceUnavailableError
+from palaver.lib.operational_errors import ServiceUnavailableError, StorageFullError
 
 logger = logging.getLogger("palaver.dependencies")
 
@@ -130,6 +137,54 @@ def wait_for_dependencies(
 
 # While serving -----------------------------------------------------------------------------
 
+STORAGE = "storage"
+# ENOSPC and EDQUOT: no room on the device, or in the user's quota.
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+SQLITE_FULL = 13
+# PostgreSQL's SQLSTATE for "disk full" (class 53, insufficient resources).
+POSTGRES_DISK_FULL = "53100"
+
+
+def storage_full(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) says a disk is full.
+
+    SQLite reports it as "database or disk is full" (SQLITE_FULL), PostgreSQL by SQLSTATE
+    53100, files by ENOSPC; SQLAlchemy wraps the drivers' errors in its own.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _FULL_ERRNOS:
+            return True
+        original = getattr(current, "orig", None)
+        for candidate in (current, original):
+            if candidate is None:
+                continue
+            if getattr(candidate, "sqlite_errorcode", None) == SQLITE_FULL:
+                return True
+            if getattr(candidate, "sqlstate", None) == POSTGRES_DISK_FULL:
+                return True
+        if original is not None and "database or disk is full" in str(original):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def probe_free_space(directories: list[Path], needed_bytes: int = 1024 * 1024) -> Callable[[], None]:
+    """A probe that passes once each directory takes a file of ``needed_bytes`` again."""
+
+    def probe() -> None:
+        for directory in directories:
+            if not directory.is_dir():
+                continue
+            with tempfile.TemporaryFile(dir=directory) as f:
+                f.write(b"\0" * needed_bytes)
+                f.flush()
+                os.fsync(f.fileno())
+
+    return probe
+
 
 def dependency_of(error: BaseException) -> str | None:
     """Which dependency an exception says is unreachable: "database", "redis", or None."""
@@ -178,7 +233,10 @@ class OutageMonitor:
             if dependency in self._down_since:
                 return
             self._down_since[dependency] = self._clock()
-        logger.error("%s unreachable: %s; answering 503 until it returns", dependency, _reason(error))
+        if dependency == STORAGE:
+            logger.error("storage full: %s; answering 507 until there is room", _reason(error))
+        else:
+            logger.error("%s unreachable: %s; answering 503 until it returns", dependency, _reason(error))
         probe = self._probes.get(dependency)
         if probe is not None:
             threading.Thread(
@@ -204,14 +262,22 @@ class OutageMonitor:
             since = self._down_since.get(dependency)
             if since is None:
                 return
-            logger.warning("%s reachable again after %.1f s", dependency, self._clock() - since)
+            elapsed = self._clock() - since
+            if dependency == STORAGE:
+                logger.warning("storage has room again after %.1f s", elapsed)
+            else:
+                logger.warning("%s reachable again after %.1f s", dependency, elapsed)
             del self._down_since[dependency]
 
     def close(self) -> None:
         self._closed.set()
 
-    def unavailable_error(self, error: BaseException) -> ServiceUnavailableError | None:
-        """The 503 to answer for ``error``, if it means a dependency is unreachable."""
+    def unavailable_error(self, error: BaseException) -> ServiceUnavailableError | StorageFullError | None:
+        """The 503 to answer for ``error``, if it means a dependency is unreachable, or the
+        507 if a disk is full (SQLite's full disk is an OperationalError too: asked first)."""
+        if storage_full(error):
+            self.failed(STORAGE, error)
+            return StorageFullError(retry_after=RETRY_AFTER_SECONDS)
         dependency = dependency_of(error)
         if dependency is None:
             return None

@@ -63,3 +63,18 @@ class TooManyLongPollsError(JsonableError):
         super().__init__("Too many simultaneous event polls for this user")
         self.data["retry-after"] = retry_after
         self.headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
+
+
+class StorageFullError(JsonableError):
+    """The disk under the database or the uploads is full: nothing of the request was kept.
+
+    507 Insufficient Storage, with ``retry-after``: the request itself was fine, and once an
+    operator makes room the same request succeeds.
+    """
+
+    http_status = 507
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("Storage full: the server has no room to save this; retry later")
+        self.data["retry-after"] = retry_after
+        self.headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
