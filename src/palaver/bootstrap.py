@@ -141,7 +141,7 @@ def tune_gc_for_serving(full_collection_seconds: float = FULL_COLLECTION_SECONDS
     ``full_collection_seconds`` from a daemon thread rather than by Python's promotion rule
     (above); cyclic garbage that reached the oldest generation waits at most that long. A
     larger first-generation threshold was tried too: it helped a large /register a little
-    but made every message send 30-40 % dearer (bench/README.md), so the young generations
+    but made every message send 30-40 % dearer (bench/send_messages.py), so the young generations
     keep Python's defaults. Only for serving: a test process builds many apps, and frozen
     objects are never collected. Returns a function that stops the clock (for tests).
     """

@@ -261,7 +261,7 @@ def _postgresql_engine(url: str, settings: Settings) -> Engine:
     # pool's kept share is full is closed, and the next one starts a PostgreSQL backend (a
     # fork and a catalog warm-up, ~10 ms of CPU). Load that hovers around the kept share
     # does that constantly: two workers with 16 senders each opened a backend per 14
-    # messages (bench/README.md). Past the limit, requests wait for a connection (two
+    # messages (bench/workers.py). Past the limit, requests wait for a connection (two
     # cores gain nothing from more than ~18), and connections are opened only when
     # concurrent requests need them: PostgreSQL's max_connections is shared by every process.
     return create_engine(

@@ -6,7 +6,7 @@ connect together (their keep-alive connections expired at once, a restart, a net
 the newcomers wait in the kernel's accept queue, each turn letting one in: with the loop
 busy 20 ms a turn, 100 connections took 2 s to be accepted (asyncio's own loop: 0.08 s),
 and ``bench/mix.py`` at 1,500 users saw 90 connections queued and actions taking 1-3 s
-whose server-side time was under 0.2 s (bench/README.md, eighteenth session).
+whose server-side time was under 0.2 s.
 
 ``EagerAcceptLoop`` is uvloop with ``create_server`` replaced for plain TCP: the listening
 sockets are watched with ``add_reader``, and each time they are readable every waiting

@@ -190,7 +190,7 @@ class OneWriteCycle(RequestResponseCycle):
     it: two writes, two system calls and two TCP segments for every JSON answer, thousands
     at once when a message wakes the long-polls. Here a head that declares its length is
     held until the body comes and both go out in one write (about 1 µs of server CPU less
-    per answer; bench/README.md, ninth session). Anything else (no length, a streamed
+    per answer). Anything else (no length, a streamed
     body, HEAD, connection handling by the app, an access log) takes uvicorn's own path
     unchanged, after any held head. The one difference on the wire: an app that fails or
     stops between head and body gets its connection closed without the head, where

@@ -5,7 +5,7 @@ connections arriving together (a load balancer opening its pool, clients reconne
 after a restart) is accepted almost entirely by whichever worker wakes first: its event
 loop accepts until the backlog is empty. Measured with 32 keep-alive senders and two
 workers, one worker held 29 of the 32 connections, and two workers did 0.95x the
-messages/s of one (bench/README.md). Connections stay where they were accepted, so the
+messages/s of one (bench/workers.py). Connections stay where they were accepted, so the
 imbalance lasts as long as they do.
 
 Here the main process binds one socket per slot on the same address with

@@ -117,7 +117,7 @@ def test_each_worker_listens_on_a_socket_of_its_own_and_connections_spread(
     assert listening <= _held_sockets(server.process.pid)
 
     # A burst of 32 connections, as a load balancer opens its pool: with one shared socket,
-    # the first worker to wake accepted nearly all of them (bench/README.md).
+    # the first worker to wake accepted nearly all of them (bench/workers.py).
     clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(32)]
     try:
         for client in clients:

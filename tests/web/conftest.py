@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 # the headless shell (Chromium's "old headless", which Playwright itself runs for headless
 # tests). /usr/bin/chromium in headless mode runs the whole desktop browser without a
 # window; the browser tests cost it 24-26 CPU-s against 7-8 for the shell, same tests, same
-# results (tests/web/browser and test_login_browser.py, alternated runs; bench/README.md).
+# results (tests/web/browser and test_login_browser.py, alternated runs).
 # PALAVER_TEST_CHROMIUM=/usr/bin/chromium runs them in the full browser.
 CHROMIUM = os.environ.get("PALAVER_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell")
 CHROMIUM_ARGS = [

@@ -100,7 +100,7 @@ def _flags_event(
 
 
 # Built once, on the table: a statement made and ORM-compiled on every call cost several
-# times what running it does (bench/README.md, fifteenth session).
+# times what running it does (bench/instructions.py --kind flags counts it).
 _USER_MESSAGES = UserMessage.__table__.c
 _FLAGS_OF_MESSAGES = (
     select(_USER_MESSAGES.message_id, _USER_MESSAGES.flags)

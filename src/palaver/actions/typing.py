@@ -30,7 +30,7 @@ MAX_CHANNEL_SIZE_FOR_TYPING = 100
 
 
 # Built once, on the table: a statement made and ORM-compiled on every call cost several
-# times what running it does (bench/README.md, fifteenth session).
+# times what running it does.
 _USERS = UserProfile.__table__.c
 _LISTENING = select(_USERS.id).where(
     _USERS.id.in_(bindparam("ids", expanding=True)), _USERS.is_active, _USERS.receives_typing_notifications

@@ -4,7 +4,7 @@ A parked long-poll keeps everything on its await chain alive until an event or a
 heartbeat, and thousands are parked at once. Through Starlette each one holds the
 exception middleware, the router, the API dispatcher (with its own copy of the scope), the
 route, two request wrappers, a ``Request`` and the path handler: coroutine frames and
-objects worth about as much as the rest of the poll together (bench/README.md, 7g).
+objects worth about as much as the rest of the poll together (bench/queue_memory.py measures it).
 
 ``RequestMiddleware`` (api/middleware.py) hands a plain GET of an events URL (no body,
 not under a path prefix) straight to ``LongPolls.serve``, after its own work (request ID,

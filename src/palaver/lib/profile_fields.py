@@ -41,8 +41,7 @@ def format_profile_field(field: CustomProfileField) -> dict[str, Any]:
 
 
 # Built once, on the table (GET /users/me and /register ask on every call); a statement
-# made and ORM-compiled per call cost several times what running it does (bench/README.md,
-# fifteenth session).
+# made and ORM-compiled per call cost several times what running it does.
 _VALUES = CustomProfileFieldValue.__table__.c
 _VALUES_OF_USERS = select(
     _VALUES.user_profile_id, _VALUES.field_id, _VALUES.value, _VALUES.rendered_value
