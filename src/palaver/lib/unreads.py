@@ -89,7 +89,8 @@ def unread_msgs_state(session: Session, user: UserProfile, *, allow_empty_topic_
 
 _MESSAGES = Message.__table__.c
 _USER_MESSAGES = UserMessage.__table__.c
-# Built once, on the table (an ORM statement per call costs more than running it): these messages and the user's flags on them.
+# Built once, on the table (an ORM statement per call costs more than running it):
+# these messages and the user's flags on them.
 _MESSAGES_WITH_FLAGS = (
     select(
         _MESSAGES.id,
