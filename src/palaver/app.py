@@ -31,6 +31,7 @@ from palaver.api.routing import (
 )
 from palaver.api.thumbnails import thumbnail_routes
 from palaver.api.uploads import upload_file_routes
+from palaver.api.user_content import UserContentOrigin
 from palaver.api.webhooks import webhook_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
@@ -340,6 +341,9 @@ def create_app(
     # Thumbnails of uploaded images, before the upload routes (api/thumbnails.py).
     app.router.routes.extend(thumbnail_routes(services))
     app.router.routes.extend(upload_file_routes(services))
+    if services.settings.user_content_url:
+        # On the user-content origin only signed upload URLs answer (api/user_content.py).
+        app.add_middleware(UserContentOrigin, settings=services.settings)
     # Avatars and organization images, and /avatar/ redirects (api/avatars.py); before the
     # custom emoji route, which takes the rest of /user_avatars/.
     app.router.routes.extend(avatar_routes(services))

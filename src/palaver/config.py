@@ -75,6 +75,10 @@ class Settings(BaseModel):
     # Uploads go to this S3-compatible bucket instead of upload_dir (needs the `s3` extra).
     s3_bucket: str | None = None
     s3_endpoint_url: str | None = None
+    # A separate origin for uploaded files (README "Uploads and security headers"), such as
+    # https://usercontent.example.net pointed at this server: the organizations' hosts then
+    # redirect each file to it with a signed URL valid for a minute, and it serves nothing else.
+    user_content_url: str | None = None
     push_relay_url: str | None = None
     # Realm state (users, channels, subscriptions, groups, settings...) kept in memory per
     # process, for this many realms, least recently used dropped first (lib/realm_cache.py).
@@ -235,6 +239,18 @@ class Settings(BaseModel):
                 raise ValueError("must be a bare origin like https://chat.example.com (no path)")
         return value.rstrip("/")
 
+    @field_validator("user_content_url")
+    @classmethod
+    def _check_user_content_url(cls, value: str | None) -> str | None:
+        if value:
+            parts = urlsplit(value)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError("must be an http:// or https:// URL")
+            _ = parts.port
+            if parts.path.strip("/") or parts.query or parts.fragment:
+                raise ValueError("must be a bare origin like https://usercontent.example.net (no path)")
+        return value.rstrip("/") if value else None
+
     @field_validator("push_relay_url")
     @classmethod
     def _check_push_relay_url(cls, value: str | None) -> str | None:
@@ -264,6 +280,21 @@ class Settings(BaseModel):
             object.__setattr__(self, "external_url", f"http://{host}:{self.port}")
         if self.upload_dir is None:
             object.__setattr__(self, "upload_dir", self.data_dir / "uploads")
+        return self
+
+    @model_validator(mode="after")
+    def _check_user_content_host(self) -> Settings:
+        # On the external host or one of its subdomains it would be an organization's origin
+        # (the very thing it exists to be apart from). After _fill_derived: external_url is set.
+        if self.user_content_url:
+            content = (urlsplit(self.user_content_url).hostname or "").lower()
+            base = (urlsplit(self.external_url).hostname or "").lower()
+            on_loopback = base in ("127.0.0.1", "::1", "localhost") and content.endswith(".localhost")
+            if content == base or content.endswith("." + base) or on_loopback:
+                raise ValueError(
+                    "user_content_url must not be the external host or one of its subdomains "
+                    "(those are organizations' origins); use a different domain"
+                )
         return self
 
     @property

@@ -14,12 +14,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from palaver.api.routing import error_response, internal_error_response
-from palaver.api.user_content import content_viewer, user_content_response
-from palaver.lib.attachments import file_for_user
+from palaver.api.user_content import content_viewer, user_content_redirect, user_content_response
+from palaver.lib.attachments import file_for_user, temporary_url
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
 from palaver.lib.storage import make_storage
-from palaver.lib.thumbnails import LOADING_PLACEHOLDER, format_by_name, thumbnail_key
-from palaver.lib.user_content import RASTER_IMAGE_TYPES, content_security_policy, detect_type
+from palaver.lib.thumbnails import LOADING_PLACEHOLDER, format_by_name, thumbnail_or_original
+from palaver.lib.user_content import content_security_policy
 from palaver.services import Services
 
 # A grey ring with a turning arc: drawn here, no image file shipped.
@@ -39,13 +39,13 @@ def _serve(services: Services, request: Request, path_id: str, name: str) -> Res
     session = services.db.session()
     try:
         served = file_for_user(session, content_viewer(session, services, request), path_id)
+        content_url = services.settings.user_content_url
+        if content_url is not None:
+            return user_content_redirect(content_url + temporary_url(served, variant=fmt.name))
         storage = make_storage(services.settings)
-        data = storage.read(thumbnail_key(served.path_id, fmt.name))
+        data = thumbnail_or_original(storage, served.path_id, served.file_name, fmt.name)
         if data is None:
-            data = storage.read(served.path_id)
-            # Only a raster image stands in for its thumbnail (never an SVG or a page).
-            if data is None or detect_type(data, served.file_name) not in RASTER_IMAGE_TYPES:
-                raise JsonableError("File not found", status=404)
+            raise JsonableError("File not found", status=404)
         return user_content_response(data, served.file_name, "private, max-age=60")
     except JsonableError as e:
         return error_response(e)

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from palaver.actions.attachments import do_upload_file
 from palaver.api.multipart import read_upload
 from palaver.api.routing import ApiRouter, Ctx, JsonDict, error_response, internal_error_response
-from palaver.api.user_content import content_viewer, user_content_response
+from palaver.api.user_content import content_viewer, user_content_redirect, user_content_response
 from palaver.lib.attachments import (
     ServedFile,
     accessible_attachment,
@@ -32,6 +32,8 @@ from palaver.lib.attachments import (
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.realm import get_realm_for_host
 from palaver.lib.storage import make_storage
+from palaver.lib.thumbnails import thumbnail_or_original
+from palaver.lib.user_content import is_user_content_host
 from palaver.services import Services
 
 router = ApiRouter()
@@ -62,17 +64,29 @@ def get_file_temporary_url(ctx: Ctx, realm_id_str: str, filename: str) -> JsonDi
 
 
 def _file_response(services: Services, served: ServedFile) -> Response:
-    data = make_storage(services.settings).read(served.path_id)
+    storage = make_storage(services.settings)
+    if served.variant is not None:
+        data = thumbnail_or_original(storage, served.path_id, served.file_name, served.variant)
+    else:
+        data = storage.read(served.path_id)
     if data is None:
         raise JsonableError("File not found", status=404)
     return user_content_response(data, served.file_name, "private, max-age=60")
+
+
+def _served_or_redirected(services: Services, served: ServedFile) -> Response:
+    """The file itself; with a user-content origin, a redirect to it there instead."""
+    content_url = services.settings.user_content_url
+    if content_url is None:
+        return _file_response(services, served)
+    return user_content_redirect(content_url + temporary_url(served, variant=served.variant))
 
 
 def _serve_authenticated(services: Services, request: Request, path_id: str) -> Response:
     session = services.db.session()
     try:
         user = content_viewer(session, services, request)
-        return _file_response(services, file_for_user(session, user, path_id))
+        return _served_or_redirected(services, file_for_user(session, user, path_id))
     except JsonableError as e:
         return error_response(e)
     except Exception:
@@ -83,11 +97,16 @@ def _serve_authenticated(services: Services, request: Request, path_id: str) -> 
 
 
 def _serve_temporary(services: Services, host: str, token: str) -> Response:
+    settings = services.settings
     session = services.db.session()
     try:
-        realm = get_realm_for_host(session, services.settings, host)
+        if is_user_content_host(settings, host):
+            # No organization's origin: any organization's files, by their signed URLs only.
+            return _file_response(services, file_for_temporary_token(session, token, realm_id=None))
+        realm = get_realm_for_host(session, settings, host)
         # A token answers only on the host of the organization whose file it names.
-        return _file_response(services, file_for_temporary_token(session, token, realm_id=realm.id))
+        served = file_for_temporary_token(session, token, realm_id=realm.id)
+        return _served_or_redirected(services, served)
     except JsonableError as e:
         return error_response(e)
     except Exception:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from palaver.api.routing import authenticate
-from palaver.lib.attachments import user_for_api_key
+from palaver.config import Settings
+from palaver.lib.attachments import TEMPORARY_URL_PREFIX, user_for_api_key
 from palaver.lib.exceptions import UnauthorizedError
 from palaver.lib.realm import get_realm_for_host
-from palaver.lib.user_content import served_as, user_content_headers
+from palaver.lib.user_content import is_user_content_host, served_as, user_content_headers
 from palaver.lib.web_sessions import SESSION_COOKIE
 from palaver.models import UserProfile
 from palaver.services import Services
@@ -52,3 +54,25 @@ def user_content_response(data: bytes, file_name: str | None, cache_control: str
     return Response(
         data, media_type=served.content_type, headers=user_content_headers(served, file_name, cache_control)
     )
+
+
+def user_content_redirect(url: str) -> Response:
+    """To a signed URL on the user-content origin: valid a minute, so never cached."""
+    return RedirectResponse(url, status_code=302, headers={"Cache-Control": "private, no-store"})
+
+
+class UserContentOrigin:
+    """ASGI wrapper: on the ``user_content_url`` host only signed upload URLs answer. The
+    web app, the API and the sign-in pages are an organization's, never served there."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith(TEMPORARY_URL_PREFIX):
+            host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
+            if is_user_content_host(self.settings, host):
+                await PlainTextResponse("Not found", status_code=404)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

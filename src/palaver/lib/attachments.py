@@ -25,7 +25,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.ids import get_row
+from palaver.lib.ids import get_row, is_storable_id
 from palaver.lib.message_access import bulk_access_message_ids
 from palaver.lib.storage import UPLOAD_URL_PREFIX
 from palaver.models import UserProfile
@@ -185,6 +185,16 @@ class ServedFile:
     path_id: str
     file_name: str
     content_type: str | None
+    # The file's own secret, which signs its temporary URLs.
+    url_secret: str
+    # A thumbnail format's name (lib/thumbnails.py) when a temporary URL names a thumbnail.
+    variant: str | None = None
+
+
+def _served(attachment: Attachment, variant: str | None = None) -> ServedFile:
+    return ServedFile(
+        attachment.path_id, attachment.file_name, attachment.content_type, attachment.url_secret, variant
+    )
 
 
 def user_for_api_key(session: Session, realm_id: int, api_key: str) -> UserProfile | None:
@@ -202,43 +212,63 @@ def file_for_user(session: Session, user: UserProfile, path_id: str) -> ServedFi
     # Missing and forbidden look the same.
     if attachment is None or not can_access_attachment(session, user, attachment):
         raise JsonableError("File not found", status=404)
-    return ServedFile(attachment.path_id, attachment.file_name, attachment.content_type)
+    return _served(attachment)
 
 
-def _signature(secret: str, path_id: str, expires: int) -> str:
-    message = f"{path_id}:{expires}".encode()
-    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:32]
+def _signature(secret: str, path_id: str, expires: int, variant: str | None) -> str:
+    message = f"{path_id}:{expires}" if variant is None else f"{path_id}:{variant}:{expires}"
+    return hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def temporary_url(attachment: Attachment, now: float | None = None) -> str:
+def _b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _unb64(text: str) -> str:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+
+
+def temporary_url(
+    attachment: Attachment | ServedFile, now: float | None = None, *, variant: str | None = None
+) -> str:
+    """A URL for the file (or, with ``variant``, that thumbnail of it) that needs no
+    credentials and expires in a minute, signed with the file's own secret."""
     expires = int(now if now is not None else time.time()) + TEMPORARY_URL_SECONDS
-    encoded = base64.urlsafe_b64encode(attachment.path_id.encode()).decode().rstrip("=")
-    token = f"{encoded}.{expires}.{_signature(attachment.url_secret, attachment.path_id, expires)}"
+    signature = _signature(attachment.url_secret, attachment.path_id, expires, variant)
+    parts = [_b64(attachment.path_id)] + ([] if variant is None else [_b64(variant)])
+    token = ".".join([*parts, str(expires), signature])
     return f"{TEMPORARY_URL_PREFIX}{token}/{quote(attachment.file_name)}"
 
 
 def file_for_temporary_token(
-    session: Session, token: str, *, realm_id: int, now: float | None = None
+    session: Session, token: str, *, realm_id: int | None, now: float | None = None
 ) -> ServedFile:
     """The file a temporary URL names, if its signature holds, it has not expired and the
-    file belongs to ``realm_id`` (the organization whose host the URL was opened on)."""
+    file belongs to ``realm_id`` (the organization whose host the URL was opened on; None
+    on the user-content origin, which is no organization's)."""
     not_found = JsonableError("File not found", status=404)
     try:
-        encoded, expires_text, signature = token.split(".")
-        path_id = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+        *encoded, expires_text, signature = token.split(".")
+        if len(encoded) not in (1, 2):
+            raise ValueError(token)
+        path_id = _unb64(encoded[0])
+        variant = _unb64(encoded[1]) if len(encoded) == 2 else None
         expires = int(expires_text)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise not_found from None
     if expires < (now if now is not None else time.time()):
         raise not_found
-    if path_id.split("/", 1)[0] != str(realm_id):
+    realm_part = path_id.split("/", 1)[0]
+    if not realm_part.isdigit() or (realm_id is not None and realm_part != str(realm_id)):
         raise not_found
-    attachment = get_attachment_by_path_id(session, realm_id, path_id)
+    if not is_storable_id(int(realm_part)):
+        raise not_found
+    attachment = get_attachment_by_path_id(session, int(realm_part), path_id)
     if attachment is None or not hmac.compare_digest(
-        signature, _signature(attachment.url_secret, path_id, expires)
+        signature, _signature(attachment.url_secret, path_id, expires, variant)
     ):
         raise not_found
-    return ServedFile(attachment.path_id, attachment.file_name, attachment.content_type)
+    return _served(attachment, variant)
 
 
 def accessible_attachment(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
@@ -22,12 +23,19 @@ def _strip_port(host: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
+# A string ID no organization can have (they never hold a space).
+NO_REALM = " no organization"
+
+
 def subdomain_for_host(settings: Settings, host: str) -> str:
     """The realm string ID a Host header selects; the bare host selects the root realm.
 
     Ports are ignored so that the same server answers on any port it is reached at.
     """
     host = _strip_port(host.strip().lower())
+    if settings.user_content_url and host == _strip_port(urlsplit(settings.user_content_url).netloc.lower()):
+        # The user-content origin is no organization's (config.py refuses it as a realm host).
+        return NO_REALM
     base = _strip_port(settings.external_host)
     if host.endswith("." + base):
         return host[: -len(base) - 1]

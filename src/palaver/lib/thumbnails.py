@@ -25,7 +25,8 @@ from sqlalchemy.orm import Session
 from palaver.lib.images import BadImageError, image_info, resize_frames
 from palaver.lib.markdown.contract import RenderResult
 from palaver.lib.realm import AnyRealm
-from palaver.lib.storage import UPLOAD_URL_PREFIX
+from palaver.lib.storage import UPLOAD_URL_PREFIX, FileStorage
+from palaver.lib.user_content import RASTER_IMAGE_TYPES, detect_type
 from palaver.models.media import ImageAttachment
 
 THUMBNAIL_URL_PREFIX = "/user_uploads/thumbnail/"
@@ -84,6 +85,17 @@ def thumbnail_url(path_id: str, name: str) -> str:
 
 def format_by_name(name: str) -> ThumbnailFormat | None:
     return next((f for f in THUMBNAIL_FORMATS if f.name == name), None)
+
+
+def thumbnail_or_original(storage: FileStorage, path_id: str, file_name: str, name: str) -> bytes | None:
+    """The thumbnail's bytes; until it is made (or if it cannot be), the original's if that
+    is a raster image (never an SVG or a page standing in for a picture); else None."""
+    data = storage.read(thumbnail_key(path_id, name))
+    if data is None:
+        data = storage.read(path_id)
+        if data is None or detect_type(data, file_name) not in RASTER_IMAGE_TYPES:
+            return None
+    return data
 
 
 def describe_upload(data: bytes, content_type: str | None) -> tuple[int, int, int, str] | None:
