@@ -229,27 +229,13 @@ class Settings(BaseModel):
     @field_validator("external_url")
     @classmethod
     def _check_external_url(cls, value: str) -> str:
-        if value:
-            parts = urlsplit(value)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError("must be an http:// or https:// URL")
-            _ = parts.port  # raises ValueError for a port that is not a number
-            if parts.path.strip("/") or parts.query or parts.fragment:
-                # Realm URLs are built from scheme and host alone; a path would be dropped.
-                raise ValueError("must be a bare origin like https://chat.example.com (no path)")
-        return value.rstrip("/")
+        # Realm URLs are built from scheme and host alone; a path would be dropped.
+        return _bare_origin(value, "https://chat.example.com")
 
     @field_validator("user_content_url")
     @classmethod
     def _check_user_content_url(cls, value: str | None) -> str | None:
-        if value:
-            parts = urlsplit(value)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError("must be an http:// or https:// URL")
-            _ = parts.port
-            if parts.path.strip("/") or parts.query or parts.fragment:
-                raise ValueError("must be a bare origin like https://usercontent.example.net (no path)")
-        return value.rstrip("/") if value else None
+        return _bare_origin(value, "https://usercontent.example.net") if value else None
 
     @field_validator("push_relay_url")
     @classmethod
@@ -309,6 +295,18 @@ class Settings(BaseModel):
     @property
     def external_scheme(self) -> str:
         return urlsplit(self.external_url).scheme
+
+
+def _bare_origin(value: str, example: str) -> str:
+    """``value`` without a trailing slash, if it is an http(s) origin with no path."""
+    if value:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http:// or https:// URL")
+        _ = parts.port  # raises ValueError for a port that is not a number
+        if parts.path.strip("/") or parts.query or parts.fragment:
+            raise ValueError(f"must be a bare origin like {example} (no path)")
+    return value.rstrip("/")
 
 
 _UNPREFIXED = {"database_url": "DATABASE_URL", "redis_url": "REDIS_URL"}
