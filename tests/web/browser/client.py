@@ -70,7 +70,8 @@ class SignedIn:
             page.set_viewport_size(viewport)
         if color_scheme is not None:
             page.emulate_media(color_scheme=color_scheme)
-        page.goto(self.live_server.url + "/")
+        # Opened at the hash itself: the home view, shown first, would mark messages read.
+        page.goto(self.live_server.url + "/" + hash_)
         wait_for(page, APP_READY)
         if hash_:
             go(page, hash_)

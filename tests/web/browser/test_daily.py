@@ -137,3 +137,158 @@ def test_on_a_phone_recent_conversations_fit_and_toasts_stack(
     toasts.first.click()
     assert toasts.count() == 2
     wait_for(page, "() => !document.querySelector('#toasts .toast')", timeout=5)
+
+
+# Reading and triage -------------------------------------------------------------------------
+
+
+def server_unread_count(live_server: LiveServer, name: str) -> int:
+    """The unread count the server's /register gives: what the client must show."""
+    with live_server.api(name) as api:
+        response = api.post("/register", data={"fetch_event_types": '["message", "update_message_flags"]'})
+        response.raise_for_status()
+        return int(response.json()["unread_msgs"]["count"])
+
+
+def client_unread_count(page: Any) -> int:
+    return int(page.evaluate("window.palaver.counts().total"))
+
+
+def read_everything(live_server: LiveServer, *names: str) -> None:
+    for name in names:
+        with live_server.api(name) as api:
+            api.post("/mark_all_as_read").raise_for_status()
+
+
+def test_a_muted_topic_leaves_only_the_muters_unread_count(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    channel_id(live_server, "hamlet", "general")
+    channel_id(live_server, "othello", "general")
+    read_everything(live_server, "hamlet", "othello")
+    topic = unique("noise")
+    othello = app_page("othello", "#inbox")
+    hamlet = app_page("hamlet", "#inbox")
+    send(live_server, "iago", "general", topic, "One")
+    send(live_server, "iago", "general", topic, "Two")
+    for page in (othello, hamlet):
+        wait_for(page, "() => document.title.startsWith('(2) ')")
+    othello.get_by_role("button", name=f"Actions for topic {topic}").click()
+    othello.get_by_role("menuitem", name="Mute topic").click()
+    wait_for(othello, "() => !document.title.startsWith('(')")
+    # The Inbox leaves it out; the count is the server's.
+    othello.get_by_role("link", name=topic).wait_for(state="detached")
+    assert client_unread_count(othello) == server_unread_count(live_server, "othello") == 0
+    # The other person's count is untouched.
+    assert hamlet.title().startswith("(2) ")
+    assert client_unread_count(hamlet) == server_unread_count(live_server, "hamlet") == 2
+    # Unmuted from Recent conversations' "Include muted".
+    othello.evaluate("location.hash = '#recent'")
+    othello.get_by_role("checkbox", name="Include muted").check()
+    othello.locator(".recent-table tr.muted", has_text=topic).wait_for()
+    read_everything(live_server, "hamlet", "othello")
+
+
+def test_follow_a_topic_from_its_recipient_bar_and_find_it_in_followed_topics(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("follow me")
+    send(live_server, "othello", "general", topic, "Worth following")
+    page = app_page("hamlet", topic_hash(general, topic))
+    page.locator(".recipient-bar .topic-menu-button").first.click()
+    page.get_by_role("menuitem", name="Follow topic").click()
+    page.locator(".recipient-bar .topic-mark", has_text="followed").first.wait_for()
+    nav = page.get_by_role("navigation", name="Channels and conversations")
+    nav.get_by_role("link", name="Followed topics").click()
+    page.locator("article.message", has_text="Worth following").wait_for()
+    assert page.locator("#narrow-title").inner_text() == "Followed topics"
+    with live_server.api("hamlet") as api:
+        state = api.post("/register", data={"fetch_event_types": '["user_topic"]'}).raise_for_status().json()
+    assert any(t["topic_name"] == topic and t["visibility_policy"] == 3 for t in state["user_topics"])
+
+
+def test_channel_menu_mutes_pins_and_sets_notifications(live_server: LiveServer, app_page: AppPage) -> None:
+    sandbox = channel_id(live_server, "hamlet", "sandbox")
+    read_everything(live_server, "hamlet")
+    page = app_page("hamlet", "#inbox")
+    nav = page.get_by_role("navigation", name="Channels and conversations")
+    nav.get_by_role("button", name="Actions for #sandbox").click()
+    page.get_by_role("menuitem", name="Mute channel").click()
+    nav.locator("li.muted", has_text="sandbox").wait_for()
+    send(live_server, "othello", "sandbox", unique("quiet"), "Nobody hears this")
+    nav.locator(".muted-badge").first.wait_for()
+    assert client_unread_count(page) == server_unread_count(live_server, "hamlet") == 0
+    nav.get_by_role("button", name="Actions for #sandbox").click()
+    page.get_by_role("menuitem", name="Unmute channel").click()
+    wait_for(page, "() => document.title.startsWith('(1) ')")
+    nav.get_by_role("button", name="Actions for #sandbox").click()
+    page.get_by_role("menuitem", name="Pin channel to top").click()
+    wait_for(page, "() => document.querySelector('.channels li .side-label').textContent === 'sandbox'")
+    nav.get_by_role("button", name="Actions for #sandbox").click()
+    page.get_by_role("menuitem", name="Notification settings…").click()
+    page.get_by_label("Desktop notifications").select_option("true")
+    page.get_by_role("button", name="Save").click()
+    wait_for(page, f"() => window.palaver.state.subs.get({sandbox}).desktop_notifications === true")
+    nav.get_by_role("button", name="Actions for #sandbox").click()
+    page.get_by_role("menuitem", name="Unpin channel").click()
+    wait_for(page, f"() => !window.palaver.state.subs.get({sandbox}).pin_to_top")
+    nav.get_by_role("button", name="Actions for #sandbox").click()
+    page.get_by_role("menuitem", name="Mark all messages as read").click()
+    wait_for(page, "() => !document.title.startsWith('(')")
+
+
+def test_mark_all_as_read_asks_first(live_server: LiveServer, app_page: AppPage) -> None:
+    channel_id(live_server, "hamlet", "general")
+    read_everything(live_server, "hamlet")
+    page = app_page("hamlet", "#recent", viewport=PHONE)
+    send(live_server, "othello", "general", unique("pile"), "Unread one")
+    wait_for(page, "() => document.title.startsWith('(1) ')")
+    page.get_by_role("button", name="Channels and conversations").click()
+    page.get_by_role("button", name="Mark all as read").click()
+    dialog = page.get_by_role("dialog", name="Mark all messages as read?")
+    dialog.get_by_role("button", name="Cancel").click()
+    assert page.title().startswith("(1) ")
+    page.get_by_role("button", name="Mark all as read").click()
+    dialog.get_by_role("button", name="Mark all as read").click()
+    wait_for(page, "() => !document.title.startsWith('(')")
+    assert server_unread_count(live_server, "hamlet") == 0
+
+
+def test_mark_as_unread_from_here_stays_unread(live_server: LiveServer, app_page: AppPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("again")
+    for text in ("First", "Second", "Third"):
+        send(live_server, "othello", "general", topic, f"{text} {topic}")
+    read_everything(live_server, "hamlet")
+    page = app_page("hamlet", topic_hash(general, topic))
+    row = page.locator("article.message", has_text=f"Second {topic}")
+    row.click()
+    row.get_by_role("button", name="More actions").click()
+    page.get_by_role("menuitem", name="Mark as unread from here").click()
+    wait_for(page, "() => document.title.startsWith('(2) ')")
+    page.wait_for_timeout(800)
+    assert page.title().startswith("(2) ")
+    assert server_unread_count(live_server, "hamlet") == 2
+    read_everything(live_server, "hamlet")
+
+
+def test_recent_conversations_filter_to_those_i_took_part_in(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    channel_id(live_server, "hamlet", "general")
+    mine = unique("mine")
+    theirs = unique("theirs")
+    send(live_server, "hamlet", "general", mine, "I said this")
+    send(live_server, "othello", "general", theirs, "Othello said this")
+    page = app_page("hamlet", "#recent")
+    page.get_by_role("link", name=theirs).wait_for()
+    page.get_by_role("checkbox", name="Participated").check()
+    page.get_by_role("link", name=theirs).wait_for(state="detached")
+    assert page.get_by_role("link", name=mine).is_visible()
+    page.get_by_role("checkbox", name="Participated").uncheck()
+    page.get_by_role("checkbox", name="Unread").check()
+    page.get_by_role("link", name=mine).wait_for(state="detached")
+    assert page.get_by_role("link", name=theirs).is_visible()
+    page.get_by_role("checkbox", name="Unread").uncheck()
+    read_everything(live_server, "hamlet")

@@ -192,13 +192,41 @@ const unreadMsgs = {
 
 test("Unread counts by channel, topic, DM, mentions; muted channels not in the total", () => {
   const unread = new Unread(unreadMsgs, ME);
-  const counts = unread.counts(new Set([2]));
+  const counts = unread.counts((streamId) => streamId === 2);
   eq(counts.total, 4);
+  eq(counts.byStream.get(2), undefined);
+  eq(counts.mutedByStream.get(2), 1);
   eq(counts.byStream.get(1), 2);
   eq(counts.byTopic.get(topicCountKey(1, "lunch")), 2);
   eq(counts.byDm.get("11"), 1);
   eq(counts.byDm.get("11,12"), 1);
   eq(counts.mentions, 1);
+});
+
+test("Unread muting follows the topic policies as the server counts them", () => {
+  const subs = new Subscriptions({
+    subscriptions: [{ stream_id: 1, name: "a", is_muted: false }, { stream_id: 2, name: "b", is_muted: true }],
+    user_topics: [{ stream_id: 1, topic_name: "LUNCH", visibility_policy: 1 }, { stream_id: 2, topic_name: "x", visibility_policy: 2 }],
+  });
+  eq(subs.isTopicMuted(1, "lunch"), true);
+  eq(subs.isTopicMuted(1, "other"), false);
+  eq(subs.isTopicMuted(2, "x"), false);
+  eq(subs.isTopicMuted(2, "y"), true);
+  const unread = new Unread(unreadMsgs, ME);
+  unread.addMessage({ id: 20, type: "stream", stream_id: 1, subject: "Lunch", flags: ["wildcard_mentioned"] });
+  unread.addMessage({ id: 21, type: "stream", stream_id: 1, subject: "Other", flags: ["wildcard_mentioned"] });
+  const counts = unread.counts((streamId, topic) => subs.isTopicMuted(streamId, topic));
+  // 5, 6, 20 (muted topic) do not count; 7 (unmuted in a muted channel), 21, two DMs do.
+  eq(counts.total, 4);
+  eq(counts.byStream.get(1), 1);
+  eq(counts.byStream.get(2), 1);
+  eq(counts.byTopic.get(topicCountKey(1, "lunch")), 3);
+  // A direct mention counts even in a muted topic; a wildcard one only outside.
+  eq(counts.mentions, 2);
+  subs.setPolicy(1, "lunch", 0);
+  eq(subs.isTopicMuted(1, "Lunch"), false);
+  subs.setPolicy(1, "Lunch", 3);
+  eq(subs.followed().map((f) => f.topic), ["lunch"]);
 });
 
 test("Unread goes down when read, back up with message_details", () => {

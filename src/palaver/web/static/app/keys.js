@@ -1,7 +1,7 @@
 // Zulip's keyboard shortcuts. Letters act only when no text field has the focus.
 
 import { closeEmojiPicker } from "./views/emoji_picker.js";
-import { closeMenu } from "./views/actions.js";
+import { closeMenu } from "./views/menus.js";
 import { h, trapFocus } from "./views/dom.js";
 
 function typingInField(target) {

@@ -254,8 +254,8 @@ class App {
 
   counts() {
     if (!this.countsCache) {
-      const muted = new Set(this.state.subs.sorted().filter((s) => s.is_muted).map((s) => s.stream_id));
-      this.countsCache = this.state.unread.counts(muted);
+      const subs = this.state.subs;
+      this.countsCache = this.state.unread.counts((streamId, topic) => subs.isTopicMuted(streamId, topic));
     }
     return this.countsCache;
   }
@@ -263,6 +263,7 @@ class App {
   titleText() {
     if (this.current.view === "inbox") return "Inbox";
     if (this.current.view === "recent") return "Recent conversations";
+    if (this.current.terms.length === 1 && this.current.terms[0].operator === "is" && this.current.terms[0].operand === "followed") return "Followed topics";
     return narrowTitle(this.current.terms, this.lookup);
   }
 
@@ -302,6 +303,8 @@ class App {
     this.overviewPane.hidden = !overview;
     document.getElementById("narrow-title").textContent = this.titleText();
     this.render(new Set(["sidebar", "typing"]));
+    // The page's first view may be one without a feed: the feed's "loading" ends there.
+    if (overview && !this.feed.list) this.feed.setLoading(false);
     if (parsed.view === "inbox") return renderInbox(this, this.overviewPane);
     if (parsed.view === "recent") return renderRecent(this, this.overviewPane);
     this.compose.followNarrow(parsed.terms);
@@ -394,7 +397,7 @@ class App {
   }
 
   nextUnreadTopic() {
-    const conversations = this.state.unread.conversations().filter((c) => c.type === "stream" && !(this.state.subs.get(c.stream_id) || {}).is_muted);
+    const conversations = this.state.unread.conversations().filter((c) => c.type === "stream" && !this.state.subs.isTopicMuted(c.stream_id, c.topic));
     const currentKey = typingKeyForNarrow(this.current.terms, this.state.myId);
     const next = conversations.find((c) => `s:${c.stream_id}:${c.topic.toLowerCase()}` !== currentKey);
     if (!next) {
@@ -453,10 +456,10 @@ class App {
     input.select();
   }
 
-  async openSettings(tab) {
+  async openSettings(tab, streamId) {
     // Settings are a separate module, loaded only when opened.
     const { openSettings } = await import("./views/settings.js");
-    openSettings(this, tab);
+    openSettings(this, tab, streamId);
   }
 
 }

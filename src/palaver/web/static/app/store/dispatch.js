@@ -209,6 +209,11 @@ const HANDLERS = {
     changes.add("feed");
   },
 
+  user_topic(state, event, changes) {
+    state.subs.setPolicy(event.stream_id, event.topic_name, event.visibility_policy);
+    changes.add("sidebar").add("feed");
+  },
+
   drafts(state, event, changes) {
     if (event.op === "add") for (const d of event.drafts) state.drafts.set(d.id, d);
     else if (event.op === "update") state.drafts.set(event.draft.id, event.draft);

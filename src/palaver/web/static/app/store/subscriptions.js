@@ -6,8 +6,14 @@ function topicKey(topic) {
   return String(topic).toLowerCase();
 }
 
+// A topic's visibility policy (user_topics), as the API numbers them.
+export const INHERIT = 0;
+export const MUTED = 1;
+export const UNMUTED = 2;
+export const FOLLOWED = 3;
+
 export class Subscriptions {
-  constructor({ subscriptions = [], unsubscribed = [], never_subscribed = [], streams = [] } = {}) {
+  constructor({ subscriptions = [], unsubscribed = [], never_subscribed = [], streams = [], user_topics = [] } = {}) {
     this.subs = new Map();
     this.streams = new Map();
     for (const stream of [...streams, ...unsubscribed, ...never_subscribed]) this.streams.set(stream.stream_id, { ...stream });
@@ -16,6 +22,41 @@ export class Subscriptions {
     this.topics = new Map();
     // Channels whose topic list was fetched from the server (not only learned from messages).
     this.topicsFetched = new Set();
+    // "stream_id:topic key" -> visibility policy other than INHERIT.
+    this.policies = new Map();
+    for (const ut of user_topics) this.setPolicy(ut.stream_id, ut.topic_name, ut.visibility_policy);
+  }
+
+  setPolicy(streamId, topic, policy) {
+    const key = `${streamId}:${topicKey(topic)}`;
+    if (policy === INHERIT) this.policies.delete(key);
+    else this.policies.set(key, policy);
+  }
+
+  policy(streamId, topic) {
+    return this.policies.get(`${streamId}:${topicKey(topic)}`) || INHERIT;
+  }
+
+  // Muted as the server counts unreads (lib/conversation_muting): a muted topic, or any topic
+  // of a muted channel that is not unmuted or followed.
+  isTopicMuted(streamId, topic) {
+    const policy = this.policy(streamId, topic);
+    if (policy === MUTED) return true;
+    const sub = this.subs.get(streamId);
+    return Boolean(sub && sub.is_muted) && policy !== UNMUTED && policy !== FOLLOWED;
+  }
+
+  // Followed topics, newest known message first: [{stream_id, topic}].
+  followed() {
+    const found = [];
+    for (const [key, policy] of this.policies) {
+      if (policy !== FOLLOWED) continue;
+      const at = key.indexOf(":");
+      const streamId = Number(key.slice(0, at));
+      const known = (this.topics.get(streamId) || new Map()).get(key.slice(at + 1));
+      found.push({ stream_id: streamId, topic: known ? known.name : key.slice(at + 1), maxId: known ? known.maxId : 0 });
+    }
+    return found.sort((a, b) => b.maxId - a.maxId);
   }
 
   addSub(sub) {

@@ -14,6 +14,8 @@ export class Unread {
     // id -> {type: "stream", stream_id, topic} | {type: "private", dm: "3,7"}
     this.entries = new Map();
     this.mentions = new Set();
+    // Mentioned only through @all/@channel/@topic: they count only outside muted conversations.
+    this.wildcards = new Set();
     for (const s of unreadMsgs.streams || []) {
       for (const id of s.unread_message_ids) this.entries.set(id, { type: "stream", stream_id: s.stream_id, topic: s.topic });
     }
@@ -40,19 +42,22 @@ export class Unread {
     } else {
       this.entries.set(message.id, { type: "private", dm: messageDmIds(message, this.myId).join(",") });
     }
-    if (flags.includes("mentioned") || flags.includes("wildcard_mentioned")) this.mentions.add(message.id);
+    if (flags.includes("mentioned")) this.mentions.add(message.id);
+    else if (flags.includes("wildcard_mentioned")) this.wildcards.add(message.id);
   }
 
   markRead(ids) {
     for (const id of ids) {
       this.entries.delete(id);
       this.mentions.delete(id);
+      this.wildcards.delete(id);
     }
   }
 
   markAllRead() {
     this.entries.clear();
     this.mentions.clear();
+    this.wildcards.clear();
   }
 
   // update_message_flags remove "read": message_details says where each message lives.
@@ -76,26 +81,37 @@ export class Unread {
     }
   }
 
-  // All counts at once; muted channels (a Set of ids) do not count towards the total.
-  counts(mutedStreamIds = new Set()) {
+  // All counts at once, as the server counts them: unread in muted conversations
+  // (isMuted(streamId, topic)) count towards no total, nor their channel, but stay listed by
+  // topic; a muted channel's topics that are not muted count in its mutedByStream.
+  counts(isMuted = () => false) {
     const byStream = new Map();
+    const mutedByStream = new Map();
     const byTopic = new Map();
     const byDm = new Map();
     let total = 0;
     let dms = 0;
-    for (const entry of this.entries.values()) {
+    const mutedIds = new Set();
+    for (const [id, entry] of this.entries) {
       if (entry.type === "stream") {
-        byStream.set(entry.stream_id, (byStream.get(entry.stream_id) || 0) + 1);
         const key = topicCountKey(entry.stream_id, entry.topic);
         byTopic.set(key, (byTopic.get(key) || 0) + 1);
-        if (!mutedStreamIds.has(entry.stream_id)) total += 1;
+        if (isMuted(entry.stream_id, entry.topic)) {
+          mutedIds.add(id);
+          mutedByStream.set(entry.stream_id, (mutedByStream.get(entry.stream_id) || 0) + 1);
+          continue;
+        }
+        byStream.set(entry.stream_id, (byStream.get(entry.stream_id) || 0) + 1);
+        total += 1;
       } else {
         byDm.set(entry.dm, (byDm.get(entry.dm) || 0) + 1);
         dms += 1;
         total += 1;
       }
     }
-    return { total, dms, mentions: this.mentions.size, byStream, byTopic, byDm };
+    let mentions = this.mentions.size;
+    for (const id of this.wildcards) if (this.entries.has(id) && !mutedIds.has(id)) mentions += 1;
+    return { total, dms, mentions, byStream, mutedByStream, byTopic, byDm };
   }
 
   // Unread conversations in id order: the "n" shortcut's next unread topic.

@@ -2,8 +2,10 @@
 // link, quote and reply. Each action calls the API; the resulting event updates the page.
 
 import { narrowToHash } from "../narrow.js";
+import { t } from "../i18n.js";
 import { h, toast, trapFocus } from "./dom.js";
-import { openEmojiPicker, placeNear } from "./emoji_picker.js";
+import { openEmojiPicker } from "./emoji_picker.js";
+import { showMenu } from "./menus.js";
 
 const RESOLVED_PREFIX = "✔ ";
 
@@ -175,9 +177,9 @@ export class MessageActions {
   }
 
   // A small form: new topic (and channel, where allowed), which messages to move.
-  openMove(id) {
+  // message: the one moved, or (from a topic menu) its channel and topic.
+  openMove(id, message = this.message(id)) {
     const { state } = this.app;
-    const message = this.message(id);
     const perms = state.permissions;
     const topic = h("input", { id: "move-topic", type: "text", value: message.subject, required: true });
     const channel = h("select", { id: "move-channel", disabled: !perms.canMoveChannel(message) });
@@ -212,7 +214,6 @@ export class MessageActions {
 
   // The "⋯" menu: a role=menu list of the actions this user may take on this message.
   openMenu(id, anchor) {
-    closeMenu();
     const message = this.message(id);
     if (!message) return;
     const perms = this.app.state.permissions;
@@ -224,40 +225,21 @@ export class MessageActions {
       perms.canMoveTopic(message) && ["Move messages…", () => this.openMove(id)],
       perms.canResolve(message) && [message.subject.startsWith(RESOLVED_PREFIX) ? "Unresolve topic" : "Resolve topic", () => this.resolve(id)],
       perms.canDelete(message) && ["Delete", () => this.remove(id)],
+      [t("Mark as unread from here"), () => this.markUnreadFrom(id)],
     ].filter(Boolean);
-    const menu = h("ul", { id: "message-menu", class: "popover menu", role: "menu", "aria-label": "Message actions" });
-    for (const [label, run] of items) {
-      menu.append(h("li", { role: "none" }, h("button", { type: "button", role: "menuitem", text: label, onclick: () => {
-        closeMenu();
-        run();
-      } })));
-    }
-    menu.addEventListener("keydown", (event) => {
-      const buttons = [...menu.querySelectorAll("button")];
-      const at = buttons.indexOf(document.activeElement);
-      if (event.key === "Escape") {
-        closeMenu();
-        anchor.focus();
-      } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-        event.preventDefault();
-        buttons[(at + (event.key === "ArrowDown" ? 1 : -1) + buttons.length) % buttons.length].focus();
-      }
-      event.stopPropagation();
-    });
-    document.body.append(menu);
-    placeNear(menu, anchor);
-    menu.querySelector("button").focus();
-    setTimeout(() => document.addEventListener("mousedown", outsideMenu), 0);
+    showMenu(anchor, t("Message actions"), items);
   }
-}
 
-function outsideMenu(event) {
-  const menu = document.getElementById("message-menu");
-  if (menu && !menu.contains(event.target)) closeMenu();
-}
-
-export function closeMenu() {
-  const menu = document.getElementById("message-menu");
-  if (menu) menu.remove();
-  document.removeEventListener("mousedown", outsideMenu);
+  // Everything from this message on in the current view becomes unread again; reading
+  // stops marking messages read until the view changes (else they would be read at once).
+  async markUnreadFrom(id) {
+    const list = this.app.feed.list;
+    if (!list) return;
+    this.app.feed.reader.pause();
+    try {
+      await this.app.api.post("/messages/flags/narrow", { anchor: String(id), include_anchor: true, num_before: 0, num_after: 5000, narrow: this.app.apiNarrow(list.terms), op: "remove", flag: "read" });
+    } catch (error) {
+      this.app.showError(error);
+    }
+  }
 }

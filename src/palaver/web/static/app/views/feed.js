@@ -3,6 +3,9 @@
 // It loads history in both directions as the reader scrolls, and marks what is seen as read.
 
 import { apiNarrow, narrowToHash, messageDmIds, isSearchNarrow } from "../narrow.js";
+import { t } from "../i18n.js";
+import { FOLLOWED } from "../store/subscriptions.js";
+import { openTopicMenu } from "./menus.js";
 import { ReadTracker } from "./reading.js";
 import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, emojiImage, clear } from "./dom.js";
 
@@ -54,6 +57,7 @@ export class FeedView {
   // Opens a narrow's list: fetches around the first unread (or the given anchor) if empty.
   async open(list, anchor) {
     this.list = list;
+    this.reader.paused = null;
     this.render();
     if (!list.ids.length && !(list.foundOldest && list.foundNewest)) {
       if (anchor) await this.fetch(anchor, FETCH_BATCH, 50, true);
@@ -232,6 +236,8 @@ export class FeedView {
         h("span", { class: "recipient-sep", "aria-hidden": "true", text: "›" }),
         h("a", { class: "recipient-topic", href: narrowToHash([...channelTerms, { operator: "topic", operand: message.subject, negated: false }], lookup) },
           message.match_subject ? setHtml(h("span"), message.match_subject) : (message.subject || this.state.realm.realm_empty_topic_display_name || "general chat")),
+        this.topicMarks(message.stream_id, message.subject),
+        h("button", { type: "button", class: "icon-button topic-menu-button", dataset: { topicMenu: "1" }, "aria-label": t("Topic actions"), "aria-haspopup": "menu", title: t("Topic actions"), text: "⋮" }),
         day);
       if (sub && sub.color) bar.style.setProperty("--channel-color", sub.color);
       return bar;
@@ -240,6 +246,14 @@ export class FeedView {
     return h("header", { class: "recipient-bar dm" },
       h("a", { href: narrowToHash([{ operator: "dm", operand: ids, negated: false }], lookup), text: "You and " + this.dmNames(message) }),
       day);
+  }
+
+  // A followed or muted topic says so beside its name.
+  topicMarks(streamId, topic) {
+    const policy = this.state.subs.policy(streamId, topic);
+    if (policy === FOLLOWED) return h("span", { class: "topic-mark", title: t("You follow this topic"), text: t("followed") });
+    if (this.state.subs.isTopicMuted(streamId, topic)) return h("span", { class: "topic-mark", title: t("Muted"), text: t("muted") });
+    return null;
   }
 
   messageElement(message, continued) {
@@ -323,6 +337,13 @@ export class FeedView {
   }
 
   onClick(event) {
+    const topicMenu = event.target.closest("button[data-topic-menu]");
+    if (topicMenu) {
+      const first = topicMenu.closest(".recipient-group").querySelector("article.message[data-id]");
+      const message = first && this.state.messages.get(Number(first.dataset.id));
+      if (message) openTopicMenu(this.app, topicMenu, message.stream_id, message.subject);
+      return;
+    }
     const article = event.target.closest("article.message");
     if (!article || article.dataset.local) return;
     const spoiler = event.target.closest(".spoiler-header");

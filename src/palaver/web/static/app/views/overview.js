@@ -3,7 +3,17 @@
 
 import { narrowToHash } from "../narrow.js";
 import { topicCountKey } from "../store/unread.js";
+import { t } from "../i18n.js";
 import { h, clear, formatDay, formatTime } from "./dom.js";
+import { confirmMarkAllRead, openTopicMenu } from "./menus.js";
+
+// Inbox channels folded by the reader, kept for the page's life.
+const collapsed = new Set();
+
+function topicMenuButton(app, c, label) {
+  return h("button", { type: "button", class: "icon-button topic-menu-button", "aria-label": t("Actions for topic {topic}", { topic: label }), "aria-haspopup": "menu", text: "⋮",
+    onclick: (event) => openTopicMenu(app, event.currentTarget, c.stream_id, c.topic) });
+}
 
 function conversationTerms(entry) {
   return entry.type === "stream"
@@ -13,7 +23,8 @@ function conversationTerms(entry) {
 
 export function renderInbox(app, root) {
   const { state } = app;
-  const conversations = state.unread.conversations();
+  // Muted conversations stay out of the Inbox, as they stay out of the counts.
+  const conversations = state.unread.conversations().filter((c) => c.type !== "stream" || !state.subs.isTopicMuted(c.stream_id, c.topic));
   const rows = [];
   const byChannel = new Map();
   for (const c of conversations) {
@@ -24,20 +35,33 @@ export function renderInbox(app, root) {
   for (const [key, items] of byChannel) {
     const title = key === "dm" ? "Direct messages" : "#" + state.subs.name(key);
     const total = items.reduce((n, c) => n + c.count, 0);
-    rows.push(h("h2", { class: "inbox-heading" }, title, h("span", { class: "badge", text: String(total) })));
+    const folded = collapsed.has(key);
+    rows.push(h("h2", { class: "inbox-heading" },
+      h("button", { type: "button", class: "inbox-fold", "aria-expanded": String(!folded), onclick: () => {
+        if (folded) collapsed.delete(key);
+        else collapsed.add(key);
+        renderInbox(app, root);
+      } }, h("span", { class: "fold-mark", "aria-hidden": "true", text: folded ? "▸" : "▾" }), title),
+      h("span", { class: "badge", text: String(total) })));
+    if (folded) continue;
     const list = h("ul", { class: "inbox-list" });
     for (const c of items) {
       const label = c.type === "stream" ? c.topic || "general chat" : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
-      list.append(h("li", {}, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), class: "inbox-link" },
-        h("span", { text: label }), h("span", { class: "badge", "aria-label": `${c.count} unread`, text: String(c.count) }))));
+      list.append(h("li", { class: "inbox-row" }, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), class: "inbox-link" },
+        h("span", { text: label }), h("span", { class: "badge", "aria-label": `${c.count} unread`, text: String(c.count) })),
+        c.type === "stream" ? topicMenuButton(app, c, label) : null));
     }
     rows.push(list);
   }
   if (!rows.length) rows.push(h("p", { class: "feed-empty", text: "You have no unread messages. 🎉" }));
+  else rows.unshift(h("div", { class: "overview-tools" }, h("button", { type: "button", class: "link-button", text: t("Mark all as read"), onclick: () => confirmMarkAllRead(app) })));
   clear(root).append(h("div", { class: "overview" }, ...rows));
 }
 
 // Recent conversations come from the newest messages the server has for us.
+// Recent conversations' filters, kept for the page's life.
+const recentFilters = { unread: false, participated: false, muted: false };
+
 export async function renderRecent(app, root, { quiet = false } = {}) {
   if (!quiet) clear(root).append(h("p", { class: "feed-empty", text: "Loading…" }));
   let messages = [];
@@ -64,11 +88,15 @@ export async function renderRecent(app, root, { quiet = false } = {}) {
     h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Channel" }), h("th", { scope: "col", text: "Topic" }), h("th", { scope: "col", text: "Participants" }), h("th", { scope: "col", text: "Last message" }))));
   const body = h("tbody");
   const counts = app.counts();
+  let shown = 0;
   for (const c of seen.values()) {
     const unread = c.type === "stream" ? counts.byTopic.get(topicCountKey(c.stream_id, c.topic)) : counts.byDm.get(c.dm);
+    const muted = c.type === "stream" && state.subs.isTopicMuted(c.stream_id, c.topic);
+    if ((muted && !recentFilters.muted) || (recentFilters.unread && !unread) || (recentFilters.participated && !c.senders.has(state.myId))) continue;
+    shown += 1;
     const where = c.type === "stream" ? "#" + state.subs.name(c.stream_id) : "Direct message";
     const label = c.type === "stream" ? c.topic || "general chat" : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
-    body.append(h("tr", {},
+    body.append(h("tr", { class: muted ? "muted" : "" },
       h("td", { text: where }),
       h("td", {}, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), text: label }),
         unread ? h("span", { class: "badge", "aria-label": `${unread} unread`, text: String(unread) }) : null),
@@ -76,5 +104,13 @@ export async function renderRecent(app, root, { quiet = false } = {}) {
       h("td", { text: `${formatDay(c.last)} ${formatTime(c.last)}` })));
   }
   table.append(body);
-  clear(root).append(h("div", { class: "overview" }, seen.size ? table : h("p", { class: "feed-empty", text: "No conversations yet." })));
+  const filter = (name, label) => h("label", { class: "recent-filter" },
+    h("input", { type: "checkbox", checked: recentFilters[name], onchange: (event) => {
+      recentFilters[name] = event.target.checked;
+      renderRecent(app, root, { quiet: true });
+    } }), label);
+  const filters = h("div", { class: "overview-tools", role: "group", "aria-label": t("Filters") },
+    filter("unread", t("Unread")), filter("participated", t("Participated")), filter("muted", t("Include muted")));
+  const empty = seen.size ? t("No conversations match these filters.") : t("No conversations yet.");
+  clear(root).append(h("div", { class: "overview" }, filters, shown ? table : h("p", { class: "feed-empty", text: empty })));
 }

@@ -15,6 +15,12 @@ export class ReadTracker {
     window.addEventListener("focus", () => this.flushVisibleUnread());
   }
 
+  // Until the view changes (feed.open resumes it), nothing is marked read by being seen.
+  pause() {
+    this.paused = this.feed.list;
+    this.pendingRead.clear();
+  }
+
   observe(el) {
     this.observer.observe(el);
   }
@@ -24,7 +30,7 @@ export class ReadTracker {
   }
 
   canMarkRead() {
-    return document.visibilityState === "visible" && document.hasFocus() && this.feed.list && !isSearchNarrow(this.feed.list.terms);
+    return document.visibilityState === "visible" && document.hasFocus() && this.feed.list && this.paused !== this.feed.list && !isSearchNarrow(this.feed.list.terms);
   }
 
   onSeen(entries) {

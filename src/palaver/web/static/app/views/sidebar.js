@@ -4,12 +4,19 @@
 
 import { narrowToHash } from "../narrow.js";
 import { topicCountKey } from "../store/unread.js";
+import { t } from "../i18n.js";
+import { FOLLOWED } from "../store/subscriptions.js";
 import { h, clear, renderAfterPress } from "./dom.js";
+import { confirmMarkAllRead, openChannelMenu, openTopicMenu } from "./menus.js";
 
 const TOPICS_SHOWN = 8;
 
 function badge(count, label) {
   return count ? h("span", { class: "badge", "aria-label": `${count} ${label}`, text: count > 999 ? "999+" : String(count) }) : null;
+}
+
+function menuButton(kind, streamId, topic, label) {
+  return h("button", { type: "button", class: "icon-button side-menu-button", dataset: { menu: kind, streamId, ...(topic === null ? {} : { topic }) }, "aria-label": label, "aria-haspopup": "menu", title: label, text: "⋮" });
 }
 
 export class Sidebar {
@@ -18,6 +25,13 @@ export class Sidebar {
     this.root = root;
     this.showAllTopics = false;
     this.render = renderAfterPress(root, () => this.build());
+    root.addEventListener("click", (event) => {
+      const button = event.target.closest("button[data-menu]");
+      if (!button) return;
+      const streamId = Number(button.dataset.streamId);
+      if (button.dataset.menu === "topic") openTopicMenu(this.app, button, streamId, button.dataset.topic);
+      else openChannelMenu(this.app, button, streamId);
+    });
   }
 
   build() {
@@ -29,13 +43,16 @@ export class Sidebar {
     // ("#narrow/channel/quiet-corner" is the link "#narrow/channel/12-quiet-corner").
     const currentHash = decodeURIComponent(current.view === "narrow" ? narrowToHash(current.terms, lookup) : `#${current.view}`);
     const isCurrent = (hash) => (decodeURIComponent(hash) === currentHash ? "page" : undefined);
-    const link = (hash, label, count, extra = {}) =>
-      h("a", { href: hash, class: "side-link", "aria-current": isCurrent(hash), ...extra }, h("span", { class: "side-label", text: label }), badge(count, "unread"));
+    const link = (hash, label, count, extra = {}, mutedCount = 0) =>
+      h("a", { href: hash, class: "side-link", "aria-current": isCurrent(hash), ...extra }, h("span", { class: "side-label", text: label }),
+        count ? badge(count, "unread") : mutedCount ? h("span", { class: "badge muted-badge", "aria-label": t("{n} unread in muted topics", { n: mutedCount }), text: String(mutedCount) }) : null);
+    const followedCount = state.subs.followed().reduce((n, f) => n + (counts.byTopic.get(topicCountKey(f.stream_id, f.topic)) || 0), 0);
 
     const views = h("ul", { class: "side-list views" },
       h("li", {}, link("#inbox", "Inbox", counts.total)),
       h("li", {}, link("#recent", "Recent conversations", 0)),
       h("li", {}, link("#narrow/is/mentioned", "Mentions", counts.mentions)),
+      h("li", {}, link("#narrow/is/followed", t("Followed topics"), followedCount)),
       h("li", {}, link("#narrow/is/starred", "Starred", 0)),
       h("li", {}, link("#feed", "All messages", 0)));
 
@@ -44,12 +61,12 @@ export class Sidebar {
     const channels = h("ul", { class: "side-list channels" });
     for (const sub of state.subs.sorted()) {
       const terms = [{ operator: "channel", operand: sub.stream_id, negated: false }];
-      const item = h("li", { class: sub.is_muted ? "muted" : "" });
-      const a = link(narrowToHash(terms, lookup), sub.name, counts.byStream.get(sub.stream_id) || 0, { class: "side-link channel-link" });
+      const item = h("li", { class: "side-item" + (sub.is_muted ? " muted" : "") });
+      const a = link(narrowToHash(terms, lookup), sub.name, counts.byStream.get(sub.stream_id) || 0, { class: "side-link channel-link" }, counts.mutedByStream.get(sub.stream_id) || 0);
       const swatch = h("span", { class: "channel-swatch", "aria-hidden": "true", text: sub.invite_only ? "🔒" : "#" });
       if (sub.color) swatch.style.color = sub.color;
       a.prepend(swatch);
-      item.append(a);
+      item.append(h("div", { class: "side-row" }, a, menuButton("channel", sub.stream_id, null, t("Actions for #{name}", { name: sub.name }))));
       if (currentChannel && currentChannel.operand === sub.stream_id) {
         item.append(this.topicList(sub.stream_id, counts, currentTopic ? currentTopic.operand : null, link));
       }
@@ -67,6 +84,7 @@ export class Sidebar {
 
     clear(this.root).append(
       views,
+      ...(counts.total || counts.mutedByStream.size ? [h("button", { type: "button", class: "link-button mark-all-read", text: t("Mark all as read"), onclick: () => confirmMarkAllRead(this.app) })] : []),
       h("div", { class: "side-heading" },
         h("h2", { id: "channels-heading", text: "Channels" }),
         h("button", { type: "button", class: "icon-button", "aria-label": "Browse and create channels", title: "Browse channels", text: "+", onclick: () => this.app.openSettings("channels") })),
@@ -86,7 +104,12 @@ export class Sidebar {
     for (const topic of shown) {
       const terms = [{ operator: "channel", operand: streamId, negated: false }, { operator: "topic", operand: topic.name, negated: false }];
       const label = topic.name || state.realm.realm_empty_topic_display_name || "general chat";
-      list.append(h("li", {}, link(narrowToHash(terms, this.app.lookup), label, counts.byTopic.get(topicCountKey(streamId, topic.name)) || 0, { class: "side-link topic-link" })));
+      const muted = state.subs.isTopicMuted(streamId, topic.name);
+      const count = counts.byTopic.get(topicCountKey(streamId, topic.name)) || 0;
+      const followed = state.subs.policy(streamId, topic.name) === FOLLOWED;
+      const a = link(narrowToHash(terms, this.app.lookup), label, muted ? 0 : count, { class: "side-link topic-link" }, muted ? count : 0);
+      if (followed) a.querySelector(".side-label").append(h("span", { class: "topic-mark", "aria-label": t("followed"), title: t("You follow this topic"), text: " ◉" }));
+      list.append(h("li", { class: "side-item" + (muted ? " muted" : "") }, h("div", { class: "side-row" }, a, menuButton("topic", streamId, topic.name, t("Actions for topic {topic}", { topic: label })))));
     }
     if (topics.length > shown.length || this.showAllTopics) {
       list.append(h("li", {}, h("button", {
