@@ -153,3 +153,12 @@ def test_the_user_content_origin_serves_nothing_else(capi: Api, realm: SeededRea
 def test_user_content_url_must_be_another_origin(value: str) -> None:
     with pytest.raises(ConfigError):
         load_settings(env={}, external_url="http://palaver.test", user_content_url=value)
+
+
+def test_pages_allow_the_user_content_origin_for_pictures_and_media(capi: Api, realm: SeededRealm) -> None:
+    """The web client's <img> and <video> of uploads follow redirects there."""
+    page = capi.client.get("/", headers={"host": realm.host})
+    policy = page.headers["content-security-policy"]
+    assert f"img-src 'self' data: blob: https: {CONTENT};" in policy
+    assert f"media-src 'self' {CONTENT};" in policy
+    assert "connect-src 'self';" in policy and "script-src 'self';" in policy

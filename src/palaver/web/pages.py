@@ -26,6 +26,7 @@ from palaver.actions.logins import do_record_login
 from palaver.actions.web_sessions import do_create_web_session, do_delete_web_session, do_touch_web_session
 from palaver.api.auth import check_login
 from palaver.api.routing import Ctx
+from palaver.config import Settings
 from palaver.lib.auth_methods import EMAIL, LDAP, enabled_methods, enabled_providers, usernames_are_emails
 from palaver.lib.exceptions import (
     AuthenticationFailedError,
@@ -50,17 +51,27 @@ from palaver.web.static import StaticTree, load_static_tree, static_routes
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: https:; "
-    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
-    "frame-ancestors 'none'; form-action 'self'"
-)
-PAGE_HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-    "Cache-Control": "no-store",
-}
+
+def content_security_policy(user_content_url: str | None = None) -> str:
+    """The pages' policy. With a user-content origin, uploads' pictures and media reach the
+    page through redirects to it, so it is allowed as their source (and only as that)."""
+    media = f" {user_content_url}" if user_content_url else ""
+    return (
+        f"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: https:{media}; "
+        + (f"media-src 'self'{media}; " if media else "")
+        + "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+        "frame-ancestors 'none'; form-action 'self'"
+    )
+
+
+def page_headers(settings: Settings) -> dict[str, str]:
+    return {
+        "Content-Security-Policy": content_security_policy(settings.user_content_url),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+        "Cache-Control": "no-store",
+    }
+
 
 INCORRECT_LOGIN = "Incorrect email or password."
 # Until the web client's own template exists, a signed-in user still gets a working page.
@@ -81,7 +92,7 @@ class Pages:
         return self.services.settings.external_scheme == "https"
 
     def html(self, body: str, status: int = 200) -> HTMLResponse:
-        return HTMLResponse(body, status_code=status, headers=PAGE_HEADERS)
+        return HTMLResponse(body, status_code=status, headers=page_headers(self.services.settings))
 
     def render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         return self.html(self.templates.get_template(name).render(**context), status)
