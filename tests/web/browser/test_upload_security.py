@@ -13,8 +13,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tests.images import image_bytes
 from tests.security.hostile_uploads import Hostile, hostile_uploads, script
-from tests.web.browser.client import log_in
+from tests.web.browser.client import channel_id, log_in, send, topic_hash, unique, wait_for
 from tests.web.conftest import LiveServer
 
 # How long a page is given to run a script after it has loaded.
@@ -85,3 +86,30 @@ def test_no_upload_runs_script_on_the_organizations_origin(live_server: LiveServ
             assert _marks(context) == set(), (hostile.mark, url)
             assert posted == [], (hostile.mark, url)
     assert opened == 3 * len(hostile_uploads())
+
+
+def test_an_uploaded_image_shows_its_thumbnail_with_the_session_cookie(
+    live_server: LiveServer, app_page: Any
+) -> None:
+    """The web client's <img> sends only the session cookie: the thumbnail must load with it."""
+    general = channel_id(live_server, "othello", "general")
+    topic = unique("picture")
+    with live_server.api("hamlet") as api:
+        response = api.post(
+            "/user_uploads", files={"file": ("photo.png", image_bytes(900, 600), "image/png")}
+        )
+        response.raise_for_status()
+        url = str(response.json()["url"])
+    send(live_server, "hamlet", "general", topic, f"[photo.png]({url})")
+    page = app_page("othello", topic_hash(general, topic))
+    # The placeholder first, then (the server's thumbnail worker done) the thumbnail, drawn.
+    loaded = (
+        "() => [...document.querySelectorAll('article.message img')].some(img => "
+        "img.src.includes('/user_uploads/thumbnail/') && img.complete && img.naturalWidth === 840)"
+    )
+    wait_for(page, loaded, timeout=20)
+    status = page.evaluate(
+        "src => fetch(src, {credentials: 'same-origin'}).then(r => r.status)",
+        page.evaluate("() => document.querySelector('article.message img').src"),
+    )
+    assert status == 200
