@@ -16,7 +16,14 @@ def test_export_then_import_under_another_string_id(cli: Cli, cli_realm: CliReal
     cli.ok(f"create-user --realm {sid} --email ann@{sid}.example.com --full-name Ann --no-password")
     archive = tmp_path / "acme.zip"
     out = cli.ok(f"export {sid} {archive} --quiet")
-    assert out.startswith(f"Exported {sid!r}: 2 users, ") and out.rstrip().endswith("s")
+    exported, secrets = out.splitlines()
+    assert exported.startswith(f"Exported {sid!r}: 2 users, ") and exported.endswith("s")
+    assert (
+        secrets
+        == "API keys, bot tokens, invitation links and sessions were left out (--include-secrets keeps them)"
+    )
+    # Every message and password hash of the organization: for its owner's eyes only.
+    assert archive.stat().st_mode & 0o777 == 0o600
     with zipfile.ZipFile(archive) as zf:
         manifest = json.loads(zf.read("manifest.json"))
         assert manifest["format_version"] == FORMAT_VERSION
@@ -30,7 +37,14 @@ def test_export_then_import_under_another_string_id(cli: Cli, cli_realm: CliReal
     )
     out = cli.ok(f"import {archive} --string-id {sid}-2 --quiet")
     assert out.startswith(f"Imported '{sid}-2' (realm ID ")
-    assert out.splitlines()[1] == f"It is served at http://{sid}-2.palaver.test"
+    assert out.splitlines()[1:] == [
+        f"It is served at http://{sid}-2.palaver.test",
+        "The export held no credentials: everyone has a new API key; people sign in again",
+    ]
+    out = cli.ok(f"export {sid} {archive} --force --quiet --include-secrets")
+    assert len(out.splitlines()) == 1
+    out = cli.ok(f"import {archive} --string-id {sid}-3 --quiet")
+    assert len(out.splitlines()) == 2
     rows = json.loads(cli.ok(f"list-users --realm {sid}-2 --json"))
     assert [r["email"] for r in rows] == [cli_realm.owner_email, f"ann@{sid}.example.com"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from tests import helpers
 from tests.client import TestClient
 from tests.helpers import PASSWORD, Api, SeededRealm, assert_json_success
 from tests.portability.populate import PNG, populate
+from tests.web.web_helpers import log_in
 
 
 def messages(api: Api, user: helpers.TestUser, **params: Any) -> list[dict[str, Any]]:
@@ -160,3 +162,48 @@ def test_import_refuses_what_is_not_an_export(services: Services, tmp_path: Path
     junk.write_bytes(b"not a zip")
     with pytest.raises(ArchiveError, match="is not a zip archive"):
         import_realm(services, junk)
+
+
+def test_an_export_keeps_no_credentials_unless_asked(
+    api: Api, realm: SeededRealm, client: TestClient, services: Services, tmp_path: Path
+) -> None:
+    populate(api, realm)
+    archive = tmp_path / "realm.zip"
+    export_realm(services, realm.id, archive)
+    assert archive.stat().st_mode & 0o777 == 0o600
+    with zipfile.ZipFile(archive) as zf:
+        names = zf.namelist()
+        content = b"".join(zf.read(n) for n in names)
+        manifest = json.loads(zf.read("manifest.json"))
+    assert manifest["secrets"] is False
+    assert "tables/web_session.jsonl" not in names and "web_session" not in manifest["tables"]
+    for user in realm.users.values():
+        assert user.api_key.encode() not in content
+    copy_id = f"{realm.string_id}-copy"
+    import_realm(services, archive, string_id=copy_id)
+    # People keep their passwords and get new API keys.
+    _, new = logged_in(client, realm, copy_id)
+    assert all(new.users[name].api_key != realm.users[name].api_key for name in new.users)
+
+
+def test_an_export_with_secrets_imports_beside_its_original(
+    api: Api, realm: SeededRealm, client: TestClient, services: Services, tmp_path: Path
+) -> None:
+    """A same-server restore: signed-in sessions and keys clash with the original's, and the
+    copy gets fresh ones instead of failing."""
+    web = TestClient(client.app, base_url=f"http://{realm.host}")
+    log_in(web, realm.hamlet)
+    archive = tmp_path / "realm.zip"
+    export_realm(services, realm.id, archive, include_secrets=True)
+    assert archive.stat().st_mode & 0o777 == 0o600
+    with zipfile.ZipFile(archive) as zf:
+        assert json.loads(zf.read("manifest.json"))["tables"]["web_session"]["rows"] >= 1
+        assert realm.hamlet.api_key.encode() in zf.read("tables/user_profile.jsonl")
+    copy_id = f"{realm.string_id}-copy"
+    result = import_realm(services, archive, string_id=copy_id)
+    assert result.realm_id != realm.id
+    _, new = logged_in(client, realm, copy_id)
+    assert new.hamlet.api_key != realm.hamlet.api_key
+    # The original's browser is still signed in.
+    assert web.get("/json/users/me").status_code == 200
+    web.close()

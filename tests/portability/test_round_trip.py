@@ -21,7 +21,9 @@ def test_round_trip_into_a_fresh_database(fresh_server: Callable[[str], Server],
     api = Api(source.client, realm)
     made = populate(api, realm)
     archive = tmp_path / "realm.zip"
-    result = export_realm(source.services, realm.id, archive)
+    # A move to another server: with the credentials, so every client's API key still works.
+    result = export_realm(source.services, realm.id, archive, include_secrets=True)
+    assert result.manifest["secrets"] is True
     assert (
         result.manifest["tables"]["message"]["rows"] == 6 + result.manifest["tables"]["message"]["rows"] - 6
     )

@@ -21,13 +21,23 @@ def cmd_export(args: argparse.Namespace) -> None:
     with open_services(settings_from_args(args)) as services:
         with services.db.session() as session:
             realm_id = require_realm(session, args.realm).id
-        result = export_realm(services, realm_id, path, progress=None if args.quiet else _progress_stream())
+        result = export_realm(
+            services,
+            realm_id,
+            path,
+            progress=None if args.quiet else _progress_stream(),
+            include_secrets=args.include_secrets,
+        )
     tables = result.manifest["tables"]
     print(
         f"Exported {args.realm!r}: {tables.get('user_profile', {}).get('rows', 0)} users,"
         f" {result.messages} messages, {result.manifest['uploads']['files']} files"
         f" to {path} in {result.seconds:.1f}s"
     )
+    if not args.include_secrets:
+        print(
+            "API keys, bot tokens, invitation links and sessions were left out (--include-secrets keeps them)"
+        )
 
 
 def cmd_import(args: argparse.Namespace) -> None:
@@ -61,6 +71,8 @@ def cmd_import(args: argparse.Namespace) -> None:
         f" in {result.seconds:.1f}s"
     )
     print(f"It is served at {url}")
+    if not result.manifest.get("secrets"):
+        print("The export held no credentials: everyone has a new API key; people sign in again")
 
 
 def cmd_backup(args: argparse.Namespace) -> None:
@@ -100,6 +112,11 @@ def register(add: AddCommand) -> None:
     export.add_argument("file", metavar="FILE", help="archive to write")
     export.add_argument("--force", action="store_true", help="replace FILE if it exists")
     export.add_argument("--quiet", action="store_true", help="no progress bar")
+    export.add_argument(
+        "--include-secrets",
+        action="store_true",
+        help="keep API keys, bot tokens, invitation links and signed-in sessions (a restore onto a trusted server)",
+    )
 
     imp = add("import", cmd_import, "import an organization from an export archive")
     imp.add_argument("file", metavar="FILE", help="archive written by palaver export")

@@ -30,6 +30,8 @@ from palaver.portability.archive import (
 )
 from palaver.portability.remap import MEMBERS_FIELD
 from palaver.portability.schema import (
+    SECRET_COLUMNS,
+    SECRET_TABLES,
     Restrictions,
     TablePlan,
     direct_message_group_members,
@@ -61,8 +63,11 @@ def export_realm(
     batch_size: int = 5_000,
     storage: FileStorage | None = None,
     restrict: Restrictions | None = None,
+    include_secrets: bool = False,
 ) -> ExportResult:
-    """Write the realm's rows and files to ``path`` (replaced only once complete)."""
+    """Write the realm's rows and files to ``path`` (replaced only once complete), readable
+    by its owner only. Credentials (``schema.SECRET_COLUMNS`` and ``SECRET_TABLES``) are left
+    out unless ``include_secrets``."""
     started = time.monotonic()
     storage = storage if storage is not None else make_storage(services.settings)
     partial = path.with_name(path.name + ".partial")
@@ -72,12 +77,18 @@ def export_realm(
     try:
         with engine.connect().execution_options(**options) as conn, conn.begin():
             realm = conn.execute(select(Realm.__table__).where(Realm.id == realm_id)).mappings().one()
-            plans = exported_plans()
+            plans = [p for p in exported_plans() if include_secrets or p.name not in SECRET_TABLES]
             counts = {p.name: _count(conn, p, realm_id, restrict) for p in plans}
             bar = Progress("export", sum(counts.values()), progress)
+            # Created 0600 before a byte is written: it holds every message and password hash.
+            os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+            os.chmod(partial, 0o600)
             with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=3) as zf:
                 tables = {
-                    str(p.name): _write_table(conn, zf, p, realm_id, batch_size, bar, restrict) for p in plans
+                    str(p.name): _write_table(
+                        conn, zf, p, realm_id, batch_size, bar, restrict, include_secrets
+                    )
+                    for p in plans
                 }
                 uploads = _write_uploads(conn, zf, storage, realm_id, restrict)
                 manifest = {
@@ -94,6 +105,7 @@ def export_realm(
                     },
                     "tables": tables,
                     "uploads": uploads,
+                    "secrets": include_secrets,
                 }
                 zf.writestr(MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
             bar.finish()
@@ -117,8 +129,14 @@ def _write_table(
     batch_size: int,
     bar: Progress,
     restrict: Restrictions | None,
+    include_secrets: bool,
 ) -> dict[str, int | None]:
     binary = frozenset(c.name for c in plan.table.columns if isinstance(c.type, LargeBinary))
+    secret = (
+        []
+        if include_secrets
+        else [c.name for c in plan.table.columns if (plan.name, c.name) in SECRET_COLUMNS]
+    )
     members: dict[int, list[int]] = defaultdict(list)
     if plan.name == "direct_message_group":
         # Few rows, each with a hash of its members' IDs, which change on import.
@@ -137,6 +155,8 @@ def _write_table(
                     high = key if high is None else max(high, key)
                 if members:
                     row[MEMBERS_FIELD] = members.get(row["id"], [])
+                for column in secret:
+                    row[column] = None
                 chunk.append(encode_row(row, binary))
             out.write(b"".join(chunk))
             rows += len(batch)

@@ -9,6 +9,7 @@ once the table is in.
 
 from __future__ import annotations
 
+import secrets
 import time
 import zipfile
 from collections.abc import Iterator
@@ -33,7 +34,7 @@ from palaver.portability.archive import (
     table_member,
 )
 from palaver.portability.remap import MEMBERS_FIELD, IdMap, Row, transform_row
-from palaver.portability.schema import TablePlan, exported_plans
+from palaver.portability.schema import SECRET_COLUMNS, SECRET_TABLES, TablePlan, exported_plans
 from palaver.services import Services
 
 
@@ -173,14 +174,33 @@ def _rows(lines: Iterator[bytes], decode: Any) -> Iterator[Row]:
         yield decode(line)
 
 
+def _new_secret(column: str) -> str:
+    # API keys have their own alphabet and length; the other tokens are 32 hex digits.
+    return generate_api_key() if column == "api_key" else secrets.token_hex(16)
+
+
+def _taken(conn: Connection, plan: TablePlan, column: str, rows: list[Row]) -> set[str]:
+    values = [r[column] for r in rows if r[column]]
+    if not values:
+        return set()
+    c = plan.table.c[column]
+    return set(conn.scalars(select(c).where(c.in_(values))))
+
+
 def _insert(conn: Connection, plan: TablePlan, rows: list[Row]) -> None:
-    if plan.name == "user_profile":
-        # API keys are unique server-wide: importing a copy next to its original gets new ones.
-        keys = [r["api_key"] for r in rows]
-        taken = set(conn.scalars(select(plan.table.c.api_key).where(plan.table.c.api_key.in_(keys))))
-        for row in rows:
-            if row["api_key"] in taken:
-                row["api_key"] = generate_api_key()
+    # Credentials are unique server-wide: missing ones (an export without secrets) and those
+    # a copy imported next to its original would share are made afresh.
+    for table, column in SECRET_COLUMNS:
+        if table == plan.name:
+            taken = _taken(conn, plan, column, rows)
+            for row in rows:
+                if not row[column] or row[column] in taken:
+                    row[column] = _new_secret(column)
+    if plan.name in SECRET_TABLES:
+        taken = _taken(conn, plan, SECRET_TABLES[plan.name], rows)
+        rows = [r for r in rows if r[SECRET_TABLES[plan.name]] not in taken]
+        if not rows:
+            return
     conn.execute(plan.table.insert(), rows)
 
 

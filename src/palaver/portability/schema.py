@@ -30,6 +30,24 @@ EXCLUDED: dict[str, str] = {
     **{f"archived_{name}": "archived messages are not exported" for name in ARCHIVED_SOURCES},
 }
 
+# Credentials. An export leaves them out unless asked (``include_secrets``: a restore onto
+# the same or a trusted server); import makes new ones where they are missing, or already
+# taken on this server (an export imported next to its original). Palaver keeps no 2FA
+# secrets; password hashes are kept, so people keep their passwords.
+SECRET_COLUMNS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("user_profile", "api_key"),
+        ("bot_service", "token"),
+        ("invitation", "key"),
+        ("confirmation", "key"),
+        ("missed_message_address", "token"),
+        ("channel_email_address", "token"),
+    }
+)
+# Tables that are credentials as a whole (signed-in browsers): exported only with secrets;
+# an imported session whose token is taken on this server is dropped (that browser signs in).
+SECRET_TABLES: dict[str, str] = {"web_session": "token_hash"}
+
 # Integer columns that hold another table's ID without a foreign key.
 SOFT_REFERENCES: dict[tuple[str, str], str] = {
     ("realm", "new_stream_announcements_stream_id"): "stream",
