@@ -115,7 +115,7 @@ def register(add: AddCommand) -> None:
     export.add_argument(
         "--include-secrets",
         action="store_true",
-        help="keep API keys, bot tokens, invitation links and signed-in sessions (a restore onto a trusted server)",
+        help="keep API keys, bot tokens, invitation links and sessions (a restore onto a trusted server)",
     )
 
     imp = add("import", cmd_import, "import an organization from an export archive")
