@@ -292,3 +292,65 @@ def test_recent_conversations_filter_to_those_i_took_part_in(
     assert page.get_by_role("link", name=theirs).is_visible()
     page.get_by_role("checkbox", name="Unread").uncheck()
     read_everything(live_server, "hamlet")
+
+
+# People -------------------------------------------------------------------------------------
+
+
+def test_a_status_shows_on_the_other_persons_screen_and_in_the_profile_card(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    channel_id(live_server, "othello", "general")
+    topic = unique("status")
+    send(live_server, "hamlet", "general", topic, "Back in five")
+    with live_server.api("desdemona") as api:
+        response = api.post("/realm/profile_fields", data={"name": unique("Pronouns"), "field_type": "1"})
+        response.raise_for_status()
+        field_id = response.json()["id"]
+        fields = api.get("/realm/profile_fields").raise_for_status().json()["custom_fields"]
+    field_name = next(f["name"] for f in fields if f["id"] == field_id)
+    with live_server.api("hamlet") as api:
+        hamlet_id = api.get("/users/me").raise_for_status().json()["user_id"]
+        api.patch("/settings", data={"timezone": "Europe/Copenhagen"}).raise_for_status()
+    with live_server.api("desdemona") as api:
+        api.patch(
+            f"/users/{hamlet_id}", data={"profile_data": f'[{{"id": {field_id}, "value": "he/him"}}]'}
+        ).raise_for_status()
+    hamlet = app_page("hamlet", topic_hash(general, topic))
+    othello = app_page("othello", topic_hash(general, topic), viewport=PHONE)
+
+    hamlet.get_by_role("button", name="Set your status…").click()
+    status = hamlet.get_by_role("dialog", name="Set your status")
+    status.get_by_role("button", name="In a meeting").click()
+    wait_for(hamlet, "() => document.querySelector('.status-emoji-button img') !== null")
+    status.get_by_role("button", name="Save").click()
+    status.wait_for(state="detached")
+
+    # The other person sees it beside the name on the message, and in the profile card.
+    othello.locator("article.message .status-emoji[title=':calendar: In a meeting']").wait_for()
+    othello.locator("article.message .sender-name", has_text="King Hamlet").click()
+    card = othello.get_by_role("dialog", name="Profile of King Hamlet")
+    card.get_by_text("In a meeting").wait_for()
+    assert "Member" in card.inner_text()
+    card.get_by_text("Local time").wait_for()
+    card.get_by_text(field_name).wait_for()
+    assert card.get_by_text("he/him").is_visible()
+    box = card.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    card.get_by_role("button", name="Send direct message").click()
+    wait_for(othello, "() => window.palaver.compose.mode === 'dm'")
+
+    hamlet.get_by_role("button", name="Set your status…").click()
+    hamlet.get_by_role("dialog", name="Set your status").get_by_role("button", name="Clear status").click()
+    othello.locator("article.message .status-emoji").first.wait_for(state="detached")
+
+
+def test_an_administrator_sees_manage_in_the_profile_card(live_server: LiveServer, app_page: AppPage) -> None:
+    page = app_page("iago", "#inbox")
+    people = page.get_by_role("complementary", name="People")
+    people.get_by_role("button", name="Profile of Othello, the Moor of Venice").click()
+    card = page.get_by_role("dialog", name="Profile of Othello, the Moor of Venice")
+    card.get_by_role("button", name="Manage this user").wait_for()
+    card.get_by_role("button", name="View messages").click()
+    wait_for(page, "() => location.hash.startsWith('#narrow/sender/')")

@@ -209,6 +209,24 @@ const HANDLERS = {
     changes.add("feed");
   },
 
+  // Each field given replaces the old one; empty text or emoji name clears it.
+  user_status(state, event, changes) {
+    const status = { ...(state.statuses.get(event.user_id) || {}) };
+    for (const key of ["status_text", "emoji_name", "emoji_code", "reaction_type", "away"]) {
+      if (event[key] !== undefined) status[key] = event[key];
+    }
+    if (status.emoji_name === "") {
+      delete status.emoji_name;
+      delete status.emoji_code;
+      delete status.reaction_type;
+    }
+    if (status.status_text === "") delete status.status_text;
+    if (!status.away) delete status.away;
+    if (Object.keys(status).length) state.statuses.set(event.user_id, status);
+    else state.statuses.delete(event.user_id);
+    changes.add("users").add("feed");
+  },
+
   user_topic(state, event, changes) {
     state.subs.setPolicy(event.stream_id, event.topic_name, event.visibility_policy);
     changes.add("sidebar").add("feed");

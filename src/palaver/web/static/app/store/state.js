@@ -12,7 +12,7 @@ import { Users } from "./users.js";
 export const EVENT_TYPES = [
   "message", "update_message", "delete_message", "reaction", "update_message_flags", "subscription", "stream",
   "realm", "realm_user", "typing", "presence", "user_settings", "drafts", "user_group", "realm_emoji",
-  "recent_private_conversations", "starred_messages", "user_topic", "heartbeat", "restart",
+  "recent_private_conversations", "starred_messages", "user_topic", "user_status", "heartbeat", "restart",
 ];
 
 // State sections fetched at register whose name differs from their event's type.
@@ -43,6 +43,8 @@ export function createState(reg, me) {
     // conversation key -> Map(user id -> expiry ms)
     typing: new Map(),
     maxMessageId: reg.max_message_id || 0,
+    // user id -> {status_text, emoji_name, emoji_code, reaction_type, away}
+    statuses: new Map(Object.entries(reg.user_status || {}).map(([id, status]) => [Number(id), status])),
   };
   state.permissions = new Permissions(realm, myId, state.groups, role <= 300);
   for (const c of reg.recent_private_conversations || []) {

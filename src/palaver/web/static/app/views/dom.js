@@ -43,6 +43,18 @@ export function emojiImage(code, name) {
   return h("img", { class: "emoji-img", src: `${EMOJI_IMAGES}${code}.png`, alt: `:${name}:`, title: `:${name}:`, loading: "lazy" });
 }
 
+// A person's status emoji (with its text as the tooltip), or null.
+export function statusEmoji(state, userId, customEmoji = state.emoji) {
+  const status = state.statuses.get(userId);
+  if (!status || !status.emoji_name) return null;
+  const title = status.status_text ? `:${status.emoji_name}: ${status.status_text}` : `:${status.emoji_name}:`;
+  let glyph;
+  if (status.reaction_type === "realm_emoji" && customEmoji[status.emoji_code]) glyph = h("img", { class: "emoji-img", src: customEmoji[status.emoji_code].source_url, alt: `:${status.emoji_name}:` });
+  else if (status.reaction_type === "unicode_emoji" || !status.reaction_type) glyph = emojiImage(status.emoji_code, status.emoji_name);
+  else glyph = `:${status.emoji_name}:`;
+  return h("span", { class: "status-emoji", title }, glyph);
+}
+
 export function clear(el) {
   el.replaceChildren();
   return el;

@@ -7,7 +7,12 @@ import { t } from "../i18n.js";
 import { FOLLOWED } from "../store/subscriptions.js";
 import { openTopicMenu } from "./menus.js";
 import { ReadTracker } from "./reading.js";
-import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, emojiImage, clear } from "./dom.js";
+
+// The profile card is its own module, loaded on first use.
+export function openProfile(app, userId, anchor) {
+  import("./profile.js").then((m) => m.openProfile(app, userId, anchor));
+}
+import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, emojiImage, clear, statusEmoji } from "./dom.js";
 
 const FETCH_BATCH = 100;
 const LOAD_MARGIN_PX = 400;
@@ -280,10 +285,11 @@ export class FeedView {
       class: classes.join(" "), dataset: echo ? { local: message.local_id } : { id: message.id }, tabindex: "-1",
       "aria-busy": String(pending !== undefined), "aria-label": `${sender.full_name}, ${echo ? "sending" : formatDateTime(message.timestamp)}`,
     },
-      h("div", { class: "msg-gutter" }, continued ? null : avatar(sender)),
+      h("div", { class: "msg-gutter" }, continued ? null : h("button", { type: "button", class: "avatar-button", dataset: { profile: message.sender_id }, "aria-label": t("Profile of {name}", { name: sender.full_name }), tabindex: "-1" }, avatar(sender))),
       h("div", { class: "msg-main" },
         continued ? null : h("div", { class: "msg-head" },
-          h("span", { class: "sender-name", text: sender.full_name })),
+          h("button", { type: "button", class: "sender-name", dataset: { profile: message.sender_id }, "aria-haspopup": "dialog", text: sender.full_name }),
+          statusEmoji(state, message.sender_id)),
         content,
         this.reactionsElement(message)),
       echo ? h("div", { class: "msg-meta" }, h("span", { class: "sending-note", text: "Sending…" })) : this.metaElement(message, flags.includes("starred")));
@@ -342,6 +348,11 @@ export class FeedView {
       const first = topicMenu.closest(".recipient-group").querySelector("article.message[data-id]");
       const message = first && this.state.messages.get(Number(first.dataset.id));
       if (message) openTopicMenu(this.app, topicMenu, message.stream_id, message.subject);
+      return;
+    }
+    const profile = event.target.closest("[data-profile]");
+    if (profile) {
+      openProfile(this.app, Number(profile.dataset.profile), profile);
       return;
     }
     const article = event.target.closest("article.message");

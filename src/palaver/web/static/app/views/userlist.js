@@ -1,7 +1,8 @@
 // The right sidebar: people with a presence dot; a click opens the DM conversation.
 
 import { narrowToHash } from "../narrow.js";
-import { h, clear, avatar, renderAfterPress } from "./dom.js";
+import { t } from "../i18n.js";
+import { h, clear, avatar, renderAfterPress, statusEmoji } from "./dom.js";
 
 const MAX_SHOWN = 300;
 const ORDER = { active: 0, idle: 1, offline: 2 };
@@ -13,7 +14,8 @@ export class UserList {
     this.filter = h("input", { type: "search", id: "user-filter", placeholder: "Filter people", "aria-label": "Filter people" });
     this.filter.addEventListener("input", () => this.render());
     this.list = h("ul", { class: "user-list", "aria-labelledby": "users-heading" });
-    clear(root).append(h("h2", { id: "users-heading", class: "side-title", text: "People" }), this.filter, this.list);
+    const setStatus = h("button", { type: "button", class: "link-button set-status", text: t("Set your status…"), onclick: () => import("./profile.js").then((m) => m.openStatusDialog(this.app)) });
+    clear(root).append(h("h2", { id: "users-heading", class: "side-title", text: "People" }), setStatus, this.filter, this.list);
     this.render = renderAfterPress(this.list, () => this.build());
   }
 
@@ -32,7 +34,11 @@ export class UserList {
         h("a", { href: narrowToHash([{ operator: "dm", operand: [user.user_id], negated: false }], this.app.lookup), class: "user-link", title: `${user.full_name} (${status})` },
           avatar(user, "small"),
           h("span", { class: `presence-dot ${status}`, role: "img", "aria-label": status }),
-          h("span", { class: "user-name", text: user.full_name + (user.user_id === state.myId ? " (you)" : "") }))));
+          h("span", { class: "user-name", text: user.full_name + (user.user_id === state.myId ? " (you)" : "") }),
+          statusEmoji(state, user.user_id),
+          state.statuses.get(user.user_id)?.status_text ? h("span", { class: "user-status-text", text: state.statuses.get(user.user_id).status_text }) : null),
+        h("button", { type: "button", class: "icon-button user-card-button", "aria-label": t("Profile of {name}", { name: user.full_name }), text: "ⓘ",
+          onclick: (event) => import("./profile.js").then((m) => m.openProfile(this.app, user.user_id, event.currentTarget)) })));
     if (users.length > shown.length) items.push(h("li", { class: "side-empty", text: `${users.length - shown.length} more: use the filter` }));
     clear(this.list).append(...items);
   }
