@@ -29,7 +29,7 @@ DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 # Records the operations the suite calls and checks their bodies against the reference.
 # Validates every event the session's bus publishes against its typed model.
-pytest_plugins = ["tests.reference_fidelity", "tests.event_validation"]
+pytest_plugins = ["tests.reference_fidelity", "tests.event_validation", "tests.push_helpers"]
 
 
 def _backend() -> str:

@@ -46,6 +46,7 @@ from palaver.workers.email import EmailWorker
 from palaver.workers.exports import ExportWorker
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from palaver.workers.previews import PreviewWorker
+from palaver.workers.push import PushWorker
 from palaver.workers.retention import RetentionWorker
 from palaver.workers.scheduler import Scheduler
 from palaver.workers.thumbnails import ThumbnailWorker
@@ -293,6 +294,9 @@ def create_app(
         # Makes realm exports requested through the API (workers/exports.py).
         export_worker = ExportWorker(services)
         await export_worker.start()
+        # Mobile push notifications after commit, when a push path is set (workers/push.py).
+        push = PushWorker(services)
+        await push.start()
         # Archives messages past their retention period, daily (workers/retention.py).
         retention = RetentionWorker(services) if settings.retention_worker else None
         if retention is not None:
@@ -304,6 +308,7 @@ def create_app(
         finally:
             if retention is not None:
                 await retention.stop()
+            await push.stop()
             await export_worker.stop()
             if email_worker is not None:
                 await email_worker.stop()

@@ -79,6 +79,10 @@ class Settings(BaseModel):
     # https://usercontent.example.net pointed at this server: the organizations' hosts then
     # redirect each file to it with a signed URL valid for a minute, and it serves nothing else.
     user_content_url: str | None = None
+    # Mobile push notifications go through one of: Zulip's push notification service (the
+    # one Zulip's official apps receive from; `palaver push-register` registers this server
+    # with it), or a relay of your own speaking Palaver's relay protocol (lib/push.py).
+    push_service_url: str | None = None
     push_relay_url: str | None = None
     # Realm state (users, channels, subscriptions, groups, settings...) kept in memory per
     # process, for this many realms, least recently used dropped first (lib/realm_cache.py).
@@ -219,6 +223,17 @@ class Settings(BaseModel):
             raise ValueError("database_replica_url needs a PostgreSQL database_url")
         return self
 
+    @model_validator(mode="after")
+    def _check_one_push_path(self) -> Settings:
+        if self.push_service_url and self.push_relay_url:
+            raise ValueError("set push_service_url or push_relay_url, not both")
+        return self
+
+    @property
+    def push_configured(self) -> bool:
+        """Whether a push path is set (the service's also needs `palaver push-register`)."""
+        return bool(self.push_service_url or self.push_relay_url)
+
     @field_validator("redis_url")
     @classmethod
     def _check_redis_url(cls, value: str | None) -> str | None:
@@ -237,7 +252,7 @@ class Settings(BaseModel):
     def _check_user_content_url(cls, value: str | None) -> str | None:
         return _bare_origin(value, "https://usercontent.example.net") if value else None
 
-    @field_validator("push_relay_url")
+    @field_validator("push_relay_url", "push_service_url")
     @classmethod
     def _check_push_relay_url(cls, value: str | None) -> str | None:
         # "" means unset: an empty string must not switch push notifications on.

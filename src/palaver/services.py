@@ -12,7 +12,6 @@ from palaver.events.memory_backend import MemoryQueueBackend
 from palaver.events.queues import QueueBackend
 from palaver.lib.dependencies import OutageMonitor
 from palaver.lib.passwords import Passwords
-from palaver.lib.push import PushDispatcher
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from palaver.timeutil import utcnow
 
@@ -27,8 +26,6 @@ class Services:
     db: Database
     passwords: Passwords
     rate_limiter: RateLimiter
-    # Present when a push relay is configured: pushes DMs and mentions after commit.
-    push: PushDispatcher | None = None
     # Turns "database/Redis unreachable" into 503s, logged once per outage (lib/dependencies.py).
     outages: OutageMonitor | None = None
     # Naive-UTC "now" for browser-session expiry; tests replace it to move time.
@@ -37,9 +34,6 @@ class Services:
     def close(self) -> None:
         if self.outages is not None:
             self.outages.close()
-        if self.push is not None:
-            self.bus.remove_listener(self.push)
-            self.push.close()
         self.db.dispose()
         self.bus.close()
 
@@ -85,7 +79,4 @@ def build_services(settings: Settings) -> Services:
         passwords=Passwords(settings.password_time_cost, settings.password_memory_cost_kib),
         rate_limiter=limiter,
     )
-    if settings.push_relay_url:
-        services.push = PushDispatcher(services.db, settings.push_relay_url)
-        bus.add_listener(services.push)
     return services

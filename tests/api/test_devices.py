@@ -62,6 +62,8 @@ def test_register_and_remove_device(api: Api, realm: SeededRealm, events: EventR
             "push_key_id": None,
             "push_token_id": None,
             "push_token_last_updated_timestamp": None,
+            "pending_push_token_id": None,
+            "push_registration_error_code": None,
         },
         [realm.hamlet.id],
     )
@@ -146,6 +148,8 @@ def test_initial_registration_and_rotations(api: Api, realm: SeededRealm, events
             "push_key_id": 0,
             "push_token_id": b64(b"abcdefgh"),
             "push_token_last_updated_timestamp": event["push_token_last_updated_timestamp"],
+            "pending_push_token_id": None,
+            "push_registration_error_code": None,
         }
     }
 

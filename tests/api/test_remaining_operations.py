@@ -11,7 +11,7 @@ from palaver.lib.calls import sign
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
-from tests.lib.test_push import FakeRelay, fake_relay, relay  # noqa: F401  (fixtures)
+from tests.push_helpers import FakeRelay
 
 
 def test_patch_subscriptions_adds_and_removes(api: Api, realm: SeededRealm) -> None:
@@ -122,7 +122,7 @@ def test_test_notification(
     api: Api,
     realm: SeededRealm,
     services: Services,
-    relay: FakeRelay,  # noqa: F811
+    relay: FakeRelay,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert_json_error(
@@ -145,7 +145,8 @@ def test_test_notification(
     assert_json_success(api.post(realm.hamlet, "mobile_push/test_notification", {"token": "tok-1"}))
     [sent] = relay.wait_for(1)
     assert (sent["legacy_token_kind"], sent["token"], sent["data"]["event"]) == ("fcm", "tok-1", "test")
-    assert sent["data"]["user_id"] == realm.hamlet.id
+    # The legacy plaintext format: every value a string, as FCM data must be.
+    assert sent["data"]["user_id"] == str(realm.hamlet.id)
     relay.received.clear()
     assert_json_success(api.post(realm.hamlet, "mobile_push/test_notification"))
     assert sorted(r["token"] for r in relay.wait_for(2)) == ["abcd", "tok-1"]

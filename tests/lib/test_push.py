@@ -1,320 +1,340 @@
-"""Push notifications through a fake relay that decrypts what it receives."""
+"""Notification payloads as Zulip's mobile app parses them, their encryption, the relay's
+request, and who gets notified (a matrix of settings and message kinds)."""
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import logging
-import os
-import threading
-from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import orjson
 import pytest
-import uvicorn
-from nacl.secret import SecretBox
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
-from palaver.actions.devices import do_register_device, do_register_push_device
-from palaver.lib.devices import PushKey, PushToken
-from palaver.lib.push import PushDispatcher, encrypt_payload, send_push_to_user
-from palaver.models import UserProfile
-from palaver.services import Services
-from tests.helpers import Api, SeededRealm, assert_json_success, wait_until
+from palaver.lib.push import (
+    CHANNEL,
+    DIRECT_MESSAGE,
+    FOLLOWED_TOPIC,
+    MENTION,
+    PUSH_CONTENT_LIMIT,
+    STREAM_WILDCARD_MENTION,
+    STREAM_WILDCARD_MENTION_IN_FOLLOWED_TOPIC,
+    TOPIC_WILDCARD_MENTION,
+    Identity,
+    PushTarget,
+    RecipientFacts,
+    apns_payload,
+    encrypt_payload,
+    fcm_data,
+    message_payload,
+    ping_payload,
+    push_content,
+    push_trigger,
+    relay_request,
+    remove_payload,
+)
+from palaver.models.user_topics import VisibilityPolicy
+from tests.lib.app_notifications import DESCRIPTION, Unparsable, parse_apns, parse_fcm, parse_payload
+from tests.push_helpers import decrypt, new_key
 
-PAYLOAD = {"event": "message", "sender_full_name": "Othello", "content": "Hi ✓"}
-
-
-class FakeRelay:
-    """A relay on 127.0.0.1 that records requests, answering with ``status``."""
-
-    def __init__(self) -> None:
-        self.received: list[dict[str, Any]] = []
-        # Each request's client address: which connection it came on.
-        self.peers: list[tuple[str, int]] = []
-        self.status = 200
-        self.app = Starlette(routes=[Route("/notify", self.notify, methods=["POST"])])
-        self.url = ""
-
-    async def notify(self, request: Request) -> JSONResponse:
-        self.received.append(await request.json())
-        if request.client is not None:
-            self.peers.append((request.client.host, request.client.port))
-        return JSONResponse({"result": "success" if self.status == 200 else "error"}, self.status)
-
-    def wait_for(self, count: int) -> list[dict[str, Any]]:
-        wait_until(lambda: len(self.received) >= count)
-        return self.received
+REALM_URL = "http://zulip.palaver.test"
+IDENTITY = Identity(REALM_URL, "Zulip Dev", 10)
 
 
-@pytest.fixture(scope="module")
-def fake_relay() -> Iterator[FakeRelay]:
-    relay = FakeRelay()
-    config = uvicorn.Config(
-        relay.app, host="127.0.0.1", port=0, log_level="warning", ws="none", lifespan="off"
+# The payloads ------------------------------------------------------------------------------
+
+CHANNEL_MESSAGE = {
+    "id": 45,
+    "sender_id": 6,
+    "sender_full_name": "aaron",
+    "avatar_url": "/user_avatars/2/abc.png?version=3",
+    "timestamp": 1754385395,
+    "type": "stream",
+    "stream_id": 10,
+    "display_recipient": "Denmark",
+    "subject": "test",
+    "content": '<p>Hi <span class="user-mention" data-user-id="10">@Hamlet</span> '
+    '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span></p>',
+}
+DIRECT = {
+    "id": 46,
+    "sender_id": 6,
+    "sender_full_name": "aaron",
+    "avatar_url": "https://secure.gravatar.com/avatar/818c?d=identicon&version=1",
+    "timestamp": 1754385290,
+    "type": "private",
+    "display_recipient": [{"id": 10}, {"id": 6}],
+    "subject": "",
+    "content": "<p>test content</p>",
+}
+
+
+def test_channel_message_payload() -> None:
+    payload = message_payload(IDENTITY, CHANNEL_MESSAGE)
+    assert payload == {
+        "type": "message",
+        "realm_url": REALM_URL,
+        "realm_name": "Zulip Dev",
+        "user_id": 10,
+        "sender_id": 6,
+        "sender_full_name": "aaron",
+        "sender_avatar_url": REALM_URL + "/user_avatars/2/abc.png?version=3",
+        "message_id": 45,
+        "time": 1754385395,
+        "content": "Hi @Hamlet 🙂",
+        "recipient_type": "channel",
+        "channel_id": 10,
+        "channel_name": "Denmark",
+        "topic": "test",
+    }
+    parsed = parse_payload(payload, realm_url=REALM_URL, user_id=10)
+    assert (parsed.model, parsed.recipient) == ("NotifPayloadNewMessage", "NotifPayloadChannelRecipient")
+
+
+def test_direct_and_group_direct_payloads() -> None:
+    payload = message_payload(IDENTITY, DIRECT)
+    assert payload["recipient_type"] == "direct" and payload["recipient_user_ids"] == [6, 10]
+    assert "channel_id" not in payload and "pm_users" not in payload
+    assert payload["sender_avatar_url"] == DIRECT["avatar_url"]  # absolute already
+    assert parse_payload(payload, realm_url=REALM_URL, user_id=10).recipient == "NotifPayloadDmRecipient"
+    group = {**DIRECT, "display_recipient": [{"id": 15}, {"id": 12}, {"id": 10}, {"id": 6}]}
+    assert message_payload(IDENTITY, group)["recipient_user_ids"] == [6, 10, 12, 15]
+    # Sender and recipient are in the list even when display_recipient names only the other.
+    assert message_payload(IDENTITY, {**DIRECT, "display_recipient": [{"id": 6}]})["recipient_user_ids"] == [
+        6,
+        10,
+    ]
+
+
+def test_group_mention_payload_names_the_group() -> None:
+    payload = message_payload(IDENTITY, CHANNEL_MESSAGE, group=(41, "test_user_group"))
+    assert (payload["mentioned_user_group_id"], payload["mentioned_user_group_name"]) == (
+        41,
+        "test_user_group",
     )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    relay.url = f"http://127.0.0.1:{port}/notify"
-    yield relay
-    server.should_exit = True
-    thread.join(timeout=10)
+    parse_payload(payload, realm_url=REALM_URL, user_id=10)
 
 
-@pytest.fixture
-def relay(fake_relay: FakeRelay) -> FakeRelay:
-    fake_relay.received.clear()
-    fake_relay.peers.clear()
-    fake_relay.status = 200
-    return fake_relay
+def test_remove_and_test_payloads() -> None:
+    payload = remove_payload(IDENTITY, [32, 31, 32])
+    assert payload == {
+        "type": "remove",
+        "realm_url": REALM_URL,
+        "realm_name": "Zulip Dev",
+        "user_id": 10,
+        "message_ids": [31, 32],
+    }
+    assert parse_payload(payload, realm_url=REALM_URL, user_id=10).model == "NotifPayloadRemove"
+    # At most the 200 newest, as Zulip's service truncates.
+    assert remove_payload(IDENTITY, range(1, 302))["message_ids"] == list(range(102, 302))
+    test = ping_payload(IDENTITY, 1754577820)
+    assert test == {
+        "type": "test",
+        "realm_url": REALM_URL,
+        "realm_name": "Zulip Dev",
+        "user_id": 10,
+        "time": 1754577820,
+    }
+    # The app knows no "test" type: it decrypts and drops it (the service delivered it).
+    with pytest.raises(Unparsable, match="UnexpectedNotifPayload"):
+        parse_payload(test, realm_url=REALM_URL, user_id=10)
 
 
-@pytest.fixture
-def push_services(services: Services, relay: FakeRelay) -> Services:
-    return dataclasses.replace(
-        services, settings=services.settings.model_copy(update={"push_relay_url": relay.url})
-    )
+def test_the_old_payload_would_not_parse() -> None:
+    """What Palaver sent before (keys of its own, `type` the message type) falls through."""
+    old = {"event": "message", "realm_id": 2, "message_id": 1, "type": "stream", "content": "x"}
+    with pytest.raises(Unparsable):
+        parse_payload(old, realm_url=REALM_URL, user_id=10)
 
 
-def new_key() -> bytes:
-    return b"\x31" + os.urandom(32)
+def test_a_wrong_identity_is_dropped_by_the_app() -> None:
+    payload = message_payload(Identity("http://other.palaver.test", "x", 10), DIRECT)
+    with pytest.raises(Unparsable, match="fails to match"):
+        parse_payload(payload, realm_url=REALM_URL, user_id=10)
 
 
-def token(token_id: bytes = b"12345678", kind: str = "fcm") -> PushToken:
-    return PushToken(
-        kind=kind,
-        token_id=base64.b64encode(token_id).decode(),
-        bouncer_public_key=base64.b64encode(b"relay public key").decode(),
-        encrypted_push_registration=base64.b64encode(b"sealed registration").decode(),
-    )
+@pytest.mark.parametrize(
+    ("html", "text"),
+    [
+        ("<p>plain</p>", "plain"),
+        (
+            '<p><span class="emoji emoji-1f468-200d-1f4bb" title="technologist">:technologist:</span></p>',
+            "👨‍💻",
+        ),
+        ('<p><img alt=":octopus:" class="emoji" src="/user_avatars/2/emoji/images/1.png"></p>', ":octopus:"),
+        ("<blockquote>\n<p>quoted</p>\n</blockquote>\n<p>reply</p>", "> quoted\nreply"),
+        ("<ul>\n<li>one</li>\n<li>two</li>\n</ul>", "- one\n- two"),
+        ('<ol start="3">\n<li>c</li>\n<li>d</li>\n</ol>', "3. c\n4. d"),
+        (
+            '<div class="spoiler-block"><div class="spoiler-header"><p>Header</p></div>'
+            '<div class="spoiler-content" aria-hidden="true"><p>secret</p></div></div>',
+            "Header\n(…)",
+        ),
+        (
+            '<p><span class="katex"><span class="katex-mathml"><math><semantics><mrow><mi>x</mi></mrow>'
+            '<annotation encoding="application/x-tex">x^2</annotation></semantics></math></span>'
+            '<span class="katex-html" aria-hidden="true"><span>x2</span></span></span></p>',
+            "x$$x^2$$",
+        ),
+        ("<p>a &amp; b &lt;c&gt;</p>", "a & b <c>"),
+    ],
+)
+def test_push_content(html: str, text: str) -> None:
+    assert push_content(html) == text
 
 
-def add_device(
-    services: Services, user_id: int, *, key: PushKey | None = None, push_token: PushToken | None = None
-) -> int:
-    with services.db.session() as session:
-        user = session.get(UserProfile, user_id)
-        assert user is not None
-        device = do_register_device(session, user)
-        if key is not None or push_token is not None:
-            do_register_push_device(session, user, device.id, key=key, token=push_token)
-        return device.id
+def test_push_content_is_truncated() -> None:
+    long = "<p>" + "x" * 500 + "</p>"
+    assert push_content(long) == "x" * PUSH_CONTENT_LIMIT + "…"
+    assert push_content("<p>" + "y" * PUSH_CONTENT_LIMIT + "</p>") == "y" * PUSH_CONTENT_LIMIT
 
 
-def decrypt(key: bytes, notification: dict[str, Any]) -> Any:
-    plaintext = SecretBox(key[1:]).decrypt(base64.b64decode(notification["encrypted_data"], validate=True))
-    return orjson.loads(plaintext)
+# Encryption and the envelopes -------------------------------------------------------------
 
 
-def test_each_registered_device_gets_its_own_ciphertext(
-    push_services: Services, realm: SeededRealm, relay: FakeRelay
-) -> None:
-    hamlet = realm.hamlet.id
-    key_a, key_b = new_key(), new_key()
-    add_device(push_services, hamlet, key=PushKey(key_a, 11), push_token=token(b"aaaaaaaa"))
-    add_device(push_services, hamlet, key=PushKey(key_b, 2**32 - 1), push_token=token(b"bbbbbbbb", "apns"))
-    # Not pushed to: a device without push registration, and other users' devices.
-    add_device(push_services, hamlet)
-    add_device(push_services, realm.othello.id, key=PushKey(new_key(), 5), push_token=token())
+def test_fcm_and_apns_envelopes_decrypt_as_the_app_does() -> None:
+    key = new_key()
+    payload = message_payload(IDENTITY, DIRECT)
+    ciphertext = encrypt_payload(key, payload)
+    fcm = fcm_data(2**32 - 1, ciphertext)
+    assert fcm["push_key_id"] == "4294967295" and all(isinstance(v, str) for v in fcm.values())
+    assert parse_fcm(fcm, {2**32 - 1: key}, realm_url=REALM_URL, user_id=10).payload == payload
+    apns = apns_payload(7, ciphertext, alert=True)
+    assert apns["push_key_id"] == 7
+    assert apns["aps"] == {"mutable-content": 1, "alert": {"title": "New notification"}}
+    assert parse_apns(apns, {7: key}, realm_url=REALM_URL, user_id=10).payload == payload
+    assert apns_payload(7, ciphertext, alert=False)["aps"] == {"content-available": 1}
+    # The nonce is the first 24 bytes: each encryption differs.
+    assert encrypt_payload(key, payload)[:24] != ciphertext[:24]
+    with pytest.raises(Unparsable):
+        parse_fcm(
+            {"push_key_id": 7, "encrypted_data": fcm["encrypted_data"]},
+            {7: key},
+            realm_url=REALM_URL,
+            user_id=10,
+        )
 
-    assert send_push_to_user(push_services.db, push_services.settings.push_relay_url, hamlet, PAYLOAD) == 2
-    first, second = relay.received
-    assert first["push_key_id"] == 11 and second["push_key_id"] == 2**32 - 1
-    assert decrypt(key_a, first) == PAYLOAD
-    assert decrypt(key_b, second) == PAYLOAD
-    assert first["encrypted_data"] != second["encrypted_data"]
-    assert first["token_kind"] == "fcm" and second["token_kind"] == "apns"
-    assert first["token_id"] == base64.b64encode(b"aaaaaaaa").decode()
-    assert first["bouncer_public_key"] == base64.b64encode(b"relay public key").decode()
-    assert first["encrypted_push_registration"] == base64.b64encode(b"sealed registration").decode()
-    # Nothing in the clear: neither the key nor the content.
-    assert set(first) == {
+
+def test_encrypt_payload_rejects_unknown_cryptosystems() -> None:
+    with pytest.raises(ValueError, match="unsupported push key type 0x32"):
+        encrypt_payload(b"\x32" + bytes(32), {})
+
+
+def test_relay_request_carries_only_ciphertext_and_the_registration() -> None:
+    key = new_key()
+    target = PushTarget(3, key, 11, "fcm", "YWFhYWFhYWE=", "cHVi", "c2VhbGVk")
+    payload = message_payload(IDENTITY, DIRECT)
+    body = relay_request(target, payload)
+    assert set(body) == {
         "push_key_id",
         "token_kind",
         "token_id",
         "bouncer_public_key",
         "encrypted_push_registration",
         "encrypted_data",
+        "priority",
+        "fcm_data",
     }
-    assert "Othello" not in orjson.dumps(first).decode()
+    assert body["priority"] == "high"
+    assert decrypt(key, body) == payload
+    assert parse_fcm(body["fcm_data"], {11: key}, realm_url=REALM_URL, user_id=10).payload == payload
+    assert "aaron" not in orjson.dumps(body).decode()
+    apns = relay_request(dataclasses.replace(target, token_kind="apns"), remove_payload(IDENTITY, [1]))
+    assert apns["priority"] == "normal" and apns["apns_payload"]["aps"] == {"content-available": 1}
+    assert "fcm_data" not in apns
 
 
-def test_rotated_key_is_used(push_services: Services, realm: SeededRealm, relay: FakeRelay) -> None:
-    hamlet = realm.hamlet.id
-    old_key, new = new_key(), new_key()
-    device_id = add_device(push_services, hamlet, key=PushKey(old_key, 1), push_token=token())
-    with push_services.db.session() as session:
-        user = session.get(UserProfile, hamlet)
-        assert user is not None
-        do_register_push_device(session, user, device_id, key=PushKey(new, 2), token=None)
-    assert send_push_to_user(push_services.db, push_services.settings.push_relay_url, hamlet, PAYLOAD) == 1
-    (notification,) = relay.received
-    assert notification["push_key_id"] == 2
-    assert decrypt(new, notification) == PAYLOAD
+def test_description_names_the_app_commit() -> None:
+    source = DESCRIPTION["source"]
+    assert source["repository"] == "zulip/zulip-flutter" and len(source["commit"]) == 40
 
 
-def test_user_without_devices(push_services: Services, realm: SeededRealm, relay: FakeRelay) -> None:
+# Who gets a notification: settings x message kinds --------------------------------------
+
+BASE = RecipientFacts(
+    user_id=10,
+    sender_id=6,
+    is_direct=False,
+    flags=frozenset(),
+    enable_offline_push_notifications=True,
+    enable_online_push_notifications=False,
+)
+
+
+def facts(**changes: Any) -> RecipientFacts:
+    return dataclasses.replace(BASE, **changes)
+
+
+KINDS: dict[str, dict[str, Any]] = {
+    "direct": {"is_direct": True},
+    "mention": {"flags": frozenset({"mentioned"})},
+    "alert word": {"flags": frozenset({"has_alert_word"})},
+    "topic wildcard": {"flags": frozenset({"topic_wildcard_mentioned"}), "wildcard_mentions_notify": True},
+    "channel wildcard": {"flags": frozenset({"stream_wildcard_mentioned"}), "wildcard_mentions_notify": True},
+    "followed topic": {"topic_policy": VisibilityPolicy.FOLLOWED, "followed_topic_push": True},
+    "channel push on": {"channel_push": True},
+    "plain channel": {},
+}
+EXPECTED = {
+    "direct": DIRECT_MESSAGE,
+    "mention": MENTION,
+    "alert word": MENTION,
+    "topic wildcard": TOPIC_WILDCARD_MENTION,
+    "channel wildcard": STREAM_WILDCARD_MENTION,
+    "followed topic": FOLLOWED_TOPIC,
+    "channel push on": CHANNEL,
+    "plain channel": None,
+}
+# Each setting (or state) and what it leaves of each kind's notification.
+SETTINGS: dict[str, tuple[dict[str, Any], set[str]]] = {
+    "defaults, away": ({}, set(EXPECTED) - {"plain channel"}),
+    "offline push off": (
+        {"enable_offline_push_notifications": False},
+        {"followed topic", "channel push on"},
+    ),
+    "active in a browser": ({"idle": False}, set()),
+    "active, online push on": (
+        {"idle": False, "enable_online_push_notifications": True},
+        set(EXPECTED) - {"plain channel"},
+    ),
+    "sender muted": ({"sender_muted": True}, set()),
+    "own message": ({"sender_id": 10}, set()),
+    "already read": ({"flags_add": "read"}, set()),
+    "channel muted": (
+        {"channel_muted": True},
+        {"direct", "mention", "alert word", "followed topic"},
+    ),
+    "topic muted": (
+        {"topic_policy_if_unset": VisibilityPolicy.MUTED},
+        {"direct", "mention", "alert word", "followed topic"},
+    ),
+    "topic unmuted in a muted channel": (
+        {"channel_muted": True, "topic_policy_if_unset": VisibilityPolicy.UNMUTED},
+        set(EXPECTED) - {"plain channel"},
+    ),
+}
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_who_gets_notified(setting: str, kind: str) -> None:
+    changes, notified = SETTINGS[setting]
+    merged = {**KINDS[kind], **{k: v for k, v in changes.items() if not k.endswith(("_add", "_if_unset"))}}
+    if "flags_add" in changes:
+        merged["flags"] = merged.get("flags", frozenset()) | {changes["flags_add"]}
+    if "topic_policy_if_unset" in changes and "topic_policy" not in merged:
+        merged["topic_policy"] = changes["topic_policy_if_unset"]
+    expected = EXPECTED[kind] if kind in notified else None
+    assert push_trigger(facts(**merged)) == expected
+
+
+def test_wildcard_mentions_follow_their_setting() -> None:
+    wildcard = frozenset({"stream_wildcard_mentioned"})
+    assert push_trigger(facts(flags=wildcard, wildcard_mentions_notify=False)) is None
+    assert push_trigger(facts(flags=wildcard, wildcard_mentions_notify=False, channel_push=True)) == CHANNEL
+    # In a followed topic, the followed-topic wildcard setting decides, even if muted elsewhere.
+    followed = {"topic_policy": VisibilityPolicy.FOLLOWED, "followed_topic_push": True, "channel_muted": True}
     assert (
-        send_push_to_user(push_services.db, push_services.settings.push_relay_url, realm.hamlet.id, PAYLOAD)
-        == 0
+        push_trigger(facts(flags=wildcard, followed_topic_wildcard_mentions_notify=True, **followed))
+        == STREAM_WILDCARD_MENTION_IN_FOLLOWED_TOPIC
     )
-    assert relay.received == []
-
-
-def test_nothing_is_sent_without_a_relay(services: Services, realm: SeededRealm, relay: FakeRelay) -> None:
-    add_device(services, realm.hamlet.id, key=PushKey(new_key(), 1), push_token=token())
-    assert services.settings.push_relay_url is None
-    assert send_push_to_user(services.db, services.settings.push_relay_url, realm.hamlet.id, PAYLOAD) == 0
-    assert relay.received == []
-
-
-def test_relay_errors_are_logged_not_raised(
-    push_services: Services, realm: SeededRealm, relay: FakeRelay, caplog: pytest.LogCaptureFixture
-) -> None:
-    add_device(push_services, realm.hamlet.id, key=PushKey(new_key(), 1), push_token=token())
-    relay.status = 500
-    with caplog.at_level(logging.WARNING, logger="palaver.push"):
-        assert (
-            send_push_to_user(
-                push_services.db, push_services.settings.push_relay_url, realm.hamlet.id, PAYLOAD
-            )
-            == 0
-        )
-    assert len(relay.received) == 1
-    assert "HTTP 500" in caplog.text
-
-
-def test_unreachable_relay_is_logged_not_raised(
-    services: Services, realm: SeededRealm, caplog: pytest.LogCaptureFixture
-) -> None:
-    unreachable = dataclasses.replace(
-        services, settings=services.settings.model_copy(update={"push_relay_url": "http://127.0.0.1:9/x"})
-    )
-    add_device(unreachable, realm.hamlet.id, key=PushKey(new_key(), 1), push_token=token())
-    with caplog.at_level(logging.WARNING, logger="palaver.push"):
-        assert (
-            send_push_to_user(unreachable.db, unreachable.settings.push_relay_url, realm.hamlet.id, PAYLOAD)
-            == 0
-        )
-    assert "unreachable" in caplog.text
-
-
-def test_unexpected_failures_are_logged_not_raised(
-    push_services: Services, realm: SeededRealm, caplog: pytest.LogCaptureFixture
-) -> None:
-    add_device(push_services, realm.hamlet.id, key=PushKey(new_key(), 1), push_token=token())
-
-    def broken(request: httpx.Request) -> httpx.Response:
-        raise RuntimeError("boom")
-
-    with caplog.at_level(logging.WARNING, logger="palaver.push"):
-        sent = send_push_to_user(
-            push_services.db,
-            push_services.settings.push_relay_url,
-            realm.hamlet.id,
-            PAYLOAD,
-            transport=httpx.MockTransport(broken),
-        )
-    assert sent == 0
-    assert "push notification to user" in caplog.text
-
-
-def test_mock_transport_sees_the_same_request(push_services: Services, realm: SeededRealm) -> None:
-    key = new_key()
-    add_device(push_services, realm.hamlet.id, key=PushKey(key, 9), push_token=token())
-    seen: list[httpx.Request] = []
-
-    def relay_handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(200, json={"result": "success"})
-
-    transport = httpx.MockTransport(relay_handler)
-    assert (
-        send_push_to_user(
-            push_services.db,
-            push_services.settings.push_relay_url,
-            realm.hamlet.id,
-            PAYLOAD,
-            transport=transport,
-        )
-        == 1
-    )
-    (request,) = seen
-    assert str(request.url) == push_services.settings.push_relay_url
-    assert request.method == "POST"
-    assert decrypt(key, orjson.loads(request.content)) == PAYLOAD
-
-
-def test_encrypt_payload_rejects_unknown_cryptosystems() -> None:
-    with pytest.raises(ValueError, match="unsupported push key type 0x32"):
-        encrypt_payload(b"\x32" + bytes(32), PAYLOAD)
-
-
-# Messages reach devices through the dispatcher ------------------------------------------
-
-
-@pytest.fixture
-def dispatcher(push_services: Services, relay: FakeRelay) -> Iterator[PushDispatcher]:
-    listening = PushDispatcher(push_services.db, relay.url)
-    push_services.bus.add_listener(listening)
-    yield listening
-    push_services.bus.remove_listener(listening)
-    listening.close()
-
-
-def test_direct_messages_and_mentions_are_pushed_encrypted(
-    api: Api, push_services: Services, realm: SeededRealm, relay: FakeRelay, dispatcher: PushDispatcher
-) -> None:
-    key = new_key()
-    add_device(push_services, realm.othello.id, key=PushKey(key, 77), push_token=token())
-    stream_id = assert_json_success(
-        api.post(realm.hamlet, "channels/create", {"name": "push-test", "subscribers": [realm.othello.id]})
-    )["id"]
-
-    assert_json_success(
-        api.post(realm.hamlet, "messages", {"type": "direct", "to": [realm.othello.id], "content": "psst"})
-    )
-    relay.wait_for(1)
-    # A channel message that mentions nobody is not worth waking a phone for.
-    assert_json_success(
-        api.post(realm.hamlet, "messages", {"type": "stream", "to": stream_id, "topic": "t", "content": "hi"})
-    )
-    mention = f"@**{realm.othello.full_name}** look"
-    assert_json_success(
-        api.post(
-            realm.hamlet, "messages", {"type": "stream", "to": stream_id, "topic": "t", "content": mention}
-        )
-    )
-    relay.wait_for(2)
-    # Waits for every push the dispatcher started: none beyond these two.
-    dispatcher.close()
-    assert [body["push_key_id"] for body in relay.received] == [77, 77]
-    # The second notification reused the first one's connection (and TLS context): the
-    # dispatcher keeps one client.
-    assert len(set(relay.peers)) == 1, relay.peers
-    # Pushes go out from the dispatcher's threads, so they may reach the relay in either order.
-    first, second = sorted(
-        (decrypt(key, body) for body in relay.received), key=lambda p: p["type"] != "private"
-    )
-    assert first["type"] == "private" and "psst" in first["content"]
-    assert first["sender_id"] == realm.hamlet.id
-    assert second["type"] == "stream" and second["topic"] == "t" and second["stream_id"] == stream_id
-
-
-def test_the_sender_is_not_pushed_their_own_message(
-    api: Api, push_services: Services, realm: SeededRealm, relay: FakeRelay, dispatcher: PushDispatcher
-) -> None:
-    add_device(push_services, realm.hamlet.id, key=PushKey(new_key(), 1), push_token=token())
-    assert_json_success(
-        api.post(realm.hamlet, "messages", {"type": "direct", "to": [realm.othello.id], "content": "hello"})
-    )
-    dispatcher.close()  # waits for every push it started
-    assert relay.received == []
+    assert push_trigger(facts(flags=wildcard, **followed)) == FOLLOWED_TOPIC
+    assert push_trigger(facts(topic_policy=VisibilityPolicy.FOLLOWED)) is None  # followed-topic push off

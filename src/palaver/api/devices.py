@@ -31,9 +31,12 @@ def register_push_device(
     bouncer_public_key: str | None = None,
     encrypted_push_registration: str | None = None,
 ) -> JsonDict:
-    if ctx.services.settings.push_relay_url is None:
+    settings = ctx.services.settings
+    if not settings.push_configured:
         raise PushServiceNotConfiguredError()
     key = parse_push_key(push_key, push_key_id)
     token = parse_push_token(token_kind, token_id, bouncer_public_key, encrypted_push_registration)
-    do_register_push_device(ctx.session, ctx.me, device_id, key=key, token=token)
+    # Through Zulip's service the token waits for the push worker to forward it.
+    via_service = settings.push_service_url is not None
+    do_register_push_device(ctx.session, ctx.me, device_id, key=key, token=token, via_service=via_service)
     return {}

@@ -5,10 +5,12 @@ from __future__ import annotations
 from palaver.actions.legacy_push import do_add_push_token, do_remove_push_token
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.devices import PushServiceNotConfiguredError
+from palaver.lib.exceptions import JsonableError
 from palaver.lib.legacy_push import InvalidPushDeviceTokenError, check_app_id, check_token, legacy_targets
-from palaver.lib.push import push_targets, send_push_to_user
-from palaver.lib.realm import realm_url
+from palaver.lib.push import ping_payload, push_targets, relay_client
+from palaver.lib.push_service import PushServiceError
 from palaver.timeutil import to_timestamp, utcnow
+from palaver.workers.push import Deliverer
 
 router = ApiRouter()
 
@@ -39,18 +41,22 @@ def remove_apns_token(ctx: Ctx, token: str) -> JsonDict:
 
 @router.post("/mobile_push/test_notification")
 def send_test_notification(ctx: Ctx, token: str | None = None) -> JsonDict:
-    if ctx.services.settings.push_relay_url is None:
+    """A real test notification through the configured path, to one device (its token, or
+    its token ID) or to all of the user's. Sent now, as the person is waiting to see it."""
+    services = ctx.services
+    if not services.settings.push_configured:
         raise PushServiceNotConfiguredError()
     me = ctx.me
     if not push_targets(ctx.session, me.id, token) and not legacy_targets(ctx.session, me.id, token):
         raise InvalidPushDeviceTokenError()
-    payload = {
-        "event": "test",
-        "realm_id": me.realm_id,
-        "realm_name": ctx.realm.name,
-        "realm_url": realm_url(ctx.services.settings, ctx.realm),
-        "user_id": me.id,
-        "time": to_timestamp(utcnow()),
-    }
-    send_push_to_user(ctx.services.db, ctx.services.settings.push_relay_url, me.id, payload, token=token)
+    realm = ctx.realm
+    with relay_client() as client:
+        deliverer = Deliverer(services, client)
+        payload = ping_payload(deliverer.identity(realm, me.id), to_timestamp(utcnow()))
+        try:
+            sent = deliverer.send(realm.id, me.id, payload, token_id=token)
+        except PushServiceError as e:
+            raise JsonableError(f"The push notification service refused the test notification: {e}") from None
+    if not sent:
+        raise JsonableError("The test notification could not be delivered; see the server's log.")
     return {}

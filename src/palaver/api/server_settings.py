@@ -41,7 +41,7 @@ def get_server_settings(ctx: Ctx) -> JsonDict:
         "zulip_feature_level": FEATURE_LEVEL,
         "zulip_version": SERVICE_VERSION,
         "zulip_merge_base": "",
-        "push_notifications_enabled": settings.push_relay_url is not None,
+        "push_notifications_enabled": settings.push_configured,
         "is_incompatible": False,
         "email_auth_enabled": realm is None or method_enabled(settings, realm, EMAIL),
         "require_email_format_usernames": usernames_are_emails(settings, realm),

@@ -125,4 +125,6 @@ def format_device(device: Device) -> dict[str, Any]:
         "push_key_id": device.push_key_id,
         "push_token_id": device.token_id,
         "push_token_last_updated_timestamp": to_timestamp(updated) if updated else None,
+        "pending_push_token_id": device.pending_token_id,
+        "push_registration_error_code": device.push_registration_error_code,
     }

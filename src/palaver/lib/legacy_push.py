@@ -7,7 +7,7 @@ end-to-end encryption:
     legacy_token_kind   "fcm" or "apns"
     token               the device's token
     ios_app_id          APNs only: the app's bundle ID
-    data                the notification payload
+    data                the notification in the legacy plaintext format (``legacy_payload``)
 """
 
 from __future__ import annotations
@@ -86,29 +86,78 @@ def legacy_targets(session: Session, user_id: int, token: str | None = None) -> 
     ]
 
 
+def legacy_payload(payload: dict[str, Any]) -> dict[str, str]:
+    """A notification in the plaintext format apps registered this way parse (Zulip's
+    pre-E2EE FCM data: ``event`` for the type, every value a string, IDs comma-joined)."""
+    kind = payload["type"]
+    data = {
+        "event": kind,
+        "realm_url": payload["realm_url"],
+        "realm_uri": payload["realm_url"],
+        "realm_name": payload["realm_name"],
+        "user_id": str(payload["user_id"]),
+    }
+    if kind == "remove":
+        ids = [str(i) for i in payload["message_ids"]]
+        data["zulip_message_ids"] = ",".join(ids)
+        data["zulip_message_id"] = ids[0] if ids else ""
+        return data
+    data["time"] = str(payload["time"])
+    if kind != "message":
+        return data
+    data.update(
+        sender_id=str(payload["sender_id"]),
+        sender_avatar_url=payload["sender_avatar_url"],
+        sender_full_name=payload["sender_full_name"],
+        zulip_message_id=str(payload["message_id"]),
+        content=payload["content"],
+    )
+    if "channel_id" in payload:
+        data.update(
+            recipient_type="stream",
+            stream_id=str(payload["channel_id"]),
+            stream=payload["channel_name"],
+            topic=payload["topic"],
+        )
+    else:
+        data["recipient_type"] = "private"
+        ids = payload["recipient_user_ids"]
+        if len(ids) > 2:
+            data["pm_users"] = ",".join(str(i) for i in ids)
+    return data
+
+
 def legacy_relay_request(target: LegacyTarget, payload: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = {"legacy_token_kind": target.kind, "token": target.token, "data": payload}
+    body: dict[str, Any] = {
+        "legacy_token_kind": target.kind,
+        "token": target.token,
+        "data": legacy_payload(payload),
+    }
     if target.ios_app_id is not None:
         body["ios_app_id"] = target.ios_app_id
     return body
 
 
+def post_to_relay(client: httpx.Client, url: str, body: dict[str, Any], what: str) -> bool:
+    """POST one notification to the relay; whether it took it. Failures are logged, never
+    raised (``what`` names the device in the log)."""
+    import httpx  # noqa: PLC0415  (loaded by the caller's client)
+
+    try:
+        response = client.post(url, json=body)
+    except httpx.HTTPError as e:
+        logger.warning("push relay unreachable for %s: %s", what, e)
+        return False
+    if not response.is_success:
+        logger.warning("push relay refused %s: HTTP %d", what, response.status_code)
+    return response.is_success
+
+
 def send_to_legacy_targets(
     url: str, targets: list[LegacyTarget], payload: dict[str, Any], client: httpx.Client
 ) -> int:
-    """Post the payload for each token to the relay at ``url``; returns how many it accepted.
-    Never raises."""
-    import httpx  # noqa: PLC0415  (loaded by the caller's client: push.py)
-
-    delivered = 0
-    for target in targets:
-        try:
-            response = client.post(url, json=legacy_relay_request(target, payload))
-        except httpx.HTTPError as e:
-            logger.warning("push relay unreachable for a legacy %s token: %s", target.kind, e)
-            continue
-        if response.is_success:
-            delivered += 1
-        else:
-            logger.warning("push relay refused a legacy %s token: HTTP %d", target.kind, response.status_code)
-    return delivered
+    """Post the payload for each token to the relay at ``url``; returns how many it accepted."""
+    return sum(
+        post_to_relay(client, url, legacy_relay_request(t, payload), f"a legacy {t.kind} token")
+        for t in targets
+    )

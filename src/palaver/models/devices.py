@@ -27,8 +27,13 @@ class Device(Base):
     push_key_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
 
     # The push token as the relay needs it: only the relay can decrypt the registration.
+    # ``token_id`` is the registration notifications go to; with Zulip's push service a new
+    # token is ``pending_token_id`` until the service has accepted it (a worker forwards it),
+    # and a refusal leaves the service's error code in ``push_registration_error_code``.
     token_kind: Mapped[str | None] = mapped_column(String(8), default=None)
     token_id: Mapped[str | None] = mapped_column(String(16), default=None)
+    pending_token_id: Mapped[str | None] = mapped_column(String(16), default=None)
+    push_registration_error_code: Mapped[str | None] = mapped_column(String(64), default=None)
     bouncer_public_key: Mapped[str | None] = mapped_column(Text, default=None)
     encrypted_push_registration: Mapped[str | None] = mapped_column(Text, default=None)
     push_token_last_updated: Mapped[datetime | None] = mapped_column(default=None)

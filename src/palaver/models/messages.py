@@ -27,6 +27,9 @@ class MessageFlag(IntFlag):
     HISTORICAL = 128
     # Server-side only (never shown to clients): makes "my direct messages" an index scan.
     IS_PRIVATE = 256
+    # Server-side only: a mobile notification of the message may still show on the user's
+    # devices, so reading or losing the message sends them a removal (workers/push.py).
+    ACTIVE_MOBILE_PUSH_NOTIFICATION = 512
 
 
 # Flags clients see, in the order Zulip lists them; ``wildcard_mentioned`` is derived.

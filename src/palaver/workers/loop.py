@@ -60,13 +60,21 @@ class BackgroundWorker:
         """
         return True
 
+    def accept(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> bool:
+        """Whether a published event of one of ``waking_events`` wakes the worker; a worker
+        that works on the events themselves keeps what it needs here (``wakes_on`` by default).
+
+        Called in the thread that published it, right after its commit: keep it cheap.
+        """
+        return self.wakes_on(event)
+
     def on_stop(self) -> None:
         """Called once the running task is stopped (not when stopping a stopped worker)."""
 
     # Running in the server ---------------------------------------------------------------
 
     def _on_event(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> None:
-        if event.get("type") not in self.waking_events or not self.wakes_on(event):
+        if event.get("type") not in self.waking_events or not self.accept(realm_id, event, user_ids):
             return
         if self._loop is not None and self._wake is not None:
             self._loop.call_soon_threadsafe(self._wake.set)

@@ -23,6 +23,9 @@ class DeviceAdd(Event):
     push_key_id: int | None
     push_token_id: str | None
     push_token_last_updated_timestamp: int | None
+    # A token the push service has not accepted yet, and its refusal's error code.
+    pending_push_token_id: str | None = None
+    push_registration_error_code: str | None = None
 
 
 class DeviceUpdate(Event):
@@ -34,6 +37,8 @@ class DeviceUpdate(Event):
     push_key_id: int | None
     push_token_id: str | None
     push_token_last_updated_timestamp: int | None
+    pending_push_token_id: str | None = None
+    push_registration_error_code: str | None = None
 
 
 class DeviceRemove(Event):

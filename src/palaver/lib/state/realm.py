@@ -202,7 +202,7 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_email_auth_enabled": method_enabled(settings, realm, EMAIL),
         "realm_password_auth_enabled": bool({EMAIL, LDAP} & enabled_methods(settings, realm)),
         "realm_authentication_methods": realm_authentication_methods(settings, realm),
-        "realm_push_notifications_enabled": settings.push_relay_url is not None,
+        "realm_push_notifications_enabled": settings.push_configured,
         "realm_push_notifications_enabled_end_timestamp": None,
         "realm_upload_quota_mib": None,
         "realm_default_external_accounts": {},
