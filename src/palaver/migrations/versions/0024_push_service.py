@@ -46,14 +46,13 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("realm_id", name=op.f("pk_push_service_realm")),
         sa.UniqueConstraint("uuid", name=op.f("uq_push_service_realm_uuid")),
     )
-    with op.batch_alter_table("device") as batch:
-        batch.add_column(sa.Column("pending_token_id", sa.String(length=16), nullable=True))
-        batch.add_column(sa.Column("push_registration_error_code", sa.String(length=64), nullable=True))
+    # Plain ADD COLUMN (nullable): no table rebuild, which would reflect user_profile too.
+    op.add_column("device", sa.Column("pending_token_id", sa.String(length=16), nullable=True))
+    op.add_column("device", sa.Column("push_registration_error_code", sa.String(length=64), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("device") as batch:
-        batch.drop_column("push_registration_error_code")
-        batch.drop_column("pending_token_id")
+    op.drop_column("device", "push_registration_error_code")
+    op.drop_column("device", "pending_token_id")
     op.drop_table("push_service_realm")
     op.drop_table("push_service_server")
