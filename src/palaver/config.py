@@ -99,6 +99,8 @@ class Settings(BaseModel):
     api_rate_limit: RateLimit = RateLimit(count=200, seconds=60)
     auth_rate_limit_per_username: RateLimit = RateLimit(count=5, seconds=1800)
     auth_rate_limit_per_ip: RateLimit = RateLimit(count=50, seconds=600)
+    # Message reports per reporter, so no one can flood the moderators' channel.
+    message_report_rate_limit: RateLimit = RateLimit(count=20, seconds=3600)
 
     # argon2id cost; tests lower these so seeding dozens of users stays fast.
     password_time_cost: int = Field(default=3, ge=1)
@@ -190,7 +192,11 @@ class Settings(BaseModel):
     auth: AuthSettings = AuthSettings()
 
     @field_validator(
-        "api_rate_limit", "auth_rate_limit_per_username", "auth_rate_limit_per_ip", mode="before"
+        "api_rate_limit",
+        "auth_rate_limit_per_username",
+        "auth_rate_limit_per_ip",
+        "message_report_rate_limit",
+        mode="before",
     )
     @classmethod
     def _parse_rate(cls, value: object) -> object:

@@ -364,6 +364,8 @@ ONLY_IN_PALAVER: dict[str, str] = {
     ),
     **dict.fromkeys(["list-reminders", "delete-reminder"], _SPEC_FEATURE.format("reminders")),
     "register-client-device": _SPEC_FEATURE.format("device; remove_client_device"),
+    "report-message": "Zulip's message reports (newer than the reference), which "
+    "the mobile app's report form calls; the reference already has moderation_request_channel_id",
     "update-display-settings": _LEGACY.format("update-settings"),
     "update-notification-settings": _LEGACY.format("update-settings"),
     "update-subscription-property": "the single-channel form of update-subscription-settings",

@@ -59,6 +59,7 @@ from palaver.lib.group_settings import (
     render_group_setting,
 )
 from palaver.lib.markdown.render import render_markdown
+from palaver.lib.message_reports import check_moderation_channel_stays_private
 from palaver.lib.realm import active_user_ids
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import DefaultStream, Stream
@@ -138,6 +139,8 @@ def _apply_privacy(
         history = stream.history_public_to_subscribers or not invite_only
     if (web_public and invite_only) or (not invite_only and not history):
         raise JsonableError("Invalid parameters")
+    if not invite_only and stream.invite_only:
+        check_moderation_channel_stays_private(session, stream)
     if (invite_only, web_public) != (stream.invite_only, stream.is_web_public):
         _check_privacy_permissions(session, viewer.user, invite_only=invite_only, is_web_public=web_public)
     events = []

@@ -25,6 +25,7 @@ from palaver.lib.group_settings import (
     parse_group_setting_value,
     render_group_setting,
 )
+from palaver.lib.message_reports import check_moderation_channel_private
 from palaver.lib.realm import active_user_ids
 from palaver.lib.realm_settings import (
     OWNER_ONLY_SETTINGS,
@@ -85,6 +86,8 @@ def do_update_realm_settings(
             value: Any
             if name in REALM_ANNOUNCEMENT_CHANNEL_SETTINGS:
                 value = access_announcement_channel(session, acting_user, raw)
+                if name == "moderation_request_channel_id" and value is not None:
+                    check_moderation_channel_private(session, realm.id, value)
             else:
                 value = check_realm_value(name, raw)
             if getattr(realm, name) == value:

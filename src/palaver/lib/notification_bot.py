@@ -7,6 +7,8 @@ one bot account per realm instead, created the first time it has something to sa
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -39,9 +41,21 @@ def silent_mention(user: UserProfile) -> str:
     return f"@_**{user.full_name}|{user.id}**"
 
 
+def _breaks_link_syntax(stream: Stream, topic: str) -> bool:
+    # The #**channel>topic** syntax cannot hold these; a plain link can.
+    return any(c in stream.name + topic for c in "*`>$")
+
+
+def message_link_syntax(realm_url: str, stream: Stream, topic: str, message_id: int) -> str:
+    """A link to a channel message as message Markdown."""
+    if _breaks_link_syntax(stream, topic):
+        return f"[#{stream.name} > {topic} @ 💬]({message_link(realm_url, stream, topic, message_id)})"
+    return f"#**{stream.name}>{topic}@{message_id}**"
+
+
 def topic_link_syntax(stream: Stream, topic: str) -> str:
     """A link to a channel's topic as message Markdown."""
-    if any(c in stream.name + topic for c in "*`>$"):
+    if _breaks_link_syntax(stream, topic):
         # The #**channel>topic** syntax cannot hold these; a plain link can.
         return f"[#{stream.name} > {topic}]({topic_narrow_path(stream, topic)})"
     return f"#**{stream.name}>{topic}**"
@@ -54,3 +68,16 @@ def topic_narrow_path(stream: Stream, topic: str) -> str:
 
 def message_link(realm_url: str, stream: Stream, topic: str, message_id: int) -> str:
     return f"{realm_url.rstrip('/')}/{topic_narrow_path(stream, topic)}/near/{message_id}"
+
+
+def dm_message_link(realm_url: str, member_ids: list[int], message_id: int) -> str:
+    """A link to a direct message, in the conversation of ``member_ids`` (in ID order)."""
+    suffix = "group" if len(member_ids) > 2 else "dm"
+    members = ",".join(map(str, member_ids))
+    return f"{realm_url.rstrip('/')}/#narrow/dm/{members}-{suffix}/near/{message_id}"
+
+
+def unused_fence(content: str) -> str:
+    """A code fence longer than any backtick run in ``content``, which cannot close it early."""
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    return "`" * max(3, longest + 1)

@@ -7,7 +7,6 @@ scheduler (``workers/scheduler.py``).
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,7 +18,7 @@ from palaver.lib.conversations import conversation_member_ids
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
 from palaver.lib.ids import get_row
 from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
-from palaver.lib.notification_bot import message_link, silent_mention
+from palaver.lib.notification_bot import dm_message_link, message_link, silent_mention, unused_fence
 from palaver.models.channels import Stream
 from palaver.models.messages import Message
 from palaver.models.scheduled_messages import DeliveryType, ScheduledMessage
@@ -150,12 +149,6 @@ def check_reminder_note(note: str | None) -> str | None:
     return note or None
 
 
-def _quote_fence(content: str) -> str:
-    # A fence longer than any backtick run inside, so the quoted message cannot close it.
-    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
-    return "`" * max(3, longest + 1)
-
-
 def reminder_content(session: Session, message: Message, note: str | None, realm_url: str) -> str:
     """The Notification Bot's reminder: a link to the message, the note, the message quoted."""
     base = realm_url.rstrip("/")
@@ -165,15 +158,14 @@ def reminder_content(session: Session, message: Message, note: str | None, realm
         intro = f"You requested a reminder for [#{stream.name} > {message.subject}]({link})."
     else:
         members = conversation_member_ids(session, [message.recipient_id])[message.recipient_id]
-        suffix = "group" if len(members) > 2 else "dm"
-        link = f"{base}/#narrow/dm/{','.join(map(str, members))}-{suffix}/near/{message.id}"
+        link = dm_message_link(base, members, message.id)
         intro = f"You requested a reminder for [the following direct message]({link})."
     if note:
         quoted_note = "\n".join(f"> {line}" for line in note.splitlines())
         intro = f"{intro[:-1]}. Note:\n{quoted_note}"
     sender = session.get(UserProfile, message.sender_id)
     assert sender is not None
-    fence = _quote_fence(message.content)
+    fence = unused_fence(message.content)
     return f"{intro}\n\n{silent_mention(sender)} [said]({link}):\n{fence}quote\n{message.content}\n{fence}"
 
 

@@ -44,6 +44,8 @@ REALM_ANNOUNCEMENT_CHANNEL_SETTINGS = (
     "new_stream_announcements_stream_id",
     "signup_announcements_stream_id",
     "zulip_update_announcements_stream_id",
+    # Where message reports go (must be a private channel); None turns reporting off.
+    "moderation_request_channel_id",
 )
 
 
@@ -88,6 +90,7 @@ class Realm(Base):
     new_stream_announcements_stream_id: Mapped[int | None] = mapped_column(default=None)
     signup_announcements_stream_id: Mapped[int | None] = mapped_column(default=None)
     zulip_update_announcements_stream_id: Mapped[int | None] = mapped_column(default=None)
+    moderation_request_channel_id: Mapped[int | None] = mapped_column(default=None)
 
     icon_source: Mapped[str] = mapped_column(String(1), default="G")
     icon_version: Mapped[int] = mapped_column(default=1)

@@ -53,6 +53,7 @@ SOFT_REFERENCES: dict[tuple[str, str], str] = {
     ("realm", "new_stream_announcements_stream_id"): "stream",
     ("realm", "signup_announcements_stream_id"): "stream",
     ("realm", "zulip_update_announcements_stream_id"): "stream",
+    ("realm", "moderation_request_channel_id"): "stream",
     ("scheduled_message", "stream_id"): "stream",
     ("scheduled_message", "delivered_message_id"): "message",
     ("scheduled_message", "reminder_target_message_id"): "message",

@@ -14,6 +14,7 @@ from palaver.lib.auth_methods import (
 )
 from palaver.lib.emoji_images import EMOJI_DATA_PATH
 from palaver.lib.group_settings import render_group_settings
+from palaver.lib.message_reports import report_message_types
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.realm_images import realm_image_fields
 from palaver.lib.register import StateContext, StateDict, state_provider
@@ -123,6 +124,7 @@ def _server_fields(ctx: StateContext) -> StateDict:
         "server_web_public_streams_enabled": False,
         "server_jitsi_server_url": ctx.settings.jitsi_server_url,
         "server_can_summarize_topics": False,
+        "server_report_message_types": report_message_types(),
         "settings_send_digest_emails": False,
         "development_environment": ctx.settings.development_auth,
         "password_min_length": PASSWORD_MIN_LENGTH,
@@ -206,7 +208,6 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_push_notifications_enabled_end_timestamp": None,
         "realm_upload_quota_mib": None,
         "realm_default_external_accounts": {},
-        "realm_moderation_request_channel_id": -1,
         # Billing is not a concept here; owners hold it, as they do by default elsewhere.
         "realm_can_manage_billing_group": rendered[owners],
         **_limit_fields(ctx),

@@ -1,5 +1,6 @@
 // What one can do to a message: react, star, edit, delete, move or resolve its topic, copy a
-// link, quote and reply. Each action calls the API; the resulting event updates the page.
+// link, quote and reply, report it to the moderators. Each action calls the API; the
+// resulting event updates the page.
 
 import { narrowToHash } from "../narrow.js";
 import { t } from "../i18n.js";
@@ -212,6 +213,37 @@ export class MessageActions {
     topic.focus();
   }
 
+  // Report to the organization's moderators: a reason, and a description ("Other" needs one).
+  openReport(id) {
+    const types = this.app.state.realm.server_report_message_types || [];
+    const reason = h("select", { id: "report-type" });
+    for (const type of types) reason.append(h("option", { value: type.key, text: type.name }));
+    const description = h("textarea", { id: "report-description", rows: 4, maxlength: 1000 });
+    const close = () => overlay.remove();
+    const form = h("form", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "report-title" },
+      h("h2", { id: "report-title", text: "Report message" }),
+      h("label", { for: "report-type", text: "Reason" }), reason,
+      h("label", { for: "report-description", text: "Description" }), description,
+      h("div", { class: "dialog-buttons" },
+        h("button", { type: "submit", class: "primary", text: "Report" }),
+        h("button", { type: "button", text: "Cancel", onclick: close })));
+    const overlay = h("div", { class: "overlay" }, form);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      try {
+        await this.app.api.post(`/messages/${id}/report`, { report_type: reason.value, description: description.value });
+        close();
+        toast("Message reported to the moderators");
+      } catch (error) {
+        this.app.showError(error);
+      }
+    });
+    overlay.addEventListener("keydown", (event) => event.key === "Escape" && close());
+    trapFocus(form);
+    document.body.append(overlay);
+    reason.focus();
+  }
+
   // The "⋯" menu: a role=menu list of the actions this user may take on this message.
   openMenu(id, anchor) {
     const message = this.message(id);
@@ -226,6 +258,8 @@ export class MessageActions {
       perms.canResolve(message) && [message.subject.startsWith(RESOLVED_PREFIX) ? "Unresolve topic" : "Resolve topic", () => this.resolve(id)],
       perms.canDelete(message) && ["Delete", () => this.remove(id)],
       [t("Mark as unread from here"), () => this.markUnreadFrom(id)],
+      // Offered only where the organization has a moderation request channel.
+      (this.app.state.realm.realm_moderation_request_channel_id ?? -1) !== -1 && ["Report…", () => this.openReport(id)],
     ].filter(Boolean);
     showMenu(anchor, t("Message actions"), items);
   }
