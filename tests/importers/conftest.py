@@ -111,8 +111,9 @@ def run_import(
             code = e.code if isinstance(e.code, int) else 1
         captured = capsys.readouterr()
         words = shlex.split(args)
-        string_id = words[words.index("--string-id" if "--string-id" in words else "--realm") + 1]
-        return Imported(server, captured.out, captured.err, code, _read_realm(server, string_id))
+        option = next((o for o in ("--string-id", "--realm") if o in words), None)
+        realm = _read_realm(server, words[words.index(option) + 1]) if option else None
+        return Imported(server, captured.out, captured.err, code, realm)
 
     return run
 

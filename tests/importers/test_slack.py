@@ -58,6 +58,10 @@ def test_slack_export_imports(run_import: RunImport, tmp_path: Path, file_server
     assert people["Old Timer"]["is_active"] is False
     assert people["Deploy Bot"]["is_bot"] is True and people["Slackbot"]["is_bot"] is True
     assert people["Ada Lovelace"]["delivery_email"] == "ada@example.com"
+    assert (
+        people["Ada Lovelace"]["is_imported_stub"] is True
+        and people["Deploy Bot"]["is_imported_stub"] is False
+    )
 
     streams = assert_json_success(
         api.get(ada, "streams", {"include_all": "true", "exclude_archived": "false"})

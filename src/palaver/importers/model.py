@@ -171,6 +171,7 @@ class ImportSource:
     profile_fields: list[ImportedProfileField] = field(default_factory=list)
     # (pattern, URL template) pairs.
     linkifiers: list[tuple[str, str]] = field(default_factory=list)
+    description: str = ""
     # Rough number of messages, for the progress bar (0 when unknown).
     message_estimate: int = 0
 

@@ -66,6 +66,7 @@ from palaver.models.attachments import Attachment, AttachmentMessage
 from palaver.models.channels import Stream, Subscription
 from palaver.models.groups import UserGroupMembership
 from palaver.models.messages import Message, MessageFlag, Reaction, UserMessage
+from palaver.models.names import name_key
 from palaver.models.users import BotType
 from palaver.portability.archive import Progress
 from palaver.services import Services
@@ -140,7 +141,7 @@ class _Writer:
         self.topics: set[tuple[int, str]] = set()
         self.first_message: dict[int, int] = {}
         self.aliases: dict[str, str] = {}  # a duplicate user's key -> the kept user's key
-        self.channel_names: set[str] = set()  # lower-cased
+        self.channel_names: set[str] = set()  # their name_key: unique regardless of case
         self.custom_emoji: dict[str, int] = {}
         self.stored_files: dict[str, tuple[int, str]] = {}  # file key -> (attachment ID, URL)
 
@@ -163,11 +164,13 @@ class _Writer:
             owner_full_name=owner_spec.full_name,
             owner_password_hash=None,
             email_host=self.email_host,
+            description=self.source.description,
             default_channels=False,
         )
         self.realm, self.owner = realm, owner
         self.realm_url = realm_url(self.services.settings, realm)
         owner.timezone = owner_spec.timezone
+        owner.is_imported_stub = True
         if owner_spec.date_joined is not None:
             owner.date_joined = owner_spec.date_joined
         self.user_ids[owner_spec.key] = owner.id
@@ -251,6 +254,8 @@ class _Writer:
                 api_key=generate_api_key(),
                 password=None,
                 date_joined=spec.date_joined or now,
+                # Until its owner signs in (actions/logins.py), as Zulip marks imported accounts.
+                is_imported_stub=not spec.is_bot,
                 **settings_values,
             )
             session.add(user)
@@ -280,14 +285,14 @@ class _Writer:
             self.report.skip("channel name too long (shortened)", spec.key)
             name = name[:MAX_STREAM_NAME_LENGTH].strip()
         taken = self.channel_names
-        if name.lower() in taken:
+        if name_key(name) in taken:
             self.report.skip("duplicate channel name (renamed)", f"{spec.key} {name!r}")
             base = name[: MAX_STREAM_NAME_LENGTH - 6]
             n = 2
-            while f"{base} ({n})".lower() in taken:
+            while name_key(f"{base} ({n})") in taken:
                 n += 1
             name = f"{base} ({n})"
-        taken.add(name.lower())
+        taken.add(name_key(name))
         description = " ".join(spec.description.split())[:MAX_DESCRIPTION_LENGTH]
         stream = do_create_channel(
             self.session,

@@ -110,6 +110,7 @@ def read_zulip(bundle: Bundle) -> ImportSource:
     return ImportSource(
         source="zulip",
         name=str(realm.get("name") or realm.get("string_id") or "Imported from Zulip"),
+        description=str(realm.get("description") or ""),
         users=users,
         channels=channels,
         emoji=_emoji(bundle, report),

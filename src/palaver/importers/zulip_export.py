@@ -1,0 +1,583 @@
+"""``palaver export --format zulip``: one organization as the tarball Zulip's
+``manage.py import`` reads (the layout ``zulip.py`` documents), so a team can leave.
+
+Rows are written as Zulip's export writes them: foreign keys by field name, datetimes as
+UNIX timestamps, UserMessage flags as ``flags_mask``, messages a thousand to a file, read
+in batches from one snapshot. Direct messages between two people (or oneself) use Zulip's
+personal recipients, which every Zulip version reads; larger groups are huddles. Palaver's
+organization settings beyond name and description, and its permission groups, are left to
+Zulip's defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from sqlalchemy import Connection, select
+
+from palaver.lib.avatars import uploaded_avatar_key
+from palaver.lib.realm_emoji import emoji_storage_key
+from palaver.lib.storage import FileStorage, make_storage
+from palaver.models import Realm, UserProfile
+from palaver.models.attachments import Attachment, AttachmentMessage
+from palaver.models.channels import DefaultStream, Recipient, RecipientType, Stream, Subscription
+from palaver.models.groups import GroupGroupMembership, UserGroup, UserGroupMembership
+from palaver.models.linkifiers import RealmFilter
+from palaver.models.messages import DirectMessageGroup, Message, Reaction, UserMessage
+from palaver.models.profile_fields import CustomProfileField, CustomProfileFieldValue
+from palaver.models.realm_emoji import RealmEmoji
+from palaver.services import Services
+from palaver.timeutil import epoch_seconds
+
+MESSAGES_PER_FILE = 1000
+PERSONAL, STREAM, HUDDLE = 1, 2, 3
+CLIENT_ID = 1
+# Tables Zulip's import looks for that Palaver has nothing of (or keeps to itself).
+EMPTY_TABLES = (
+    "zerver_userprofile_mirrordummy",
+    "zerver_userprofile_crossrealm",
+    "zerver_realmdomain",
+    "zerver_realmplayground",
+    "zerver_realmauthenticationmethod",
+    "zerver_realmuserdefault",
+    "zerver_realmauditlog",
+    "zerver_scheduledmessage",
+    "zerver_service",
+    "zerver_botstoragedata",
+    "zerver_botconfigdata",
+    "zerver_alertword",
+    "zerver_muteduser",
+    "zerver_onboardingstep",
+    "zerver_useractivity",
+    "zerver_useractivityinterval",
+    "zerver_userpresence",
+    "zerver_userstatus",
+    "zerver_usertopic",
+)
+
+
+@dataclass
+class ZulipExport:
+    path: Path
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def export_zulip(conn: Connection, realm_id: int, path: Path, *, storage: FileStorage) -> ZulipExport:
+    """Write the tarball to ``path`` (replaced only once complete), reading through ``conn``."""
+    started = time.monotonic()
+    realm = conn.execute(select(Realm.__table__).where(Realm.id == realm_id)).mappings().one()
+    top = f"zulip-export-{realm['string_id'] or 'root'}"
+    work = Path(tempfile.mkdtemp(prefix="palaver-zulip-export-"))
+    try:
+        out = work / top
+        out.mkdir()
+        writer = _Writer(conn, realm_id, out, storage)
+        result = writer.run(dict(realm))
+        # Created 0600 before a byte is written (as palaver export's archive): it holds every
+        # message. The working directory from mkdtemp is the user's alone too.
+        partial = path.with_name(path.name + ".partial")
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+        os.chmod(partial, 0o600)
+        with tarfile.open(partial, "w:gz") as tf:
+            tf.add(out, arcname=top)
+        os.replace(partial, path)
+    finally:
+        path.with_name(path.name + ".partial").unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+    result.path = path
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _ts(value: Any) -> float | None:
+    return None if value is None else epoch_seconds(value)
+
+
+def _write(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+
+
+class _Writer:
+    def __init__(self, conn: Connection, realm_id: int, out: Path, storage: FileStorage) -> None:
+        self.conn, self.realm_id, self.out, self.storage = conn, realm_id, out, storage
+        self.counts: dict[str, int] = {}
+
+    def rows(self, query: Any) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute(query).mappings()]
+
+    def run(self, realm: dict[str, Any]) -> ZulipExport:
+        users = self.rows(select(UserProfile.__table__).where(UserProfile.realm_id == self.realm_id))
+        user_ids = {u["id"] for u in users}
+        streams = self.rows(select(Stream.__table__).where(Stream.realm_id == self.realm_id))
+        stream_recipients = {s["recipient_id"] for s in streams if s["recipient_id"] is not None}
+        tables: dict[str, list[dict[str, Any]]] = {
+            "zerver_realm": [
+                {
+                    "id": self.realm_id,
+                    "string_id": realm["string_id"],
+                    "name": realm["name"],
+                    "description": realm["description"],
+                    "date_created": _ts(realm["date_created"]),
+                    "deactivated": realm["deactivated"],
+                }
+            ],
+            "zerver_client": [{"id": CLIENT_ID, "name": "palaver"}],
+            **{name: [] for name in EMPTY_TABLES},
+        }
+        recipients, subscriptions = self._recipients(users, stream_recipients)
+        self.personal = {r["type_id"]: r["id"] for r in recipients if r["type"] == PERSONAL}
+        tables["zerver_userprofile"] = [self._user(u) for u in users]
+        tables["zerver_stream"] = [self._stream(s) for s in streams]
+        tables["zerver_recipient"] = recipients
+        tables["zerver_subscription"] = subscriptions
+        tables["zerver_huddle"] = self._huddles()
+        tables["zerver_defaultstream"] = [
+            {"id": n, "realm": self.realm_id, "stream": r["stream_id"]}
+            for n, r in enumerate(
+                self.rows(select(DefaultStream.__table__).where(DefaultStream.realm_id == self.realm_id)), 1
+            )
+        ]
+        tables |= self._groups(user_ids)
+        tables |= self._profile_fields()
+        tables["zerver_realmfilter"] = [
+            {
+                "id": r["id"],
+                "realm": self.realm_id,
+                "pattern": r["pattern"],
+                "url_template": r["url_template"],
+                "order": r["order"],
+            }
+            for r in self.rows(select(RealmFilter.__table__).where(RealmFilter.realm_id == self.realm_id))
+        ]
+        emoji = self.rows(select(RealmEmoji.__table__).where(RealmEmoji.realm_id == self.realm_id))
+        tables["zerver_realmemoji"] = [
+            {
+                "id": e["id"],
+                "realm": self.realm_id,
+                "name": e["name"],
+                "file_name": e["file_name"],
+                "author": e["author_id"],
+                "deactivated": e["deactivated"],
+                "is_animated": e["is_animated"],
+            }
+            for e in emoji
+        ]
+        message_ids = self._messages()
+        tables["zerver_reaction"] = self._reactions()
+        for rows in tables.values():
+            rows.sort(key=lambda r: r.get("id", 0))
+        _write(self.out / "realm.json", tables)
+        self._attachments(message_ids)
+        self._emoji_files(emoji)
+        self._avatars(users)
+        _write(self.out / "realm_icons" / "records.json", [])
+        _write(
+            self.out / "analytics.json",
+            {"analytics_realmcount": [], "analytics_streamcount": [], "analytics_usercount": []},
+        )
+        self.counts |= {
+            "users": len(users),
+            "channels": len(streams),
+            "messages": len(message_ids),
+            "reactions": len(tables["zerver_reaction"]),
+            "emoji": len(emoji),
+        }
+        return ZulipExport(Path(), self.counts)
+
+    # Tables ---------------------------------------------------------------------------------
+
+    def _user(self, u: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": u["id"],
+            "realm": self.realm_id,
+            "email": u["delivery_email"],
+            "delivery_email": u["delivery_email"],
+            "full_name": u["full_name"],
+            "role": u["role"],
+            "is_active": u["is_active"],
+            "is_bot": u["is_bot"],
+            "bot_type": u["bot_type"],
+            "bot_owner": u["bot_owner_id"],
+            "is_mirror_dummy": False,
+            "timezone": u["timezone"],
+            "date_joined": _ts(u["date_joined"]),
+            "last_login": _ts(u["last_login"]),
+            "default_language": u["default_language"],
+            "avatar_source": u["avatar_source"],
+            "avatar_version": u["avatar_version"],
+            "recipient": self.personal.get(u["id"]),
+        }
+
+    def _stream(self, s: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": s["id"],
+            "realm": self.realm_id,
+            "name": s["name"],
+            "description": s["description"],
+            "rendered_description": s["rendered_description"],
+            "invite_only": s["invite_only"],
+            "history_public_to_subscribers": s["history_public_to_subscribers"],
+            "is_web_public": s["is_web_public"],
+            "deactivated": s["deactivated"],
+            "date_created": _ts(s["date_created"]),
+            "creator": s["creator_id"],
+            "recipient": s["recipient_id"],
+            "message_retention_days": s["message_retention_days"],
+            "first_message_id": s["first_message_id"],
+        }
+
+    def _recipients(
+        self, users: list[dict[str, Any]], stream_recipients: set[int]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Channel and huddle recipients as they are; a personal recipient for each user."""
+        subs = self.rows(
+            select(Subscription.__table__).where(
+                Subscription.user_profile_id.in_(
+                    select(UserProfile.id).where(UserProfile.realm_id == self.realm_id)
+                )
+            )
+        )
+        self.members: dict[int, list[int]] = defaultdict(list)
+        for sub in subs:
+            self.members[sub["recipient_id"]].append(sub["user_profile_id"])
+        used = {s["recipient_id"] for s in subs} | stream_recipients
+        existing = self.rows(select(Recipient.__table__).where(Recipient.id.in_(used))) if used else []
+        # Two-person (and one's own) conversations become Zulip's personal recipients.
+        self.small_groups = {
+            r["id"]
+            for r in existing
+            if r["type"] == RecipientType.DIRECT_MESSAGE_GROUP and len(self.members[r["id"]]) <= 2
+        }
+        recipients = [
+            {"id": r["id"], "type": int(r["type"]), "type_id": r["type_id"]}
+            for r in existing
+            if r["id"] not in self.small_groups and r["type"] != PERSONAL
+        ]
+        next_id = max([r["id"] for r in existing] + [0]) + 1
+        subscriptions = []
+        for sub in subs:
+            if sub["recipient_id"] in self.small_groups:
+                continue
+            subscriptions.append(self._subscription(sub))
+        for n, user in enumerate(sorted(users, key=lambda u: u["id"])):
+            recipient_id = next_id + n
+            recipients.append({"id": recipient_id, "type": PERSONAL, "type_id": user["id"]})
+            subscriptions.append(
+                {
+                    "id": None,
+                    "user_profile": user["id"],
+                    "recipient": recipient_id,
+                    "active": True,
+                    "color": "#c2c2c2",
+                    "is_muted": False,
+                    "pin_to_top": False,
+                }
+            )
+        for n, sub in enumerate(subscriptions, 1):
+            sub["id"] = n
+        return recipients, subscriptions
+
+    def _subscription(self, sub: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": sub["id"],
+            "user_profile": sub["user_profile_id"],
+            "recipient": sub["recipient_id"],
+            "active": sub["active"],
+            "color": sub["color"],
+            "is_muted": sub["is_muted"],
+            "pin_to_top": sub["pin_to_top"],
+            "desktop_notifications": sub["desktop_notifications"],
+            "audible_notifications": sub["audible_notifications"],
+            "push_notifications": sub["push_notifications"],
+            "email_notifications": sub["email_notifications"],
+            "wildcard_mentions_notify": sub["wildcard_mentions_notify"],
+        }
+
+    def _huddles(self) -> list[dict[str, Any]]:
+        rows = self.rows(
+            select(DirectMessageGroup.__table__).where(
+                DirectMessageGroup.recipient_id.in_(list(self.members))
+            )
+        )
+        return [
+            {
+                "id": g["id"],
+                "huddle_hash": g["huddle_hash"],
+                "group_size": g["group_size"],
+                "recipient": g["recipient_id"],
+            }
+            for g in rows
+            if g["recipient_id"] not in self.small_groups
+        ]
+
+    def _groups(self, user_ids: set[int]) -> dict[str, list[dict[str, Any]]]:
+        groups = self.rows(select(UserGroup.__table__).where(UserGroup.realm_id == self.realm_id))
+        group_ids = [g["id"] for g in groups]
+        members = self.rows(
+            select(UserGroupMembership.__table__).where(UserGroupMembership.user_group_id.in_(group_ids))
+        )
+        nested = self.rows(
+            select(GroupGroupMembership.__table__).where(GroupGroupMembership.supergroup_id.in_(group_ids))
+        )
+        return {
+            "zerver_usergroup": [{"id": g["id"], "realm": self.realm_id} for g in groups],
+            "zerver_namedusergroup": [
+                {
+                    "usergroup_ptr": g["id"],
+                    "realm_for_sharding": self.realm_id,
+                    "name": g["name"],
+                    "description": g["description"],
+                    "is_system_group": g["is_system_group"],
+                    "deactivated": g["deactivated"],
+                    "date_created": _ts(g["date_created"]),
+                    "creator": g["creator_id"],
+                }
+                for g in groups
+                if g["name"] is not None
+            ],
+            "zerver_usergroupmembership": [
+                {"id": n, "user_group": m["user_group_id"], "user_profile": m["user_profile_id"]}
+                for n, m in enumerate(members, 1)
+                if m["user_profile_id"] in user_ids
+            ],
+            "zerver_groupgroupmembership": [
+                {"id": n, "supergroup": m["supergroup_id"], "subgroup": m["subgroup_id"]}
+                for n, m in enumerate(nested, 1)
+            ],
+        }
+
+    def _profile_fields(self) -> dict[str, list[dict[str, Any]]]:
+        fields = self.rows(
+            select(CustomProfileField.__table__).where(CustomProfileField.realm_id == self.realm_id)
+        )
+        values = self.rows(
+            select(CustomProfileFieldValue.__table__).where(
+                CustomProfileFieldValue.field_id.in_([f["id"] for f in fields])
+            )
+        )
+        return {
+            "zerver_customprofilefield": [
+                {
+                    "id": f["id"],
+                    "realm": self.realm_id,
+                    "name": f["name"],
+                    "hint": f["hint"],
+                    "field_type": f["field_type"],
+                    "field_data": f["field_data"],
+                    "order": f["order"],
+                    "display_in_profile_summary": f["display_in_profile_summary"],
+                    "required": f["required"],
+                    "editable_by_user": f["editable_by_user"],
+                }
+                for f in fields
+            ],
+            "zerver_customprofilefieldvalue": [
+                {
+                    "id": v["id"],
+                    "field": v["field_id"],
+                    "user_profile": v["user_profile_id"],
+                    "value": v["value"],
+                    "rendered_value": v["rendered_value"],
+                }
+                for v in values
+            ],
+        }
+
+    # Messages -------------------------------------------------------------------------------
+
+    def _message_batches(self) -> Iterator[list[dict[str, Any]]]:
+        last = 0
+        while True:
+            batch = self.rows(
+                select(Message.__table__)
+                .where(Message.realm_id == self.realm_id, Message.id > last)
+                .order_by(Message.id)
+                .limit(MESSAGES_PER_FILE)
+            )
+            if not batch:
+                return
+            yield batch
+            last = batch[-1]["id"]
+
+    def _messages(self) -> set[int]:
+        exported: set[int] = set()
+        for number, batch in enumerate(self._message_batches(), 1):
+            ids = [m["id"] for m in batch]
+            user_messages = self.rows(select(UserMessage.__table__).where(UserMessage.message_id.in_(ids)))
+            _write(
+                self.out / f"messages-{number:06d}.json",
+                {
+                    "zerver_message": [self._message(m) for m in batch],
+                    "zerver_usermessage": [
+                        {
+                            "id": um["id"],
+                            "user_profile": um["user_profile_id"],
+                            "message": um["message_id"],
+                            "flags_mask": int(um["flags"]),
+                        }
+                        for um in user_messages
+                    ],
+                },
+            )
+            exported.update(ids)
+        return exported
+
+    def _message(self, m: dict[str, Any]) -> dict[str, Any]:
+        recipient = m["recipient_id"]
+        if recipient in self.small_groups:
+            others = [u for u in self.members[recipient] if u != m["sender_id"]]
+            recipient = self.personal[others[0] if others else m["sender_id"]]
+        return {
+            "id": m["id"],
+            "realm": self.realm_id,
+            "sender": m["sender_id"],
+            "recipient": recipient,
+            "subject": m["subject"],
+            "content": m["content"],
+            "rendered_content": m["rendered_content"],
+            "rendered_content_version": m["rendered_content_version"],
+            "date_sent": _ts(m["date_sent"]),
+            "last_edit_time": _ts(m["last_edit_time"]),
+            "edit_history": m["edit_history"],
+            "has_attachment": m["has_attachment"],
+            "has_image": m["has_image"],
+            "has_link": m["has_link"],
+            "is_channel_message": m["is_channel_message"],
+            "sending_client": CLIENT_ID,
+        }
+
+    def _reactions(self) -> list[dict[str, Any]]:
+        in_realm = select(Message.id).where(Message.realm_id == self.realm_id)
+        return [
+            {
+                "id": r["id"],
+                "user_profile": r["user_profile_id"],
+                "message": r["message_id"],
+                "emoji_name": r["emoji_name"],
+                "emoji_code": r["emoji_code"],
+                "reaction_type": r["reaction_type"],
+            }
+            for r in self.rows(select(Reaction.__table__).where(Reaction.message_id.in_(in_realm)))
+        ]
+
+    # Files ----------------------------------------------------------------------------------
+
+    def _attachments(self, message_ids: set[int]) -> None:
+        attachments = self.rows(select(Attachment.__table__).where(Attachment.realm_id == self.realm_id))
+        links: dict[int, list[int]] = defaultdict(list)
+        for link in self.rows(
+            select(AttachmentMessage.__table__).where(
+                AttachmentMessage.attachment_id.in_([a["id"] for a in attachments])
+            )
+        ):
+            if link["message_id"] in message_ids:
+                links[link["attachment_id"]].append(link["message_id"])
+        rows, records = [], []
+        for a in attachments:
+            data = self.storage.read(a["path_id"])
+            if data is None:
+                continue
+            target = self.out / "uploads" / a["path_id"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            rows.append(
+                {
+                    "id": a["id"],
+                    "realm": self.realm_id,
+                    "owner": a["owner_id"],
+                    "file_name": a["file_name"],
+                    "path_id": a["path_id"],
+                    "size": a["size"],
+                    "content_type": a["content_type"],
+                    "create_time": _ts(a["create_time"]),
+                    "is_realm_public": True,
+                    "is_web_public": False,
+                    "messages": sorted(links[a["id"]]),
+                    "scheduled_messages": [],
+                }
+            )
+            records.append(
+                {
+                    "realm_id": self.realm_id,
+                    "user_profile_id": a["owner_id"],
+                    "s3_path": a["path_id"],
+                    "path": a["path_id"],
+                    "size": len(data),
+                    "last_modified": _ts(a["create_time"]),
+                    "content_type": a["content_type"],
+                }
+            )
+        _write(self.out / "attachment.json", {"zerver_attachment": rows})
+        _write(self.out / "uploads" / "records.json", sorted(records, key=lambda r: r["path"]))
+        self.counts["files"] = len(rows)
+
+    def _emoji_files(self, emoji: list[dict[str, Any]]) -> None:
+        records = []
+        for e in emoji:
+            key = emoji_storage_key(self.realm_id, e["file_name"])
+            data = self.storage.read(key)
+            if data is None:
+                continue
+            (self.out / "emoji" / key).parent.mkdir(parents=True, exist_ok=True)
+            (self.out / "emoji" / key).write_bytes(data)
+            records.append(
+                {
+                    "realm_id": self.realm_id,
+                    "author": e["author_id"],
+                    "path": key,
+                    "s3_path": key,
+                    "file_name": e["file_name"],
+                    "name": e["name"],
+                    "deactivated": e["deactivated"],
+                }
+            )
+        _write(self.out / "emoji" / "records.json", records)
+
+    def _avatars(self, users: list[dict[str, Any]]) -> None:
+        """Each uploaded picture, as Zulip names them: <realm>/<hash>.png and .original."""
+        records = []
+        for u in users:
+            if u["avatar_source"] != "U" or not u["avatar_hash"]:
+                continue
+            data = self.storage.read(uploaded_avatar_key(self.realm_id, u["avatar_hash"], medium=True))
+            data = data or self.storage.read(uploaded_avatar_key(self.realm_id, u["avatar_hash"]))
+            if data is None:
+                continue
+            for suffix in (".original", ".png"):
+                path = f"{self.realm_id}/{u['avatar_hash']}{suffix}"
+                (self.out / "avatars" / path).parent.mkdir(parents=True, exist_ok=True)
+                (self.out / "avatars" / path).write_bytes(data)
+                records.append(
+                    {
+                        "realm_id": self.realm_id,
+                        "user_profile_id": u["id"],
+                        "user_profile_email": u["delivery_email"],
+                        "s3_path": path,
+                        "path": path,
+                        "size": len(data),
+                        "last_modified": None,
+                        "content_type": "image/png",
+                    }
+                )
+        _write(self.out / "avatars" / "records.json", records)
+        self.counts["avatars"] = len(records) // 2
+
+
+def export_zulip_realm(services: Services, realm_id: int, path: Path) -> ZulipExport:
+    """``export_zulip`` from one consistent snapshot of the server's database."""
+    storage = make_storage(services.settings)
+    options: dict[str, Any] = {} if services.settings.is_sqlite else {"isolation_level": "REPEATABLE READ"}
+    with services.db.engine.connect().execution_options(**options) as conn, conn.begin():
+        return export_zulip(conn, realm_id, path, storage=storage)
