@@ -140,9 +140,9 @@ def _seed(settings_values: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
     return users
 
 
-@pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    tmp = tmp_path_factory.mktemp("live-server")
+def start_live_server(tmp: Path, **extra: str) -> LiveServer:
+    """A seeded ``palaver serve`` on a free loopback port; ``extra`` settings may name the
+    port as ``{port}`` (a second origin on the same server, say)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     values = {
@@ -152,6 +152,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         "root_realm_string_id": "",
         "password_time_cost": "1",
         "password_memory_cost_kib": "8",
+        **{name: value.format(port=port) for name, value in extra.items()},
     }
     users = _seed(values)
     env = clean_environment(
@@ -169,6 +170,12 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     )
     server = LiveServer(url, port, tmp / "data", env, tmp / "server.log", users=users)
     server.start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    server = start_live_server(tmp_path_factory.mktemp("live-server"))
     try:
         yield server
     finally:

@@ -11,12 +11,15 @@ does see a script that runs.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from tests.images import image_bytes
 from tests.security.hostile_uploads import Hostile, hostile_uploads, script
 from tests.web.browser.client import channel_id, log_in, send, topic_hash, unique, wait_for
-from tests.web.conftest import LiveServer
+from tests.web.conftest import LiveServer, start_live_server
 
 # How long a page is given to run a script after it has loaded.
 SETTLE_SECONDS = 0.3
@@ -113,3 +116,52 @@ def test_an_uploaded_image_shows_its_thumbnail_with_the_session_cookie(
         page.evaluate("() => document.querySelector('article.message img').src"),
     )
     assert status == 200
+
+
+@pytest.fixture(scope="module")
+def content_apart(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server whose uploads are served from a second origin (``localhost`` beside the
+    organization's ``127.0.0.1``, same port: the same server answers both)."""
+    server = start_live_server(
+        tmp_path_factory.mktemp("user-content-origin"), user_content_url="http://localhost:{port}"
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_with_a_user_content_origin_files_open_there_and_pictures_still_show(
+    content_apart: LiveServer, new_page: Any
+) -> None:
+    server = content_apart
+    content_origin = f"http://localhost:{server.port}"
+    general = channel_id(server, "othello", "general")
+    topic = unique("apart")
+    svg = next(h for h in hostile_uploads() if h.mark == "svg")
+    with server.api("hamlet") as api:
+        urls = []
+        for name, data, declared in (
+            ("photo.png", image_bytes(900, 600), "image/png"),
+            (svg.file_name, svg.data, svg.declared),
+        ):
+            response = api.post("/user_uploads", files={"file": (name, data, declared)})
+            response.raise_for_status()
+            urls.append(str(response.json()["url"]))
+    photo, drawing = urls
+    send(server, "hamlet", "general", topic, f"[photo.png]({photo}) [drawing]({drawing})")
+    page = log_in(server, new_page(accept_downloads=True), "othello", topic_hash(general, topic))
+    # The thumbnail's <img> follows the redirect to the other origin (the page's CSP allows it).
+    wait_for(
+        page,
+        "() => [...document.querySelectorAll('article.message img')].some(img => "
+        "img.src.includes('/user_uploads/thumbnail/') && img.complete && img.naturalWidth === 840)",
+        timeout=20,
+    )
+    posted: list[str] = []
+    page.context.route("**/json/messages", lambda route: (posted.append(route.request.method), route.abort()))
+    # Opened, the picture is shown from the user-content origin, by a signed URL.
+    _open(page, server.url + photo)
+    assert page.url.startswith(f"{content_origin}/user_uploads/temporary/"), page.url
+    _open(page, server.url + drawing)
+    assert _marks(page.context) == set() and posted == []
