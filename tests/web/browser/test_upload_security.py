@@ -159,7 +159,12 @@ def test_with_a_user_content_origin_files_open_there_and_pictures_still_show(
         timeout=20,
     )
     posted: list[str] = []
-    page.context.route("**/json/messages", lambda route: (posted.append(route.request.method), route.abort()))
+
+    def record(route: Any) -> None:
+        posted.append(route.request.method)
+        route.abort()
+
+    page.context.route("**/json/messages", record)
     # Opened, the picture is shown from the user-content origin, by a signed URL.
     _open(page, server.url + photo)
     assert page.url.startswith(f"{content_origin}/user_uploads/temporary/"), page.url
