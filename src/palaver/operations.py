@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from starlette.routing import Route
 
 from palaver.api.health import health_routes
 from palaver.api.long_poll import DirectRoutes, LongPolls, LongPollStarlette
@@ -63,11 +62,9 @@ def install_operations(
     event.listen(engine, "checkin", checked_in)
 
     app.router.routes.extend(health_routes(services))
-    templates = {route.endpoint: route.path for route in app.router.routes if isinstance(route, Route)}
     app.add_middleware(
         RequestMiddleware,
         settings=settings,
-        route_templates=templates,
         outages=services.outages,
         long_polls=long_polls,
     )
@@ -78,7 +75,6 @@ def install_operations(
     app.short_path = RequestMiddleware(
         direct,
         settings=settings,
-        route_templates=templates,
         outages=services.outages,
         long_polls=long_polls,
     )

@@ -64,6 +64,22 @@ def test_metrics_parse_and_count_by_route_template(api: Api, realm: SeededRealm)
     assert after[key] == before.get(key, 0) + 1
     messages = ("palaver_messages_sent_total", ())
     assert after[messages] == before.get(messages, 0) + 1
+    # Pages, files and /json answer under their route templates too; only what no route
+    # matched is "unmatched".
+    paths = ("/", "/openapi.json", "/json/users/me", f"/user_uploads/{realm.id}/ab/c/d.txt", "/no/such")
+    statuses = [api.client.get(path, headers={"host": realm.host}).status_code for path in paths]
+    assert statuses[2:] == [401, statuses[3], 404] and statuses[3] in (401, 403, 404)
+    counted = _samples(api.client.get("/metrics").text)
+
+    def count(route: str, status: str) -> float:
+        sample = ("palaver_http_requests_total", (("method", "GET"), ("route", route), ("status", status)))
+        return counted.get(sample, 0) - after.get(sample, 0)
+
+    assert count("/", "200") == 1
+    assert count("/openapi.json", "200") == 1
+    assert count("/json/users/me", "401") == 1
+    assert count("/user_uploads/{realm_id:int}/{path:path}", str(statuses[3])) == 1
+    assert count("unmatched", "404") == 1
     names = {name for name, _ in after}
     for expected in (
         "palaver_http_request_duration_seconds_bucket",

@@ -20,11 +20,11 @@ import logging
 import random
 import re
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 from starlette.requests import ClientDisconnect
+from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from palaver.config import Settings
@@ -92,7 +92,6 @@ class RequestMiddleware:
         self,
         app: ASGIApp,
         settings: Settings,
-        route_templates: Mapping[Any, str],
         outages: OutageMonitor | None = None,
         long_polls: LongPolls | None = None,
     ) -> None:
@@ -104,8 +103,6 @@ class RequestMiddleware:
         self.settings = settings
         self.limits = Limits(settings)
         self.proxies = [ipaddress.ip_network(cidr, strict=False) for cidr in settings.trusted_proxies]
-        # Starlette routes outside the API (uploads, emoji, health), by endpoint.
-        self.route_templates = route_templates
         self._metrics = metrics.RequestRecorder()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -252,9 +249,16 @@ class RequestMiddleware:
         route = scope.get(API_ROUTE_SCOPE_KEY)
         if route is not None:
             return str(route.path)
-        endpoint = scope.get("endpoint")
-        if endpoint is not None and endpoint in self.route_templates:
-            return self.route_templates[endpoint]
+        # Starlette's router leaves the route it chose in the scope (the innermost one, under
+        # its mounts' matched prefix); a mount that serves files itself covers a whole tree.
+        matched = scope.get("route")
+        prefix = scope.get("root_path", "")
+        if isinstance(matched, Mount):
+            # A mount with routes of its own that got here matched none of them.
+            return "unmatched" if matched.routes else f"{prefix}/{{path}}"
+        path = getattr(matched, "path", None) if isinstance(matched, BaseRoute) else None
+        if isinstance(path, str):
+            return f"{prefix}{path}"
         # Unmatched paths share one label, so scanners cannot grow the metric without bound.
         return "unmatched"
 
