@@ -3,8 +3,8 @@
 ``realm.moderation_request_channel_id`` names a private channel (no foreign key, like the
 announcement channels); NULL turns message reporting off.
 
-Revision ID: 0024_moderation_request_channel
-Revises: 0023_name_keys
+Revision ID: 0025_moderation_request_channel
+Revises: 0024_push_service
 Create Date: 2026-12-01 22:10:00.000000
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0024_moderation_request_channel"
-down_revision: str | Sequence[str] | None = "0023_name_keys"
+revision: str = "0025_moderation_request_channel"
+down_revision: str | Sequence[str] | None = "0024_push_service"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
