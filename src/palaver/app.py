@@ -40,7 +40,8 @@ from palaver.openapi.routes import openapi_routes
 from palaver.operations import install_operations
 from palaver.services import Services, build_services
 from palaver.serving import on_stop_signals
-from palaver.web.pages import web_routes
+from palaver.web.pages import build_pages, web_routes
+from palaver.web.sso import sso_routes
 from palaver.web_pages import web_page_routes
 from palaver.workers.email import EmailWorker
 from palaver.workers.exports import ExportWorker
@@ -366,6 +367,8 @@ def create_app(
     # GET /events skips Starlette's routing layers while it waits (api/long_poll.py).
     long_polls = _long_polls(services, api_routers, {False: api_routes, True: browser_routes}, known)
     install_operations(app, services, long_polls, DirectApi([api_table, browser_table]))
-    # The sign-in pages, the app shell at / and its static files (web/).
-    app.router.routes.extend(web_routes(services))
+    # The sign-in pages, single sign-on, the app shell at / and its static files (web/).
+    pages = build_pages(services)
+    app.router.routes.extend(sso_routes(pages))
+    app.router.routes.extend(web_routes(services, pages))
     return app

@@ -102,7 +102,7 @@ class LiveServer:
         self.start()
 
 
-def _seed(settings_values: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+def seed_organization(settings_values: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
     """The organization on the root domain, made through the actions as a test realm is."""
     from palaver.actions.realm import do_create_realm
     from palaver.actions.users import do_create_user
@@ -154,7 +154,7 @@ def start_live_server(tmp: Path, **extra: str) -> LiveServer:
         "password_memory_cost_kib": "8",
         **{name: value.format(port=port) for name, value in extra.items()},
     }
-    users = _seed(values)
+    users = seed_organization(values)
     env = clean_environment(
         **{f"PALAVER_{name.upper()}": value for name, value in values.items()},
         PALAVER_HOST="127.0.0.1",

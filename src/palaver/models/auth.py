@@ -50,3 +50,26 @@ class LoginRecord(Base):
     ip_address: Mapped[str] = mapped_column(String(64), default="")
     user_agent: Mapped[str] = mapped_column(String(255), default="")
     timestamp: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
+class SsoAttempt(Base):
+    """A sign-in begun at a provider and not yet returned from it (at most ten minutes).
+
+    The ``state`` sent to the provider and the cookie left in the browser are stored only
+    hashed; the callback must bring both, and deletes the row (single use, this browser only).
+    """
+
+    __tablename__ = "sso_attempt"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    state_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    browser_hash: Mapped[str] = mapped_column(String(64))
+    realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)
+    # OAuthProvider.path: "oidc/NAME", "github"...
+    provider: Mapped[str] = mapped_column(String(64))
+    nonce: Mapped[str] = mapped_column(String(128))
+    code_verifier: Mapped[str] = mapped_column(String(128))
+    # Where to go after sign-in: a same-origin path, or the apps' one-time pad.
+    next_path: Mapped[str] = mapped_column(String(2000), default="/")
+    mobile_flow_otp: Mapped[str | None] = mapped_column(String(64), default=None)
+    created: Mapped[datetime] = mapped_column(default=utcnow, index=True)

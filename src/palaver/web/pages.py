@@ -27,6 +27,7 @@ from palaver.actions.web_sessions import do_create_web_session, do_delete_web_se
 from palaver.api.auth import check_login
 from palaver.api.routing import Ctx
 from palaver.config import Settings
+from palaver.lib.app_flow import app_redirect_url, valid_otp
 from palaver.lib.auth_methods import EMAIL, LDAP, enabled_methods, enabled_providers, usernames_are_emails
 from palaver.lib.exceptions import (
     AuthenticationFailedError,
@@ -114,11 +115,11 @@ def safe_next(value: str | None) -> str:
     return value
 
 
-def _realm_for(session: Session, pages: Pages, host: str) -> Realm | None:
+def realm_for(session: Session, pages: Pages, host: str) -> Realm | None:
     return get_realm_by_string_id(session, subdomain_for_host(pages.services.settings, host))
 
 
-def _no_realm(pages: Pages) -> HTMLResponse:
+def no_realm(pages: Pages) -> HTMLResponse:
     return pages.render("no_realm.html", 404)
 
 
@@ -131,6 +132,7 @@ def _login_page(
     status: int = 200,
     username: str = "",
     next_path: str = "/",
+    mobile_flow_otp: str | None = None,
 ) -> HTMLResponse:
     settings = pages.services.settings
     enabled = enabled_methods(settings, realm)
@@ -143,6 +145,7 @@ def _login_page(
             {"name": p.button_name, "display_name": p.display_name, "icon": p.icon_url, "path": p.path}
             for p in enabled_providers(settings, realm)
         ],
+        mobile_flow_otp=mobile_flow_otp,
         realm_name=realm.name,
         realm_url=realm_url(pages.services.settings, realm),
         realm_deactivated=realm.deactivated,
@@ -154,6 +157,11 @@ def _login_page(
         next=next_path,
     )
     response.set_cookie(CSRF_COOKIE, csrf, httponly=False, samesite="lax", secure=pages.secure, path="/")
+    if mobile_flow_otp is not None:
+        # The form's answer redirects to the app (zulip://); form-action also governs redirects.
+        response.headers["Content-Security-Policy"] = response.headers["Content-Security-Policy"].replace(
+            "form-action 'self'", "form-action 'self' zulip:"
+        )
     return response
 
 
@@ -175,7 +183,7 @@ def _app_page(pages: Pages, realm: Realm, user: UserProfile, csrf: str) -> HTMLR
     return pages.html(template.render(**context))
 
 
-def _login_token(request: Request) -> str:
+def login_token(request: Request) -> str:
     """The pre-session CSRF token of this browser, made if it has none."""
     token = request.cookies.get(CSRF_COOKIE, "")
     well_formed = 20 <= len(token) <= 64 and token.replace("-", "").replace("_", "").isalnum()
@@ -184,9 +192,17 @@ def _login_token(request: Request) -> str:
 
 def show_root(pages: Pages, request: Request) -> Response:
     with pages.services.db.session() as session:
-        realm = _realm_for(session, pages, request.headers.get("host", ""))
+        realm = realm_for(session, pages, request.headers.get("host", ""))
         if realm is None:
-            return _no_realm(pages)
+            return no_realm(pages)
+        otp = request.query_params.get("mobile_flow_otp")
+        if otp is not None:
+            # An app asks for its key: it gets one only through a sign-in made for it.
+            if not valid_otp(otp):
+                return pages.html(
+                    "<!doctype html><title>Bad request</title><p>Invalid mobile_flow_otp.</p>", 400
+                )
+            return _login_page(pages, realm, login_token(request), mobile_flow_otp=otp)
         found = session_user(
             session, pages.services, request.headers.get("host", ""), request.cookies.get(SESSION_COOKIE)
         )
@@ -196,10 +212,10 @@ def show_root(pages: Pages, request: Request) -> Response:
             do_touch_web_session(session, row, now=now, lifetime=days)
             response = _app_page(pages, realm, user, row.csrf_token)
             # The cookie slides with the session, or it would lapse while the session lives.
-            _set_session_cookies(pages, response, request.cookies[SESSION_COOKIE], row.csrf_token)
+            set_session_cookies(pages, response, request.cookies[SESSION_COOKIE], row.csrf_token)
             return response
         next_path = safe_next(request.query_params.get("next"))
-        return _login_page(pages, realm, _login_token(request), next_path=next_path)
+        return _login_page(pages, realm, login_token(request), next_path=next_path)
 
 
 def _same_origin(request: Request) -> bool:
@@ -228,21 +244,36 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
     username = str(form.get("username") or "").strip()
     password = str(form.get("password") or "")
     next_path = safe_next(str(form.get("next") or "/"))
+    otp_field = form.get("mobile_flow_otp")
+    otp = otp_field if isinstance(otp_field, str) and valid_otp(otp_field) else None
     with services.db.session() as session:
-        realm = _realm_for(session, pages, host)
+        realm = realm_for(session, pages, host)
         if realm is None:
-            return _no_realm(pages)
+            return no_realm(pages)
         given = form.get(CSRF_FORM_FIELD)
         if not _same_origin(request) or not tokens_match(
             request.cookies.get(CSRF_COOKIE, ""), given if isinstance(given, str) else None
         ):
             message = "Your login form had expired. Please try again."
             return _login_page(
-                pages, realm, new_token(), error=message, status=403, username=username, next_path=next_path
+                pages,
+                realm,
+                new_token(),
+                error=message,
+                status=403,
+                username=username,
+                next_path=next_path,
+                mobile_flow_otp=otp,
             )
         if not username or not password:
             return _login_page(
-                pages, realm, _login_token(request), error=INCORRECT_LOGIN, status=401, username=username
+                pages,
+                realm,
+                login_token(request),
+                error=INCORRECT_LOGIN,
+                status=401,
+                username=username,
+                mobile_flow_otp=otp,
             )
         ctx = Ctx(services, session, realm, None, client_ip, request.headers.get("user-agent", ""))
         try:
@@ -252,23 +283,53 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
             return _login_page(
                 pages,
                 realm,
-                _login_token(request),
+                login_token(request),
                 error=message,
                 status=status,
                 username=username,
                 next_path=next_path,
+                mobile_flow_otp=otp,
             )
-        do_record_login(
-            session, user, client=ctx.user_agent, method=method, channel="web", ip_address=client_ip
+        return finish_login(
+            pages, session, realm, user, method=method, client_ip=client_ip, user_agent=ctx.user_agent,
+            next_path=next_path, mobile_flow_otp=otp,
+        )  # fmt: skip
+
+
+def finish_login(
+    pages: Pages,
+    session: Session,
+    realm: Realm,
+    user: UserProfile,
+    *,
+    method: str,
+    client_ip: str,
+    user_agent: str,
+    next_path: str,
+    mobile_flow_otp: str | None,
+) -> Response:
+    """The answer to a successful sign-in by any method: the app's ``zulip://`` redirect with
+    its encrypted key (``mobile_flow_otp``), or a browser session and the page it was going to."""
+    services = pages.services
+    channel = "app" if mobile_flow_otp is not None else "web"
+    do_record_login(session, user, client=user_agent, method=method, channel=channel, ip_address=client_ip)
+    if mobile_flow_otp is not None:
+        location = app_redirect_url(
+            api_key=user.api_key,
+            otp=mobile_flow_otp,
+            email=user.delivery_email,
+            user_id=user.id,
+            realm_url=realm_url(services.settings, realm),
         )
-        token, row = do_create_web_session(session, user, now=services.clock(), lifetime=lifetime(services))
-        csrf = row.csrf_token
+        # Starlette's RedirectResponse would quote the custom scheme; the URL is ours, built above.
+        return Response(status_code=302, headers={"Location": location, "Cache-Control": "no-store"})
+    token, row = do_create_web_session(session, user, now=services.clock(), lifetime=lifetime(services))
     response = RedirectResponse(next_path, status_code=302, headers={"Cache-Control": "no-store"})
-    _set_session_cookies(pages, response, token, csrf)
+    set_session_cookies(pages, response, token, row.csrf_token)
     return response
 
 
-def _set_session_cookies(pages: Pages, response: Response, token: str, csrf: str) -> None:
+def set_session_cookies(pages: Pages, response: Response, token: str, csrf: str) -> None:
     max_age = int(lifetime(pages.services).total_seconds())
     secure = pages.secure
     response.set_cookie(
@@ -316,8 +377,9 @@ async def _form(request: Request) -> FormData:
         return FormData()
 
 
-def web_routes(services: Services) -> list[Route]:
-    pages = build_pages(services)
+def web_routes(services: Services, pages: Pages | None = None) -> list[Route]:
+    """The pages' routes; ``pages`` is shared with the single sign-on routes (web/sso.py)."""
+    pages = pages if pages is not None else build_pages(services)
 
     async def root(request: Request) -> Response:
         return await run_in_threadpool(show_root, pages, request)

@@ -1,0 +1,193 @@
+"""Signing in through an OpenID Connect or OAuth provider: the "Sign in with …" buttons.
+
+``/accounts/login/social/<provider>`` (and ``/accounts/register/social/<provider>``, the
+sign-up button: the same flow, since a first sign-in may make the account) sends the
+browser to the provider; the provider sends it back to ``/complete/<provider>/``. The
+``state`` travels through the provider; a random cookie, set on the way out and needed on
+the way back, binds it to this browser, and the pair works once (actions/sso_attempts.py).
+Apps open the login URL with ``mobile_flow_otp`` and get their ``zulip://`` redirect.
+"""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from palaver.actions.external_logins import do_external_sign_in
+from palaver.actions.sso_attempts import ATTEMPT_LIFETIME, do_begin_sso_attempt, do_take_sso_attempt
+from palaver.auth_config import OAuthProvider
+from palaver.lib import oidc
+from palaver.lib.app_flow import valid_otp
+from palaver.lib.auth_methods import method_enabled
+from palaver.lib.exceptions import JsonableError, UserDeactivatedError
+from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.web_sessions import new_token
+from palaver.models import Realm
+from palaver.web.pages import Pages, finish_login, no_realm, realm_for, safe_next
+
+SSO_COOKIE = "palaver_sso"
+_COOKIE_PATH = "/complete/"
+
+
+def _page(pages: Pages, realm: Realm | None, heading: str, text: str, status: int) -> HTMLResponse:
+    return pages.render(
+        "sso_error.html",
+        status,
+        realm_name=realm.name if realm is not None else "Palaver",
+        heading=heading,
+        text=text,
+    )
+
+
+def _redirect_uri(pages: Pages, realm: Realm, provider: OAuthProvider) -> str:
+    return f"{realm_url(pages.services.settings, realm)}/complete/{provider.path}/"
+
+
+def _check_ip(pages: Pages, client_ip: str) -> bool:
+    settings = pages.services.settings
+    return pages.services.rate_limiter.hit(f"auth-ip:{client_ip}", settings.auth_rate_limit_per_ip).allowed
+
+
+def _provider_for(pages: Pages, realm: Realm, path: str) -> OAuthProvider | None:
+    provider = pages.services.settings.auth.provider(path)
+    if provider is None or not method_enabled(pages.services.settings, realm, provider.zulip_method):
+        return None
+    return provider
+
+
+def begin(pages: Pages, request: Request, path: str, params: dict[str, str], client_ip: str) -> Response:
+    services = pages.services
+    with services.db.session() as session:
+        realm = realm_for(session, pages, request.headers.get("host", ""))
+        if realm is None:
+            return no_realm(pages)
+        if realm.deactivated:
+            return _page(
+                pages, realm, "Organization deactivated", "This organization has been deactivated.", 403
+            )
+        provider = _provider_for(pages, realm, path)
+        if provider is None:
+            return _page(
+                pages, realm, "Sign-in method not available", "This organization does not use it.", 404
+            )
+        if not _check_ip(pages, client_ip):
+            return _page(pages, realm, "Too many attempts", "Please wait a while and try again.", 429)
+        otp = params.get("mobile_flow_otp")
+        if otp is not None and not valid_otp(otp):
+            return _page(pages, realm, "Bad request", "The app sent an invalid mobile_flow_otp.", 400)
+        try:
+            authorization = oidc.begin(provider, _redirect_uri(pages, realm, provider))
+        except JsonableError as e:
+            return _page(pages, realm, f"{provider.display_name} is unavailable", e.msg, 502)
+        browser = new_token()
+        do_begin_sso_attempt(
+            session,
+            realm_id=realm.id,
+            provider=provider.path,
+            state=authorization.state,
+            browser_token=browser,
+            nonce=authorization.nonce,
+            code_verifier=authorization.code_verifier,
+            next_path=safe_next(params.get("next")),
+            mobile_flow_otp=otp,
+            now=services.clock(),
+        )
+    response = RedirectResponse(authorization.url, status_code=302, headers={"Cache-Control": "no-store"})
+    response.set_cookie(
+        SSO_COOKIE,
+        browser,
+        max_age=int(ATTEMPT_LIFETIME.total_seconds()),
+        httponly=True,
+        # Lax: sent on the provider's top-level redirect back, never on a cross-site subrequest.
+        samesite="lax",
+        secure=pages.secure,
+        path=_COOKIE_PATH,
+    )
+    return response
+
+
+def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Response:
+    services = pages.services
+    params = request.query_params
+    with services.db.session() as session:
+        realm = realm_for(session, pages, request.headers.get("host", ""))
+        if realm is None:
+            return no_realm(pages)
+        provider = _provider_for(pages, realm, path)
+        if provider is None:
+            return _page(
+                pages, realm, "Sign-in method not available", "This organization does not use it.", 404
+            )
+        if not _check_ip(pages, client_ip):
+            return _page(pages, realm, "Too many attempts", "Please wait a while and try again.", 429)
+        pending = do_take_sso_attempt(
+            session,
+            state=params.get("state", ""),
+            browser_token=request.cookies.get(SSO_COOKIE, ""),
+            now=services.clock(),
+        )
+        if pending is None or pending.provider != provider.path or pending.realm_id != realm.id:
+            text = "This sign-in has expired, was already used, or was started in another browser. Try again."
+            return _clear_cookie(pages, _page(pages, realm, "Sign-in expired", text, 400))
+        if "error" in params or "code" not in params:
+            reason = params.get("error_description") or params.get("error") or "no authorization code"
+            text = f"{provider.display_name} did not sign you in: {reason}"
+            return _clear_cookie(pages, _page(pages, realm, "Sign-in cancelled", text, 403))
+        try:
+            account = oidc.complete(
+                provider,
+                _redirect_uri(pages, realm, provider),
+                params["code"],
+                pending.code_verifier,
+                pending.nonce,
+            )
+            user = do_external_sign_in(
+                session, realm, account, email_host=realm_email_host(services.settings, realm)
+            )
+        except UserDeactivatedError:
+            text = "Your account has been deactivated. Ask an administrator of the organization."
+            return _clear_cookie(pages, _page(pages, realm, "Account deactivated", text, 403))
+        except JsonableError as e:
+            session.rollback()
+            return _clear_cookie(pages, _page(pages, realm, "Sign-in refused", e.msg, e.http_status))
+        response = finish_login(
+            pages,
+            session,
+            realm,
+            user,
+            method=provider.button_name,
+            client_ip=client_ip,
+            user_agent=request.headers.get("user-agent", ""),
+            next_path=pending.next_path,
+            mobile_flow_otp=pending.mobile_flow_otp,
+        )
+    return _clear_cookie(pages, response)
+
+
+def _clear_cookie(pages: Pages, response: Response) -> Response:
+    response.delete_cookie(SSO_COOKIE, path=_COOKIE_PATH, secure=pages.secure, httponly=True, samesite="lax")
+    return response
+
+
+def sso_routes(pages: Pages) -> list[Route]:
+    async def start(request: Request) -> Response:
+        params = dict(request.query_params)
+        if request.method == "POST":
+            form = await request.form()
+            params |= {k: v for k, v in form.items() if isinstance(v, str)}
+        ip = request.client.host if request.client else ""
+        return await run_in_threadpool(
+            begin, pages, request, str(request.path_params["provider"]), params, ip
+        )
+
+    async def callback(request: Request) -> Response:
+        ip = request.client.host if request.client else ""
+        return await run_in_threadpool(complete, pages, request, str(request.path_params["provider"]), ip)
+
+    return [
+        Route("/accounts/login/social/{provider:path}", start, methods=["GET", "POST"]),
+        Route("/accounts/register/social/{provider:path}", start, methods=["GET", "POST"]),
+        Route("/complete/{provider:path}/", callback, methods=["GET"]),
+    ]

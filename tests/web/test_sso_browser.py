@@ -1,0 +1,267 @@
+"""Signing in with OpenID Connect in a real Chromium, against npm's oidc-provider (a certified
+provider, tests/oidc_server.py) and a real ``palaver serve``; and the apps' OTP flow."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from palaver.bootstrap import open_services
+from palaver.config import load_settings
+from palaver.models import UserProfile
+from tests.oidc_server import CLIENT_ID, CLIENT_SECRET, Provider, running_provider
+from tests.servers import clean_environment, free_port
+from tests.web.conftest import PASSWORD, LiveServer, seed_organization
+
+ACCOUNTS: dict[str, dict[str, Any]] = {
+    "ada": {"email": "ada@corp.example", "email_verified": True, "name": "Ada Lovelace"},
+    "hamlet": {"email": "hamlet@example.com", "email_verified": True, "name": "Hamlet of Denmark"},
+    "eve": {"email": "eve@corp.example", "email_verified": False, "name": "Eve Unverified"},
+    "iago": {"email": "iago@example.com", "email_verified": True, "name": "Iago"},
+}
+for n in range(8):
+    ACCOUNTS[f"temp{n}"] = {"email": f"temp{n}@corp.example", "email_verified": True, "name": f"Temp {n}"}
+
+
+@pytest.fixture(scope="module")
+def server_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> Iterator[Provider]:
+    redirect = f"http://127.0.0.1:{server_port}/complete/oidc/corp/"
+    with running_provider(tmp_path_factory.mktemp("oidc"), [redirect], ACCOUNTS) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def sso_server(
+    tmp_path_factory: pytest.TempPathFactory, server_port: int, provider: Provider
+) -> Iterator[LiveServer]:
+    tmp = tmp_path_factory.mktemp("sso-server")
+    url = f"http://127.0.0.1:{server_port}"
+    values = {
+        "data_dir": str(tmp / "data"),
+        "database_url": f"sqlite:///{tmp / 'palaver.db'}",
+        "external_url": url,
+        "root_realm_string_id": "",
+        "password_time_cost": "1",
+        "password_memory_cost_kib": "8",
+    }
+    users = seed_organization(values)
+    secret = tmp / "client-secret"
+    secret.write_text(CLIENT_SECRET + "\n")
+    config = tmp / "palaver.toml"
+    config.write_text(
+        f"""[auth.oidc.corp]
+display_name = "Corp SSO"
+issuer = "{provider.issuer}"
+client_id = "{CLIENT_ID}"
+client_secret_file = "{secret}"
+"""
+    )
+    env = clean_environment(
+        **{f"PALAVER_{name.upper()}": value for name, value in values.items()},
+        PALAVER_CONFIG=str(config),
+        PALAVER_HOST="127.0.0.1",
+        PALAVER_PORT=str(server_port),
+        PALAVER_CREATE_DEMO_REALM="false",
+        PALAVER_LOG_LEVEL="warning",
+        PALAVER_AUTH_RATE_LIMIT_PER_IP="1000/60",
+    )
+    server = LiveServer(url, server_port, tmp / "data", env, tmp / "server.log", users=users)
+    _open_signup(values)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _open_signup(values: dict[str, str]) -> None:
+    from palaver.models import Realm
+
+    settings = load_settings(env={}, **values)
+    with open_services(settings) as services, services.db.session() as session, session.begin():
+        realm = session.scalars(select(Realm).where(Realm.string_id == "")).one()
+        realm.invite_required = False
+
+
+def _user(server: LiveServer, email: str) -> UserProfile | None:
+    database_url = f"sqlite:///{server.data_dir.parent / 'palaver.db'}"
+    settings = load_settings(env={}, database_url=database_url, data_dir=str(server.data_dir))
+    with open_services(settings) as services, services.db.session() as session:
+        user = session.scalars(select(UserProfile).where(UserProfile.delivery_email == email)).one_or_none()
+        if user is not None:
+            session.expunge(user)
+        return user
+
+
+def _through_provider(page: Any, login: str) -> None:
+    """The provider's own login and consent pages, as a person goes through them."""
+    page.wait_for_selector("input[name=login]")
+    page.fill("input[name=login]", login)
+    page.fill("input[name=password]", "any-password")
+    page.click("button[type=submit]")
+    page.wait_for_selector("button[type=submit]")
+    page.click("button[type=submit]")  # consent: "Continue"
+
+
+def test_server_settings_lists_the_button(sso_server: LiveServer) -> None:
+    body = httpx.get(f"{sso_server.url}/api/v1/server_settings").json()
+    assert body["external_authentication_methods"] == [
+        {
+            "name": "oidc:corp",
+            "display_name": "Corp SSO",
+            "display_icon": None,
+            "login_url": "/accounts/login/social/oidc/corp",
+            "signup_url": "/accounts/register/social/oidc/corp",
+        }
+    ]
+    assert body["authentication_methods"]["openid connect"] is True
+
+
+def test_sign_in_with_the_provider_makes_the_account(
+    sso_server: LiveServer, provider: Provider, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    page.goto(sso_server.url + "/")
+    page.click("a[data-provider='oidc:corp']")
+    page.wait_for_url(provider.issuer + "/**")
+    _through_provider(page, "ada")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
+    assert me["full_name"] == "Ada Lovelace"
+    user = _user(sso_server, "ada@corp.example")
+    assert user is not None and user.password is None
+    # The state cookie was used up.
+    assert "palaver_sso" not in {c["name"] for c in page.context.cookies()}
+
+
+def test_existing_account_signs_in_by_its_verified_email(
+    sso_server: LiveServer, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    page.goto(sso_server.url + "/")
+    page.click("a[data-provider='oidc:corp']")
+    _through_provider(page, "hamlet")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
+    assert me["user_id"] == _user(sso_server, "hamlet@example.com").id  # type: ignore[union-attr]
+    # The provider's name is the one Palaver shows from now on.
+    assert me["full_name"] == "Hamlet of Denmark"
+
+
+@pytest.mark.parametrize(
+    ("tamper", "login", "message"),
+    [
+        ("signature", "temp0", "has no valid signature"),
+        ("nonce", "temp1", "belongs to another sign-in"),
+        ("expired", "temp2", "has expired"),
+        (None, "eve", "has not verified your email address eve@corp.example"),
+    ],
+)
+def test_refused_sign_ins_show_a_clear_page_and_make_no_account(
+    sso_server: LiveServer,
+    provider: Provider,
+    new_page: Callable[..., Any],
+    tamper: str | None,
+    login: str,
+    message: str,
+) -> None:
+    provider.tamper = tamper
+    try:
+        page = new_page()
+        page.goto(sso_server.url + "/")
+        page.click("a[data-provider='oidc:corp']")
+        _through_provider(page, login)
+        page.wait_for_selector("#sso-error")
+        assert message in page.inner_text("#sso-error")
+    finally:
+        provider.tamper = None
+    assert _user(sso_server, str(ACCOUNTS[login]["email"])) is None
+    assert "palaver_session" not in {c["name"] for c in page.context.cookies()}
+
+
+def test_a_replayed_or_foreign_callback_is_refused(
+    sso_server: LiveServer, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    page.goto(sso_server.url + "/")
+    with page.expect_response(lambda r: "/complete/oidc/corp/" in r.url) as completed:
+        page.click("a[data-provider='oidc:corp']")
+        _through_provider(page, "temp3")
+    callback = completed.value.url
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    # The same callback again (its state is spent), and in another browser (no state cookie).
+    for attempt in (page, new_page()):
+        attempt.goto(callback)
+        assert "has expired, was already used, or was started in another browser" in attempt.inner_text(
+            "#sso-error"
+        )
+
+
+def test_provider_key_rotation(
+    sso_server: LiveServer, provider: Provider, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    page.goto(sso_server.url + "/")
+    page.click("a[data-provider='oidc:corp']")
+    _through_provider(page, "temp4")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    provider.rotate_key()
+    page = new_page()
+    page.goto(sso_server.url + "/")
+    page.click("a[data-provider='oidc:corp']")
+    _through_provider(page, "temp5")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+
+
+def _decrypt(encrypted: str, otp: str) -> str:
+    return bytes.fromhex(
+        "".join(f"{int(a, 16) ^ int(b, 16):x}" for a, b in zip(encrypted, otp, strict=True))
+    ).decode()
+
+
+def _app_redirect(response: Any) -> dict[str, str]:
+    location = response.headers["location"]
+    assert location.startswith("zulip://login?"), location
+    return dict(httpx.QueryParams(location.split("?", 1)[1]))
+
+
+@pytest.mark.parametrize("method", ["oidc", "password"])
+def test_the_apps_flow_hands_over_an_encrypted_key(
+    sso_server: LiveServer, new_page: Callable[..., Any], method: str
+) -> None:
+    otp = secrets.token_hex(32)
+    page = new_page()
+    if method == "oidc":
+        url = f"{sso_server.url}/accounts/login/social/oidc/corp?mobile_flow_otp={otp}"
+        with page.expect_response(lambda r: "/complete/oidc/corp/" in r.url) as done:
+            page.goto(url, wait_until="commit")
+            _through_provider(page, "iago")
+    else:
+        page.goto(f"{sso_server.url}/?mobile_flow_otp={otp}")
+        page.fill("#id_username", "iago@example.com")
+        page.fill("#id_password", PASSWORD)
+        with page.expect_response(lambda r: "/accounts/login/" in r.url) as done:
+            page.click("#login-form button[type=submit]")
+    params = _app_redirect(done.value)
+    assert params["email"] == "iago@example.com" and params["realm"] == sso_server.url
+    api_key = _decrypt(params["otp_encrypted_api_key"], otp)
+    me = httpx.get(f"{sso_server.url}/api/v1/users/me", auth=("iago@example.com", api_key)).json()
+    assert me["user_id"] == int(params["user_id"])
+    # The app's sign-in makes no browser session.
+    assert "palaver_session" not in {c["name"] for c in page.context.cookies()}
+
+
+def test_invalid_otp_is_refused(sso_server: LiveServer) -> None:
+    response = httpx.get(f"{sso_server.url}/accounts/login/social/oidc/corp?mobile_flow_otp=xyz")
+    assert response.status_code == 400
+    assert httpx.get(f"{sso_server.url}/?mobile_flow_otp=xyz").status_code == 400
