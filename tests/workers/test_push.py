@@ -393,3 +393,27 @@ def test_one_connection_for_every_notification(
     worker.run_round()
     assert len(relay.received) == 3
     assert len(set(relay.peers)) == 1, relay.peers
+
+
+def test_a_message_moved_out_of_reach_is_removed(
+    api: Api, push_services: Services, realm: SeededRealm, relay: FakeRelay, worker: PushWorker
+) -> None:
+    othello = phone(push_services, realm, realm.othello)
+    here = new_channel(api, realm, "push-here", realm.othello, realm.iago)
+    elsewhere = assert_json_success(
+        api.post(
+            realm.iago,
+            "channels/create",
+            {"name": "push-private", "invite_only": True, "subscribers": [realm.iago.id]},
+        )
+    )["id"]
+    mid = send(
+        api, realm.iago, type="stream", to=here, topic="t", content=f"@**{realm.othello.full_name}** hi"
+    )
+    worker.run_round()
+    assert [p.payload["message_id"] for p in received(relay, othello)] == [mid]
+    relay.received.clear()
+    assert_json_success(api.patch(realm.iago, f"messages/{mid}", {"stream_id": elsewhere}))
+    worker.run_round()
+    [removal] = received(relay, othello)
+    assert removal.model == "NotifPayloadRemove" and removal.payload["message_ids"] == [mid]

@@ -28,6 +28,11 @@ EXCLUDED: dict[str, str] = {
     "sso_attempt": "sign-ins in progress at a provider: they last ten minutes",
     # Message retention's archive (models/message_archive.py): restore before exporting.
     "archive_transaction": "archived messages are not exported",
+    # Zulip's push service knows this server by its own credentials, and its organizations
+    # by UUIDs under that registration: a server the organization moves to registers itself
+    # (`palaver push-register`) and reports it afresh.
+    "push_service_server": "this server's own registration with the push service",
+    "push_service_realm": "organizations' identities under this server's push registration",
     **{f"archived_{name}": "archived messages are not exported" for name in ARCHIVED_SOURCES},
 }
 
