@@ -1,7 +1,7 @@
 """Sign-ins begun at an OpenID Connect or OAuth provider, awaiting its callback
 
-Revision ID: 0025_sso_attempts
-Revises: 0024_moderation_request_channel, 0024_push_service
+Revision ID: 0026_sso_attempts
+Revises: 0025_moderation_request_channel
 Create Date: 2026-12-01 22:10:00.000000
 """
 
@@ -12,9 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0025_sso_attempts"
-# Also joins the two migrations that both followed 0023, so the chain has one head again.
-down_revision: str | Sequence[str] | None = ("0024_moderation_request_channel", "0024_push_service")
+revision: str = "0026_sso_attempts"
+down_revision: str | Sequence[str] | None = "0025_moderation_request_channel"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
