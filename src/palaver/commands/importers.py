@@ -9,7 +9,7 @@ from pathlib import Path
 
 from palaver.commands.common import AddCommand, CliError, require_realm, settings_from_args
 
-SOURCES = ("slack", "zulip")
+SOURCES = ("slack", "mattermost", "zulip")
 
 
 def cmd_import_from(args: argparse.Namespace) -> None:
@@ -27,7 +27,7 @@ def cmd_import_from(args: argparse.Namespace) -> None:
     downloader = Downloader(token=args.token, base_url=args.files_base_url)
     try:
         with Bundle(path) as bundle:
-            source = read_export(args.source, bundle, downloader)
+            source = read_export(args.source, bundle, downloader, team=args.team)
             if args.dry_run:
                 summary = dry_run(source)
                 print(f"Dry run: {args.source} export {path} would import as {args.string_id!r}:")
@@ -80,7 +80,9 @@ def cmd_send_account_emails(args: argparse.Namespace) -> None:
 
 
 def register(add: AddCommand) -> None:
-    imp = add("import-from", cmd_import_from, "create an organization from a Slack or Zulip export")
+    imp = add(
+        "import-from", cmd_import_from, "create an organization from a Slack, Mattermost or Zulip export"
+    )
     imp.add_argument("source", metavar="SOURCE", choices=SOURCES, help=" or ".join(SOURCES))
     imp.add_argument("path", metavar="PATH", help="the export: zip, tarball or directory")
     imp.add_argument("--string-id", required=True, help="the new organization's string ID")
@@ -93,6 +95,7 @@ def register(add: AddCommand) -> None:
         "--files-base-url",
         help="fetch the export's file URLs from this scheme://host[/prefix] instead (a mirror)",
     )
+    imp.add_argument("--team", help="Mattermost: the team to import (one organization per team)")
     imp.add_argument("--quiet", action="store_true", help="no progress bar")
 
     mail = add(

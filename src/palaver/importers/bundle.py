@@ -13,7 +13,7 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -105,6 +105,17 @@ class Bundle:
             raise ImportInputError(f"{self.path}: {name} is missing") from None
         except (zipfile.BadZipFile, OSError, EOFError) as e:
             raise ImportInputError(f"{self.path}: {name} cannot be read ({e})") from None
+
+    def open(self, name: str) -> IO[bytes]:
+        """A stream of the file, for reading a large one line by line."""
+        full = self._prefix + name
+        try:
+            if self._zip is not None:
+                return self._zip.open(full)
+            assert self._root is not None
+            return (self._root / full).open("rb")
+        except (KeyError, FileNotFoundError):
+            raise ImportInputError(f"{self.path}: {name} is missing") from None
 
     def local_path(self, name: str) -> Path | None:
         return None if self._root is None else self._root / (self._prefix + name)
