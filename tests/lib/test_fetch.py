@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from palaver.lib.fetch import Fetcher, FetchError, _is_public
+from palaver.lib.fetch import Fetcher, FetchError, is_public_address
 from tests.preview_server import PAGE, preview_server
 
 
@@ -54,7 +54,7 @@ def test_private_addresses_are_refused_by_default(base: str) -> None:
     ],
 )
 def test_public_address_rule(address: str, public: bool) -> None:
-    assert _is_public(address) is public
+    assert is_public_address(address) is public
 
 
 def test_fetch_and_redirects(base: str, fetcher: Fetcher) -> None:

@@ -4,7 +4,9 @@ retries, and the owner told of failures. The service is a real HTTP server on lo
 from __future__ import annotations
 
 import json
+import socket
 import time
+from typing import Any
 from urllib.parse import parse_qs
 
 import orjson
@@ -264,3 +266,42 @@ def test_the_server_runs_the_worker_in_the_background(
             assert time.monotonic() - started < 4
     finally:
         built.close()
+
+
+def test_a_name_that_rebinds_to_loopback_after_the_check_is_refused(
+    api: Api,
+    realm: SeededRealm,
+    services: Services,
+    hooks_api: Api,
+    server: ServiceServer,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DNS rebinding: the name is public when checked, loopback when connected to. The delivery
+    connects to the address it checked at connect time, so the loopback service hears nothing."""
+    port = int(server.url.rsplit(":", 1)[1].split("/", 1)[0])
+    real = socket.getaddrinfo
+    lookups: list[str] = []
+
+    def rebinding(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "rebind.example":
+            return real(host, *args, **kwargs)
+        lookups.append(host)
+        # Public for the first look (the check), then the inside.
+        address = "93.184.216.34" if len(lookups) == 1 else "127.0.0.1"
+        return real(address, *args, **kwargs)
+
+    create_channel(hooks_api, realm.hamlet, "dev", [realm.hamlet, realm.othello])
+    url = f"http://rebind.example:{port}/hook"
+    create_service_bot(hooks_api, realm.hamlet, "rebind", "Rebind", bot_type=3, payload_url=url)
+    send_stream(hooks_api, realm.othello, "dev", "ops", "@**Rebind** hi")
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    strict = ServiceBotWorker(services, clock=clock)
+    try:
+        strict.run_due()
+    finally:
+        strict.http.close()
+    assert len(lookups) >= 2  # checked, then resolved again to connect
+    assert server.received == []
+    text = str(latest(api, realm.hamlet)["content"])
+    assert "Refused to call the service: rebind.example has no address Palaver may connect to" in text

@@ -1,6 +1,8 @@
 """Fetching other servers' pages and pictures for previews, within strict limits.
 
-A message's links are chosen by its sender, so every fetch is treated as hostile:
+A message's links are chosen by its sender, so every fetch is treated as hostile (and every
+other request Palaver makes to a URL a user chose, such as outgoing webhooks, connects
+through the same ``GuardedBackend``: lib/guarded_http.py):
 
 - only http and https, on their usual ports or any other the URL names;
 - the address is checked when the connection is made, not only when the name is looked up
@@ -39,14 +41,19 @@ class Fetched:
     body: bytes
 
 
-def _is_public(address: str) -> bool:
+def is_public_address(address: str) -> bool:
+    """Whether Palaver may connect to ``address`` for a user's URL: a global unicast address."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return ip.is_global and not ip.is_multicast
 
 
-class _GuardedBackend(httpcore.SyncBackend):
+class AddressRefusedError(httpcore.ConnectError):
+    """The name resolved only to addresses the policy refuses (at the moment of connecting)."""
+
+
+class GuardedBackend(httpcore.SyncBackend):
     """Connects only to addresses the policy allows, checking the address actually used."""
 
     def __init__(self, allow_private: bool) -> None:
@@ -66,11 +73,11 @@ class _GuardedBackend(httpcore.SyncBackend):
             raise httpcore.ConnectError(f"cannot resolve {host}") from e
         for _family, _type, _proto, _name, sockaddr in infos:
             address = str(sockaddr[0])
-            if not self.allow_private and not _is_public(address):
+            if not self.allow_private and not is_public_address(address):
                 continue
             # Connect to the checked address itself; TLS still verifies the host name.
             return super().connect_tcp(address, port, timeout, local_address, socket_options)
-        raise httpcore.ConnectError(f"{host} has no address previews may connect to")
+        raise AddressRefusedError(f"{host} has no address Palaver may connect to")
 
 
 class Fetcher:
@@ -86,7 +93,7 @@ class Fetcher:
         self.deadline_seconds = deadline_seconds
         self.max_redirects = max_redirects
         self._pool = httpcore.ConnectionPool(
-            network_backend=_GuardedBackend(allow_private), max_connections=4, retries=0
+            network_backend=GuardedBackend(allow_private), max_connections=4, retries=0
         )
 
     def close(self) -> None:

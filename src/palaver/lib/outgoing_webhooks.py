@@ -18,6 +18,7 @@ import orjson
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.fetch import is_public_address
 from palaver.lib.message_format import finalize_message, wide_message_dicts
 from palaver.models.bots import BotService, ServiceInterface
 from palaver.models.messages import Message
@@ -105,24 +106,18 @@ def reply_content(interface: int, body: bytes) -> str | None:
 
 
 def _is_private(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return (
-        ip.is_private
-        or ip.is_loopback
-        or ip.is_link_local
-        or ip.is_reserved
-        or ip.is_multicast
-        or ip.is_unspecified
-    )
+    # The one policy of every fetch of a user's URL (link previews too).
+    return not is_public_address(address)
 
 
 def check_target_allowed(url: str, allow_private: bool, *, resolve: bool = True) -> None:
     """Refuse URLs whose host is (or resolves to) a private, loopback or link-local address.
 
     ``resolve=False`` judges only literal addresses and ``localhost`` (for request-time
-    checks that must not wait on DNS); deliveries resolve the name.
+    checks that must not wait on DNS); deliveries resolve the name, to refuse with a clear
+    reason. This check is not what keeps the inside safe: the name could resolve elsewhere
+    a moment later, so the delivery itself connects through ``lib/guarded_http.py``, which
+    checks the address it connects to.
     """
     if allow_private:
         return

@@ -36,6 +36,7 @@ from palaver.actions.service_bot_queue import (
 from palaver.actions.service_bots import do_notify_bot_owner, do_send_bot_message, reply_target
 from palaver.lib.bots import get_bot_services
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.fetch import AddressRefusedError
 from palaver.lib.outgoing_webhooks import (
     BadResponseError,
     DeliveryRefusedError,
@@ -116,10 +117,15 @@ class ServiceBotWorker(BackgroundWorker):
         # in every server that has no bot.
         import httpx  # noqa: PLC0415
 
+        from palaver.lib.guarded_http import GuardedTransport  # noqa: PLC0415  (imports httpx)
+
+        settings = self.services.settings
         return httpx.Client(
-            timeout=httpx.Timeout(self.services.settings.outgoing_webhook_timeout_seconds),
+            timeout=httpx.Timeout(settings.outgoing_webhook_timeout_seconds),
             follow_redirects=False,
             trust_env=False,
+            # Connects to the address it checked, whatever the name resolves to next.
+            transport=GuardedTransport(allow_private=settings.outgoing_webhooks_allow_private),
         )
 
     # One round --------------------------------------------------------------------------------
@@ -232,6 +238,14 @@ class ServiceBotWorker(BackgroundWorker):
                 response = self.http.post(job.url, data=dict(job.request.form or []))
         except httpx.TimeoutException:
             return _Failure("The request timed out.", retry=True)
+        except httpx.ConnectError as e:
+            if isinstance(e.__cause__, AddressRefusedError):
+                # The name resolved to a private address at connect time (after the check
+                # above passed): refused, as the check would have, and not retried.
+                return _Failure(
+                    f"Refused to call the service: {e} (outgoing_webhooks_allow_private is off)", False
+                )
+            return _Failure(f"The request failed: {type(e).__name__}: {e}", retry=True)
         except httpx.HTTPError as e:
             return _Failure(f"The request failed: {type(e).__name__}: {e}", retry=True)
         if 200 <= response.status_code < 300:
