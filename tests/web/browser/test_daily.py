@@ -354,3 +354,61 @@ def test_an_administrator_sees_manage_in_the_profile_card(live_server: LiveServe
     card.get_by_role("button", name="Manage this user").wait_for()
     card.get_by_role("button", name="View messages").click()
     wait_for(page, "() => location.hash.startsWith('#narrow/sender/')")
+
+
+# Writing ------------------------------------------------------------------------------------
+
+
+def test_a_poll_vote_and_a_new_option_show_for_the_other_person(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    channel_id(live_server, "othello", "general")
+    topic = unique("lunch poll")
+    send(live_server, "othello", "general", topic, "/poll Where for lunch?\nPizza\nSushi")
+    hamlet = app_page("hamlet", topic_hash(general, topic))
+    othello = app_page("othello", topic_hash(general, topic), viewport=PHONE)
+    poll = hamlet.get_by_role("group", name="Poll: Where for lunch?")
+    poll.get_by_role("button", name="Pizza: 0 votes").click()
+    theirs = othello.get_by_role("group", name="Poll: Where for lunch?")
+    theirs.get_by_role("button", name="Pizza: 1 vote").wait_for()
+    assert "(King Hamlet)" in theirs.inner_text()
+    theirs.get_by_label("New option").fill("Tacos")
+    theirs.get_by_role("button", name="Add option").click()
+    poll.get_by_role("button", name="Tacos: 0 votes").click()
+    theirs.get_by_role("button", name="Tacos: 1 vote").wait_for()
+    # A second press takes the vote back.
+    poll.get_by_role("button", name="Pizza: 1 vote").click()
+    theirs.get_by_role("button", name="Pizza: 0 votes").wait_for()
+    # A poll sent from the compose box arrives live as a poll.
+    hamlet.get_by_label("Message", exact=True).fill("/poll Tea or coffee?\nTea\nCoffee")
+    hamlet.get_by_label("Message", exact=True).press("Enter")
+    othello.get_by_role("group", name="Poll: Tea or coffee?").get_by_role(
+        "button", name="Tea: 0 votes"
+    ).wait_for()
+
+
+def test_a_todo_list_is_checked_off_by_one_and_seen_by_the_other(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    channel_id(live_server, "othello", "general")
+    topic = unique("chores")
+    send(
+        live_server,
+        "hamlet",
+        "general",
+        topic,
+        "/todo Before Friday\nBuy milk\nCall the smith: about the sword",
+    )
+    hamlet = app_page("hamlet", topic_hash(general, topic))
+    othello = app_page("othello", topic_hash(general, topic))
+    todo = othello.get_by_role("group", name="To-do list: Before Friday")
+    todo.get_by_label("Buy milk").check()
+    mine = hamlet.get_by_role("group", name="To-do list: Before Friday")
+    wait_for(hamlet, "() => document.querySelector('.todo-tasks li.done') !== null")
+    assert mine.get_by_label("Buy milk").is_checked()
+    assert not mine.get_by_label("Call the smith: about the sword").is_checked()
+    mine.get_by_label("New task").fill("Polish armour: both sets")
+    mine.get_by_role("button", name="Add task").click()
+    todo.get_by_label("Polish armour: both sets").wait_for()

@@ -227,6 +227,15 @@ const HANDLERS = {
     changes.add("users").add("feed");
   },
 
+  submessage(state, event, changes) {
+    const message = state.messages.get(event.message_id);
+    if (!message) return;
+    const subs = message.submessages || (message.submessages = []);
+    if (subs.some((s) => s.id === event.submessage_id)) return;
+    subs.push({ id: event.submessage_id, message_id: event.message_id, sender_id: event.sender_id, msg_type: event.msg_type, content: event.content });
+    changes.add(`msg:${event.message_id}`);
+  },
+
   user_topic(state, event, changes) {
     state.subs.setPolicy(event.stream_id, event.topic_name, event.visibility_policy);
     changes.add("sidebar").add("feed");

@@ -12,7 +12,7 @@ import { Users } from "./users.js";
 export const EVENT_TYPES = [
   "message", "update_message", "delete_message", "reaction", "update_message_flags", "subscription", "stream",
   "realm", "realm_user", "typing", "presence", "user_settings", "drafts", "user_group", "realm_emoji",
-  "recent_private_conversations", "starred_messages", "user_topic", "user_status", "heartbeat", "restart",
+  "recent_private_conversations", "starred_messages", "user_topic", "user_status", "submessage", "heartbeat", "restart",
 ];
 
 // State sections fetched at register whose name differs from their event's type.

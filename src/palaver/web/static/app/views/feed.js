@@ -7,6 +7,7 @@ import { t } from "../i18n.js";
 import { FOLLOWED } from "../store/subscriptions.js";
 import { openTopicMenu } from "./menus.js";
 import { ReadTracker } from "./reading.js";
+import { widgetElement, widgetState } from "./widgets.js";
 
 // The profile card is its own module, loaded on first use.
 export function openProfile(app, userId, anchor) {
@@ -278,8 +279,10 @@ export class FeedView {
     const pending = echo ? message.raw_text : message.pending_edit;
     if (pending !== undefined) classes.push(echo ? "sending" : "saving");
     const editing = this.editing && this.editing.id === message.id;
+    const widget = !editing && pending === undefined ? widgetState(message) : null;
     const content = editing ? this.editing.form
       : pending !== undefined ? h("div", { class: "msg-content pending-text", text: pending })
+      : widget ? h("div", { class: "msg-content" }, widgetElement(this.app, message, widget))
       : setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
     return h("article", {
       class: classes.join(" "), dataset: echo ? { local: message.local_id } : { id: message.id }, tabindex: "-1",
@@ -395,7 +398,16 @@ export class FeedView {
     const message = this.state.messages.get(id);
     if (!old || !message) return false;
     const el = this.messageElement(message, old.classList.contains("continued"));
+    // A widget's text box being typed in keeps its text and focus across a live update.
+    const typing = old.contains(document.activeElement) && document.activeElement.matches(".widget input[type=text]") ? document.activeElement : null;
     old.replaceWith(el);
+    if (typing) {
+      const again = el.querySelector(`.widget input.${typing.classList[0]}`);
+      if (again) {
+        again.value = typing.value;
+        again.focus({ preventScroll: true });
+      }
+    }
     this.elements.set(id, el);
     if (this.state.unread.has(id) && !isSearchNarrow(this.list.terms)) this.reader.observe(el);
     return true;
