@@ -9,7 +9,7 @@ from pathlib import Path
 
 from palaver.commands.common import AddCommand, CliError, require_realm, settings_from_args
 
-SOURCES = ("slack", "mattermost", "zulip")
+SOURCES = ("slack", "mattermost", "rocketchat", "zulip")
 
 
 def cmd_import_from(args: argparse.Namespace) -> None:
@@ -81,7 +81,9 @@ def cmd_send_account_emails(args: argparse.Namespace) -> None:
 
 def register(add: AddCommand) -> None:
     imp = add(
-        "import-from", cmd_import_from, "create an organization from a Slack, Mattermost or Zulip export"
+        "import-from",
+        cmd_import_from,
+        "create an organization from a Slack, Mattermost, Rocket.Chat or Zulip export",
     )
     imp.add_argument("source", metavar="SOURCE", choices=SOURCES, help=" or ".join(SOURCES))
     imp.add_argument("path", metavar="PATH", help="the export: zip, tarball or directory")

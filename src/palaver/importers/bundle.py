@@ -28,6 +28,7 @@ class Bundle:
         self._zip: zipfile.ZipFile | None = None
         self._root: Path | None = None
         self._temp: str | None = None
+        self._scratch: str | None = None
         self._names: list[str] = []
         if path.is_dir():
             self._root = path
@@ -78,8 +79,15 @@ class Bundle:
     def close(self) -> None:
         if self._zip is not None:
             self._zip.close()
-        if self._temp is not None:
-            shutil.rmtree(self._temp, ignore_errors=True)
+        for directory in (self._temp, self._scratch):
+            if directory is not None:
+                shutil.rmtree(directory, ignore_errors=True)
+
+    def scratch(self) -> Path:
+        """A private directory removed with the bundle, for what a reader unpacks on disk."""
+        if self._scratch is None:
+            self._scratch = tempfile.mkdtemp(prefix="palaver-import-scratch-")
+        return Path(self._scratch)
 
     def names(self) -> list[str]:
         """Every file, relative to the export's top directory (a single wrapping one is dropped)."""
