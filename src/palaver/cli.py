@@ -14,7 +14,18 @@ from typing import NoReturn
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from palaver.commands import accounts, admin, directory, importers, mail, portability, push, realms, retention
+from palaver.commands import (
+    accounts,
+    admin,
+    directory,
+    doctor,
+    importers,
+    mail,
+    portability,
+    push,
+    realms,
+    retention,
+)
 from palaver.commands.common import (
     ROLE_NAMES,
     CliError,
@@ -331,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     users.add_argument(
         "--subscriptions", type=int, default=10, help="channels each seeded member joins (default 10)"
     )
-    for module in (mail, admin, accounts, directory, realms, portability, retention, importers, push):
+    for module in (mail, admin, accounts, directory, realms, portability, retention, importers, push, doctor):
         module.register(add)
     return parser
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import smtplib
 import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -27,7 +29,9 @@ class SmtpTransport(EmailTransport):
         self.target = target
         self.tls_context = tls_context or ssl.create_default_context()
 
-    def send(self, message: EmailMessage, name: str) -> None:
+    @contextmanager
+    def connected(self) -> Iterator[smtplib.SMTP]:
+        """A session with the server, encrypted and logged in as ``smtp_url`` says."""
         t = self.target
         smtp: smtplib.SMTP
         if t.use_tls:
@@ -39,7 +43,16 @@ class SmtpTransport(EmailTransport):
                 smtp.starttls(context=self.tls_context)
             if t.username is not None:
                 smtp.login(t.username, t.password or "")
+            yield smtp
+
+    def send(self, message: EmailMessage, name: str) -> None:
+        with self.connected() as smtp:
             smtp.send_message(message)
+
+    def check(self) -> None:
+        """Connect, encrypt and log in as a send would, sending nothing (``palaver doctor``)."""
+        with self.connected() as smtp:
+            smtp.noop()
 
 
 class DirectoryTransport(EmailTransport):
