@@ -97,10 +97,24 @@ def test_inline_code_keeps_its_content_literal() -> None:
     )
 
 
-def test_fenced_code_block_with_language() -> None:
+def test_fenced_code_block_with_language_is_highlighted_by_pygments() -> None:
     assert html('```python\nprint("hi")\n```') == (
-        '<div class="codehilite" data-code-language="python"><pre><span></span>'
-        '<code>print("hi")\n</code></pre></div>'
+        '<div class="codehilite" data-code-language="Python"><pre><span></span>'
+        '<code><span class="nb">print</span><span class="p">(</span><span class="s2">"hi"</span>'
+        '<span class="p">)</span>\n</code></pre></div>'
+    )
+    # An alias finds the lexer; the text stays escaped.
+    assert html("```js\nif (a < b) {}\n```").startswith(
+        '<div class="codehilite" data-code-language="JavaScript"><pre><span></span><code>'
+        '<span class="k">if</span>'
+    )
+    assert "&lt;" in html("```js\nif (a < b) {}\n```")
+
+
+def test_fenced_code_block_in_an_unknown_language_is_plain() -> None:
+    assert html("```nosuchlanguage\n<x>\n```") == (
+        '<div class="codehilite" data-code-language="nosuchlanguage"><pre><span></span>'
+        "<code>&lt;x&gt;\n</code></pre></div>"
     )
 
 
@@ -126,8 +140,8 @@ def test_block_quotes() -> None:
 def test_quote_blocks_hold_markdown_and_nested_code() -> None:
     assert html("```quote\n**bold**\n```python\nx\n```\nmore\n```\nafter") == (
         "<blockquote>\n<p><strong>bold</strong></p>\n"
-        '<div class="codehilite" data-code-language="python"><pre><span></span><code>x\n</code></pre></div>\n'
-        "<p>more</p>\n</blockquote>\n<p>after</p>"
+        '<div class="codehilite" data-code-language="Python"><pre><span></span><code>'
+        '<span class="n">x</span>\n</code></pre></div>\n<p>more</p>\n</blockquote>\n<p>after</p>'
     )
 
 

@@ -412,3 +412,23 @@ def test_a_todo_list_is_checked_off_by_one_and_seen_by_the_other(
     mine.get_by_label("New task").fill("Polish armour: both sets")
     mine.get_by_role("button", name="Add task").click()
     todo.get_by_label("Polish armour: both sets").wait_for()
+
+
+def test_code_blocks_are_highlighted_by_language_in_light_and_dark(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("code")
+    send(live_server, "othello", "general", topic, "```python\ndef f(x):\n    return x  # same\n```")
+    colours = []
+    for scheme in ("light", "dark"):
+        page = app_page("hamlet", topic_hash(general, topic), color_scheme=scheme)
+        block = page.locator('.codehilite[data-code-language="Python"]')
+        block.wait_for()
+        colour = "(sel) => getComputedStyle(document.querySelector(sel)).color"
+        keyword = page.evaluate(colour, ".codehilite .k")
+        comment = page.evaluate(colour, ".codehilite .c1")
+        plain = page.evaluate(colour, ".codehilite code")
+        assert len({keyword, comment, plain}) == 3, (keyword, comment, plain)
+        colours.append(keyword)
+    assert colours[0] != colours[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from markdown_it.common.utils import escapeHtml
@@ -20,12 +21,40 @@ def _render_html(self: Any, tokens: Sequence[Token], idx: int, options: Any, env
     return tokens[idx].content
 
 
+@lru_cache(maxsize=256)
+def _lexer(lang: str) -> Any:
+    """Pygments' lexer for a fence's language name or alias, or None."""
+    # Imported on first use: most processes never render a code block.
+    from pygments.lexers import get_lexer_by_name  # noqa: PLC0415
+    from pygments.util import ClassNotFound  # noqa: PLC0415
+
+    try:
+        return get_lexer_by_name(lang.lower(), stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def _highlighted(code: str, lexer: Any) -> str:
+    from pygments import highlight  # noqa: PLC0415
+    from pygments.formatters import HtmlFormatter  # noqa: PLC0415
+
+    return str(highlight(code, lexer, HtmlFormatter(nowrap=True)))
+
+
 def _render_code(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    # A fence naming a language Pygments knows is highlighted, as Zulip does: token spans with
+    # Pygments' short classes, and data-code-language the lexer's name ("Python"); other
+    # languages keep their name and plain text.
     token = tokens[idx]
     info = token.info.strip() if token.type == "fence" else ""
     lang = info.split()[0] if info else ""
-    lang_attr = f' data-code-language="{escapeHtml(lang)}"' if lang else ""
-    code = escapeHtml(token.content)
+    lexer = _lexer(lang) if lang else None
+    if lexer is not None:
+        lang_attr = f' data-code-language="{escapeHtml(lexer.name)}"'
+        code = _highlighted(token.content, lexer)
+    else:
+        lang_attr = f' data-code-language="{escapeHtml(lang)}"' if lang else ""
+        code = escapeHtml(token.content)
     return f'<div class="codehilite"{lang_attr}><pre><span></span><code>{code}</code></pre></div>\n'
 
 

@@ -58,7 +58,11 @@ def _cleaner() -> nh3.Cleaner:
     # One emoji-<code> class per known emoji: a fixed list nh3 checks without calling back
     # into Python, which would cost more than the rest of sanitizing.
     emoji_classes = {f"emoji-{code}" for code in emoji_table().code_to_name}
-    classes = {**_ALLOWED_CLASSES, "span": _ALLOWED_CLASSES["span"] | emoji_classes}
+    # Pygments' token classes ("k", "nf", "s2"…) in highlighted code blocks.
+    from pygments.token import STANDARD_TYPES  # noqa: PLC0415
+
+    token_classes = {name for name in STANDARD_TYPES.values() if name}
+    classes = {**_ALLOWED_CLASSES, "span": _ALLOWED_CLASSES["span"] | emoji_classes | token_classes}
     return nh3.Cleaner(
         tags=_ALLOWED_TAGS | MATHML_TAGS,
         attributes={**_ALLOWED_ATTRIBUTES, **MATHML_ATTRIBUTES},
