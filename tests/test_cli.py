@@ -514,7 +514,7 @@ def test_regenerate_api_key(cli: Cli, cli_realm: CliRealm, client: TestClient) -
 
     assert get_me(client, cli_realm, email, new_key).json()["result"] == "success"
     old = get_me(client, cli_realm, email, cli_realm.owner_api_key)
-    assert old.status_code == 401 and old.json()["code"] == "INVALID_API_KEY"
+    assert old.status_code == 401 and old.json()["code"] == "UNAUTHORIZED"
     assert fetch_api_key(client, cli_realm, email, "owner-password").json()["api_key"] == new_key
 
 

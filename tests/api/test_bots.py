@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -132,6 +133,8 @@ def test_outgoing_webhook_and_defaults(api: Api, realm: SeededRealm, events: Eve
         ({"bot_type": 7}, "Invalid bot type"),
         ({"bot_type": 4}, "Invalid embedded bot name."),
         ({"bot_type": 3, "payload_url": "nope"}, "payload_url is not a URL"),
+        ({"bot_type": 3, "payload_url": '"nope"'}, "payload_url is not a URL"),
+        ({"bot_type": 3, "payload_url": '"https://x.example/'}, "payload_url is not a URL"),
         ({"interface_type": 9}, "Invalid interface type"),
         ({"default_sending_stream": "no such channel"}, "Invalid channel name 'no such channel'"),
         ({"full_name": "King Hamlet"}, "Name is already in use!"),
@@ -247,3 +250,27 @@ def test_regenerate_key_and_deactivate(api: Api, realm: SeededRealm, events: Eve
         realm.default_bot.id
     ]
     assert_json_error(api.delete(realm.hamlet, f"bots/{bot_id}"), "User is already deactivated")
+
+
+def test_payload_url_json_encoded_as_zulips_web_app_sends_it(api: Api, realm: SeededRealm) -> None:
+    """Zulip's server reads payload_url and service_payload_url as JSON; its web app sends
+    them so. A bare URL is taken as well."""
+    body = create(
+        api,
+        realm.iago,
+        short_name="jsonhook",
+        full_name="JSON Hook",
+        bot_type=3,
+        payload_url=json.dumps("https://hooks.example/json"),
+    )
+    state = assert_json_success(api.post(realm.iago, "register", {"fetch_event_types": ["realm_bot"]}))
+    [bot] = [b for b in state["realm_bots"] if b["user_id"] == body["user_id"]]
+    assert bot["services"][0]["base_url"] == "https://hooks.example/json"
+    updated = assert_json_success(
+        api.patch(
+            realm.iago,
+            f"bots/{body['user_id']}",
+            {"service_payload_url": json.dumps("https://hooks.example/new")},
+        )
+    )
+    assert updated["service_payload_url"] == "https://hooks.example/new"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -152,3 +153,35 @@ def test_archiving_a_folder_uncategorizes_its_channels(
     assert folder_event["data"] == {"is_archived": True}
     stream = assert_json_success(api.get(realm.hamlet, f"streams/{channel_ids[0]}"))["stream"]
     assert stream["folder_id"] is None
+
+
+def test_reorder(api: Api, realm: SeededRealm, events: EventRecorder) -> None:
+    first, second, third = (create_folder(api, realm.iago, name) for name in ("one", "two", "three"))
+    assert_json_success(api.patch(realm.iago, f"channel_folders/{third}", {"is_archived": True}))
+    events.clear()
+    order = [third, first, second]
+    assert_json_success(api.patch(realm.iago, "channel_folders", {"order": json.dumps(order)}))
+    [(event, users)] = events.of_type("channel_folder", "reorder")
+    assert event == {"type": "channel_folder", "op": "reorder", "order": order}
+    assert realm.hamlet.id in users
+    listed = assert_json_success(api.get(realm.hamlet, "channel_folders", {"include_archived": "true"}))
+    assert [(f["id"], f["order"]) for f in listed["channel_folders"]] == [(third, 0), (first, 1), (second, 2)]
+    state = assert_json_success(
+        api.post(realm.hamlet, "register", {"fetch_event_types": '["channel_folders"]'})
+    )
+    assert [f["id"] for f in state["channel_folders"]] == order
+
+    # Every folder exactly once; administrators only.
+    for bad in ([first, second], [first, second, third, third], [first, second, third, 999999]):
+        assert_json_error(
+            api.patch(realm.iago, "channel_folders", {"order": json.dumps(bad)}), "Invalid order mapping."
+        )
+    assert_json_error(
+        api.patch(realm.iago, "channel_folders", {"order": "[1, "}), 'Argument "order" is not valid JSON.'
+    )
+    assert_json_error(api.patch(realm.iago, "channel_folders"), "Missing 'order' argument")
+    assert_json_error(
+        api.patch(realm.hamlet, "channel_folders", {"order": json.dumps(order)}),
+        "Must be an organization administrator",
+    )
+    assert len(events.of_type("channel_folder", "reorder")) == 1

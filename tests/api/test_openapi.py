@@ -356,7 +356,8 @@ ONLY_IN_PALAVER: dict[str, str] = {
     "add-submessage": _ZULIP + " (poll and to-do widgets)",
     "mark-onboarding-step-as-read": _ZULIP + " (onboarding_steps in POST /register)",
     **dict.fromkeys(
-        ["list-channel-folders", "create-channel-folder"], _SPEC_FEATURE.format("channel_folder")
+        ["list-channel-folders", "create-channel-folder", "reorder-channel-folders"],
+        _SPEC_FEATURE.format("channel_folder"),
     ),
     **dict.fromkeys(
         ["list-navigation-views", "add-navigation-view", "update-navigation-view", "remove-navigation-view"],

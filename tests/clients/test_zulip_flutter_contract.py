@@ -300,6 +300,8 @@ def _cause_events(api: Api, realm: SeededRealm) -> None:
     ok(api.post(iago, "realm/profile_fields", {"name": "Phone", "field_type": "1"}))
     folder = ok(api.post(iago, "channel_folders/create", {"name": "Work"}))["channel_folder_id"]
     ok(api.patch(iago, f"channel_folders/{folder}", {"description": "work things"}))
+    home = ok(api.post(iago, "channel_folders/create", {"name": "Home"}))["channel_folder_id"]
+    ok(api.patch(iago, "channel_folders", {"order": json.dumps([home, folder])}))
     device = ok(api.post(hamlet, "register_client_device"))["device_id"]
     ok(api.post(hamlet, "remove_client_device", {"device_id": str(device)}))
     ok(api.patch(iago, f"users/{othello.id}", {"full_name": "Othello Renamed"}))
@@ -353,14 +355,13 @@ def test_every_event_the_app_parses(api: Api, realm: SeededRealm) -> None:
     assert not found, f"zulip-flutter ({APP_COMMIT[:12]}) cannot decode:\n" + "\n".join(found)
     # Events the scenario does not cause: heartbeats (a blocking poll's keep-alive; the
     # long-poll tests cover them), the legacy whole-set emoji event (this client asks for
-    # single changes), channel folders' reorder and device updates (push registration),
+    # single changes), device updates (push registration),
     # realm_user remove (sent when a user becomes inaccessible to a guest, not on
     # deactivation) and user_group remove (clients with include_deactivated_groups get an
     # update).
     not_caused = {
         "HeartbeatEvent",
         "RealmEmojiUpdateEvent",
-        "ChannelFolderReorderEvent",
         "DeviceUpdateEvent",
         "RealmUserRemoveEvent",
         "UserGroupRemoveEvent",

@@ -141,11 +141,12 @@ def test_bad_credentials(server: RunningServer) -> None:
     bad_key = zulip.Client(email="owner@example.com", api_key="x" * 32, site=server.url)
     result = bad_key.get_profile()
     assert result["result"] == "error", result
-    assert result["code"] == "INVALID_API_KEY"
+    # Zulip's answer to a wrong key in HTTP Basic credentials.
+    assert (result["code"], result["msg"]) == ("UNAUTHORIZED", "Invalid API key")
 
     key = printed_field(server.output(), "API key")
     wrong_email = zulip.Client(email="bob@example.com", api_key=key, site=server.url)
-    assert wrong_email.get_profile()["code"] == "INVALID_API_KEY"
+    assert wrong_email.get_profile()["code"] == "UNAUTHORIZED"
 
 
 def test_missing_parameter(client: zulip.Client) -> None:

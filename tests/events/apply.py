@@ -698,6 +698,11 @@ def _apply_channel_folder(state: State, event: Event) -> None:
         return
     if event["op"] == "add":
         state["channel_folders"].append(dict(event["channel_folder"]))
+    elif event["op"] == "reorder":
+        position = {folder_id: i for i, folder_id in enumerate(event["order"])}
+        for folder in state["channel_folders"]:
+            folder["order"] = position[folder["id"]]
+        state["channel_folders"].sort(key=lambda folder: (folder["order"], folder["id"]))
     else:
         for folder in state["channel_folders"]:
             if folder["id"] == event["channel_folder_id"]:

@@ -192,6 +192,11 @@ def _folder_update(ctx: Ctx) -> None:
     ctx.ok("PATCH", "iago", f"channel_folders/{folder}", {"is_archived": True})
 
 
+def _folders_reorder(ctx: Ctx) -> None:
+    second = ctx.ok("POST", "iago", "channel_folders/create", {"name": "Home"})["channel_folder_id"]
+    ctx.ok("PATCH", "iago", "channel_folders", {"order": json.dumps([second, ctx.saved["folder"]])})
+
+
 def _profile_field(ctx: Ctx) -> None:
     created = ctx.ok(
         "POST", "iago", "realm/profile_fields", {"name": "Team", "field_type": 1, "hint": "Yours"}
@@ -718,6 +723,7 @@ CASES: dict[Key, Case] = {
     ("attachment", "remove"): Case(_attachment_remove, setup=_setup_upload, viewers=("hamlet",)),
     ("channel_folder", "add"): Case(_folder_add),
     ("channel_folder", "update"): Case(_folder_update, setup=_folder_add),
+    ("channel_folder", "reorder"): Case(_folders_reorder, setup=_folder_add),
     ("custom_profile_fields", None): Case(_profile_field),
     ("default_stream_groups", None): Case(_default_stream_groups, setup=_public_lounge),
     ("default_streams", None): Case(_default_streams, setup=_public_lounge),

@@ -59,7 +59,12 @@ def test_http_basic_auth_works_too(hook: Hook) -> None:
 
 
 def test_authentication_errors(hook: Hook) -> None:
-    assert_json_error(hook.post("text", "x", api_key="nope", stream="dev"), "Invalid API key", status=401)
+    # The api_key parameter's faults keep Zulip's INVALID_API_KEY code (only HTTP Basic
+    # credentials answer UNAUTHORIZED).
+    malformed = hook.post("text", "x", api_key="nope", stream="dev")
+    assert_json_error(malformed, "Malformed API key", status=401, code="INVALID_API_KEY")
+    wrong = hook.post("text", "x", api_key="x" * 32, stream="dev")
+    assert_json_error(wrong, "Invalid API key", status=401, code="INVALID_API_KEY")
     response = hook.api.client.post("/api/v1/external/text", content=b"x", headers={"host": hook.realm.host})
     assert_json_error(response, "Missing 'api_key' argument", status=401)
     # A key of another realm's user does not post here.

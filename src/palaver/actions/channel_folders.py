@@ -18,7 +18,7 @@ from palaver.lib.channels import metadata_access_user_ids
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown.render import render_markdown
 from palaver.lib.realm import active_user_ids
-from palaver.models import UserProfile
+from palaver.models import Realm, UserProfile
 from palaver.models.channels import ChannelFolder, Stream
 
 
@@ -29,6 +29,9 @@ def do_create_channel_folder(
     description = check_channel_folder_description(description)
     realm_id = acting_user.realm_id
     with transaction(session) as tx:
+        realm = session.get(Realm, realm_id)
+        assert realm is not None
+        tx.lock(realm)
         if channel_folder_name_in_use(session, realm_id, name):
             raise JsonableError("Channel folder name already in use")
         folder = ChannelFolder(
@@ -88,3 +91,19 @@ def _uncategorize_channels(tx: Tx, session: Session, folder: ChannelFolder) -> N
     for stream in streams:
         event = ev.StreamUpdate(stream_id=stream.id, name=stream.name, property="folder_id", value=None)
         tx.send_event(stream.realm_id, event, metadata_access_user_ids(session, stream))
+
+
+def do_reorder_channel_folders(session: Session, realm_id: int, order: list[int]) -> None:
+    """Give the folders the order ``order`` lists them in; it must name each folder once."""
+    with transaction(session) as tx:
+        # The whole set of folders decides; folders are made under the realm's lock too.
+        realm = session.get(Realm, realm_id)
+        assert realm is not None
+        tx.lock(realm)
+        folders = session.scalars(select(ChannelFolder).where(ChannelFolder.realm_id == realm_id)).all()
+        if len(order) != len(set(order)) or set(order) != {f.id for f in folders}:
+            raise JsonableError("Invalid order mapping.")
+        position = {folder_id: i for i, folder_id in enumerate(order)}
+        for folder in folders:
+            folder.order = position[folder.id]
+        tx.send_event(realm_id, ev.ChannelFolderReorder(order=order), active_user_ids(session, realm_id))

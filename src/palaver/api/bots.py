@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from palaver.actions.bots import BotDefaultsChange, do_create_bot, do_update_bot
 from palaver.actions.users import do_deactivate_user, do_regenerate_api_key
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
@@ -24,6 +26,19 @@ def _defaults_change(
     return BotDefaultsChange(sending, events_register, all_public)
 
 
+def json_string_or_bare(value: str) -> str:
+    """A URL sent JSON-encoded, as Zulip's web app and server expect (``"https://…"``), or
+    bare, as older Palaver clients and zulip-js send it."""
+    if value.startswith('"'):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(decoded, str):
+            return decoded
+    return value
+
+
 @router.post("/bots")
 def create_bot(
     ctx: Ctx,
@@ -38,6 +53,7 @@ def create_bot(
     default_all_public_streams: bool | None = None,
     config_data: dict[str, str] | None = None,
 ) -> JsonDict:
+    payload_url = json_string_or_bare(payload_url)
     if bot_type == BotType.OUTGOING_WEBHOOK:
         check_service_url(ctx.services.settings.outgoing_webhooks_allow_private, "payload_url", payload_url)
     bot = do_create_bot(
@@ -104,6 +120,7 @@ def update_bot(
 ) -> JsonDict:
     bot = access_bot_by_id(ctx.session, ctx.me, bot_id)
     if service_payload_url is not None:
+        service_payload_url = json_string_or_bare(service_payload_url)
         allow_private = ctx.services.settings.outgoing_webhooks_allow_private
         check_service_url(allow_private, "service_payload_url", service_payload_url)
     do_update_bot(

@@ -1,8 +1,12 @@
-"""Channel folders: create, list, update (administrators manage them; everyone sees them)."""
+"""Channel folders: create, list, update, reorder (administrators manage them; everyone sees them)."""
 
 from __future__ import annotations
 
-from palaver.actions.channel_folders import do_create_channel_folder, do_update_channel_folder
+from palaver.actions.channel_folders import (
+    do_create_channel_folder,
+    do_reorder_channel_folders,
+    do_update_channel_folder,
+)
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
 from palaver.lib.channel_folders import format_channel_folder, get_channel_folder, get_channel_folders
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError
@@ -26,6 +30,13 @@ def create_channel_folder(ctx: Ctx, name: str, description: str = "") -> JsonDic
 def list_channel_folders(ctx: Ctx, include_archived: bool = False) -> JsonDict:
     folders = get_channel_folders(ctx.session, ctx.me.realm_id, include_archived=include_archived)
     return {"channel_folders": [format_channel_folder(f) for f in folders]}
+
+
+@router.patch("/channel_folders")
+def reorder_channel_folders(ctx: Ctx, order: list[int]) -> JsonDict:
+    _require_admin(ctx)
+    do_reorder_channel_folders(ctx.session, ctx.me.realm_id, order)
+    return {}
 
 
 @router.patch("/channel_folders/{channel_folder_id:int}")

@@ -34,7 +34,6 @@ from palaver.api.multipart import read_multipart
 from palaver.api.params import ParamSpec, RawParams, build_param_specs, parse_params
 from palaver.db import set_actor
 from palaver.lib.exceptions import (
-    InvalidAPIKeyError,
     JsonableError,
     MethodNotAllowedError,
     RateLimitedError,
@@ -44,6 +43,7 @@ from palaver.lib.exceptions import (
 )
 from palaver.lib.logs import note_user
 from palaver.lib.metrics import RATE_LIMITED
+from palaver.lib.passwords import has_api_key_format
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.lib.realm_cache import cached_user, realm_settings
 from palaver.lib.users import load_user
@@ -365,13 +365,16 @@ def authenticate(
     if not header:
         raise UnauthorizedError()
     email, api_key = _credentials(header)
-    if "\x00" in api_key:
-        # No key contains NUL, and PostgreSQL refuses even to compare against one.
-        raise InvalidAPIKeyError()
+    # As Zulip's server answers HTTP Basic credentials: 401 UNAUTHORIZED, "Malformed API
+    # key" for what cannot be a key (checked before any query: PostgreSQL refuses even to
+    # compare with a NUL), "Invalid API key" for a key that opens no account or another's.
+    api_key = api_key.strip()
+    if not has_api_key_format(api_key):
+        raise UnauthorizedError("Malformed API key")
     # One indexed lookup by key; the email must then name the same account.
     user = session.scalars(_USER_BY_API_KEY, {"api_key": api_key}).one_or_none()
     if user is None or email.strip().lower() not in (user.email.lower(), user.delivery_email.lower()):
-        raise InvalidAPIKeyError()
+        raise UnauthorizedError("Invalid API key")
     # The realm's row from this process's cache (every change to it drops the cached one):
     # the ORM's ``Realm`` is loaded only for views that use it (``Ctx.realm``).
     cached = realm_settings(session, user.realm_id)

@@ -72,8 +72,12 @@ class UnauthorizedError(JsonableError):
 
 
 class InvalidAPIKeyError(UnauthorizedError):
-    def __init__(self) -> None:
-        super().__init__("Invalid API key", code="INVALID_API_KEY")
+    """A key given as a parameter (webhooks' ``api_key``) that opens no account, or that
+    could not be one (``malformed``). In HTTP Basic credentials the same faults are plain
+    ``UNAUTHORIZED`` answers (``api/routing.authenticate``), as in Zulip."""
+
+    def __init__(self, *, malformed: bool = False) -> None:
+        super().__init__("Malformed API key" if malformed else "Invalid API key", code="INVALID_API_KEY")
 
 
 class UserDeactivatedError(UnauthorizedError):

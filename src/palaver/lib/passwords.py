@@ -33,6 +33,11 @@ _API_KEY_LENGTH = 32
 _UNBIASED_BYTES = 256 - 256 % len(_API_KEY_ALPHABET)
 
 
+def has_api_key_format(key: str) -> bool:
+    """Whether ``key`` could be an API key at all (32 ASCII letters and digits, as Zulip's)."""
+    return len(key) == _API_KEY_LENGTH and key.isascii() and key.isalnum()
+
+
 def generate_api_key() -> str:
     # One read of the system's randomness for the key rather than one per character
     # (secrets.choice), which was a fifth of creating a user.

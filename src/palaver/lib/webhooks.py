@@ -23,6 +23,7 @@ from palaver.lib.exceptions import (
     UserDeactivatedError,
 )
 from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
+from palaver.lib.passwords import has_api_key_format
 from palaver.lib.realm import get_realm_for_host
 from palaver.models import UserProfile
 from palaver.webhooks.base import Notification, WebhookResult
@@ -33,8 +34,9 @@ def user_for_webhook_key(session: Session, settings: Settings, host: str, api_ke
     realm = get_realm_for_host(session, settings, host)
     if realm.deactivated:
         raise RealmDeactivatedError()
-    if "\x00" in api_key:
-        raise InvalidAPIKeyError()
+    api_key = api_key.strip()
+    if not has_api_key_format(api_key):
+        raise InvalidAPIKeyError(malformed=True)
     user = session.scalars(select(UserProfile).where(UserProfile.api_key == api_key)).one_or_none()
     if user is None:
         raise InvalidAPIKeyError()

@@ -167,6 +167,14 @@ class ChannelFolderUpdate(Event):
     data: ChannelFolderChange
 
 
+class ChannelFolderReorder(Event):
+    """Every folder of the organization (archived ones included), in their new order."""
+
+    type: Literal["channel_folder"] = "channel_folder"
+    op: Literal["reorder"] = "reorder"
+    order: list[int]
+
+
 class DefaultStreamGroupPayload(Payload):
     id: int
     name: str
