@@ -42,6 +42,7 @@ from palaver.services import Services, build_services
 from palaver.serving import on_stop_signals
 from palaver.web.pages import build_pages, web_routes
 from palaver.web.sso import sso_routes
+from palaver.web.two_factor import two_factor_routes
 from palaver.web_pages import web_page_routes
 from palaver.workers.email import EmailWorker
 from palaver.workers.exports import ExportWorker
@@ -370,5 +371,6 @@ def create_app(
     # The sign-in pages, single sign-on, the app shell at / and its static files (web/).
     pages = build_pages(services)
     app.router.routes.extend(sso_routes(pages))
+    app.router.routes.extend(two_factor_routes(pages))
     app.router.routes.extend(web_routes(services, pages))
     return app

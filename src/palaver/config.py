@@ -190,6 +190,8 @@ class Settings(BaseModel):
     # Sign-in providers beyond passwords: the [auth.ldap], [auth.oidc.NAME], [auth.github]...
     # tables of the TOML file (auth_config.py). Only a file can hold them.
     auth: AuthSettings = AuthSettings()
+    # "Don't ask again on this browser": how long a second factor is not asked for again.
+    two_factor_remember_days: int = Field(default=30, ge=1, le=365)
 
     @field_validator(
         "api_rate_limit",

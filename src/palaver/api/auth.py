@@ -9,6 +9,7 @@ from palaver.lib import ldap_directory
 from palaver.lib.auth_methods import EMAIL, LDAP, method_enabled
 from palaver.lib.exceptions import (
     AuthenticationFailedError,
+    JsonableError,
     RateLimitedError,
     RealmDeactivatedError,
     UserDeactivatedError,
@@ -16,10 +17,22 @@ from palaver.lib.exceptions import (
 from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.rate_limit import RateLimitResult
 from palaver.lib.realm import realm_email_host
+from palaver.lib.two_factor import GUARDED_METHODS, confirmed_device
 from palaver.lib.users import get_user_by_delivery_email
 from palaver.models import UserProfile
 
 router = ApiRouter()
+
+
+class TwoFactorRequiredError(JsonableError):
+    code = "TWO_FACTOR_REQUIRED"
+    http_status = 401
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This account uses two-factor authentication. Sign in through the browser "
+            "(the login page, which the apps open for you) instead."
+        )
 
 
 def _username_key(ctx: Ctx, username: str) -> str:
@@ -104,5 +117,8 @@ def _stored_password_user(ctx: Ctx, username: str, password: str) -> UserProfile
 @router.post("/fetch_api_key", auth="none", rate_limited=False)
 def fetch_api_key(ctx: Ctx, username: str, password: str) -> JsonDict:
     user, method = check_login(ctx, username, password)
+    if method in GUARDED_METHODS and confirmed_device(ctx.session, user.id) is not None:
+        # The password alone must not hand out a key that never expires.
+        raise TwoFactorRequiredError()
     do_record_login(ctx.session, user, client=ctx.user_agent, method=method, ip_address=ctx.client_ip)
     return {"api_key": user.api_key, "email": user.email, "user_id": user.id}

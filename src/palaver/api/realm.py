@@ -44,6 +44,7 @@ def update_realm(
     inline_url_embed_preview: bool | None = None,
     authentication_methods: dict[str, bool] | None = None,
     external_signup: bool | None = None,
+    require_two_factor: bool | None = None,
     **group_settings: GroupSettingUpdate | None,
 ) -> JsonDict:
     values = {
@@ -72,6 +73,7 @@ def update_realm(
             "inline_image_preview": inline_image_preview,
             "inline_url_embed_preview": inline_url_embed_preview,
             "external_signup": external_signup,
+            "require_two_factor": require_two_factor,
         }.items()
         if value is not None
     }

@@ -1,10 +1,11 @@
-"""``palaver sync-ldap``: the company directory's people into an organization's accounts."""
+"""Sign-in commands: ``palaver sync-ldap`` (the company directory's people into an
+organization's accounts) and ``palaver reset-2fa`` (for someone who lost their authenticator)."""
 
 from __future__ import annotations
 
 import argparse
 
-from palaver.commands.common import AddCommand, CliError, require_realm, settings_from_args
+from palaver.commands.common import AddCommand, CliError, require_realm, require_user, settings_from_args
 
 
 def cmd_sync_ldap(args: argparse.Namespace) -> None:
@@ -34,6 +35,23 @@ def cmd_sync_ldap(args: argparse.Namespace) -> None:
         print(f"deactivated {email} (no longer in the directory)")
 
 
+def cmd_reset_2fa(args: argparse.Namespace) -> None:
+    from palaver.actions.two_factor import do_disable_two_factor
+    from palaver.bootstrap import open_services
+
+    with open_services(settings_from_args(args)) as services, services.db.session() as session:
+        user = require_user(session, args.realm, args.email)
+        if do_disable_two_factor(session, user):
+            print(
+                f"Two-factor authentication turned off for {user.delivery_email}; they can set it up again."
+            )
+        else:
+            print(f"{user.delivery_email} had no two-factor authentication")
+
+
 def register(add: AddCommand) -> None:
     p = add("sync-ldap", cmd_sync_ldap, "update accounts from the LDAP directory (names, emails, departures)")
     p.add_argument("--realm", default="", help="organization string ID (default: root domain)")
+    reset = add("reset-2fa", cmd_reset_2fa, "turn off a user's two-factor authentication (a lost phone)")
+    reset.add_argument("--realm", default="", help="organization string ID (default: root domain)")
+    reset.add_argument("--email", required=True, help="the user's (real) email address")

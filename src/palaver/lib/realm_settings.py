@@ -37,6 +37,7 @@ OWNER_ONLY_SETTINGS = frozenset(
         "emails_restricted_to_domains",
         "disabled_authentication_methods",
         "external_signup",
+        "require_two_factor",
         "can_invite_users_group",
         "create_multiuse_invite_group",
     }

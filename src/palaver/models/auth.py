@@ -73,3 +73,62 @@ class SsoAttempt(Base):
     next_path: Mapped[str] = mapped_column(String(2000), default="/")
     mobile_flow_otp: Mapped[str | None] = mapped_column(String(64), default=None)
     created: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
+class TwoFactorDevice(Base):
+    """A user's TOTP authenticator (RFC 6238); ``confirmed`` once a code from it was typed."""
+
+    __tablename__ = "two_factor_device"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_profile_id: Mapped[int] = mapped_column(
+        ForeignKey("user_profile.id", ondelete="CASCADE"), unique=True
+    )
+    # Base32, as authenticator apps take it.
+    secret: Mapped[str] = mapped_column(String(64))
+    confirmed: Mapped[bool] = mapped_column(default=False)
+    # The time step of the last code accepted: a code works once, even within its 30 seconds.
+    last_used_step: Mapped[int] = mapped_column(default=0)
+    created: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class RecoveryCode(Base):
+    """A one-time code for when the authenticator is lost; stored only as its SHA-256 (the
+    codes are random, so a fast hash is enough: there is nothing to guess from it)."""
+
+    __tablename__ = "recovery_code"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_profile_id: Mapped[int] = mapped_column(
+        ForeignKey("user_profile.id", ondelete="CASCADE"), index=True
+    )
+    code_hash: Mapped[str] = mapped_column(String(64))
+
+
+class TrustedBrowser(Base):
+    """A browser whose owner asked not to be asked for a code again for a while."""
+
+    __tablename__ = "trusted_browser"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_profile_id: Mapped[int] = mapped_column(
+        ForeignKey("user_profile.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    expires: Mapped[datetime]
+
+
+class PendingLogin(Base):
+    """A password checked, a second factor still owed (at most ten minutes)."""
+
+    __tablename__ = "pending_login"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_profile_id: Mapped[int] = mapped_column(
+        ForeignKey("user_profile.id", ondelete="CASCADE"), index=True
+    )
+    method: Mapped[str] = mapped_column(String(64))
+    next_path: Mapped[str] = mapped_column(String(2000), default="/")
+    mobile_flow_otp: Mapped[str | None] = mapped_column(String(64), default=None)
+    created: Mapped[datetime] = mapped_column(default=utcnow)

@@ -67,6 +67,8 @@ class Realm(Base):
     # Whether a first sign-in through a provider makes the account (within invite_required and
     # the allowed domains) or only an existing account may sign in that way.
     external_signup: Mapped[bool] = mapped_column(default=True)
+    # Whether everyone who signs in with a password must have a second factor (TOTP).
+    require_two_factor: Mapped[bool] = mapped_column(default=False)
     emails_restricted_to_domains: Mapped[bool] = mapped_column(default=False)
     waiting_period_threshold: Mapped[int] = mapped_column(default=0)
     default_language: Mapped[str] = mapped_column(default="en")

@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from palaver.actions.logins import do_record_login
+from palaver.actions.two_factor import do_begin_pending_login
 from palaver.actions.web_sessions import do_create_web_session, do_delete_web_session, do_touch_web_session
 from palaver.api.auth import check_login
 from palaver.api.routing import Ctx
@@ -37,6 +38,7 @@ from palaver.lib.exceptions import (
     UserDeactivatedError,
 )
 from palaver.lib.realm import get_realm_by_string_id, realm_url, subdomain_for_host
+from palaver.lib.two_factor import GUARDED_METHODS, TRUSTED_COOKIE, confirmed_device, is_trusted_browser
 from palaver.lib.web_sessions import (
     CSRF_COOKIE,
     CSRF_FORM_FIELD,
@@ -74,6 +76,7 @@ def page_headers(settings: Settings) -> dict[str, str]:
     }
 
 
+NO_STORE = {"Cache-Control": "no-store"}
 INCORRECT_LOGIN = "Incorrect email or password."
 # Until the web client's own template exists, a signed-in user still gets a working page.
 _FALLBACK_APP = (
@@ -208,6 +211,11 @@ def show_root(pages: Pages, request: Request) -> Response:
         )
         if found is not None and found[1].is_active and not realm.deactivated:
             row, user = found
+            if realm.require_two_factor and confirmed_device(session, user.id) is None:
+                # The organization requires a second factor: set one up before anything else.
+                return RedirectResponse(
+                    "/accounts/2fa/", status_code=302, headers={"Cache-Control": "no-store"}
+                )
             now, days = pages.services.clock(), lifetime(pages.services)
             do_touch_web_session(session, row, now=now, lifetime=days)
             response = _app_page(pages, realm, user, row.csrf_token)
@@ -290,10 +298,58 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
                 next_path=next_path,
                 mobile_flow_otp=otp,
             )
+        challenge = second_factor_challenge(pages, request, session, user, method, next_path, otp)
+        if challenge is not None:
+            return challenge
         return finish_login(
             pages, session, realm, user, method=method, client_ip=client_ip, user_agent=ctx.user_agent,
             next_path=next_path, mobile_flow_otp=otp,
         )  # fmt: skip
+
+
+def second_factor_challenge(
+    pages: Pages,
+    request: Request,
+    session: Session,
+    user: UserProfile,
+    method: str,
+    next_path: str,
+    mobile_flow_otp: str | None,
+    *,
+    error: str | None = None,
+    pending: str | None = None,
+) -> HTMLResponse | None:
+    """The code page, when a password sign-in owes a second factor (none for a browser its
+    owner asked to remember, and none for the methods with their own: providers, passkeys)."""
+    services = pages.services
+    now = services.clock()
+    if method not in GUARDED_METHODS or confirmed_device(session, user.id) is None:
+        return None
+    if mobile_flow_otp is None and is_trusted_browser(
+        session, user.id, request.cookies.get(TRUSTED_COOKIE), now
+    ):
+        return None
+    if pending is None:
+        pending = do_begin_pending_login(
+            session, user, method=method, next_path=next_path, mobile_flow_otp=mobile_flow_otp, now=now
+        )
+    realm = user.realm
+    csrf = login_token(request)
+    response = pages.render(
+        "two_factor.html",
+        401 if error else 200,
+        realm_name=realm.name,
+        csrf_token=csrf,
+        pending=pending,
+        error=error,
+        remember_days=services.settings.two_factor_remember_days,
+    )
+    response.set_cookie(CSRF_COOKIE, csrf, httponly=False, samesite="lax", secure=pages.secure, path="/")
+    if mobile_flow_otp is not None:
+        response.headers["Content-Security-Policy"] = response.headers["Content-Security-Policy"].replace(
+            "form-action 'self'", "form-action 'self' zulip:"
+        )
+    return response
 
 
 def finish_login(
@@ -369,7 +425,7 @@ def build_pages(services: Services) -> Pages:
     return Pages(services, templates, static)
 
 
-async def _form(request: Request) -> FormData:
+async def form_data(request: Request) -> FormData:
     try:
         return await request.form()
     except Exception:
@@ -389,12 +445,12 @@ def web_routes(services: Services, pages: Pages | None = None) -> list[Route]:
             # The form lives at /; keep where the user was going.
             query = request.url.query
             return RedirectResponse("/" + (f"?{query}" if query else ""), status_code=302)
-        form = await _form(request)
+        form = await form_data(request)
         client_ip = request.client.host if request.client else ""
         return await run_in_threadpool(log_in, pages, request, form, client_ip)
 
     async def logout(request: Request) -> Response:
-        form = await _form(request)
+        form = await form_data(request)
         return await run_in_threadpool(log_out, pages, request, form)
 
     return [

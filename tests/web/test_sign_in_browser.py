@@ -4,10 +4,14 @@ provider, tests/oidc_server.py) and a real ``palaver serve``; and the apps' OTP 
 from __future__ import annotations
 
 import secrets
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
+import pyotp
 import pytest
 from sqlalchemy import select
 
@@ -265,3 +269,96 @@ def test_invalid_otp_is_refused(sso_server: LiveServer) -> None:
     response = httpx.get(f"{sso_server.url}/accounts/login/social/oidc/corp?mobile_flow_otp=xyz")
     assert response.status_code == 400
     assert httpx.get(f"{sso_server.url}/?mobile_flow_otp=xyz").status_code == 400
+
+
+# Two-factor authentication ---------------------------------------------------------------
+
+
+def _password_login(page: Any, server: LiveServer, email: str) -> None:
+    page.goto(server.url + "/")
+    page.fill("#id_username", email)
+    page.fill("#id_password", PASSWORD)
+    page.click("#login-form button[type=submit]")
+
+
+def _code(secret: str, ahead: int = 0) -> str:
+    return str(pyotp.TOTP(secret).at(int(time.time()) + ahead))
+
+
+def test_two_factor_enrolment_recovery_codes_and_remembered_browser(
+    sso_server: LiveServer, new_page: Callable[..., Any]
+) -> None:
+    email = "othello@example.com"
+    page = new_page()
+    _password_login(page, sso_server, email)
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    page.goto(sso_server.url + "/accounts/2fa/")
+    assert page.get_attribute("#tf-qr", "src").startswith("data:image/svg+xml")
+    secret = page.inner_text("#tf-secret").strip()
+    page.fill("#id_code", _code(secret))
+    page.click("#two-factor-setup button[type=submit]")
+    codes = [c.strip() for c in page.locator("#recovery-codes code").all_inner_texts()]
+    assert len(codes) == 10 and len(set(codes)) == 10
+
+    # The password alone no longer fetches an API key.
+    response = httpx.post(
+        f"{sso_server.url}/api/v1/fetch_api_key", data={"username": email, "password": PASSWORD}
+    )
+    assert response.status_code == 401 and response.json()["code"] == "TWO_FACTOR_REQUIRED"
+
+    # A recovery code works once.
+    page = new_page()
+    _password_login(page, sso_server, email)
+    page.wait_for_selector("#two-factor-form")
+    page.fill("#id_code", "000000")
+    page.click("#two-factor-form button[type=submit]")
+    assert "not right" in page.inner_text("#tf-error")
+    page.fill("#id_code", codes[0])
+    page.click("#two-factor-form button[type=submit]")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+
+    page = new_page()
+    _password_login(page, sso_server, email)
+    page.fill("#id_code", codes[0])
+    page.click("#two-factor-form button[type=submit]")
+    assert "not right" in page.inner_text("#tf-error")
+    # The authenticator's next code (the enrolment used the current one), and remember me.
+    page.fill("#id_code", _code(secret, ahead=30))
+    page.check("#id_remember")
+    page.click("#two-factor-form button[type=submit]")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    # Signed out and in again: this browser is not asked again.
+    page.context.clear_cookies(name="palaver_session")
+    _password_login(page, sso_server, email)
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+
+    # An administrator resets it (a lost phone): the password alone works again.
+    database_url = f"sqlite:///{sso_server.data_dir.parent / 'palaver.db'}"
+    where = ["--database-url", database_url, "--data-dir", str(sso_server.data_dir)]
+    result = subprocess.run(
+        [sys.executable, "-m", "palaver.cli", *where, "reset-2fa", "--email", email],
+        check=False, capture_output=True, text=True, env=clean_environment(), timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Two-factor authentication turned off" in result.stdout
+    response = httpx.post(
+        f"{sso_server.url}/api/v1/fetch_api_key", data={"username": email, "password": PASSWORD}
+    )
+    assert response.status_code == 200, response.text
+
+
+def test_organization_can_require_two_factor(sso_server: LiveServer, new_page: Callable[..., Any]) -> None:
+    owner = sso_server.users["desdemona"]
+    api = httpx.Client(base_url=f"{sso_server.url}/api/v1", auth=(owner[0], owner[2]))
+    assert api.patch("realm", data={"require_two_factor": "true"}).status_code == 200
+    try:
+        page = new_page()
+        _password_login(page, sso_server, "hamlet@example.com")
+        page.wait_for_selector("#tf-required")
+        assert page.url.endswith("/accounts/2fa/")
+        # No way around it: the app's page sends back here.
+        page.goto(sso_server.url + "/")
+        assert page.url.endswith("/accounts/2fa/")
+    finally:
+        assert api.patch("realm", data={"require_two_factor": "false"}).status_code == 200
+        api.close()
