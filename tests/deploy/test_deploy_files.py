@@ -58,3 +58,12 @@ def test_health_checks_ask_for_readiness_on_the_configured_port() -> None:
     check = dockerfile.split("HEALTHCHECK", 1)[1].split("\n\n", 1)[0]
     assert "/health/ready" in check and "PALAVER_PORT" in check and ":9991/" not in check
     assert "health_uri /health/ready" in (DEPLOY / "Caddyfile").read_text()
+
+
+def test_the_user_content_origin_is_set_and_served(tmp_path: Path) -> None:
+    """palaver.toml serves uploads from another domain, and nginx.conf has its server."""
+    settings = load_settings(config_file=DEPLOY / "palaver.toml", env={"PALAVER_DATA_DIR": str(tmp_path)})
+    assert settings.user_content_url == "https://usercontent.example.net"
+    nginx = (DEPLOY / "nginx.conf").read_text()
+    assert "server_name usercontent.example.net;" in nginx
+    assert "location /user_uploads/temporary/ {" in nginx
