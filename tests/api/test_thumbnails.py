@@ -98,7 +98,10 @@ def test_placeholder_then_thumbnail(
     assert decode(picture.content).size == (840, 420)
     assert qapi.get(None, thumb).status_code == 401
     assert qapi.get(realm.cordelia, thumb).status_code == 404  # not in the conversation
-    assert picture.headers["content-security-policy"] == "default-src 'none'; img-src 'self'; sandbox"
+    assert (
+        picture.headers["content-security-policy"]
+        == "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
+    )
     assert picture.headers["x-content-type-options"] == "nosniff"
     assert picture.headers["content-disposition"].startswith("inline;")
     # The web client's <img> tags: the session cookie, with the same access rules.

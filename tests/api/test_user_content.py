@@ -80,7 +80,10 @@ def test_uploads_are_redirected_to_the_user_content_origin(capi: Api, realm: See
         # No thumbnail made yet: the (raster) original stands in for it.
         assert served.content == picture
         assert served.headers["content-type"] == "image/png"
-        assert served.headers["content-security-policy"] == "default-src 'none'; img-src 'self'; sandbox"
+        assert (
+            served.headers["content-security-policy"]
+            == "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
+        )
         assert served.headers["x-content-type-options"] == "nosniff"
     # The access rules are the file's: no redirect for those who may not read it.
     assert capi.get(realm.cordelia, url, follow_redirects=False).status_code == 404

@@ -57,7 +57,8 @@ def test_thumbnails_of_non_images_are_not_served(api: Api, realm: SeededRealm) -
         if status == 200:
             assert response.headers["content-type"] == "image/png"
             assert (
-                response.headers["content-security-policy"] == "default-src 'none'; img-src 'self'; sandbox"
+                response.headers["content-security-policy"]
+                == "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox"
             )
 
 

@@ -134,13 +134,20 @@ def served_as(data: bytes, file_name: str = "") -> Served:
 
 
 def content_security_policy(content_type: str) -> str:
-    """``default-src 'none'; sandbox``, plus the one source an inline type needs to show
-    itself when opened on its own (the browser's image or media viewer loads the URL again)."""
+    """``default-src 'none'; sandbox``, plus what an inline type needs to show itself when
+    opened on its own: the browser's image or media viewer loads the URL again (``img-src``
+    or ``media-src 'self'``) and lays it out with inline styles, as its text and PDF viewers
+    do (``style-src 'unsafe-inline'``: styles in a document that runs no script and may load
+    nothing else change only how it looks)."""
+    if content_type not in INLINE_TYPES:
+        return "default-src 'none'; sandbox"
     if content_type.startswith("image/"):
-        return "default-src 'none'; img-src 'self'; sandbox"
-    if content_type.startswith(("video/", "audio/")):
-        return "default-src 'none'; media-src 'self'; sandbox"
-    return "default-src 'none'; sandbox"
+        source = "img-src 'self'; "
+    elif content_type.startswith(("video/", "audio/")):
+        source = "media-src 'self'; "
+    else:
+        source = ""
+    return f"default-src 'none'; {source}style-src 'unsafe-inline'; sandbox"
 
 
 def content_disposition(inline: bool, file_name: str) -> str:
