@@ -165,8 +165,13 @@ def test_with_a_user_content_origin_files_open_there_and_pictures_still_show(
         route.abort()
 
     page.context.route("**/json/messages", record)
-    # Opened, the picture is shown from the user-content origin, by a signed URL.
+    # Opened, the picture is shown from the user-content origin, by a signed URL, laid out
+    # by the browser's image viewer without a CSP violation.
+    console: list[str] = []
+    page.on("console", lambda entry: console.append(entry.text))
     _open(page, server.url + photo)
     assert page.url.startswith(f"{content_origin}/user_uploads/temporary/"), page.url
+    assert page.evaluate("() => document.querySelector('img').naturalWidth") == 900
+    assert not [text for text in console if "Content Security Policy" in text]
     _open(page, server.url + drawing)
     assert _marks(page.context) == set() and posted == []
