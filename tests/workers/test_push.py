@@ -4,6 +4,7 @@ Zulip's mobile app parses it."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -417,3 +418,29 @@ def test_a_message_moved_out_of_reach_is_removed(
     worker.run_round()
     [removal] = received(relay, othello)
     assert removal.model == "NotifPayloadRemove" and removal.payload["message_ids"] == [mid]
+
+
+def test_started_worker_sends_after_commit_on_its_own(
+    api: Api, push_services: Services, realm: SeededRealm, relay: FakeRelay
+) -> None:
+    """As the server runs it (started by the app's lifespan): woken by the commit's events,
+    its round runs in its own thread while the send has long returned."""
+    othello = phone(push_services, realm, realm.othello)
+    push = PushWorker(push_services)
+
+    async def scenario() -> int:
+        await push.start()
+        try:
+            mid = await asyncio.to_thread(
+                send, api, realm.hamlet, type="direct", to=[realm.othello.id], content="live"
+            )
+            for _ in range(200):
+                if relay.received:
+                    break
+                await asyncio.sleep(0.05)
+            return mid
+        finally:
+            await push.stop()
+
+    mid = asyncio.run(scenario())
+    assert [p.payload["message_id"] for p in received(relay, othello)] == [mid]
