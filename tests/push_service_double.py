@@ -10,7 +10,9 @@ for paths, authentication, parameters, answers and error codes), and nothing mor
 - ``server/register`` takes form fields zulip_org_id (36 characters), zulip_org_key (64),
   hostname, contact_email; answers ``created``;
 - ``server/analytics`` takes JSON-encoded form fields; each realm exactly the keys of
-  Zulip's ``RealmDataForAnalytics``; answers each realm's ``can_push``;
+  Zulip's ``RealmDataForAnalytics``, each audit-log row those of
+  ``RealmAuditLogDataForAnalytics`` with a billing event type and an ID above the last one
+  (``server/analytics/status`` tells it); answers each realm's ``can_push``;
 - ``push/e2ee/register`` takes realm_uuid, token_id, bouncer_public_key and the sealed
   registration; unknown realm ``MISSING_REMOTE_REALM`` (403), a key that is not the
   service's ``INVALID_BOUNCER_PUBLIC_KEY``, undecryptable or inconsistent
@@ -58,6 +60,10 @@ REALM_KEYS = {
     "uuid_owner_secret",
 }
 LIVENESS_SECONDS = 24 * 3600
+AUDIT_ROW_KEYS = {"id", "realm", "event_time", "backfilled", "extra_data", "event_type"}
+# Zulip's RealmAuditLog.SYNCED_BILLING_EVENTS: user created, activated, deactivated,
+# reactivated, role changed (and realm deactivated/reactivated, 201/202).
+SYNCED_BILLING_EVENTS = {101, 102, 103, 104, 105, 201, 202}
 
 
 def error(msg: str, code: str, status: int = 400) -> JSONResponse:
@@ -87,6 +93,7 @@ class FakePushService:
     delivered: list[Delivery] = field(default_factory=list)
     requests: list[tuple[str, str]] = field(default_factory=list)
     notify_bodies: list[bytes] = field(default_factory=list)
+    audit_rows: list[dict[str, Any]] = field(default_factory=list)
     fail_with_status: int | None = None
     url: str = ""
 
@@ -145,7 +152,8 @@ class FakePushService:
         self.requests.append(("GET", "server/analytics/status"))
         if self._server(request) is None:
             return error("Zulip server auth failure", "INVALID_ZULIP_SERVER", 401)
-        return success(last_realm_count_id=0, last_installation_count_id=0, last_realmauditlog_id=0)
+        last = self.audit_rows[-1]["id"] if self.audit_rows else 0
+        return success(last_realm_count_id=0, last_installation_count_id=0, last_realmauditlog_id=last)
 
     async def analytics(self, request: Request) -> JSONResponse:
         self.requests.append(("POST", "server/analytics"))
@@ -156,6 +164,19 @@ class FakePushService:
         for name in ("realm_counts", "installation_counts"):
             if not isinstance(orjson.loads(str(form[name])), list):
                 return error(f"{name} is not a list", "BAD_REQUEST")
+        last = self.audit_rows[-1]["id"] if self.audit_rows else 0
+        for row in orjson.loads(str(form.get("realmauditlog_rows", "[]"))):
+            if set(row) != AUDIT_ROW_KEYS:
+                return error("realmauditlog_rows: unexpected keys", "BAD_REQUEST")
+            if row["event_type"] not in SYNCED_BILLING_EVENTS:
+                return error("Invalid event type.", "BAD_REQUEST")
+            if row["id"] <= last:
+                return error("Data is out of order.", "BAD_REQUEST")
+            extra = row["extra_data"]
+            self.audit_rows.append(
+                {**row, "extra_data": orjson.loads(extra) if isinstance(extra, str) else extra}
+            )
+            last = row["id"]
         realms = orjson.loads(str(form["realms"]))
         for realm in realms:
             if set(realm) != REALM_KEYS:

@@ -46,6 +46,7 @@ def service(push_service_double: FakePushService) -> FakePushService:
     double.delivered.clear()
     double.requests.clear()
     double.notify_bodies.clear()
+    double.audit_rows.clear()
     double.can_push = True
     double.fail_with_status = None
     return double
@@ -193,6 +194,11 @@ def test_push_register_registers_and_reports_organizations(
         assert row.terms_accepted_at is not None
         realms = {r.realm_id: r for r in session.scalars(select(PushServiceRealm))}
     assert realms[realm.id].uuid in service.realms and realms[realm.id].can_push is True
+    # The users the plan is priced by: this organization's, by role (Zulip's ROLE_COUNT).
+    [row] = [r for r in service.audit_rows if r["realm"] == realm.id]
+    humans, bots = row["extra_data"]["10"]["11"], row["extra_data"]["10"]["12"]
+    assert sum(humans.values()) == len([u for u in realm.users.values() if not u.is_bot])
+    assert bots == len([u for u in realm.users.values() if u.is_bot]) and humans["600"] == 1  # one guest
     out = capsys.readouterr().out
     assert "Registered" in out and "push_service_url" in out
     # Again: the same identity, updated there.
@@ -208,6 +214,8 @@ def test_push_register_registers_and_reports_organizations(
         list(service.servers) == [uuid] and service.servers[uuid]["contact_email"] == "ops@chat.example.org"
     )
     assert "Updated" in capsys.readouterr().out
+    ids = [r["id"] for r in service.audit_rows]
+    assert ids == sorted(set(ids))  # each report numbered after the last
 
 
 def test_the_apps_registration_is_forwarded_and_notifications_flow(

@@ -12,7 +12,10 @@ basic authentication (server UUID and key) under ``<push_service_url>/api/v1/rem
                                   realms, version, merge_base, api_feature_level (each a
                                   JSON-encoded form field) -> {"realms": {uuid: {"can_push",
                                   "expected_end_timestamp"}}}: the organizations the service
-                                  knows, and whether their plan lets them push
+                                  knows, and whether their plan lets them push. The plan
+                                  counts users: each report carries one audit-log row per
+                                  organization with its users by role (Zulip's ROLE_COUNT
+                                  extra data), numbered after the last row the service has
     POST push/e2ee/register       realm_uuid, token_id, bouncer_public_key,
                                   encrypted_push_registration (form-encoded): the app's
                                   token, sealed to the service's public key
@@ -35,12 +38,13 @@ this server's version leave the server; never message content in the clear.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 import orjson
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
@@ -49,6 +53,7 @@ from palaver.lib.push import apns_payload, fcm_data
 from palaver.lib.realm import realm_url
 from palaver.models.push_service import PushServiceRealm, PushServiceServer
 from palaver.models.realm import Realm
+from palaver.models.users import Role, UserProfile
 from palaver.timeutil import to_timestamp
 
 if TYPE_CHECKING:
@@ -62,6 +67,11 @@ SERVICE_TIMEOUT_SECONDS = 30.0
 # Zulip's service registers org IDs of exactly this many characters, and keys of this many.
 SERVER_UUID_LENGTH = 36
 SERVER_KEY_LENGTH = 64
+
+# Zulip's audit-log event "a user's role changed" (one of those it syncs for billing), whose
+# extra data holds the organization's users by role: {"10": {"11": {role: n}, "12": bots}}.
+ROLE_COUNT_EVENT = 105
+ROLE_COUNT, ROLE_COUNT_HUMANS, ROLE_COUNT_BOTS = "10", "11", "12"
 
 # Errors after which a device registration is abandoned (the app is told the code).
 FINAL_REGISTRATION_ERRORS = frozenset(
@@ -149,17 +159,33 @@ class PushServiceClient:
         )
         return bool(body.get("created"))
 
-    def report_realms(self, realms: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        """Report the organizations (and no usage counts: this server keeps none to send);
-        the service answers whether each may push."""
-        self._request("GET", "server/analytics/status")
+    def report_realms(
+        self, realms: list[dict[str, Any]], role_counts: dict[int, dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """Report the organizations and how many users of each role they have (the usage
+        the service's plans are priced by; Palaver keeps no other statistics to send). The
+        service answers whether each may push."""
+        status = self._request("GET", "server/analytics/status")
+        last_id = int(status.get("last_realmauditlog_id") or 0)
+        now = time.time()
+        rows = [
+            {
+                "id": last_id + index,
+                "realm": realm_id,
+                "event_time": now,
+                "backfilled": False,
+                "extra_data": orjson.dumps(counts).decode(),
+                "event_type": ROLE_COUNT_EVENT,
+            }
+            for index, (realm_id, counts) in enumerate(sorted(role_counts.items()), start=1)
+        ]
         body = self._request(
             "POST",
             "server/analytics",
             data={
                 "realm_counts": orjson.dumps([]).decode(),
                 "installation_counts": orjson.dumps([]).decode(),
-                "realmauditlog_rows": orjson.dumps([]).decode(),
+                "realmauditlog_rows": orjson.dumps(rows).decode(),
                 "realms": orjson.dumps(realms).decode(),
                 "version": orjson.dumps(f"Palaver {SERVICE_VERSION}").decode(),
                 "merge_base": orjson.dumps("").decode(),
@@ -250,3 +276,25 @@ def realm_report(settings: Settings, realm: Realm, row: PushServiceRealm) -> dic
         "uuid": row.uuid,
         "uuid_owner_secret": row.uuid_owner_secret,
     }
+
+
+def role_counts(session: Session) -> dict[int, dict[str, Any]]:
+    """Each organization's active users by role, and its bots, as the service reads them."""
+
+    def empty() -> dict[str, Any]:
+        return {ROLE_COUNT: {ROLE_COUNT_HUMANS: {str(int(r)): 0 for r in Role}, ROLE_COUNT_BOTS: 0}}
+
+    counts = {realm_id: empty() for realm_id in session.scalars(select(Realm.id))}
+    rows = session.execute(
+        select(UserProfile.realm_id, UserProfile.is_bot, UserProfile.role, func.count())
+        .where(UserProfile.is_active.is_(True))
+        .group_by(UserProfile.realm_id, UserProfile.is_bot, UserProfile.role)
+    ).all()
+    for realm_id, is_bot, role, n in rows:
+        entry = counts.setdefault(realm_id, empty())[ROLE_COUNT]
+        if is_bot:
+            entry[ROLE_COUNT_BOTS] += n
+        else:
+            humans = entry[ROLE_COUNT_HUMANS]
+            humans[str(role)] = humans.get(str(role), 0) + n
+    return counts

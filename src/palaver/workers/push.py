@@ -67,6 +67,7 @@ from palaver.lib.push_service import (
     ServiceCredentials,
     push_request,
     realm_report,
+    role_counts,
     service_credentials,
 )
 from palaver.lib.realm import realm_url
@@ -184,7 +185,8 @@ def report_realms(services: Services, client: PushServiceClient) -> dict[str, di
     settings = services.settings
     with services.db.session() as session:
         reports = [realm_report(settings, realm, row) for realm, row in do_ensure_push_realms(session)]
-    answers = client.report_realms(reports)
+        counts = role_counts(session)
+    answers = client.report_realms(reports, counts)
     with services.db.session() as session:
         do_record_push_realm_status(session, answers)
     return answers
