@@ -19,8 +19,8 @@ def test_export_then_import_under_another_string_id(cli: Cli, cli_realm: CliReal
     exported, secrets = out.splitlines()
     assert exported.startswith(f"Exported {sid!r}: 2 users, ") and exported.endswith("s")
     assert (
-        secrets
-        == "API keys, bot tokens, invitation links and sessions were left out (--include-secrets keeps them)"
+        secrets == "API keys, bot tokens, invitation links, sessions and second factors were left out"
+        " (--include-secrets keeps them)"
     )
     # Every message and password hash of the organization: for its owner's eyes only.
     assert archive.stat().st_mode & 0o777 == 0o600
@@ -39,7 +39,8 @@ def test_export_then_import_under_another_string_id(cli: Cli, cli_realm: CliReal
     assert out.startswith(f"Imported '{sid}-2' (realm ID ")
     assert out.splitlines()[1:] == [
         f"It is served at http://{sid}-2.palaver.test",
-        "The export held no credentials: everyone has a new API key; people sign in again",
+        "The export held no credentials: everyone has a new API key, signs in again"
+        " and enrols any second factor again",
     ]
     out = cli.ok(f"export {sid} {archive} --force --quiet --include-secrets")
     assert len(out.splitlines()) == 1

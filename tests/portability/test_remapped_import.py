@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from palaver.models.auth import RecoveryCode, TwoFactorDevice
 from palaver.portability.archive import ArchiveError
 from palaver.portability.exporter import export_realm
 from palaver.portability.importer import import_realm
@@ -168,6 +169,12 @@ def test_an_export_keeps_no_credentials_unless_asked(
     api: Api, realm: SeededRealm, client: TestClient, services: Services, tmp_path: Path
 ) -> None:
     populate(api, realm)
+    with services.db.session() as session:
+        session.add(
+            TwoFactorDevice(user_profile_id=realm.hamlet.id, secret="JBSWY3DPEHPK3PXP", confirmed=True)
+        )
+        session.add(RecoveryCode(user_profile_id=realm.hamlet.id, code_hash="f" * 64))
+        session.commit()
     archive = tmp_path / "realm.zip"
     export_realm(services, realm.id, archive)
     assert archive.stat().st_mode & 0o777 == 0o600
@@ -176,7 +183,9 @@ def test_an_export_keeps_no_credentials_unless_asked(
         content = b"".join(zf.read(n) for n in names)
         manifest = json.loads(zf.read("manifest.json"))
     assert manifest["secrets"] is False
-    assert "tables/web_session.jsonl" not in names and "web_session" not in manifest["tables"]
+    for table in ("web_session", "two_factor_device", "recovery_code"):
+        assert f"tables/{table}.jsonl" not in names and table not in manifest["tables"], table
+    assert b"JBSWY3DPEHPK3PXP" not in content
     for user in realm.users.values():
         assert user.api_key.encode() not in content
     copy_id = f"{realm.string_id}-copy"

@@ -46,7 +46,8 @@ def cmd_export(args: argparse.Namespace) -> None:
     )
     if not args.include_secrets:
         print(
-            "API keys, bot tokens, invitation links and sessions were left out (--include-secrets keeps them)"
+            "API keys, bot tokens, invitation links, sessions and second factors were left out"
+            " (--include-secrets keeps them)"
         )
 
 
@@ -82,7 +83,10 @@ def cmd_import(args: argparse.Namespace) -> None:
     )
     print(f"It is served at {url}")
     if not result.manifest.get("secrets"):
-        print("The export held no credentials: everyone has a new API key; people sign in again")
+        print(
+            "The export held no credentials: everyone has a new API key, signs in again"
+            " and enrols any second factor again"
+        )
 
 
 def cmd_backup(args: argparse.Namespace) -> None:
@@ -131,7 +135,7 @@ def register(add: AddCommand) -> None:
     export.add_argument(
         "--include-secrets",
         action="store_true",
-        help="keep API keys, bot tokens, invitation links and sessions (a restore onto a trusted server)",
+        help="keep API keys, tokens, sessions and second factors (a restore onto a trusted server)",
     )
 
     imp = add("import", cmd_import, "import an organization from an export archive")

@@ -196,9 +196,10 @@ def _insert(conn: Connection, plan: TablePlan, rows: list[Row]) -> None:
             for row in rows:
                 if not row[column] or row[column] in taken:
                     row[column] = _new_secret(column)
-    if plan.name in SECRET_TABLES:
-        taken = _taken(conn, plan, SECRET_TABLES[plan.name], rows)
-        rows = [r for r in rows if r[SECRET_TABLES[plan.name]] not in taken]
+    unique = SECRET_TABLES.get(plan.name)
+    if unique is not None:
+        taken = _taken(conn, plan, unique, rows)
+        rows = [r for r in rows if r[unique] not in taken]
         if not rows:
             return
     conn.execute(plan.table.insert(), rows)

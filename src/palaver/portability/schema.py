@@ -40,8 +40,8 @@ EXCLUDED: dict[str, str] = {
 
 # Credentials. An export leaves them out unless asked (``include_secrets``: a restore onto
 # the same or a trusted server); import makes new ones where they are missing, or already
-# taken on this server (an export imported next to its original). Palaver keeps no 2FA
-# secrets; password hashes are kept, so people keep their passwords.
+# taken on this server (an export imported next to its original). Password hashes are
+# kept, so people keep their passwords.
 SECRET_COLUMNS: frozenset[tuple[str, str]] = frozenset(
     {
         ("user_profile", "api_key"),
@@ -52,9 +52,15 @@ SECRET_COLUMNS: frozenset[tuple[str, str]] = frozenset(
         ("channel_email_address", "token"),
     }
 )
-# Tables that are credentials as a whole (signed-in browsers): exported only with secrets;
-# an imported session whose token is taken on this server is dropped (that browser signs in).
-SECRET_TABLES: dict[str, str] = {"web_session": "token_hash"}
+# Tables that are credentials as a whole, exported only with secrets: signed-in browsers
+# (an imported session whose token, the value here, is taken on this server is dropped:
+# that browser signs in again) and second factors (TOTP secrets, recovery-code hashes:
+# imported without them, people enrol again, as ``require_two_factor`` asks at sign-in).
+SECRET_TABLES: dict[str, str | None] = {
+    "web_session": "token_hash",
+    "two_factor_device": None,
+    "recovery_code": None,
+}
 
 # Integer columns that hold another table's ID without a foreign key.
 SOFT_REFERENCES: dict[tuple[str, str], str] = {
