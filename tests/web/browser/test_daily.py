@@ -432,3 +432,115 @@ def test_code_blocks_are_highlighted_by_language_in_light_and_dark(
         assert len({keyword, comment, plain}) == 3, (keyword, comment, plain)
         colours.append(keyword)
     assert colours[0] != colours[1]
+
+
+def test_the_compose_toolbar_formats_and_previews_through_the_server(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    page = app_page("hamlet", topic_hash(general, unique("toolbar")))
+    box = page.get_by_label("Message", exact=True)
+    box.fill("hello")
+    box.select_text()
+    toolbar = page.get_by_role("toolbar", name="Formatting")
+    toolbar.get_by_role("button", name="Bold").click()
+    assert box.input_value() == "**hello**"
+    box.press("End")
+    toolbar.get_by_role("button", name="Add a poll").click()
+    assert "/poll Question\nOption 1\nOption 2" in box.input_value()
+    box.fill("**hello** and `code` and $$x^2$$")
+    toolbar.get_by_role("button", name="Preview").click()
+    preview = page.locator(".compose-preview")
+    preview.locator("strong", has_text="hello").wait_for()
+    assert preview.locator("code", has_text="code").count() == 1
+    assert preview.locator(".katex, math").count() >= 1
+    toolbar.get_by_role("button", name="Edit").click()
+    box.wait_for()
+    assert box.input_value() == "**hello** and `code` and $$x^2$$"
+    box.fill("")
+
+
+def test_saved_snippets_are_added_and_inserted(live_server: LiveServer, app_page: AppPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    page = app_page("hamlet", topic_hash(general, unique("snippets")))
+    title = unique("Greeting")
+    page.get_by_role("toolbar", name="Formatting").get_by_role("button", name="Saved snippets").click()
+    panel = page.get_by_role("dialog", name="Saved snippets")
+    # The form is open when there are no snippets yet.
+    panel.get_by_text("Add a snippet").wait_for()
+    if not panel.get_by_label("Title").is_visible():
+        panel.get_by_text("Add a snippet").click()
+    panel.get_by_label("Title").fill(title)
+    panel.get_by_label("Content").fill("Good morrow, sweet lord!")
+    panel.get_by_role("button", name="Save snippet").click()
+    panel.locator("button.draft-restore", has_text=title).click()
+    assert page.get_by_label("Message", exact=True).input_value() == "Good morrow, sweet lord!"
+    page.get_by_label("Message", exact=True).fill("")
+
+
+def test_schedule_a_message_list_it_and_cancel_it(live_server: LiveServer, app_page: AppPage) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    page = app_page("hamlet", topic_hash(general, unique("later")), viewport=PHONE)
+    text = unique("Remember the play")
+    page.get_by_label("Message", exact=True).fill(text)
+    page.get_by_role("button", name="Send later…").click()
+    dialog = page.get_by_role("dialog", name="Schedule message")
+    dialog.get_by_role("button", name="In one hour").click()
+    dialog.get_by_role("button", name="Schedule").click()
+    dialog.wait_for(state="detached")
+    assert page.get_by_label("Message", exact=True).input_value() == ""
+    with live_server.api("hamlet") as api:
+        scheduled = api.get("/scheduled_messages").raise_for_status().json()["scheduled_messages"]
+    assert any(s["content"] == text for s in scheduled)
+    page.get_by_role("button", name=f"Scheduled ({len(scheduled)})").click()
+    listing = page.get_by_role("dialog", name="Scheduled messages")
+    item = listing.locator("li", has_text=text)
+    item.get_by_role("button", name="Cancel message").click()
+    wait_for(page, "() => !document.querySelector('.scheduled-list')")
+    with live_server.api("hamlet") as api:
+        left = api.get("/scheduled_messages").raise_for_status().json()["scheduled_messages"]
+    assert not any(s["content"] == text for s in left)
+
+
+def test_source_history_receipts_and_a_reminder_from_the_message_menu(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    general = channel_id(live_server, "hamlet", "general")
+    channel_id(live_server, "othello", "general")
+    topic = unique("menu")
+    message_id = send(live_server, "hamlet", "general", topic, "**Original** words")
+    with live_server.api("hamlet") as api:
+        api.patch(f"/messages/{message_id}", data={"content": "**Edited** words"}).raise_for_status()
+    with live_server.api("othello") as api:
+        api.post(
+            "/messages/flags", data={"messages": f"[{message_id}]", "op": "add", "flag": "read"}
+        ).raise_for_status()
+    page = app_page("hamlet", topic_hash(general, topic))
+    row = page.locator("article.message", has_text="Edited words")
+
+    def menu(item: str) -> None:
+        row.click()
+        row.get_by_role("button", name="More actions").click()
+        page.get_by_role("menuitem", name=item).click()
+
+    menu("View source")
+    source = page.get_by_role("dialog", name="Message source")
+    assert source.locator("pre").inner_text() == "**Edited** words"
+    source.get_by_role("button", name="Close").click()
+    menu("View edit history")
+    history = page.get_by_role("dialog", name="Message edit history")
+    history.locator("strong", has_text="Original").wait_for()
+    assert history.locator("strong", has_text="Edited").count() >= 1
+    history.get_by_role("button", name="Close").click()
+    menu("View read receipts")
+    receipts = page.get_by_role("dialog", name="Read receipts")
+    receipts.get_by_text("Othello, the Moor of Venice").wait_for()
+    receipts.get_by_role("button", name="Close").click()
+    menu("Remind me about this…")
+    page.get_by_role("dialog", name="Remind me about this message").get_by_role(
+        "button", name="Set reminder"
+    ).click()
+    page.get_by_text("Reminder set for").wait_for()
+    with live_server.api("hamlet") as api:
+        reminders = api.get("/reminders").raise_for_status().json()["reminders"]
+    assert any(r["reminder_target_message_id"] == message_id for r in reminders)

@@ -122,6 +122,8 @@ class App {
     this.topicRequests.clear();
     this.applyTheme();
     this.compose.refreshChoices();
+    // The "Scheduled (n)" link shows once there are some.
+    if (first) setTimeout(() => import("./views/compose_extra.js").then((m) => m.refreshScheduledCount(this.compose)), 2000);
     // Presence can wait until the feed is on screen.
     if (first) setTimeout(() => this.pingPresence(), 1500);
     // A fresh state after a reconnect: the current narrow is fetched again from the server.

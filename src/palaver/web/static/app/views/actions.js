@@ -246,6 +246,7 @@ export class MessageActions {
 
   // The "⋯" menu: a role=menu list of the actions this user may take on this message.
   openMenu(id, anchor) {
+    const extra = (name) => import("./message_extra.js").then((m) => m[name](this.app, id));
     const message = this.message(id);
     if (!message) return;
     const perms = this.app.state.permissions;
@@ -258,6 +259,10 @@ export class MessageActions {
       perms.canResolve(message) && [message.subject.startsWith(RESOLVED_PREFIX) ? "Unresolve topic" : "Resolve topic", () => this.resolve(id)],
       perms.canDelete(message) && ["Delete", () => this.remove(id)],
       [t("Mark as unread from here"), () => this.markUnreadFrom(id)],
+      [t("Remind me about this…"), () => import("./compose_extra.js").then((m) => m.openReminder(this.app, id))],
+      [t("View source"), () => extra("viewSource")],
+      (message.last_edit_timestamp || message.last_moved_timestamp) && this.app.state.realm.realm_allow_edit_history !== false && [t("View edit history"), () => extra("editHistory")],
+      this.app.state.realm.realm_enable_read_receipts !== false && [t("View read receipts"), () => extra("readReceipts")],
       // Offered only where the organization has a moderation request channel.
       (this.app.state.realm.realm_moderation_request_channel_id ?? -1) !== -1 && ["Report…", () => this.openReport(id)],
     ].filter(Boolean);

@@ -4,6 +4,8 @@
 import { upload } from "../api.js";
 import { dmKeyIds } from "../narrow.js";
 import { Autocomplete } from "./autocomplete.js";
+import { t } from "../i18n.js";
+import { toolbar } from "./compose_tools.js";
 import { h, clear, toast } from "./dom.js";
 import { placeNear } from "./emoji_picker.js";
 
@@ -46,14 +48,19 @@ export class Compose {
     this.draftsButton = h("button", { type: "button", class: "link-button", "aria-haspopup": "dialog", onclick: () => this.openDrafts() });
     this.form = h("form", { class: "compose-form", "aria-label": "Compose a message" },
       h("div", { class: "compose-recipient" }, this.streamFields, this.dmFields, this.modeButton),
+      toolbar(this),
       h("div", { class: "compose-body" }, this.autocomplete.box,
-        h("label", { for: "compose-content", class: "visually-hidden", text: "Message" }), this.content),
+        h("label", { for: "compose-content", class: "visually-hidden", text: "Message" }), this.content,
+        this.preview = h("div", { class: "compose-preview rendered", hidden: true, "aria-live": "polite", "aria-label": t("Preview") })),
       h("div", { class: "compose-actions" },
         this.file,
         h("button", { type: "button", class: "attach-button", title: "Attach files (or drop or paste them)", text: "Attach files", onclick: () => this.file.click() }),
         this.draftsButton,
         h("span", { id: "compose-hint", class: "hint", text: "Enter sends · Shift+Enter new line" }),
-        this.sendButton = h("button", { type: "submit", class: "primary", text: "Send" })));
+        this.scheduledButton = h("button", { type: "button", class: "link-button", hidden: true, "aria-haspopup": "dialog", onclick: () => import("./compose_extra.js").then((m) => m.openScheduled(this)) }),
+        this.sendButton = h("button", { type: "submit", class: "primary", text: "Send" }),
+        h("button", { type: "button", class: "send-later", "aria-label": t("Send later…"), title: t("Send later…"), "aria-haspopup": "dialog", text: t("Later"),
+          onclick: () => import("./compose_extra.js").then((m) => m.openSchedule(this)) })));
     // Sends on their way: the message shows once the server has it, so until then the
     // button says so (on a slow network the text leaves the box seconds before it appears).
     this.sending = 0;
@@ -223,6 +230,7 @@ export class Compose {
       return;
     }
     const draftId = this.draftId;
+    this.showEditor();
     clearTimeout(this.draftTimer);
     this.stopTyping();
     this.content.value = "";
@@ -243,6 +251,22 @@ export class Compose {
     } finally {
       this.noteSending(-1);
     }
+  }
+
+  // Back from the preview to the text.
+  showEditor() {
+    this.preview.hidden = true;
+    this.content.hidden = false;
+    this.previewButton.setAttribute("aria-pressed", "false");
+    this.previewButton.textContent = t("Preview");
+  }
+
+  // The message box's recipient and text cleared after a send that did not go through send().
+  clearContent() {
+    this.showEditor();
+    this.content.value = "";
+    this.draftId = null;
+    this.onInput();
   }
 
   noteSending(change) {
