@@ -41,6 +41,7 @@ from palaver.operations import install_operations
 from palaver.services import Services, build_services
 from palaver.serving import on_stop_signals
 from palaver.web.pages import build_pages, web_routes
+from palaver.web.passkeys import passkey_routes
 from palaver.web.sso import sso_routes
 from palaver.web.two_factor import two_factor_routes
 from palaver.web_pages import web_page_routes
@@ -372,5 +373,6 @@ def create_app(
     pages = build_pages(services)
     app.router.routes.extend(sso_routes(pages))
     app.router.routes.extend(two_factor_routes(pages))
+    app.router.routes.extend(passkey_routes(pages))
     app.router.routes.extend(web_routes(services, pages))
     return app

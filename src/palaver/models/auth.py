@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint
+from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from palaver.models.base import Base
@@ -131,4 +131,43 @@ class PendingLogin(Base):
     method: Mapped[str] = mapped_column(String(64))
     next_path: Mapped[str] = mapped_column(String(2000), default="/")
     mobile_flow_otp: Mapped[str | None] = mapped_column(String(64), default=None)
+    created: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Passkey(Base):
+    """A WebAuthn credential (a passkey) a user registered; several per user."""
+
+    __tablename__ = "passkey"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_profile_id: Mapped[int] = mapped_column(
+        ForeignKey("user_profile.id", ondelete="CASCADE"), index=True
+    )
+    # base64url, as the browser reports it.
+    credential_id: Mapped[str] = mapped_column(String(1400), unique=True)
+    # The COSE public key, base64url.
+    public_key: Mapped[str] = mapped_column(Text)
+    sign_count: Mapped[int] = mapped_column(default=0)
+    name: Mapped[str] = mapped_column(String(100), default="")
+    created: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class WebAuthnChallenge(Base):
+    """A challenge sent to a browser for a passkey ceremony (at most five minutes, used once).
+
+    Bound to the browser by a cookie stored only hashed; a registration's is also the user's.
+    """
+
+    __tablename__ = "webauthn_challenge"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    realm_id: Mapped[int] = mapped_column(ForeignKey("realm.id", ondelete="CASCADE"), index=True)
+    user_profile_id: Mapped[int | None] = mapped_column(
+        ForeignKey("user_profile.id", ondelete="CASCADE"), default=None, index=True
+    )
+    # "register" or "authenticate".
+    purpose: Mapped[str] = mapped_column(String(16))
+    challenge: Mapped[str] = mapped_column(String(200))
     created: Mapped[datetime] = mapped_column(default=utcnow)

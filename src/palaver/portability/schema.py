@@ -27,6 +27,7 @@ EXCLUDED: dict[str, str] = {
     "realm_export": "exports made on the old server: their files are not in the archive",
     "sso_attempt": "sign-ins in progress at a provider: they last ten minutes",
     "pending_login": "sign-ins waiting for their second factor: they last ten minutes",
+    "webauthn_challenge": "passkey ceremonies in progress: they last five minutes",
     "trusted_browser": "browsers remembered by their cookie, which stays with the old server",
     # Message retention's archive (models/message_archive.py): restore before exporting.
     "archive_transaction": "archived messages are not exported",

@@ -20,6 +20,7 @@ from palaver.actions.two_factor import (
     do_use_second_factor,
 )
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.passkeys import passkeys_of
 from palaver.lib.two_factor import (
     TRUSTED_COOKIE,
     confirmed_device,
@@ -129,6 +130,7 @@ def setup(pages: Pages, request: Request, form: FormData | None) -> Response:
             "error": None,
             "recovery_codes": None,
             "enabled": confirmed_device(session, user.id) is not None,
+            "passkeys": passkeys_of(session, user.id),
         }
         if form is not None:
             if not tokens_match(row.csrf_token, _field(form, CSRF_FORM_FIELD) or None):

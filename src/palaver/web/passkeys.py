@@ -1,0 +1,291 @@
+"""Passkeys (WebAuthn, py_webauthn): registering them on the security page and signing in with
+one instead of a password. The page's script (static/login/passkeys.js) runs the browser's
+side; these JSON endpoints make the options and verify what the authenticator signed.
+
+Each ceremony's challenge is stored server-side, named by an HttpOnly cookie, and used once.
+Writes carry the CSRF token in ``X-CSRFToken``: the session's for registration, the login
+form's double-submitted one for sign-in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    options_to_json,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
+from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidRegistrationResponse
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from palaver.actions.passkeys import (
+    CHALLENGE_LIFETIME,
+    do_add_passkey,
+    do_record_passkey_use,
+    do_store_webauthn_challenge,
+    do_take_webauthn_challenge,
+)
+from palaver.lib.app_flow import valid_otp
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.passkeys import CHALLENGE_COOKIE, passkey_by_credential_id, passkeys_of, relying_party
+from palaver.lib.web_sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, tokens_match
+from palaver.models import UserProfile
+from palaver.web.pages import Pages, finish_login, login_token, no_realm, realm_for, safe_next
+from palaver.web.sessions import session_user
+
+
+def _error(message: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"result": "error", "msg": message}, status_code=status)
+
+
+def _with_challenge(pages: Pages, body: str, token: str) -> Response:
+    response = Response(body, media_type="application/json", headers={"Cache-Control": "no-store"})
+    response.set_cookie(
+        CHALLENGE_COOKIE,
+        token,
+        max_age=int(CHALLENGE_LIFETIME.total_seconds()),
+        httponly=True,
+        samesite="strict",
+        secure=pages.secure,
+        path="/accounts/",
+    )
+    return response
+
+
+def _json(raw: bytes) -> dict[str, Any]:
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def register_options(pages: Pages, request: Request) -> Response:
+    services = pages.services
+    with services.db.session() as session:
+        host = request.headers.get("host", "")
+        found = session_user(session, services, host, request.cookies.get(SESSION_COOKIE))
+        if found is None or not found[1].is_active:
+            return _error("Not signed in.", 401)
+        row, user = found
+        if not tokens_match(row.csrf_token, request.headers.get(CSRF_HEADER)):
+            return _error("CSRF error: try again.", 403)
+        rp_id, _ = relying_party(services.settings, user.realm)
+        options = generate_registration_options(
+            rp_id=rp_id,
+            rp_name=user.realm.name,
+            user_id=str(user.id).encode(),
+            user_name=user.delivery_email,
+            user_display_name=user.full_name,
+            authenticator_selection=AuthenticatorSelectionCriteria(
+                resident_key=ResidentKeyRequirement.REQUIRED,
+                user_verification=UserVerificationRequirement.REQUIRED,
+            ),
+            exclude_credentials=[
+                PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id))
+                for p in passkeys_of(session, user.id)
+            ],
+        )
+        token = do_store_webauthn_challenge(
+            session,
+            realm_id=user.realm_id,
+            user_id=user.id,
+            purpose="register",
+            challenge=bytes_to_base64url(options.challenge),
+            now=services.clock(),
+        )
+    return _with_challenge(pages, options_to_json(options), token)
+
+
+def register_verify(pages: Pages, request: Request, raw: bytes) -> Response:
+    services = pages.services
+    body = _json(raw)
+    with services.db.session() as session:
+        host = request.headers.get("host", "")
+        found = session_user(session, services, host, request.cookies.get(SESSION_COOKIE))
+        if found is None or not found[1].is_active:
+            return _error("Not signed in.", 401)
+        row, user = found
+        if not tokens_match(row.csrf_token, request.headers.get(CSRF_HEADER)):
+            return _error("CSRF error: try again.", 403)
+        challenge = do_take_webauthn_challenge(
+            session,
+            token=request.cookies.get(CHALLENGE_COOKIE, ""),
+            realm_id=user.realm_id,
+            purpose="register",
+            now=services.clock(),
+        )
+        if challenge is None or challenge.user_id != user.id:
+            return _error("This passkey request has expired. Try again.")
+        rp_id, origin = relying_party(services.settings, user.realm)
+        try:
+            verified = verify_registration_response(
+                credential=body.get("credential") or {},
+                expected_challenge=base64url_to_bytes(challenge.challenge),
+                expected_rp_id=rp_id,
+                expected_origin=origin,
+                require_user_verification=True,
+            )
+            do_add_passkey(
+                session,
+                user,
+                credential_id=bytes_to_base64url(verified.credential_id),
+                public_key=bytes_to_base64url(verified.credential_public_key),
+                sign_count=verified.sign_count,
+                name=str(body.get("name") or ""),
+            )
+        except InvalidRegistrationResponse as e:
+            return _error(f"The passkey could not be registered: {e}")
+        except JsonableError as e:
+            return _error(e.msg)
+    return JSONResponse({"result": "success", "msg": ""})
+
+
+def _login_csrf_ok(request: Request) -> bool:
+    return tokens_match(request.cookies.get(CSRF_COOKIE, ""), request.headers.get(CSRF_HEADER))
+
+
+def login_options(pages: Pages, request: Request, client_ip: str) -> Response:
+    services = pages.services
+    with services.db.session() as session:
+        realm = realm_for(session, pages, request.headers.get("host", ""))
+        if realm is None or realm.deactivated:
+            return _error("There is no organization here.", 404)
+        if not _login_csrf_ok(request):
+            return _error("Your login form had expired. Please reload the page.", 403)
+        limit = services.rate_limiter.hit(f"auth-ip:{client_ip}", services.settings.auth_rate_limit_per_ip)
+        if not limit.allowed:
+            return _error("Too many login attempts. Please wait a while and try again.", 429)
+        rp_id, _ = relying_party(services.settings, realm)
+        # No allowed list: the authenticator offers the passkeys it holds for this site.
+        options = generate_authentication_options(
+            rp_id=rp_id, user_verification=UserVerificationRequirement.REQUIRED
+        )
+        token = do_store_webauthn_challenge(
+            session,
+            realm_id=realm.id,
+            user_id=None,
+            purpose="authenticate",
+            challenge=bytes_to_base64url(options.challenge),
+            now=services.clock(),
+        )
+    return _with_challenge(pages, options_to_json(options), token)
+
+
+def login_verify(pages: Pages, request: Request, raw: bytes, client_ip: str) -> Response:
+    services = pages.services
+    body = _json(raw)
+    credential = body.get("credential")
+    with services.db.session() as session:
+        realm = realm_for(session, pages, request.headers.get("host", ""))
+        if realm is None or realm.deactivated:
+            return _error("There is no organization here.", 404)
+        if not _login_csrf_ok(request):
+            return _error("Your login form had expired. Please reload the page.", 403)
+        challenge = do_take_webauthn_challenge(
+            session,
+            token=request.cookies.get(CHALLENGE_COOKIE, ""),
+            realm_id=realm.id,
+            purpose="authenticate",
+            now=services.clock(),
+        )
+        if challenge is None or not isinstance(credential, dict):
+            return _error("This sign-in has expired. Try again.")
+        passkey = passkey_by_credential_id(session, str(credential.get("id") or ""))
+        user = session.get(UserProfile, passkey.user_profile_id) if passkey is not None else None
+        if passkey is None or user is None or user.realm_id != realm.id:
+            return _error("This passkey is not registered here.", 401)
+        rp_id, origin = relying_party(services.settings, realm)
+        try:
+            verified = verify_authentication_response(
+                credential=credential,
+                expected_challenge=base64url_to_bytes(challenge.challenge),
+                expected_rp_id=rp_id,
+                expected_origin=origin,
+                credential_public_key=base64url_to_bytes(passkey.public_key),
+                credential_current_sign_count=passkey.sign_count,
+                require_user_verification=True,
+            )
+        except InvalidAuthenticationResponse as e:
+            return _error(f"The passkey was not accepted: {e}", 401)
+        if not user.is_active:
+            return _error("Your account has been deactivated. Ask an administrator of the organization.", 401)
+        do_record_passkey_use(session, passkey, sign_count=verified.new_sign_count, now=services.clock())
+        otp = body.get("mobile_flow_otp")
+        redirect = finish_login(
+            pages,
+            session,
+            realm,
+            user,
+            method="passkey",
+            client_ip=client_ip,
+            user_agent=request.headers.get("user-agent", ""),
+            next_path=safe_next(str(body.get("next") or "/")),
+            mobile_flow_otp=otp if isinstance(otp, str) and valid_otp(otp) else None,
+        )
+    # The page's script follows the redirect itself (it may be the app's zulip:// URL).
+    response = JSONResponse({"result": "success", "msg": "", "redirect": redirect.headers["location"]})
+    response.raw_headers.extend((k, v) for k, v in redirect.raw_headers if k == b"set-cookie")
+    response.delete_cookie(CHALLENGE_COOKIE, path="/accounts/", secure=pages.secure, httponly=True)
+    return response
+
+
+def login_page(pages: Pages, request: Request) -> Response:
+    with pages.services.db.session() as session:
+        realm = realm_for(session, pages, request.headers.get("host", ""))
+        if realm is None:
+            return no_realm(pages)
+        otp = request.query_params.get("mobile_flow_otp")
+        csrf = login_token(request)
+        response = pages.render(
+            "passkey_login.html",
+            realm_name=realm.name,
+            next=safe_next(request.query_params.get("next")),
+            mobile_flow_otp=otp if valid_otp(otp) else None,
+        )
+    response.set_cookie(CSRF_COOKIE, csrf, httponly=False, samesite="lax", secure=pages.secure, path="/")
+    return response
+
+
+def passkey_routes(pages: Pages) -> list[Route]:
+    def ip(request: Request) -> str:
+        return request.client.host if request.client else ""
+
+    async def page(request: Request) -> Response:
+        return await run_in_threadpool(login_page, pages, request)
+
+    async def reg_options(request: Request) -> Response:
+        return await run_in_threadpool(register_options, pages, request)
+
+    async def reg_verify(request: Request) -> Response:
+        raw = await request.body()
+        return await run_in_threadpool(register_verify, pages, request, raw)
+
+    async def auth_options(request: Request) -> Response:
+        return await run_in_threadpool(login_options, pages, request, ip(request))
+
+    async def auth_verify(request: Request) -> Response:
+        raw = await request.body()
+        return await run_in_threadpool(login_verify, pages, request, raw, ip(request))
+
+    return [
+        Route("/accounts/login/passkey/", page, methods=["GET"]),
+        Route("/accounts/passkeys/register/options", reg_options, methods=["POST"]),
+        Route("/accounts/passkeys/register/verify", reg_verify, methods=["POST"]),
+        Route("/accounts/login/passkey/options", auth_options, methods=["POST"]),
+        Route("/accounts/login/passkey/verify", auth_verify, methods=["POST"]),
+    ]
