@@ -11,12 +11,15 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event, select
+from starlette.testclient import TestClient
 
+from palaver.app import create_app
+from palaver.config import Settings
 from palaver.lib.devices import PushKey
 from palaver.lib.realm import realm_url
 from palaver.models.messages import MessageFlag, UserMessage
 from palaver.models.realm import Realm
-from palaver.services import Services
+from palaver.services import Services, build_services
 from palaver.workers.push import PushWorker
 from tests import helpers
 from tests.helpers import Api, SeededRealm, assert_json_success
@@ -443,4 +446,18 @@ def test_started_worker_sends_after_commit_on_its_own(
             await push.stop()
 
     mid = asyncio.run(scenario())
+    assert [p.payload["message_id"] for p in received(relay, othello)] == [mid]
+
+
+def test_the_server_runs_the_worker_when_a_push_path_is_set(
+    settings: Settings, realm: SeededRealm, relay: FakeRelay
+) -> None:
+    """The app's lifespan starts the worker (a server of its own here, on the same database)."""
+    push_settings = settings.model_copy(update={"push_relay_url": relay.url})
+    server_services = build_services(push_settings)
+    with TestClient(create_app(push_settings, server_services), base_url="http://palaver.test") as client:
+        api = Api(client, realm)
+        othello = phone(server_services, realm, realm.othello)
+        mid = send(api, realm.hamlet, type="direct", to=[realm.othello.id], content="via the server")
+        relay.wait_for(1)
     assert [p.payload["message_id"] for p in received(relay, othello)] == [mid]
