@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy.exc import DataError
+from sqlalchemy.exc import DataError, IntegrityError
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Match, Route
 
@@ -151,6 +151,11 @@ def data_error(ctx: Ctx) -> JsonDict:
     raise DataError("SELECT 1", {}, Exception("integer out of range"))
 
 
+@router.get("/integrity_error")
+def integrity_error(ctx: Ctx) -> JsonDict:
+    raise IntegrityError("INSERT", {}, Exception("UNIQUE constraint failed: user_group.name"))
+
+
 @router.get("/plain", auth="none")
 def plain(ctx: Ctx) -> Response:
     return PlainTextResponse("hello")
@@ -232,6 +237,15 @@ def test_database_rejecting_input_is_a_400(
         response = tclient.get("/api/v1/data_error", headers=headers)
     assert_json_error(response, "Invalid request data", 400)
     assert "integer out of range" in caplog.text
+
+
+def test_a_conflicting_write_is_a_400(
+    tclient: TestClient, headers: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="palaver.api"):
+        response = tclient.get("/api/v1/integrity_error", headers=headers)
+    assert_json_error(response, "The request conflicts with existing data; reload and try again", 400)
+    assert "UNIQUE constraint failed" in caplog.text
 
 
 def test_view_returning_a_response_keeps_it(tclient: TestClient, headers: dict[str, str]) -> None:

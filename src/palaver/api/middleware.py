@@ -23,6 +23,7 @@ import time
 from typing import TYPE_CHECKING
 
 import orjson
+from sqlalchemy.exc import IntegrityError
 from starlette.requests import ClientDisconnect
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -33,6 +34,7 @@ from palaver.lib.dependencies import OutageMonitor
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.logs import RequestLog, current_request
 from palaver.lib.operational_errors import (
+    ConflictingWriteError,
     RequestBodyTooLargeError,
     RequestHeadersTooLargeError,
     RequestTimeoutError,
@@ -41,6 +43,7 @@ from palaver.lib.operational_errors import (
 if TYPE_CHECKING:
     from palaver.api.long_poll import LongPolls
 
+logger = logging.getLogger("palaver.requests")
 access_logger = logging.getLogger("palaver.access")
 slow_logger = logging.getLogger("palaver.slow")
 
@@ -159,13 +162,18 @@ class RequestMiddleware:
                 await send(body)
                 status = error.http_status
         except Exception as error:
-            unavailable = self.outages.unavailable_error(error) if self.outages else None
-            if unavailable is None or status != 0:
+            answer: JsonableError | None = self.outages.unavailable_error(error) if self.outages else None
+            if answer is None and isinstance(error, IntegrityError) and status == 0:
+                # Outside the API pipeline too (pages, files): a write that conflicts with
+                # existing data is the request's problem, never a 500 (api/routing.py).
+                logger.warning("Database refused a conflicting write in %s", scope.get("path"), exc_info=True)
+                answer = ConflictingWriteError()
+            if answer is None or status != 0:
                 raise
-            start, body = _error_messages(unavailable, request_id)
+            start, body = _error_messages(answer, request_id)
             await send(start)
             await send(body)
-            status = unavailable.http_status
+            status = answer.http_status
         finally:
             self._record(scope, status or 500, time.perf_counter() - started, log)
             current_request.reset(token)

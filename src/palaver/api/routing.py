@@ -43,6 +43,7 @@ from palaver.lib.exceptions import (
 )
 from palaver.lib.logs import note_user
 from palaver.lib.metrics import RATE_LIMITED
+from palaver.lib.operational_errors import ConflictingWriteError
 from palaver.lib.passwords import has_api_key_format
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.lib.realm_cache import cached_user, realm_settings
@@ -511,7 +512,7 @@ def internal_error(
         logger.warning(
             "Database refused a conflicting write in %s %s", endpoint.method, endpoint.path, exc_info=True
         )
-        return error_response(JsonableError("The request conflicts with existing data; reload and try again"))
+        return error_response(ConflictingWriteError())
     if isinstance(error, DataError):
         # The database refused a value (out of range, too long): input a view did not check.
         # Logged in full so the check gets added, but it is the client's request that failed.

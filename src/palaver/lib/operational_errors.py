@@ -78,3 +78,12 @@ class StorageFullError(JsonableError):
         super().__init__("Storage full: the server has no room to save this; retry later")
         self.data["retry-after"] = retry_after
         self.headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
+
+
+class ConflictingWriteError(JsonableError):
+    """The database refused a write that conflicts with existing data (a unique name taken
+    by a concurrent request) where no check of the view's own caught it first: a 400, as the
+    check's own error would have been, never a 500."""
+
+    def __init__(self) -> None:
+        super().__init__("The request conflicts with existing data; reload and try again")
