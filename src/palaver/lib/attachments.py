@@ -182,9 +182,11 @@ def claimable_attachments(session: Session, sender: UserProfile, path_ids: Itera
 
 @dataclass(frozen=True)
 class ServedFile:
+    """A file about to be served. No type: what it is served as is decided from its bytes
+    (lib/user_content.py), whatever the row says."""
+
     path_id: str
     file_name: str
-    content_type: str | None
     # The file's own secret, which signs its temporary URLs.
     url_secret: str
     # A thumbnail format's name (lib/thumbnails.py) when a temporary URL names a thumbnail.
@@ -192,9 +194,7 @@ class ServedFile:
 
 
 def _served(attachment: Attachment, variant: str | None = None) -> ServedFile:
-    return ServedFile(
-        attachment.path_id, attachment.file_name, attachment.content_type, attachment.url_secret, variant
-    )
+    return ServedFile(attachment.path_id, attachment.file_name, attachment.url_secret, variant)
 
 
 def user_for_api_key(session: Session, realm_id: int, api_key: str) -> UserProfile | None:
