@@ -308,3 +308,22 @@ def test_login_form_takes_the_directory_password(
             select(LoginRecord.channel).where(LoginRecord.user_profile_id == user.id)
         ).all()
         assert "web" in methods
+
+
+def test_administrators_read_the_sign_in_audit_log(
+    api: Api, org: SeededRealm, directory: Directory, ldap_services: Services
+) -> None:
+    open_signup(ldap_services, org)
+    person = new_person(directory)
+    body = assert_json_success(fetch(api, person.email, person.password))
+    assert_json_success(fetch(api, user_by_email_of(ldap_services, org, "hamlet"), org.hamlet.password))
+    logins = assert_json_success(api.get(org.iago, "realm/logins"))["logins"]
+    latest = {(row["user_id"], row["method"], row["channel"]) for row in logins[:2]}
+    assert latest == {(body["user_id"], "ldap", "api"), (org.hamlet.id, "password", "api")}
+    assert all(row["ip_address"] for row in logins[:2])
+    mine = assert_json_success(api.get(org.iago, "realm/logins", {"user_id": org.hamlet.id}))["logins"]
+    assert {row["user_id"] for row in mine} == {org.hamlet.id}
+    older = assert_json_success(api.get(org.iago, "realm/logins", {"before_id": logins[0]["id"], "limit": 1}))
+    assert [row["id"] for row in older["logins"]] == [logins[1]["id"]]
+    # Members may not read it.
+    assert_json_error(api.get(org.hamlet, "realm/logins"), "Must be an organization administrator", 400)
