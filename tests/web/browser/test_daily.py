@@ -544,3 +544,25 @@ def test_source_history_receipts_and_a_reminder_from_the_message_menu(
     with live_server.api("hamlet") as api:
         reminders = api.get("/reminders").raise_for_status().json()["reminders"]
     assert any(r["reminder_target_message_id"] == message_id for r in reminders)
+
+
+def test_search_suggests_operators_people_and_channels_as_one_types(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    channel_id(live_server, "hamlet", "general")
+    page = app_page("hamlet", "#inbox")
+    search = page.get_by_role("searchbox", name="Search messages")
+    search.click()
+    search.press_sequentially("sen")
+    listbox = page.get_by_role("listbox", name="Search suggestions")
+    listbox.get_by_role("option", name="sender:").wait_for()
+    search.press("ArrowDown")
+    search.press("Enter")
+    assert search.input_value() == "sender:"
+    search.press_sequentially("oth")
+    listbox.get_by_role("option", name="Othello, the Moor of Venice").click()
+    wait_for(page, "() => location.hash.startsWith('#narrow/sender/')")
+    search.fill("")
+    search.press_sequentially("gen")
+    listbox.get_by_role("option", name="#general").click()
+    wait_for(page, "() => location.hash.startsWith('#narrow/channel/')")

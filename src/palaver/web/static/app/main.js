@@ -76,6 +76,11 @@ class App {
       event.preventDefault();
       this.search(document.getElementById("search-input").value);
     });
+    // Suggestions are their own module, loaded when the box is first used.
+    const input = document.getElementById("search-input");
+    input.addEventListener("focus", () => {
+      import("./views/search_suggest.js").then((m) => m.attachSuggestions(this, input, (text) => this.search(text)));
+    }, { once: true });
     document.getElementById("toggle-left").addEventListener("click", () => this.togglePanel("show-left"));
     document.getElementById("toggle-right").addEventListener("click", () => this.togglePanel("show-right"));
     document.getElementById("settings-button").addEventListener("click", () => this.openSettings("profile"));
