@@ -268,3 +268,34 @@ def test_0023_keys_every_name_and_renames_the_later_of_colliding_ones(tmp_path: 
             }
         assert {"uq_stream_realm_name_key", "uq_channel_folder_realm_name_key"} <= indexes
         assert not {"uq_stream_realm_name", "uq_channel_folder_realm_name"} & indexes
+
+
+def test_0029_stored_table_alignment_becomes_a_class(tmp_path: Path) -> None:
+    with sqlite_services(tmp_path) as services:
+        upgrade(services.db.engine)
+        realm = seed_realm(services)
+        table = "| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |"
+        with TestClient(create_app(services.settings, services), base_url="http://palaver.test") as client:
+            api = Api(client, realm)
+            message_id = send_dm(api, realm.iago, [realm.othello], table)
+            edited = api.patch(realm.iago, f"messages/{message_id}", {"content": table + "\n\nedited"})
+            assert_json_success(edited)
+        _downgrade(services, "0028_passkeys")
+
+        def stored() -> tuple[str, str]:
+            with services.db.engine.connect() as conn:
+                row = conn.exec_driver_sql(
+                    "SELECT rendered_content, edit_history FROM message WHERE id = ?", (message_id,)
+                ).one()
+            return str(row[0]), str(row[1])
+
+        html, history = stored()
+        # As the renderer wrote it before: inline styles, in the HTML and in the history's JSON.
+        assert html.count(' style="text-align:') == 6 and "text-align-" not in html
+        assert ' style=\\"text-align:left\\"' in history and "text-align-" not in history
+        upgrade(services.db.engine)
+        html, history = stored()
+        assert "style=" not in html and "style=" not in history
+        for side in ("left", "center", "right"):
+            assert html.count(f' class="text-align-{side}"') == 2
+            assert f' class=\\"text-align-{side}\\"' in history
