@@ -5,10 +5,12 @@ import { h } from "./views/dom.js";
 const ASKED_KEY = "palaver.notifications-asked";
 
 // "(3) #general > lunch - Acme - Palaver"; the home view (all messages) is just the organization.
+// Zulip's desktop app reads the count from the title, and from its bridge where it has one.
 export function updateTitle(total, narrowTitle, realmName) {
   const view = narrowTitle ? `${narrowTitle} - ` : "";
   document.title = `${total ? `(${total}) ` : ""}${view}${realmName} - Palaver`;
   updateFavicon(total);
+  window.electron_bridge?.send_event?.("total_unread_count", total);
 }
 
 let faviconCount = 0;
