@@ -45,8 +45,10 @@ from palaver.web.passkeys import passkey_routes
 from palaver.web.sso import sso_routes
 from palaver.web.two_factor import two_factor_routes
 from palaver.web_pages import web_page_routes
+from palaver.workers.change_log import ChangeLogWorker
 from palaver.workers.email import EmailWorker
 from palaver.workers.exports import ExportWorker
+from palaver.workers.loop import BackgroundWorker
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from palaver.workers.previews import PreviewWorker
 from palaver.workers.push import PushWorker
@@ -260,6 +262,35 @@ def _long_polls(
     return LongPolls(services, targets, known)
 
 
+def background_workers(services: Services) -> list[BackgroundWorker]:
+    """The background workers of a serving process, in the order they start (they stop in
+    the reverse order)."""
+    settings = services.settings
+    follower = services.db.follow_change_log()
+    candidates: list[BackgroundWorker | None] = [
+        # Without Redis: changes committed by one-off commands reach this process's cache,
+        # known credentials and queues through the change log (workers/change_log.py).
+        None if follower is None else ChangeLogWorker(services, follower),
+        # Sends scheduled messages and reminders when due (workers/scheduler.py).
+        Scheduler(services),
+        # Makes thumbnails of uploaded images (workers/thumbnails.py).
+        ThumbnailWorker(services) if settings.thumbnail_worker else None,
+        # Link and image previews, when outgoing fetches are allowed (workers/previews.py).
+        PreviewWorker(services) if settings.outgoing_fetches else None,
+        # Delivers work to outgoing-webhook and embedded bots (workers/outgoing_webhooks.py).
+        ServiceBotWorker(services) if settings.service_bot_worker else None,
+        # Delivers the email outbox and queues missed-message emails (workers/email.py).
+        EmailWorker(services) if settings.email_worker else None,
+        # Makes realm exports requested through the API (workers/exports.py).
+        ExportWorker(services),
+        # Mobile push notifications after commit, when a push path is set (workers/push.py).
+        PushWorker(services),
+        # Archives messages past their retention period, daily (workers/retention.py).
+        RetentionWorker(services) if settings.retention_worker else None,
+    ]
+    return [worker for worker in candidates if worker is not None]
+
+
 def create_app(
     settings: Settings, services: Services | None = None, *, routers: Sequence[ApiRouter] | None = None
 ) -> Starlette:
@@ -275,53 +306,16 @@ def create_app(
             await checkpoints.start()
         # Event queues: restore those saved at the last clean shutdown, collect idle ones.
         await services.bus.start()
-        # Sends scheduled messages and reminders when due (workers/scheduler.py).
-        scheduler = Scheduler(services)
-        await scheduler.start()
-        # Makes thumbnails of uploaded images (workers/thumbnails.py).
-        thumbnails = ThumbnailWorker(services) if settings.thumbnail_worker else None
-        if thumbnails is not None:
-            await thumbnails.start()
-        # Link and image previews, when outgoing fetches are allowed (workers/previews.py).
-        previews = PreviewWorker(services) if settings.outgoing_fetches else None
-        if previews is not None:
-            await previews.start()
-        # Delivers work to outgoing-webhook and embedded bots (workers/outgoing_webhooks.py).
-        bot_worker = ServiceBotWorker(services) if settings.service_bot_worker else None
-        if bot_worker is not None:
-            await bot_worker.start()
-        # Delivers the email outbox and queues missed-message emails (workers/email.py).
-        email_worker = EmailWorker(services) if settings.email_worker else None
-        if email_worker is not None:
-            await email_worker.start()
-        # Makes realm exports requested through the API (workers/exports.py).
-        export_worker = ExportWorker(services)
-        await export_worker.start()
-        # Mobile push notifications after commit, when a push path is set (workers/push.py).
-        push = PushWorker(services)
-        await push.start()
-        # Archives messages past their retention period, daily (workers/retention.py).
-        retention = RetentionWorker(services) if settings.retention_worker else None
-        if retention is not None:
-            await retention.start()
+        workers = background_workers(services)
+        for worker in workers:
+            await worker.start()
         try:
             # On SIGTERM/SIGINT, parked long-polls answer at once (serving.py).
             with on_stop_signals(services.bus.begin_draining):
                 yield
         finally:
-            if retention is not None:
-                await retention.stop()
-            await push.stop()
-            await export_worker.stop()
-            if email_worker is not None:
-                await email_worker.stop()
-            if bot_worker is not None:
-                await bot_worker.stop()
-            if previews is not None:
-                await previews.stop()
-            if thumbnails is not None:
-                await thumbnails.stop()
-            await scheduler.stop()
+            for worker in reversed(workers):
+                await worker.stop()
             # Saves in-process queues for the next start (after requests have finished).
             await services.bus.stop()
             if checkpoints is not None:

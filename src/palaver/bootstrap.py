@@ -41,10 +41,11 @@ def migrate_database(settings: Settings) -> None:
 
 @contextmanager
 def open_services(settings: Settings) -> Iterator[Services]:
-    """Services for a one-off command, on an up-to-date schema."""
+    """Services for a one-off command, on an up-to-date schema. Its changes reach running
+    servers (their caches, credentials and clients) as a server's own would (``one_off``)."""
     from palaver.migrate import upgrade  # see migrate_database
 
-    services = build_services(settings)
+    services = build_services(settings, one_off=True)
     try:
         upgrade(services.db.engine)
         yield services

@@ -22,7 +22,9 @@ from sqlalchemy.sql.dml import Delete, Update, UpdateBase
 from sqlalchemy.sql.elements import BindParameter, TextClause
 
 from palaver.config import Settings
+from palaver.events import change_log
 from palaver.events.bus import EventBus
+from palaver.events.change_log import ChangeLogFollower
 from palaver.events.invalidation import (
     InvalidationChannel,
     LocalInvalidation,
@@ -33,6 +35,7 @@ from palaver.events.realm_state import (
     ALL_REALMS,
     ANY_TABLE,
     CASCADING_PARENTS,
+    NOT_REALM_STATE,
     RealmStateStore,
     concerns_cache,
 )
@@ -152,12 +155,6 @@ class Tx:
         ids = sorted(set(user_ids))
         if ids:
             self.events.append(PendingEvent(realm_id, event, ids))
-
-
-# Execution option of a write whose rows no realm-state component reads although its table is
-# watched (a conversation's members are ``subscription`` rows, but the cache's subscriptions
-# are channels'): without it, every new conversation would drop the realm's subscriptions.
-NOT_REALM_STATE = "palaver_not_realm_state"
 
 
 def statement_tables(statement: Any, parameters: Sequence[Mapping[str, Any]] = ()) -> tuple[str, ...]:
@@ -291,7 +288,7 @@ def is_replica_session(session: Session) -> bool:
 
 
 class Database:
-    def __init__(self, settings: Settings, bus: EventBus) -> None:
+    def __init__(self, settings: Settings, bus: EventBus, *, one_off: bool = False) -> None:
         self.engine = make_engine(settings)
         # Readers that only hold a session (avatar URLs follow the `gravatar` setting) find it here.
         self.settings = settings
@@ -336,6 +333,11 @@ class Database:
         else:
             self.invalidation = LocalInvalidation(self.realm_state)
             self.realm_state.accepting = settings.realm_cache
+        # Without Redis only the serving process holds event queues and a cache that
+        # matters: a one-off process (a CLI command) writes each change it commits into the
+        # change log, in the same transaction, for the serving process to apply
+        # (events/change_log.py). With Redis it publishes like any worker.
+        self.records_changes = one_off and not settings.redis_url
         # Which tables each write changes, for the cache: ORM flushes and Core DML both pass
         # here, so no action has to declare what it wrote.
         self._untracked = threading.local()
@@ -450,6 +452,9 @@ class Database:
                     # the write transaction (the SQLite write lock, or ``Tx.lock`` for a row lock).
                     expire_changeable(session)
                     yield tx
+                    if self.records_changes:
+                        session.flush()
+                        self._record_change(conn, tx.written, tx.events)
             # Committed. This process's cache forgets what changed before the next writer
             # of this process (queued on the SQLite write lock) can read it.
             wrote = bool(tx.written)
@@ -489,6 +494,8 @@ class Database:
             raise RuntimeError(
                 f"a write in a notification ({', '.join(sorted(tx.written))}): use transaction()"
             )
+        if self.records_changes:
+            self._record_change_alone(set(), tx.events)
         self._publish(tx.events)
 
     def grouped_write(self, session: Session, work: Work[Tx, T]) -> T:
@@ -522,21 +529,63 @@ class Database:
         if not concerns_cache(names):
             return
         self.realm_state.invalidate(realms, names)
+        if self.records_changes:
+            self._record_change_alone(names, [], realms)
         self.invalidation.publish(realms, names)
 
+    def _record_change(
+        self,
+        conn: Connection,
+        written: set[str],
+        events: list[PendingEvent],
+        realms: set[int] | None = ALL_REALMS,
+    ) -> None:
+        # As ``_invalidate_locally`` decides: the realms the events go to, else every realm.
+        cached = set(written) if concerns_cache(written) else set()
+        if cached and events:
+            realms = {pending.realm_id for pending in events}
+        if not cached and not events:
+            return
+        deliveries = [(p.realm_id, p.event.to_dict(), p.user_ids) for p in events]
+        change_log.record(conn, realms, cached, deliveries)
+
+    def _record_change_alone(
+        self, written: set[str], events: list[PendingEvent], realms: set[int] | None = ALL_REALMS
+    ) -> None:
+        """``_record_change`` in a write transaction of its own (a notification, ``invalidate``)."""
+        if not events and not concerns_cache(written):
+            return
+        with self.engine.connect() as conn:
+            conn.execution_options(**{_WRITE_OPTION: True})
+            with conn.begin():
+                self._record_change(conn, written, events, realms)
+
+    def follow_change_log(self) -> ChangeLogFollower | None:
+        """For the serving process: the reader of what one-off processes committed (see
+        ``records_changes``). None with Redis, through which every process publishes itself."""
+        if self.settings.redis_url:
+            return None
+        return ChangeLogFollower(self.engine, self.realm_state, self.deliver)
+
+    def deliver(
+        self, realm_id: int, event: dict[str, Any], user_ids: list[int], kind: str | None = None
+    ) -> None:
+        """Publish one committed event (of model ``kind``) to the bus. A failure to deliver
+        one must neither turn the request into an error nor keep the other events from
+        their clients."""
+        try:
+            self.bus.publish(realm_id, event, user_ids)
+        except Exception:
+            logger.exception(
+                "Could not publish a committed %s event to %d users of realm %d",
+                kind or event.get("type"),
+                len(user_ids),
+                realm_id,
+            )
+
     def _publish(self, events: list[PendingEvent]) -> None:
-        # The write has committed: a failure to deliver one event must neither turn the
-        # request into an error nor keep the other events from their clients.
-        for pending in events:
-            try:
-                self.bus.publish(pending.realm_id, pending.event.to_dict(), pending.user_ids)
-            except Exception:
-                logger.exception(
-                    "Could not publish a committed %s event to %d users of realm %d",
-                    type(pending.event).__name__,
-                    len(pending.user_ids),
-                    pending.realm_id,
-                )
+        for p in events:
+            self.deliver(p.realm_id, p.event.to_dict(), p.user_ids, type(p.event).__name__)
 
     def dispose(self) -> None:
         self.invalidation.close()

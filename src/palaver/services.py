@@ -63,7 +63,9 @@ def configure_queue_limits(bus: QueueBackend, settings: Settings) -> QueueBacken
     return bus
 
 
-def build_services(settings: Settings) -> Services:
+def build_services(settings: Settings, *, one_off: bool = False) -> Services:
+    """The services of a serving process, or of a ``one_off`` command run beside the servers
+    (whose changes reach them through the change log when there is no Redis: db.py)."""
     bus = configure_queue_limits(build_queue_backend(settings), settings)
     limiter: RateLimiter
     if not settings.rate_limiting:
@@ -75,7 +77,7 @@ def build_services(settings: Settings) -> Services:
     services = Services(
         settings=settings,
         bus=bus,
-        db=Database(settings, bus),
+        db=Database(settings, bus, one_off=one_off),
         passwords=Passwords(settings.password_time_cost, settings.password_memory_cost_kib),
         rate_limiter=limiter,
     )

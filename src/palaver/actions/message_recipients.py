@@ -10,7 +10,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from palaver.db import NOT_REALM_STATE
+from palaver.events.realm_state import NOT_REALM_STATE
 from palaver.lib.channels import AnyStream, check_stream_name, subscribed_stream_ids
 from palaver.lib.conversations import dm_group_hash, get_dm_group, user_ids_sharing_conversations
 from palaver.lib.exceptions import JsonableError

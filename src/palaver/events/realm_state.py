@@ -75,6 +75,12 @@ REALM_STATE_TABLES = frozenset(
     )
 )
 
+# Execution option of a write whose rows no realm-state component reads although its table is
+# watched (a conversation's members are ``subscription`` rows, but the cache's subscriptions
+# are channels'): without it, every new conversation would drop the realm's subscriptions.
+# Also of writes no cache could read (the change log's own rows): they are not recorded.
+NOT_REALM_STATE = "palaver_not_realm_state"
+
 # Tables whose rows cached rows reference with ON DELETE CASCADE: the database deletes those
 # without a statement of their own, so deleting from these counts as writing every table.
 CASCADING_PARENTS = frozenset(
