@@ -1,8 +1,7 @@
 """Organization-wide commands: reload web clients (deactivating organizations: commands/realms.py).
 
-Events these send reach running servers through Redis (``redis_url``); with in-process
-queues only the database change takes effect (a deactivated organization's users are
-refused at their next request).
+The events these send reach running servers as every command's do: through Redis
+(``redis_url``), or else through the change log the server follows (``events/change_log.py``).
 """
 
 from __future__ import annotations
