@@ -266,7 +266,7 @@ def background_workers(services: Services) -> list[BackgroundWorker]:
     """The background workers of a serving process, in the order they start (they stop in
     the reverse order)."""
     settings = services.settings
-    follower = services.db.follow_change_log()
+    follower = services.db.change_log
     candidates: list[BackgroundWorker | None] = [
         # Without Redis: changes committed by one-off commands reach this process's cache,
         # known credentials and queues through the change log (workers/change_log.py).

@@ -325,6 +325,19 @@ class Database:
         # The realm-state cache (lib/realm_cache.py) and how its invalidations reach the
         # other processes: through Redis when there are several, else nowhere further.
         self.realm_state = RealmStateStore(settings.realm_cache_max_realms)
+        # Without Redis only the serving process holds event queues and a cache that
+        # matters: a one-off process (a CLI command) writes each change it commits into the
+        # change log, in the same transaction, for the serving process to apply
+        # (events/change_log.py). With Redis it publishes like any worker. Nothing tells such
+        # a process of the server's changes, so it caches nothing (the email gateway may
+        # run for days); its reads load current state.
+        self.records_changes = one_off and not settings.redis_url
+        # The serving process's reader of that log (driven by workers/change_log.py).
+        self.change_log: ChangeLogFollower | None = (
+            None
+            if settings.redis_url or one_off
+            else ChangeLogFollower(self.engine, self.realm_state, self.deliver)
+        )
         self.invalidation: InvalidationChannel
         if settings.redis_url and settings.realm_cache:
             self.invalidation = RedisInvalidation(
@@ -332,12 +345,7 @@ class Database:
             )
         else:
             self.invalidation = LocalInvalidation(self.realm_state)
-            self.realm_state.accepting = settings.realm_cache
-        # Without Redis only the serving process holds event queues and a cache that
-        # matters: a one-off process (a CLI command) writes each change it commits into the
-        # change log, in the same transaction, for the serving process to apply
-        # (events/change_log.py). With Redis it publishes like any worker.
-        self.records_changes = one_off and not settings.redis_url
+            self.realm_state.accepting = settings.realm_cache and not self.records_changes
         # Which tables each write changes, for the cache: ORM flushes and Core DML both pass
         # here, so no action has to declare what it wrote.
         self._untracked = threading.local()
@@ -559,13 +567,6 @@ class Database:
             conn.execution_options(**{_WRITE_OPTION: True})
             with conn.begin():
                 self._record_change(conn, written, events, realms)
-
-    def follow_change_log(self) -> ChangeLogFollower | None:
-        """For the serving process: the reader of what one-off processes committed (see
-        ``records_changes``). None with Redis, through which every process publishes itself."""
-        if self.settings.redis_url:
-            return None
-        return ChangeLogFollower(self.engine, self.realm_state, self.deliver)
 
     def deliver(
         self, realm_id: int, event: dict[str, Any], user_ids: list[int], kind: str | None = None

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import orjson
 import pytest
@@ -21,20 +22,27 @@ from palaver.events.realm_state import RealmStateStore
 from palaver.events.types import users as ev
 from palaver.lib.realm_cache import realm_users
 from palaver.lib.realm_cache.loaders import USERS
+from palaver.lib.realm_cache.snapshots import RealmUsers
+from palaver.migrate import upgrade
 from palaver.models import UserProfile
 from palaver.models.change_log import ChangeLogEntry
 from palaver.models.email_outbox import EmailOutbox
 from palaver.services import Services, build_services
 from palaver.timeutil import utcnow
 from tests.helpers import Api, SeededRealm
+from tests.sqlite_services import sqlite_services
 
 Delivered = list[tuple[int, dict[str, Any], list[int]]]
+# A well-formed row that changes nothing (the suite's app follows the suite's log too).
+EMPTY_CHANGE = '{"realms": [], "written": [], "events": []}'
 
 
 @pytest.fixture
 def one_off(services: Services) -> Iterator[Services]:
     other = build_services(services.settings, one_off=True)
     assert other.db.records_changes
+    # Nothing tells it of the server's changes: it caches nothing.
+    assert not other.db.realm_state.accepting
     yield other
     other.close()
 
@@ -104,7 +112,7 @@ def test_rows_past_the_retention_are_deleted_by_the_next_writer(
     with one_off.db.engine.begin() as conn:
         old = conn.execute(
             insert(ChangeLogEntry)
-            .values(payload="{}", created=utcnow() - change_log.RETENTION - timedelta(seconds=1))
+            .values(payload=EMPTY_CHANGE, created=utcnow() - change_log.RETENTION - timedelta(seconds=1))
             .returning(ChangeLogEntry.id)
         ).scalar_one()
     with one_off.db.session() as session:
@@ -139,15 +147,16 @@ def test_a_follower_starts_at_the_newest_row_and_applies_each_once(
     assert follower.poll() == 0
 
 
-def test_a_malformed_row_drops_everything(services: Services, realm: SeededRealm) -> None:
-    store = RealmStateStore(4)
-    store.accepting = True
-    follower = ChangeLogFollower(services.db.engine, store, lambda *_: None)
-    follower.start()
-    with services.db.session() as session:
-        store.get(realm.id, USERS, lambda: realm_users(session, realm.id))
-    assert store.peek(realm.id, USERS) is not None
-    with services.db.engine.begin() as conn:
-        conn.execute(insert(ChangeLogEntry).values(payload="not json", created=utcnow()))
-    assert follower.poll() == 1
-    assert store.peek(realm.id, USERS) is None
+def test_a_malformed_row_drops_everything(tmp_path: Path) -> None:
+    # A database of its own: the suite's app follows the suite's, and would apply it too.
+    with sqlite_services(tmp_path) as own:
+        upgrade(own.db.engine)
+        store = RealmStateStore(4)
+        store.accepting = True
+        follower = ChangeLogFollower(own.db.engine, store, lambda *_: None)
+        follower.start()
+        store.get(1, USERS, lambda: cast("RealmUsers", object()))
+        with own.db.engine.begin() as conn:
+            conn.execute(insert(ChangeLogEntry).values(payload="not json", created=utcnow()))
+        assert follower.poll() == 1
+        assert store.peek(1, USERS) is None

@@ -23,6 +23,7 @@ cached); rows older than ``RETENTION`` are deleted by the writers.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -79,27 +80,33 @@ class ChangeLogFollower:
         self._store = store
         self._deliver = deliver
         self.position: int | None = None
+        # One reader at a time (two apps may share one Database): each row is applied once.
+        self._lock = threading.Lock()
 
     def start(self) -> None:
-        """From the newest row on: what came before predates everything this process holds."""
+        """From the newest row on: what came before predates everything this process holds.
+        Once started, a follower keeps its position (a second app on the same database)."""
+        if self.position is not None:
+            return
         with self._engine.connect() as conn:
             self.position = conn.execute(select(func.max(ChangeLogEntry.id))).scalar() or 0
 
     def poll(self) -> int:
         """Apply the rows committed since the last call; how many there were."""
-        if self.position is None:
-            self.start()
-        with self._engine.connect() as conn:
-            rows = conn.execute(
-                select(ChangeLogEntry.id, ChangeLogEntry.payload)
-                .where(ChangeLogEntry.id > self.position)
-                .order_by(ChangeLogEntry.id)
-                .limit(PAGE)
-            ).all()
-        for row_id, payload in rows:
-            self._apply(row_id, payload)
-            self.position = row_id
-        return len(rows)
+        with self._lock:
+            if self.position is None:
+                self.start()
+            with self._engine.connect() as conn:
+                rows = conn.execute(
+                    select(ChangeLogEntry.id, ChangeLogEntry.payload)
+                    .where(ChangeLogEntry.id > self.position)
+                    .order_by(ChangeLogEntry.id)
+                    .limit(PAGE)
+                ).all()
+            for row_id, payload in rows:
+                self._apply(row_id, payload)
+                self.position = row_id
+            return len(rows)
 
     def _apply(self, row_id: int, payload: str) -> None:
         try:
