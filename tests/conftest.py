@@ -15,16 +15,15 @@ from typing import Any
 
 import pytest
 from _pytest.nodeid import NodeId
-from sqlalchemy import create_engine, func, select, text
+from sqlalchemy import create_engine, text
 
 from palaver.app import create_app
 from palaver.config import Settings, load_settings
 from palaver.migrate import upgrade
-from palaver.models.change_log import ChangeLogEntry
 from palaver.services import Services, build_services
 from tests.client import TestClient
 from tests.forked import stop_fork_server
-from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm, wait_until
+from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm, wait_for_change_log
 
 DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
@@ -200,12 +199,8 @@ def _one_off_changes_applied(request: pytest.FixtureRequest) -> Iterator[None]:
         request.getfixturevalue("services") if "services" in request.fixturenames else None
     )
     yield
-    follower = None if services is None else services.db.change_log
-    if services is None or follower is None or follower.position is None:
-        return
-    with services.db.engine.connect() as conn:
-        newest = conn.execute(select(func.max(ChangeLogEntry.id))).scalar() or 0
-    wait_until(lambda: (follower.position or 0) >= newest, timeout=10, interval=0.01)
+    if services is not None:
+        wait_for_change_log(services)
 
 
 @pytest.fixture

@@ -15,12 +15,14 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import func, select
 
 from palaver.actions.realm import do_create_realm
 from palaver.actions.users import do_create_user
 from palaver.events.types import validate_event
 from palaver.lib.realm import realm_email_host
 from palaver.models import BotType, Realm, Role, UserProfile
+from palaver.models.change_log import ChangeLogEntry
 from palaver.services import Services
 from palaver.timeutil import utcnow
 from tests.client import TestClient
@@ -331,3 +333,15 @@ async def until(condition: Callable[[], object], timeout: float = UNTIL_TIMEOUT)
     while not condition():
         assert time.monotonic() < deadline, f"not met within {timeout} s"
         await asyncio.sleep(0.002)
+
+
+def wait_for_change_log(services: Services, timeout: float = 10) -> None:
+    """Until ``services``' serving app has applied every change one-off processes committed
+    to its database (it follows the change log a few times a second: events/change_log.py);
+    at once when no app of it follows the log."""
+    follower = services.db.change_log
+    if follower is None or follower.position is None:
+        return
+    with services.db.engine.connect() as conn:
+        newest = conn.execute(select(func.max(ChangeLogEntry.id))).scalar() or 0
+    wait_until(lambda: (follower.position or 0) >= newest, timeout=timeout, interval=0.01)

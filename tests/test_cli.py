@@ -29,6 +29,7 @@ from palaver.models import UserProfile
 from palaver.services import Services
 from tests.client import TestClient
 from tests.forked import run_forked
+from tests.helpers import wait_for_change_log
 
 # What the test settings (tests/conftest.py) serve realms under.
 EXTERNAL_URL = "http://palaver.test"
@@ -70,9 +71,12 @@ class Cli:
     Commands are written as shell command lines (``shlex`` rules) for readability.
     """
 
-    def __init__(self, capsys: pytest.CaptureFixture[str], database_url: str) -> None:
+    def __init__(
+        self, capsys: pytest.CaptureFixture[str], database_url: str, services: Services | None = None
+    ) -> None:
         self.capsys = capsys
         self.database_url = database_url
+        self.services = services
 
     def raw(self, line: str) -> Result:
         """Runs exactly this command line."""
@@ -83,6 +87,10 @@ class Cli:
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
         captured = self.capsys.readouterr()
+        # What it changed has reached the session's app, as it reaches a running server,
+        # before the test goes on (and its events do not arrive in the middle of the next step).
+        if self.services is not None:
+            wait_for_change_log(self.services)
         return Result(code, captured.out, captured.err)
 
     def __call__(self, line: str) -> Result:
@@ -113,7 +121,7 @@ def expect_clean_failure(result: Result) -> str:
 @pytest.fixture
 def cli(cli_env: Path, capsys: pytest.CaptureFixture[str], database_url: str, services: Services) -> Cli:
     # `services` has migrated the session database already.
-    return Cli(capsys, database_url)
+    return Cli(capsys, database_url, services)
 
 
 @dataclass
