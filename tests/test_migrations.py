@@ -171,11 +171,11 @@ def test_the_models_flag_the_tables_the_migrations_rebuilt() -> None:
     flagged = {
         name for name, table in Base.metadata.tables.items() if table.kwargs.get("sqlite_autoincrement")
     }
-    # The change log is made with AUTOINCREMENT by its own migration (0029).
+    # The change log is made with AUTOINCREMENT by its own migration (0030).
     assert flagged == {"message", *IDS_NEVER_REUSED.TABLES, "change_log"}
 
 
-def test_0029_the_change_log_never_reuses_ids(tmp_path: Path) -> None:
+def test_0030_the_change_log_never_reuses_ids(tmp_path: Path) -> None:
     """A follower's position is an ID: deleting every row must not hand one out again."""
     path = tmp_path / "palaver.db"
     with sqlite_services(tmp_path) as services:

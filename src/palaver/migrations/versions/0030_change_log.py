@@ -6,8 +6,8 @@ writes what changed and the events to deliver in ``change_log``, in the same tra
 the change; the server follows the table. AUTOINCREMENT on SQLite: old rows are deleted,
 and a follower's position must never see an ID again.
 
-Revision ID: 0029_change_log
-Revises: 0028_passkeys
+Revision ID: 0030_change_log
+Revises: 0029_table_alignment_classes
 Create Date: 2026-12-01 22:00:00.000000
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0029_change_log"
-down_revision: str | Sequence[str] | None = "0028_passkeys"
+revision: str = "0030_change_log"
+down_revision: str | Sequence[str] | None = "0029_table_alignment_classes"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
