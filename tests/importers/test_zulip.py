@@ -53,6 +53,9 @@ def test_zulip_export_imports(run_import: RunImport, tmp_path: Path) -> None:
     assert by_name["Verona private"]["invite_only"] is True
     assert by_name["Verona private"]["history_public_to_subscribers"] is False
     assert by_name["Old times"]["is_archived"] is True
+    assert by_name["Public square"]["is_web_public"] is True  # the organization allows spectators, as it did
+    settings = assert_json_success(api.post(iago, "register", {"fetch_event_types": '["realm"]'}))
+    assert settings["realm_invite_required"] is True and settings["realm_waiting_period_threshold"] == 3
     subs = {
         s["name"]: s for s in assert_json_success(api.get(hamlet, "users/me/subscriptions"))["subscriptions"]
     }

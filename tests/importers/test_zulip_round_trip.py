@@ -93,7 +93,18 @@ def normal_form(path: Path) -> dict[str, Any]:
         return sorted(emails[u] for u in orjson.loads(value)) if f["field_type"] == 6 else value
 
     return {
-        "realm": {k: realm["zerver_realm"][0][k] for k in ("name", "description")},
+        "realm": {
+            k: realm["zerver_realm"][0][k]
+            for k in (
+                "name",
+                "description",
+                "invite_required",
+                "enable_spectator_access",
+                "waiting_period_threshold",
+                "default_language",
+                "message_content_edit_limit_seconds",
+            )
+        },
         "users": {
             u["delivery_email"]: {
                 "full_name": u["full_name"],

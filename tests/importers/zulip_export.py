@@ -30,6 +30,7 @@ STREAMS = {  # id: (name, recipient, invite_only, history_public, deactivated, d
     20: ("Denmark", 120, False, True, False, "A city in Shakespeare"),
     21: ("Verona private", 121, True, False, False, "Only the few"),
     22: ("Old times", 122, False, True, True, ""),
+    23: ("Public square", 123, False, True, False, "Readable without an account"),
 }
 HUDDLE_RECIPIENT = 130
 
@@ -171,6 +172,11 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
                 "description": "The Zulip development environment",
                 "date_created": T0 - 86400 * 60,
                 "deactivated": False,
+                "invite_required": True,
+                "enable_spectator_access": True,
+                "waiting_period_threshold": 3,
+                "default_language": "de",
+                "message_content_edit_limit_seconds": 3600,
             }
         ],
         "zerver_userprofile": [user_row(u) for u in USERS],
@@ -186,7 +192,7 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
                 "description": description,
                 "invite_only": invite_only,
                 "history_public_to_subscribers": history_public,
-                "is_web_public": False,
+                "is_web_public": sid == 23,
                 "deactivated": deactivated,
                 "date_created": T0 - 86400 * 10,
                 "creator": 5,

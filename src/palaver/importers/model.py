@@ -22,6 +22,20 @@ from palaver.models import Role
 _NAME_FORBIDDEN = re.compile(r'[*`\\>"@]')
 
 
+# Organization settings carried between Palaver and Zulip's export (both name them alike).
+REALM_SETTINGS = (
+    "invite_required",
+    "emails_restricted_to_domains",
+    "waiting_period_threshold",
+    "default_language",
+    "enable_spectator_access",
+    "allow_message_editing",
+    "allow_edit_history",
+    "message_content_edit_limit_seconds",
+    "mandatory_topics",
+)
+
+
 def from_timestamp(value: Any) -> datetime | None:
     """UNIX seconds (a number or numeric text) as the naive UTC datetime the server stores."""
     try:
@@ -172,6 +186,8 @@ class ImportSource:
     # (pattern, URL template) pairs.
     linkifiers: list[tuple[str, str]] = field(default_factory=list)
     description: str = ""
+    # Organization settings the source shares with Palaver, by Zulip's names (REALM_SETTINGS).
+    realm_settings: dict[str, Any] = field(default_factory=dict)
     # Rough number of messages, for the progress bar (0 when unknown).
     message_estimate: int = 0
 

@@ -36,6 +36,7 @@ from palaver.actions.user_groups import NewUserGroup, do_create_user_group
 from palaver.actions.users import ProfileDataChange, do_update_user_custom_profile_data
 from palaver.db import transaction
 from palaver.importers.model import (
+    REALM_SETTINGS,
     ImportedChannel,
     ImportedFile,
     ImportedMessage,
@@ -177,6 +178,9 @@ class _Writer:
             default_channels=False,
         )
         self.realm, self.owner = realm, owner
+        for setting, value in self.source.realm_settings.items():
+            if setting in REALM_SETTINGS and isinstance(value, type(getattr(realm, setting))):
+                setattr(realm, setting, value)
         self.realm_url = realm_url(self.services.settings, realm)
         owner.timezone = owner_spec.timezone
         owner.is_imported_stub = True
@@ -303,16 +307,24 @@ class _Writer:
             name = f"{base} ({n})"
         taken.add(name_key(name))
         description = " ".join(spec.description.split())[:MAX_DESCRIPTION_LENGTH]
-        stream = do_create_channel(
-            self.session,
-            self.owner,
-            NewChannel(
-                name=name,
-                description=description,
-                invite_only=spec.invite_only,
-                history_public_to_subscribers=spec.history_public_to_subscribers,
-            ),
+        new = NewChannel(
+            name=name,
+            description=description,
+            invite_only=spec.invite_only,
+            history_public_to_subscribers=spec.history_public_to_subscribers,
+            is_web_public=spec.is_web_public,
         )
+        stream = None
+        if spec.is_web_public:
+            # The new organization's settings may not allow web-public channels.
+            stream = self._attempt(
+                "web-public channel (imported as public)",
+                spec.key,
+                functools.partial(do_create_channel, self.session, self.owner, new),
+            )
+            new.is_web_public = False
+        if stream is None:
+            stream = do_create_channel(self.session, self.owner, new)
         if spec.date_created is not None:
             stream.date_created = spec.date_created
         if spec.creator is not None and spec.creator in self.user_ids:

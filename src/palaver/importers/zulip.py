@@ -27,6 +27,7 @@ import orjson
 
 from palaver.importers.bundle import Bundle
 from palaver.importers.model import (
+    REALM_SETTINGS,
     ImportedChannel,
     ImportedEmoji,
     ImportedFile,
@@ -111,6 +112,7 @@ def read_zulip(bundle: Bundle) -> ImportSource:
         source="zulip",
         name=str(realm.get("name") or realm.get("string_id") or "Imported from Zulip"),
         description=str(realm.get("description") or ""),
+        realm_settings={k: realm[k] for k in REALM_SETTINGS if realm.get(k) is not None},
         users=users,
         channels=channels,
         emoji=_emoji(bundle, report),

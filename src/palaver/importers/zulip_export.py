@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, select
 
+from palaver.importers.model import REALM_SETTINGS
 from palaver.lib.avatars import uploaded_avatar_key
 from palaver.lib.realm_emoji import emoji_storage_key
 from palaver.lib.storage import FileStorage, make_storage
@@ -131,6 +132,7 @@ class _Writer:
                     "description": realm["description"],
                     "date_created": _ts(realm["date_created"]),
                     "deactivated": realm["deactivated"],
+                    **{k: realm[k] for k in REALM_SETTINGS if k in realm},
                 }
             ],
             "zerver_client": [{"id": CLIENT_ID, "name": "palaver"}],
