@@ -61,7 +61,8 @@ def cmd_push_register(args: argparse.Namespace) -> None:
             try:
                 created = client.register_server(hostname, args.contact_email)
             except PushServiceError as e:
-                raise CliError(f"the push service refused the registration: {e}") from None
+                what = "could not register with the push service" if e.retry else "the push service refused"
+                raise CliError(f"{what}: {e}") from None
             with services.db.session() as session:
                 do_save_push_registration(
                     session,
