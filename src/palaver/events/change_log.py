@@ -83,13 +83,16 @@ class ChangeLogFollower:
         # One reader at a time (two apps may share one Database): each row is applied once.
         self._lock = threading.Lock()
 
-    def start(self) -> None:
-        """From the newest row on: what came before predates everything this process holds.
-        Once started, a follower keeps its position (a second app on the same database)."""
+    def start(self, after: int | None = None) -> None:
+        """From the newest row on: what came before predates everything this process holds;
+        or from ``after``, where this server stopped (its saved queues are restored, and must
+        hear what was committed meanwhile). Once started, a follower keeps its position (a
+        second app on the same database)."""
         if self.position is not None:
             return
         with self._engine.connect() as conn:
-            self.position = conn.execute(select(func.max(ChangeLogEntry.id))).scalar() or 0
+            newest = conn.execute(select(func.max(ChangeLogEntry.id))).scalar() or 0
+        self.position = newest if after is None else min(after, newest)
 
     def poll(self) -> int:
         """Apply the rows committed since the last call; how many there were."""
