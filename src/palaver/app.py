@@ -35,6 +35,7 @@ from palaver.api.user_content import UserContentOrigin
 from palaver.api.webhooks import webhook_routes
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
+from palaver.lib.i18n import AcceptLanguageMiddleware
 from palaver.lib.logs import configure_logging
 from palaver.openapi.routes import openapi_routes
 from palaver.operations import install_operations
@@ -365,6 +366,8 @@ def create_app(
     install_operations(app, services, long_polls, DirectApi([api_table, browser_table]))
     # The sign-in pages, single sign-on, the app shell at / and its static files (web/).
     pages = build_pages(services)
+    # Server-rendered pages start in the browser's language (lib/i18n.py).
+    app.add_middleware(AcceptLanguageMiddleware)
     app.router.routes.extend(sso_routes(pages))
     app.router.routes.extend(two_factor_routes(pages))
     app.router.routes.extend(passkey_routes(pages))

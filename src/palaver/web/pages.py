@@ -37,6 +37,7 @@ from palaver.lib.exceptions import (
     RealmDeactivatedError,
     UserDeactivatedError,
 )
+from palaver.lib.i18n import client_catalog_json, install, set_request_language
 from palaver.lib.realm import get_realm_by_string_id, realm_url, subdomain_for_host
 from palaver.lib.two_factor import GUARDED_METHODS, TRUSTED_COOKIE, confirmed_device, is_trusted_browser
 from palaver.lib.web_sessions import (
@@ -137,6 +138,7 @@ def _login_page(
     next_path: str = "/",
     mobile_flow_otp: str | None = None,
 ) -> HTMLResponse:
+    set_request_language(realm_language=realm.default_language)
     settings = pages.services.settings
     enabled = enabled_methods(settings, realm)
     response = pages.render(
@@ -169,7 +171,9 @@ def _login_page(
 
 
 def _app_page(pages: Pages, realm: Realm, user: UserProfile, csrf: str) -> HTMLResponse:
+    language = set_request_language(user.default_language, realm.default_language)
     context = {
+        "catalog": client_catalog_json(language),
         "static_url": pages.static.url,
         "csrf_token": csrf,
         "realm_name": realm.name,
@@ -420,6 +424,7 @@ def build_pages(services: Services) -> Pages:
     templates = Environment(
         loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(default=True), auto_reload=False
     )
+    install(templates)
     templates.globals["static_url"] = static.url
     templates.globals["static_exists"] = static.exists
     return Pages(services, templates, static)

@@ -11,6 +11,7 @@ from starlette.responses import HTMLResponse
 
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.i18n import gettext, install, set_request_language
 from palaver.lib.realm import get_realm_for_host, realm_url
 from palaver.models import Realm
 
@@ -19,11 +20,13 @@ MIN_PASSWORD_LENGTH = 6
 
 @lru_cache(maxsize=1)
 def _environment() -> Environment:
-    return Environment(
+    environment = Environment(
         loader=PackageLoader("palaver", "templates"),
         autoescape=select_autoescape(["html"]),
         undefined=StrictUndefined,
     )
+    install(environment)
+    return environment
 
 
 def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -59,11 +62,18 @@ def realm_or_page(session: Session, settings: Settings, host: str) -> Realm | HT
         realm = get_realm_for_host(session, settings, host)
     except JsonableError:
         return message_page(
-            "Palaver", "No organization here", "There is no organization at this URL.", status=404
+            "Palaver",
+            gettext("No organization here"),
+            gettext("There is no organization at this URL."),
+            status=404,
         )
+    set_request_language(realm_language=realm.default_language)
     if realm.deactivated:
         return message_page(
-            realm.name, "Organization deactivated", "This organization is deactivated.", status=403
+            realm.name,
+            gettext("Organization deactivated"),
+            gettext("This organization is deactivated."),
+            status=403,
         )
     return realm
 

@@ -32,7 +32,9 @@ from palaver.lib.email.outbox import (
     prune_done_emails,
 )
 from palaver.lib.email.transport import EmailTransport, make_transport
+from palaver.lib.i18n import use_language
 from palaver.lib.realm import realm_url
+from palaver.lib.users import get_user_by_delivery_email
 from palaver.models import Realm
 from palaver.models.email_outbox import EmailOutbox
 from palaver.services import Services
@@ -56,6 +58,17 @@ def template_context(session: Session, settings: Settings, row: EmailOutbox) -> 
     context["realm_name"] = realm.name if realm is not None else "Palaver"
     context["realm_url"] = realm_url(settings, realm) if realm is not None else settings.external_url
     return context
+
+
+def recipient_language(session: Session, row: EmailOutbox) -> str:
+    """The language an email is written in: its recipient's, else its organization's."""
+    if row.realm_id is None:
+        return "en"
+    user = get_user_by_delivery_email(session, row.realm_id, row.to_address)
+    if user is not None:
+        return user.default_language
+    realm = session.get(Realm, row.realm_id)
+    return realm.default_language if realm is not None else "en"
 
 
 class EmailWorker(BackgroundWorker):
@@ -121,15 +134,16 @@ class EmailWorker(BackgroundWorker):
         assert row is not None
         attempts, to_address = row.attempts, row.to_address
         try:
-            message = build_email(
-                settings,
-                to=to_address,
-                template=row.template,
-                context=template_context(session, settings, row),
-                now=now,
-                from_name=row.from_name,
-                reply_to=row.reply_to,
-            )
+            with use_language(recipient_language(session, row)):
+                message = build_email(
+                    settings,
+                    to=to_address,
+                    template=row.template,
+                    context=template_context(session, settings, row),
+                    now=now,
+                    from_name=row.from_name,
+                    reply_to=row.reply_to,
+                )
             session.rollback()
             # Outside any transaction: the SMTP conversation may take seconds.
             self.transport.send(message, f"{now:%Y%m%dT%H%M%S}-{email_id}")

@@ -59,7 +59,7 @@ def test_weekly_digest_for_away_users(
     [digest] = smtp_server.to(realm.hamlet.email)
     assert digest["Subject"] == "Test Organization this week: 2 active topics"
     text, html = parts(digest)
-    assert "#Verona > plans: 3 messages" in text and "#Verona > misc: 1 messages" in text
+    assert "#Verona > plans: 3 messages" in text and "#Verona > misc: 1 message\r\n" in text
     assert any("/#narrow/channel/" in u and u.endswith("/topic/plans") for u in links(text))
     assert "#Verona &gt; plans" in html
     assert smtp_server.to(realm.othello.email) == []

@@ -19,11 +19,12 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from palaver.config import Settings
+from palaver.lib.i18n import install
 
 
 @lru_cache(maxsize=1)
 def _environment() -> Environment:
-    return Environment(
+    environment = Environment(
         loader=PackageLoader("palaver", "templates"),
         autoescape=select_autoescape(["html"]),
         undefined=StrictUndefined,
@@ -31,6 +32,8 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    install(environment)
+    return environment
 
 
 def server_domain(settings: Settings) -> str:

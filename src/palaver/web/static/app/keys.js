@@ -3,6 +3,7 @@
 import { closeEmojiPicker } from "./views/emoji_picker.js";
 import { closeMenu } from "./views/menus.js";
 import { h, trapFocus } from "./views/dom.js";
+import { t } from "./i18n.js";
 
 function typingInField(target) {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
@@ -83,8 +84,8 @@ export function showShortcuts() {
   const list = h("dl", { class: "shortcuts" }, ...SHORTCUTS.flatMap(([key, what]) => [h("dt", {}, h("kbd", { text: key })), h("dd", { text: what })]));
   const overlay = h("div", { class: "overlay" },
     h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "shortcuts-title" },
-      h("h2", { id: "shortcuts-title", text: "Keyboard shortcuts" }), list,
-      h("div", { class: "dialog-buttons" }, h("button", { type: "button", text: "Close", onclick: close }))));
+      h("h2", { id: "shortcuts-title", text: t("Keyboard shortcuts") }), list,
+      h("div", { class: "dialog-buttons" }, h("button", { type: "button", text: t("Close"), onclick: close }))));
   trapFocus(overlay);
   document.body.append(overlay);
   overlay.querySelector("button").focus();

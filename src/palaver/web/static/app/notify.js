@@ -1,6 +1,7 @@
 // The page title's unread count, and desktop notifications for DMs and mentions.
 
 import { h } from "./views/dom.js";
+import { t } from "./i18n.js";
 
 const ASKED_KEY = "palaver.notifications-asked";
 
@@ -75,9 +76,9 @@ export function offerNotifications(container) {
     localStorage.setItem(ASKED_KEY, "1");
     banner.remove();
   };
-  const banner = h("div", { class: "banner", role: "region", "aria-label": "Notifications" },
-    h("span", { text: "Get desktop notifications for direct messages and mentions?" }),
-    h("button", { type: "button", class: "primary", text: "Enable", onclick: () => Notification.requestPermission().finally(done) }),
-    h("button", { type: "button", text: "Not now", onclick: done }));
+  const banner = h("div", { class: "banner", role: "region", "aria-label": t("Notifications") },
+    h("span", { text: t("Get desktop notifications for direct messages and mentions?") }),
+    h("button", { type: "button", class: "primary", text: t("Enable"), onclick: () => Notification.requestPermission().finally(done) }),
+    h("button", { type: "button", text: t("Not now"), onclick: done }));
   container.prepend(banner);
 }

@@ -97,12 +97,12 @@ export class MessageActions {
       return;
     }
     const content = article.querySelector(".msg-content");
-    const textarea = h("textarea", { class: "edit-box", "aria-label": "Edit message", value: raw, rows: Math.min(12, raw.split("\n").length + 1) });
+    const textarea = h("textarea", { class: "edit-box", "aria-label": t("Edit message"), value: raw, rows: Math.min(12, raw.split("\n").length + 1) });
     const cancel = () => {
       this.app.feed.editing = null;
       this.app.feed.updateMessage(id);
     };
-    const saveButton = h("button", { type: "submit", class: "primary", text: "Save" });
+    const saveButton = h("button", { type: "submit", class: "primary", text: t("Save") });
     const saving = (on) => {
       textarea.readOnly = on;
       saveButton.disabled = on;
@@ -131,7 +131,7 @@ export class MessageActions {
     const form = h("form", { class: "edit-form" }, textarea,
       h("div", { class: "edit-buttons" },
         saveButton,
-        h("button", { type: "button", text: "Cancel", onclick: cancel })));
+        h("button", { type: "button", text: t("Cancel"), onclick: cancel })));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       save();
@@ -186,18 +186,18 @@ export class MessageActions {
     const channel = h("select", { id: "move-channel", disabled: !perms.canMoveChannel(message) });
     for (const sub of state.subs.sorted()) channel.append(h("option", { value: sub.stream_id, text: sub.name, selected: sub.stream_id === message.stream_id }));
     const mode = h("select", { id: "move-mode" },
-      h("option", { value: "change_all", text: "All messages in the topic" }),
-      h("option", { value: "change_later", text: "This and later messages" }),
-      h("option", { value: "change_one", text: "Only this message" }));
+      h("option", { value: "change_all", text: t("All messages in the topic") }),
+      h("option", { value: "change_later", text: t("This and later messages") }),
+      h("option", { value: "change_one", text: t("Only this message") }));
     const close = () => overlay.remove();
     const form = h("form", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "move-title" },
-      h("h2", { id: "move-title", text: "Move messages" }),
-      h("label", { for: "move-channel", text: "Channel" }), channel,
-      h("label", { for: "move-topic", text: "Topic" }), topic,
-      h("label", { for: "move-mode", text: "Move" }), mode,
+      h("h2", { id: "move-title", text: t("Move messages") }),
+      h("label", { for: "move-channel", text: t("Channel") }), channel,
+      h("label", { for: "move-topic", text: t("Topic") }), topic,
+      h("label", { for: "move-mode", text: t("Move") }), mode,
       h("div", { class: "dialog-buttons" },
-        h("button", { type: "submit", class: "primary", text: "Move" }),
-        h("button", { type: "button", text: "Cancel", onclick: close })));
+        h("button", { type: "submit", class: "primary", text: t("Move") }),
+        h("button", { type: "button", text: t("Cancel"), onclick: close })));
     const overlay = h("div", { class: "overlay" }, form);
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
@@ -221,12 +221,12 @@ export class MessageActions {
     const description = h("textarea", { id: "report-description", rows: 4, maxlength: 1000 });
     const close = () => overlay.remove();
     const form = h("form", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "report-title" },
-      h("h2", { id: "report-title", text: "Report message" }),
-      h("label", { for: "report-type", text: "Reason" }), reason,
-      h("label", { for: "report-description", text: "Description" }), description,
+      h("h2", { id: "report-title", text: t("Report message") }),
+      h("label", { for: "report-type", text: t("Reason") }), reason,
+      h("label", { for: "report-description", text: t("Description") }), description,
       h("div", { class: "dialog-buttons" },
-        h("button", { type: "submit", class: "primary", text: "Report" }),
-        h("button", { type: "button", text: "Cancel", onclick: close })));
+        h("button", { type: "submit", class: "primary", text: t("Report") }),
+        h("button", { type: "button", text: t("Cancel"), onclick: close })));
     const overlay = h("div", { class: "overlay" }, form);
     form.addEventListener("submit", async (event) => {
       event.preventDefault();

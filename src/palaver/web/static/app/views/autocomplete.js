@@ -3,6 +3,7 @@
 
 import { h, clear, unicodeEmoji } from "./dom.js";
 import { loadEmojiNames } from "./emoji_picker.js";
+import { t } from "../i18n.js";
 
 // The token being typed just before the caret, if it starts with a trigger character.
 export function currentToken(text, caret) {
@@ -21,7 +22,7 @@ export class Autocomplete {
     this.items = [];
     this.index = 0;
     this.token = null;
-    this.box = h("ul", { id: "compose-typeahead", class: "typeahead", role: "listbox", "aria-label": "Suggestions", hidden: true });
+    this.box = h("ul", { id: "compose-typeahead", class: "typeahead", role: "listbox", "aria-label": t("Suggestions"), hidden: true });
     textarea.setAttribute("aria-controls", "compose-typeahead");
     textarea.setAttribute("aria-autocomplete", "list");
     textarea.addEventListener("input", () => this.update());

@@ -28,17 +28,17 @@ export class Compose {
 
   build() {
     this.channel = h("select", { id: "compose-channel", onchange: () => this.onRecipientChange() });
-    this.topic = h("input", { id: "compose-topic", type: "text", list: "compose-topics", autocomplete: "off", placeholder: "Topic", onchange: () => this.onRecipientChange() });
+    this.topic = h("input", { id: "compose-topic", type: "text", list: "compose-topics", autocomplete: "off", placeholder: t("Topic"), onchange: () => this.onRecipientChange() });
     this.topics = h("datalist", { id: "compose-topics" });
-    this.to = h("input", { id: "compose-to", type: "text", list: "compose-people", autocomplete: "off", placeholder: "Names or emails, separated by commas" });
+    this.to = h("input", { id: "compose-to", type: "text", list: "compose-people", autocomplete: "off", placeholder: t("Names or emails, separated by commas") });
     this.people = h("datalist", { id: "compose-people" });
     this.streamFields = h("div", { class: "compose-fields" },
-      h("label", { for: "compose-channel", class: "field-label", text: "Channel" }), this.channel,
-      h("label", { for: "compose-topic", class: "field-label", text: "Topic" }), this.topic, this.topics);
+      h("label", { for: "compose-channel", class: "field-label", text: t("Channel") }), this.channel,
+      h("label", { for: "compose-topic", class: "field-label", text: t("Topic") }), this.topic, this.topics);
     this.dmFields = h("div", { class: "compose-fields", hidden: true },
-      h("label", { for: "compose-to", class: "field-label", text: "To" }), this.to, this.people);
+      h("label", { for: "compose-to", class: "field-label", text: t("To") }), this.to, this.people);
     this.modeButton = h("button", { type: "button", class: "link-button", onclick: () => this.setMode(this.mode === "stream" ? "dm" : "stream") });
-    this.content = h("textarea", { id: "compose-content", rows: 2, placeholder: "Message (Enter to send, Shift+Enter for a new line)", "aria-describedby": "compose-hint" });
+    this.content = h("textarea", { id: "compose-content", rows: 2, placeholder: t("Message (Enter to send, Shift+Enter for a new line)"), "aria-describedby": "compose-hint" });
     this.autocomplete = new Autocomplete(this.app, this.content);
     this.file = h("input", { type: "file", id: "compose-file", multiple: true, class: "visually-hidden", tabindex: "-1", "aria-hidden": "true" });
     this.file.addEventListener("change", () => {
@@ -46,19 +46,19 @@ export class Compose {
       this.file.value = "";
     });
     this.draftsButton = h("button", { type: "button", class: "link-button", "aria-haspopup": "dialog", onclick: () => this.openDrafts() });
-    this.form = h("form", { class: "compose-form", "aria-label": "Compose a message" },
+    this.form = h("form", { class: "compose-form", "aria-label": t("Compose a message") },
       h("div", { class: "compose-recipient" }, this.streamFields, this.dmFields, this.modeButton),
       toolbar(this),
       h("div", { class: "compose-body" }, this.autocomplete.box,
-        h("label", { for: "compose-content", class: "visually-hidden", text: "Message" }), this.content,
+        h("label", { for: "compose-content", class: "visually-hidden", text: t("Message") }), this.content,
         this.preview = h("div", { class: "compose-preview rendered", hidden: true, "aria-live": "polite", "aria-label": t("Preview") })),
       h("div", { class: "compose-actions" },
         this.file,
-        h("button", { type: "button", class: "attach-button", title: "Attach files (or drop or paste them)", text: "Attach files", onclick: () => this.file.click() }),
+        h("button", { type: "button", class: "attach-button", title: t("Attach files (or drop or paste them)"), text: t("Attach files"), onclick: () => this.file.click() }),
         this.draftsButton,
-        h("span", { id: "compose-hint", class: "hint", text: "Enter sends · Shift+Enter new line" }),
+        h("span", { id: "compose-hint", class: "hint", text: t("Enter sends · Shift+Enter new line") }),
         this.scheduledButton = h("button", { type: "button", class: "link-button", hidden: true, "aria-haspopup": "dialog", onclick: () => import("./compose_extra.js").then((m) => m.openScheduled(this)) }),
-        this.sendButton = h("button", { type: "submit", class: "primary", text: "Send" }),
+        this.sendButton = h("button", { type: "submit", class: "primary", text: t("Send") }),
         h("button", { type: "button", class: "send-later", "aria-label": t("Send later…"), title: t("Send later…"), "aria-haspopup": "dialog", text: t("Later"),
           onclick: () => import("./compose_extra.js").then((m) => m.openSchedule(this)) })));
     // Sends on their way: the message shows once the server has it, so until then the
@@ -387,11 +387,11 @@ export class Compose {
           else this.start("dm", { userIds: dmKeyIds(d.to, state.myId), content: d.content });
           this.draftId = d.id;
         } }, h("strong", { text: where }), h("span", { text: d.content.slice(0, 80) })),
-        h("button", { type: "button", class: "icon-button", "aria-label": "Delete draft", text: "🗑", onclick: () => this.app.api.del(`/drafts/${d.id}`).then(close).catch((e) => this.app.showError(e)) })));
+        h("button", { type: "button", class: "icon-button", "aria-label": t("Delete draft"), text: "🗑", onclick: () => this.app.api.del(`/drafts/${d.id}`).then(close).catch((e) => this.app.showError(e)) })));
     }
-    if (!items.length) list.append(h("li", { class: "side-empty", text: "No drafts" }));
-    const dialog = h("div", { class: "popover drafts", role: "dialog", "aria-label": "Drafts" }, h("h2", { text: "Drafts" }), list,
-      h("button", { type: "button", text: "Close", onclick: close }));
+    if (!items.length) list.append(h("li", { class: "side-empty", text: t("No drafts") }));
+    const dialog = h("div", { class: "popover drafts", role: "dialog", "aria-label": t("Drafts") }, h("h2", { text: t("Drafts") }), list,
+      h("button", { type: "button", text: t("Close"), onclick: close }));
     dialog.addEventListener("keydown", (event) => event.key === "Escape" && close());
     document.body.append(dialog);
     placeNear(dialog, this.draftsButton);

@@ -2,6 +2,7 @@
 // server's own table) is fetched the first time it is needed, so it costs nothing at load.
 
 import { h, clear, emojiImage } from "./dom.js";
+import { t } from "../i18n.js";
 
 let namesPromise = null;
 
@@ -23,9 +24,9 @@ const POPULAR = ["+1", "tada", "heart", "joy", "smile", "slight_smile", "thinkin
 // Opens a picker next to `anchor`; onPick({emoji_name, emoji_code, reaction_type}).
 export function openEmojiPicker(app, anchor, onPick) {
   closeEmojiPicker();
-  const search = h("input", { type: "search", class: "picker-search", placeholder: "Search emoji", "aria-label": "Search emoji" });
-  const grid = h("div", { class: "picker-grid", role: "group", "aria-label": "Emoji" });
-  const dialog = h("div", { id: "emoji-picker", class: "popover picker", role: "dialog", "aria-label": "Choose an emoji" }, search, grid);
+  const search = h("input", { type: "search", class: "picker-search", placeholder: t("Search emoji"), "aria-label": t("Search emoji") });
+  const grid = h("div", { class: "picker-grid", role: "group", "aria-label": t("Emoji") });
+  const dialog = h("div", { id: "emoji-picker", class: "popover picker", role: "dialog", "aria-label": t("Choose an emoji") }, search, grid);
   const pick = (choice) => {
     closeEmojiPicker();
     onPick(choice);
@@ -51,7 +52,7 @@ export function openEmojiPicker(app, anchor, onPick) {
     for (const [name, code] of chosen) {
       grid.append(h("button", { type: "button", class: "picker-emoji", title: `:${name}:`, "aria-label": name, onclick: () => pick({ emoji_name: name, emoji_code: code, reaction_type: "unicode_emoji" }) }, emojiImage(code, name)));
     }
-    if (!grid.children.length) grid.append(h("p", { class: "picker-empty", text: "No emoji found" }));
+    if (!grid.children.length) grid.append(h("p", { class: "picker-empty", text: t("No emoji found") }));
   };
   search.addEventListener("input", draw);
   dialog.addEventListener("keydown", (event) => {

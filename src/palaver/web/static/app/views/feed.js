@@ -194,7 +194,7 @@ export class FeedView {
     const list = this.list;
     const fragment = document.createDocumentFragment();
     if (!list) return;
-    if (list.foundOldest && list.ids.length) fragment.append(h("p", { class: "feed-edge", text: "Beginning of this conversation" }));
+    if (list.foundOldest && list.ids.length) fragment.append(h("p", { class: "feed-edge", text: t("Beginning of this conversation") }));
     let group = null;
     let lastKey = null;
     let previous = null;
@@ -250,7 +250,7 @@ export class FeedView {
     }
     const ids = messageDmIds(message, this.state.myId);
     return h("header", { class: "recipient-bar dm" },
-      h("a", { href: narrowToHash([{ operator: "dm", operand: ids, negated: false }], lookup), text: "You and " + this.dmNames(message) }),
+      h("a", { href: narrowToHash([{ operator: "dm", operand: ids, negated: false }], lookup), text: t("You and ") + this.dmNames(message) }),
       day);
   }
 
@@ -295,20 +295,20 @@ export class FeedView {
           statusEmoji(state, message.sender_id)),
         content,
         this.reactionsElement(message)),
-      echo ? h("div", { class: "msg-meta" }, h("span", { class: "sending-note", text: "Sending…" })) : this.metaElement(message, flags.includes("starred")));
+      echo ? h("div", { class: "msg-meta" }, h("span", { class: "sending-note", text: t("Sending…") })) : this.metaElement(message, flags.includes("starred")));
   }
 
   // The toolbar floats just left of the time, so the selected message (whose toolbar stays
   // shown) keeps its time and the recipient bar's day in view.
   metaElement(message, starred) {
-    const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: "Edited " + formatDateTime(message.last_edit_timestamp), text: "(edited)" }) : null;
-    const moved = !edited && message.last_moved_timestamp ? h("span", { class: "edited", text: "(moved)" }) : null;
+    const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: t("Edited ") + formatDateTime(message.last_edit_timestamp), text: t("(edited)") }) : null;
+    const moved = !edited && message.last_moved_timestamp ? h("span", { class: "edited", text: t("(moved)") }) : null;
     return h("div", { class: "msg-meta" },
-      h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" },
-        h("button", { type: "button", class: "icon-button", dataset: { action: "react" }, "aria-label": "Add reaction", title: "Add reaction", text: "☺" }),
+      h("div", { class: "msg-actions", role: "toolbar", "aria-label": t("Message actions") },
+        h("button", { type: "button", class: "icon-button", dataset: { action: "react" }, "aria-label": t("Add reaction"), title: t("Add reaction"), text: "☺" }),
         h("button", { type: "button", class: "icon-button" + (starred ? " on" : ""), dataset: { action: "star" }, "aria-label": starred ? "Unstar" : "Star", "aria-pressed": String(starred), title: starred ? "Unstar (s)" : "Star (s)", text: starred ? "★" : "☆" }),
-        h("button", { type: "button", class: "icon-button", dataset: { action: "menu" }, "aria-label": "More actions", "aria-haspopup": "menu", title: "More actions", text: "⋯" })),
-      starred ? h("span", { class: "star-indicator", title: "Starred", "aria-label": "Starred", text: "★" }) : null,
+        h("button", { type: "button", class: "icon-button", dataset: { action: "menu" }, "aria-label": t("More actions"), "aria-haspopup": "menu", title: t("More actions"), text: "⋯" })),
+      starred ? h("span", { class: "star-indicator", title: t("Starred"), "aria-label": t("Starred"), text: "★" }) : null,
       edited || moved,
       h("time", { datetime: new Date(message.timestamp * 1000).toISOString(), title: formatDateTime(message.timestamp), text: formatTime(message.timestamp) }));
   }
@@ -332,7 +332,7 @@ export class FeedView {
         title: `${names} reacted with :${g.emoji_name}:`, "aria-label": `${g.emoji_name}: ${g.users.length}, ${names}`,
       }, this.emojiGlyph(g), h("span", { class: "reaction-count", text: String(g.users.length) })));
     }
-    box.append(h("button", { type: "button", class: "reaction add-reaction", dataset: { action: "react" }, "aria-label": "Add reaction", text: "+" }));
+    box.append(h("button", { type: "button", class: "reaction add-reaction", dataset: { action: "react" }, "aria-label": t("Add reaction"), text: "+" }));
     return box;
   }
 

@@ -53,7 +53,7 @@ export function renderInbox(app, root) {
     }
     rows.push(list);
   }
-  if (!rows.length) rows.push(h("p", { class: "feed-empty", text: "You have no unread messages. 🎉" }));
+  if (!rows.length) rows.push(h("p", { class: "feed-empty", text: t("You have no unread messages. 🎉") }));
   else rows.unshift(h("div", { class: "overview-tools" }, h("button", { type: "button", class: "link-button", text: t("Mark all as read"), onclick: () => confirmMarkAllRead(app) })));
   clear(root).append(h("div", { class: "overview" }, ...rows));
 }
@@ -63,7 +63,7 @@ export function renderInbox(app, root) {
 const recentFilters = { unread: false, participated: false, muted: false };
 
 export async function renderRecent(app, root, { quiet = false } = {}) {
-  if (!quiet) clear(root).append(h("p", { class: "feed-empty", text: "Loading…" }));
+  if (!quiet) clear(root).append(h("p", { class: "feed-empty", text: t("Loading…") }));
   let messages = [];
   try {
     const data = await app.api.get("/messages", { anchor: "newest", num_before: 300, num_after: 0, narrow: [], apply_markdown: false });
@@ -85,7 +85,7 @@ export async function renderRecent(app, root, { quiet = false } = {}) {
     seen.set(key, { ...entry, last: m.timestamp, senders: new Set([m.sender_id]) });
   }
   const table = h("table", { class: "recent-table" },
-    h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Channel" }), h("th", { scope: "col", text: "Topic" }), h("th", { scope: "col", text: "Participants" }), h("th", { scope: "col", text: "Last message" }))));
+    h("thead", {}, h("tr", {}, h("th", { scope: "col", text: t("Channel") }), h("th", { scope: "col", text: t("Topic") }), h("th", { scope: "col", text: t("Participants") }), h("th", { scope: "col", text: t("Last message") }))));
   const body = h("tbody");
   const counts = app.counts();
   let shown = 0;

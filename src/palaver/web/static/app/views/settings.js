@@ -18,7 +18,7 @@ export function openSettings(app, tab = "profile") {
     ...(admin ? [["users", "Users"], ["organization", "Organization"]] : []),
   ];
   const panel = h("div", { class: "settings-panel", role: "tabpanel", id: "settings-panel", tabindex: "-1" });
-  const tabList = h("div", { class: "settings-tabs", role: "tablist", "aria-label": "Settings sections", "aria-orientation": "vertical" });
+  const tabList = h("div", { class: "settings-tabs", role: "tablist", "aria-label": t("Settings sections"), "aria-orientation": "vertical" });
   const close = () => {
     overlay.remove();
     app.focusFeed();
@@ -53,7 +53,7 @@ export function openSettings(app, tab = "profile") {
   tabList.append(h("form", { method: "post", action: "/accounts/logout/", class: "settings-logout" },
     h("input", { type: "hidden", name: "csrfmiddlewaretoken", value: csrf }),
     h("button", { type: "submit", class: "link-button", text: t("Log out") })));
-  const dialog = h("div", { class: "dialog settings", role: "dialog", "aria-modal": "true", "aria-label": "Settings" }, tabList, panel);
+  const dialog = h("div", { class: "dialog settings", role: "dialog", "aria-modal": "true", "aria-label": t("Settings") }, tabList, panel);
   const overlay = h("div", { class: "overlay", id: "settings-overlay" }, dialog);
   overlay.addEventListener("mousedown", (event) => event.target === overlay && close());
   trapFocus(dialog);
@@ -84,7 +84,7 @@ export async function submit(app, call, success = "Saved") {
 function renderProfile(app, panel) {
   const me = app.state.users.get(app.state.myId) || {};
   const name = h("input", { type: "text", value: me.full_name || "", required: true, maxlength: 60 });
-  const nameForm = h("form", {}, ...field("settings-full-name", "Full name", name), h("button", { type: "submit", class: "primary", text: "Save name" }));
+  const nameForm = h("form", {}, ...field("settings-full-name", "Full name", name), h("button", { type: "submit", class: "primary", text: t("Save name") }));
   nameForm.addEventListener("submit", (event) => {
     event.preventDefault();
     submit(app, () => app.api.patch("/settings", { full_name: name.value.trim() }));
@@ -94,13 +94,13 @@ function renderProfile(app, panel) {
   const passwordForm = h("form", {},
     ...field("settings-old-password", "Current password", oldPassword),
     ...field("settings-new-password", "New password", newPassword),
-    h("button", { type: "submit", class: "primary", text: "Change password" }));
+    h("button", { type: "submit", class: "primary", text: t("Change password") }));
   passwordForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     const done = await submit(app, () => app.api.patch("/settings", { old_password: oldPassword.value, new_password: newPassword.value }), "Password changed");
     if (done) passwordForm.reset();
   });
-  panel.append(h("h2", { text: "Profile" }), h("p", { text: `Email: ${me.email || ""}` }), nameForm, h("h3", { text: "Password" }), passwordForm);
+  panel.append(h("h2", { text: t("Profile") }), h("p", { text: `Email: ${me.email || ""}` }), nameForm, h("h3", { text: t("Password") }), passwordForm);
 }
 
 const NOTIFICATION_SETTINGS = [
@@ -116,10 +116,10 @@ const NOTIFICATION_SETTINGS = [
 function renderPreferences(app, panel) {
   const settings = app.state.settings;
   const scheme = h("select", { onchange: () => submit(app, () => app.api.patch("/settings", { color_scheme: Number(scheme.value) })) },
-    h("option", { value: "1", text: "Automatic (follow the system)", selected: settings.color_scheme === 1 }),
-    h("option", { value: "2", text: "Light", selected: settings.color_scheme === 2 }),
-    h("option", { value: "3", text: "Dark", selected: settings.color_scheme === 3 }));
-  panel.append(h("h2", { text: "Preferences" }), h("h3", { text: "Theme" }), ...field("settings-color-scheme", "Color scheme", scheme), h("h3", { text: "Notifications" }));
+    h("option", { value: "1", text: t("Automatic (follow the system)"), selected: settings.color_scheme === 1 }),
+    h("option", { value: "2", text: t("Light"), selected: settings.color_scheme === 2 }),
+    h("option", { value: "3", text: t("Dark"), selected: settings.color_scheme === 3 }));
+  panel.append(h("h2", { text: t("Preferences") }), h("h3", { text: t("Theme") }), ...field("settings-color-scheme", "Color scheme", scheme), h("h3", { text: t("Notifications") }));
   for (const [key, label] of NOTIFICATION_SETTINGS) {
     if (!(key in settings)) continue;
     const box = h("input", { type: "checkbox", checked: settings[key], id: `setting-${key}` });
@@ -127,7 +127,7 @@ function renderPreferences(app, panel) {
     panel.append(h("div", { class: "row" }, box, h("label", { for: `setting-${key}`, text: label })));
   }
   if ("Notification" in window && Notification.permission === "default") {
-    panel.append(h("button", { type: "button", text: "Allow desktop notifications in this browser", onclick: () => Notification.requestPermission() }));
+    panel.append(h("button", { type: "button", text: t("Allow desktop notifications in this browser"), onclick: () => Notification.requestPermission() }));
   }
 }
 
@@ -135,8 +135,8 @@ function renderAccount(app, panel) {
   const me = app.state.users.get(app.state.myId) || {};
   const password = h("input", { type: "password", autocomplete: "current-password", required: true });
   const result = h("div", { "aria-live": "polite" });
-  const form = h("form", {}, h("p", { text: "Your API key lets programs (bots, integrations, the Zulip apps) act as you. Enter your password to see it." }),
-    ...field("settings-api-password", "Password", password), h("button", { type: "submit", class: "primary", text: "Get API key" }));
+  const form = h("form", {}, h("p", { text: t("Your API key lets programs (bots, integrations, the Zulip apps) act as you. Enter your password to see it.") }),
+    ...field("settings-api-password", "Password", password), h("button", { type: "submit", class: "primary", text: t("Get API key") }));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const data = await submit(app, () => app.api.post("/fetch_api_key", { username: me.delivery_email || me.email, password: password.value }), "");
@@ -146,9 +146,9 @@ function renderAccount(app, panel) {
     const zuliprc = `[api]\nemail=${email}\nkey=${data.api_key}\nsite=${site}\n`;
     const url = URL.createObjectURL(new Blob([zuliprc], { type: "text/plain" }));
     clear(result).append(
-      h("p", { text: "API key:" }), h("p", { class: "api-key", id: "api-key", text: data.api_key }),
-      h("a", { href: url, download: "zuliprc", class: "button-link", text: "Download zuliprc" }));
+      h("p", { text: t("API key:") }), h("p", { class: "api-key", id: "api-key", text: data.api_key }),
+      h("a", { href: url, download: "zuliprc", class: "button-link", text: t("Download zuliprc") }));
     form.remove();
   });
-  panel.append(h("h2", { text: "Account & API key" }), form, result);
+  panel.append(h("h2", { text: t("Account & API key") }), form, result);
 }

@@ -3,10 +3,11 @@
 import { ROLE_NAMES } from "../store/users.js";
 import { h, clear } from "./dom.js";
 import { field, submit } from "./settings.js";
+import { t } from "../i18n.js";
 
 export async function renderUsers(app, panel) {
   const table = h("table", { class: "settings-table" });
-  panel.append(h("h2", { text: "Users" }), table);
+  panel.append(h("h2", { text: t("Users") }), table);
   // Deactivated users are not in the register state: the full list comes from the server.
   let members = [];
   try {
@@ -22,7 +23,7 @@ export async function renderUsers(app, panel) {
       if (Number(value) === 100 && !amOwner) continue;
       role.append(h("option", { value, text: label, selected: Number(value) === user.role }));
     }
-    if (user.role === 100 && !amOwner) role.append(h("option", { value: "100", text: "Owner", selected: true }));
+    if (user.role === 100 && !amOwner) role.append(h("option", { value: "100", text: t("Owner"), selected: true }));
     role.addEventListener("change", () => submit(app, () => app.api.patch(`/users/${user.user_id}`, { role: Number(role.value) }), `${user.full_name} is now ${ROLE_NAMES[role.value]}`));
     const active = user.is_active;
     const toggle = h("button", {
@@ -41,7 +42,7 @@ export async function renderUsers(app, panel) {
     body.append(h("tr", { class: active ? "" : "inactive" },
       h("td", { text: user.full_name }), h("td", { text: user.delivery_email || user.email }), h("td", {}, role), h("td", {}, toggle)));
   }
-  table.append(h("thead", {}, h("tr", {}, h("th", { text: "Name" }), h("th", { text: "Email" }), h("th", { text: "Role" }), h("th", { text: "" }))), body);
+  table.append(h("thead", {}, h("tr", {}, h("th", { text: t("Name") }), h("th", { text: t("Email") }), h("th", { text: t("Role") }), h("th", { text: "" }))), body);
 }
 
 export function renderOrganization(app, panel) {
@@ -54,10 +55,10 @@ export function renderOrganization(app, panel) {
   const form = h("form", {},
     ...field("org-name", "Organization name", name),
     ...field("org-description", "Description", description),
-    h("div", { class: "row" }, inviteRequired, h("label", { for: "org-invite-required", text: "Invitations are required to join" })),
-    h("div", { class: "row" }, editing, h("label", { for: "org-allow-editing", text: "Allow message editing" })),
+    h("div", { class: "row" }, inviteRequired, h("label", { for: "org-invite-required", text: t("Invitations are required to join") })),
+    h("div", { class: "row" }, editing, h("label", { for: "org-allow-editing", text: t("Allow message editing") })),
     ...field("org-edit-limit", "Time limit for editing messages, in minutes (0: no limit)", editLimit),
-    h("button", { type: "submit", class: "primary", text: "Save organization settings" }));
+    h("button", { type: "submit", class: "primary", text: t("Save organization settings") }));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const minutes = Number(editLimit.value);
@@ -69,5 +70,5 @@ export function renderOrganization(app, panel) {
       message_content_edit_limit_seconds: minutes > 0 ? minutes * 60 : "unlimited",
     }));
   });
-  panel.append(h("h2", { text: "Organization" }), form);
+  panel.append(h("h2", { text: t("Organization") }), form);
 }

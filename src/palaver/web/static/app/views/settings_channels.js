@@ -3,9 +3,10 @@
 import { narrowToHash } from "../narrow.js";
 import { h, clear } from "./dom.js";
 import { field, submit } from "./settings.js";
+import { t } from "../i18n.js";
 
 export function renderChannels(app, panel) {
-  const filter = h("input", { type: "search", placeholder: "Find channels" });
+  const filter = h("input", { type: "search", placeholder: t("Find channels") });
   const table = h("table", { class: "settings-table" });
   const draw = () => {
     const q = filter.value.trim().toLowerCase();
@@ -30,7 +31,7 @@ export function renderChannels(app, panel) {
         h("td", { text: stream.description || "" }),
         h("td", {}, toggle)));
     }
-    clear(table).append(h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Channel" }), h("th", { scope: "col", text: "Description" }), h("th", { scope: "col", text: "" }))), body);
+    clear(table).append(h("thead", {}, h("tr", {}, h("th", { scope: "col", text: t("Channel") }), h("th", { scope: "col", text: t("Description") }), h("th", { scope: "col", text: "" }))), body);
   };
   filter.addEventListener("input", draw);
   draw();
@@ -38,21 +39,21 @@ export function renderChannels(app, panel) {
   const name = h("input", { type: "text", required: true, maxlength: app.state.realm.max_stream_name_length || 60 });
   const description = h("input", { type: "text", maxlength: app.state.realm.max_stream_description_length || 1024 });
   const privacy = h("select", {},
-    h("option", { value: "public", text: "Public: anyone in the organization can join" }),
-    h("option", { value: "private-shared", text: "Private, new subscribers see the history" }),
-    h("option", { value: "private", text: "Private, new subscribers see only new messages" }));
+    h("option", { value: "public", text: t("Public: anyone in the organization can join") }),
+    h("option", { value: "private-shared", text: t("Private, new subscribers see the history") }),
+    h("option", { value: "private", text: t("Private, new subscribers see only new messages") }));
   const admins = app.state.groups.find((g) => g.name === "role:administrators");
   const posting = h("select", {},
-    h("option", { value: "", text: "Everyone who can see it" }),
-    admins ? h("option", { value: String(admins.id), text: "Administrators only" }) : null);
+    h("option", { value: "", text: t("Everyone who can see it") }),
+    admins ? h("option", { value: String(admins.id), text: t("Administrators only") }) : null);
   const announce = h("input", { type: "checkbox", id: "new-channel-announce" });
   const form = h("form", {},
     ...field("new-channel-name", "Name", name),
     ...field("new-channel-description", "Description", description),
     ...field("new-channel-privacy", "Who can access it", privacy),
     ...field("new-channel-posting", "Who can post", posting),
-    h("div", { class: "row" }, announce, h("label", { for: "new-channel-announce", text: "Announce the new channel" })),
-    h("button", { type: "submit", class: "primary", text: "Create channel" }));
+    h("div", { class: "row" }, announce, h("label", { for: "new-channel-announce", text: t("Announce the new channel") })),
+    h("button", { type: "submit", class: "primary", text: t("Create channel") }));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const inviteOnly = privacy.value !== "public";
@@ -70,6 +71,6 @@ export function renderChannels(app, panel) {
       setTimeout(draw, 300);
     }
   });
-  panel.append(h("h2", { text: "Channels" }), h("label", { for: "channel-filter", class: "visually-hidden", text: "Find channels" }), filter, table, h("h3", { text: "Create a channel" }), form);
+  panel.append(h("h2", { text: t("Channels") }), h("label", { for: "channel-filter", class: "visually-hidden", text: t("Find channels") }), filter, table, h("h3", { text: t("Create a channel") }), form);
   filter.id = "channel-filter";
 }

@@ -80,18 +80,18 @@ export class Sidebar {
       const names = ids.map((id) => (id === state.myId ? "You" : state.users.name(id))).join(", ");
       dms.append(h("li", {}, link(narrowToHash([{ operator: "dm", operand: ids, negated: false }], lookup), names, counts.byDm.get(key) || 0)));
     }
-    if (!recent.length) dms.append(h("li", { class: "side-empty", text: "No conversations yet" }));
+    if (!recent.length) dms.append(h("li", { class: "side-empty", text: t("No conversations yet") }));
 
     clear(this.root).append(
       views,
       ...(counts.total || counts.mutedByStream.size ? [h("button", { type: "button", class: "link-button mark-all-read", text: t("Mark all as read"), onclick: () => confirmMarkAllRead(this.app) })] : []),
       h("div", { class: "side-heading" },
-        h("h2", { id: "channels-heading", text: "Channels" }),
-        h("button", { type: "button", class: "icon-button", "aria-label": "Browse and create channels", title: "Browse channels", text: "+", onclick: () => this.app.openSettings("channels") })),
+        h("h2", { id: "channels-heading", text: t("Channels") }),
+        h("button", { type: "button", class: "icon-button", "aria-label": t("Browse and create channels"), title: t("Browse channels"), text: "+", onclick: () => this.app.openSettings("channels") })),
       channels,
       h("div", { class: "side-heading" },
-        h("h2", { text: "Direct messages" }),
-        h("button", { type: "button", class: "icon-button", "aria-label": "New direct message", title: "New direct message (x)", text: "+", onclick: () => this.app.compose.start("dm") })),
+        h("h2", { text: t("Direct messages") }),
+        h("button", { type: "button", class: "icon-button", "aria-label": t("New direct message"), title: t("New direct message (x)"), text: "+", onclick: () => this.app.compose.start("dm") })),
       dms);
   }
 
@@ -99,7 +99,7 @@ export class Sidebar {
     const { state } = this.app;
     this.app.ensureTopics(streamId);
     const topics = state.subs.topicsOf(streamId);
-    const list = h("ul", { class: "side-list topics", "aria-label": "Topics" });
+    const list = h("ul", { class: "side-list topics", "aria-label": t("Topics") });
     const shown = this.showAllTopics ? topics : topics.filter((t, i) => i < TOPICS_SHOWN || counts.byTopic.get(topicCountKey(streamId, t.name)) || (currentTopic && t.name.toLowerCase() === currentTopic.toLowerCase()));
     for (const topic of shown) {
       const terms = [{ operator: "channel", operand: streamId, negated: false }, { operator: "topic", operand: topic.name, negated: false }];

@@ -11,11 +11,11 @@ export class UserList {
   constructor(app, root) {
     this.app = app;
     this.root = root;
-    this.filter = h("input", { type: "search", id: "user-filter", placeholder: "Filter people", "aria-label": "Filter people" });
+    this.filter = h("input", { type: "search", id: "user-filter", placeholder: t("Filter people"), "aria-label": t("Filter people") });
     this.filter.addEventListener("input", () => this.render());
     this.list = h("ul", { class: "user-list", "aria-labelledby": "users-heading" });
     const setStatus = h("button", { type: "button", class: "link-button set-status", text: t("Set your status…"), onclick: () => import("./profile.js").then((m) => m.openStatusDialog(this.app)) });
-    clear(root).append(h("h2", { id: "users-heading", class: "side-title", text: "People" }), setStatus, this.filter, this.list);
+    clear(root).append(h("h2", { id: "users-heading", class: "side-title", text: t("People") }), setStatus, this.filter, this.list);
     this.render = renderAfterPress(this.list, () => this.build());
   }
 
