@@ -183,6 +183,14 @@ def test_messages_as_the_app_reads_them(api: Api, realm: SeededRealm) -> None:
         api.post(realm.hamlet, "saved_snippets", {"title": "t", "content": "c"}), "CreateSavedSnippetResult"
     )
     decoded(api.post(realm.hamlet, "register_client_device"), "RegisterClientDeviceResult")
+    # The report form: the types /register offers, then the report (the app reads no result).
+    moderation = create_channel(api, realm.iago, "moderation", [realm.iago], invite_only=True)
+    assert_json_success(api.patch(realm.iago, "realm", {"moderation_request_channel_id": str(moderation)}))
+    state = decoded(api.post(realm.hamlet, "register", REGISTER_PARAMS), "InitialSnapshot")
+    offered = [t["key"] for t in state["server_report_message_types"]]
+    assert "other" in offered and state["realm_moderation_request_channel_id"] == moderation
+    report = {"report_type": offered[0], "description": "as the app sends it"}
+    assert_json_success(api.post(realm.hamlet, f"messages/{message_id}/report", report))
 
 
 def _poll(api: Api, user: User, queue_id: str) -> list[dict[str, Any]]:
