@@ -47,6 +47,7 @@ from palaver.web.sso import sso_routes
 from palaver.web.two_factor import two_factor_routes
 from palaver.web_pages import web_page_routes
 from palaver.workers.change_log import ChangeLogWorker
+from palaver.workers.directory_sync import DirectorySyncWorker
 from palaver.workers.email import EmailWorker
 from palaver.workers.exports import ExportWorker
 from palaver.workers.loop import BackgroundWorker
@@ -268,6 +269,7 @@ def background_workers(services: Services) -> list[BackgroundWorker]:
     the reverse order)."""
     settings = services.settings
     follower = services.db.change_log
+    ldap = settings.auth.ldap
     candidates: list[BackgroundWorker | None] = [
         # Without Redis: changes committed by one-off commands reach this process's cache,
         # known credentials and queues through the change log (workers/change_log.py).
@@ -288,6 +290,9 @@ def background_workers(services: Services) -> list[BackgroundWorker]:
         PushWorker(services),
         # Archives messages past their retention period, daily (workers/retention.py).
         RetentionWorker(services) if settings.retention_worker else None,
+        # The company directory's people into the organizations' accounts, every
+        # [auth.ldap] sync_interval_minutes (workers/directory_sync.py).
+        DirectorySyncWorker(services) if ldap is not None and ldap.sync_interval_minutes else None,
     ]
     return [worker for worker in candidates if worker is not None]
 

@@ -76,6 +76,9 @@ class LdapSettings(BaseModel):
     # so a changed email at the directory updates the Palaver account rather than making one.
     unique_id_attribute: str = "entryUUID"
     timeout_seconds: float = Field(default=10, gt=0, le=120)
+    # Each server process brings accounts in line with the directory this often (names,
+    # emails, departures: what `palaver sync-ldap` does); 0 leaves it to the command.
+    sync_interval_minutes: int = Field(default=60, ge=0, le=10080)
 
     @model_validator(mode="before")
     @classmethod

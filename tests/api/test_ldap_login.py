@@ -15,6 +15,7 @@ from palaver.app import create_app
 from palaver.models import Realm, UserProfile
 from palaver.models.auth import ExternalIdentity, LoginRecord
 from palaver.services import Services, build_services
+from palaver.workers.directory_sync import sync_all_realms
 from tests.client import TestClient
 from tests.conftest import make_test_settings
 from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success, seed_realm
@@ -327,3 +328,16 @@ def test_administrators_read_the_sign_in_audit_log(
     assert [row["id"] for row in older["logins"]] == [logins[1]["id"]]
     # Members may not read it.
     assert_json_error(api.get(org.hamlet, "realm/logins"), "Must be an organization administrator", 400)
+
+
+def test_the_periodic_worker_syncs_every_organization_on_the_directory(
+    directory: Directory, org: SeededRealm, ldap_services: Services, api: Api
+) -> None:
+    open_signup(ldap_services, org)
+    person = new_person(directory, name="Katherine Johnson")
+    assert_json_success(fetch(api, person.email, person.password))
+    directory.remove(person)
+    reports = sync_all_realms(ldap_services)
+    assert person.email in reports[org.string_id].deactivated
+    gone = user_by_email(ldap_services, org, person.email)
+    assert gone is not None and not gone.is_active
