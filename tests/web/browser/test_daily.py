@@ -566,3 +566,48 @@ def test_search_suggests_operators_people_and_channels_as_one_types(
     search.press_sequentially("gen")
     listbox.get_by_role("option", name="#general").click()
     wait_for(page, "() => location.hash.startsWith('#narrow/channel/')")
+
+
+# Organization life --------------------------------------------------------------------------
+
+
+def test_invite_by_email_with_a_role_and_channels_then_revoke(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    page = app_page("iago", "#inbox")
+    page.get_by_role("button", name="Settings").click()
+    page.get_by_role("tab", name="Invitations").click()
+    email = f"{unique('guest').replace(' ', '-')}@example.com"
+    page.get_by_label("Emails (separated by commas or new lines)").fill(email)
+    page.locator("#invite-role").select_option("600")
+    page.get_by_role("group", name="Channels they join").first.get_by_label("general").check()
+    page.get_by_role("button", name="Send invitations").click()
+    row = page.locator(".settings-table tr", has_text=email)
+    row.wait_for()
+    assert "Guest" in row.inner_text()
+    page.get_by_role("button", name="Create a reusable link").click()
+    link = page.get_by_label("Invitation link", exact=True)
+    wait_for(
+        page, "() => document.querySelector('input.api-key') && document.querySelector('input.api-key').value"
+    )
+    assert "/join/" in link.input_value()
+    row.get_by_role("button", name=f"Revoke invitation for {email}").click()
+    row.wait_for(state="detached")
+
+
+def test_custom_emoji_upload_shows_everywhere_and_delete(live_server: LiveServer, app_page: AppPage) -> None:
+    name = unique("parrot").replace(" ", "_")
+    page = app_page("iago", "#inbox")
+    other = app_page("hamlet", "#inbox")
+    page.get_by_role("button", name="Settings").click()
+    page.get_by_role("tab", name="Custom emoji").click()
+    page.get_by_label("Name (lower-case letters, digits, _ and -)").fill(name)
+    page.get_by_label("Image").set_input_files(
+        {"name": "parrot.png", "mimeType": "image/png", "buffer": png("green", (64, 64))}
+    )
+    page.get_by_role("button", name="Add emoji").click()
+    page.locator(".emoji-admin code", has_text=f":{name}:").wait_for()
+    wait_for(other, f"() => Object.values(window.palaver.state.emoji).some((e) => e.name === '{name}')")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name=f"Delete :{name}:").click()
+    page.locator(".emoji-admin code", has_text=f":{name}:").wait_for(state="detached")

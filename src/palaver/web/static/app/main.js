@@ -245,6 +245,10 @@ class App {
     if (changes.has("drafts")) this.compose.refreshDrafts();
     if (changes.has("typing")) this.renderTyping();
     if (changes.has("settings")) this.applyTheme();
+    if (changes.has("emoji")) {
+      const panel = document.getElementById("settings-panel");
+      if (panel && panel.redraw) panel.redraw();
+    }
     if (changes.has("realm")) document.querySelector(".realm-name").textContent = this.state.realm.realm_name || this.realmName;
     const home = this.current.view === "feed" && !this.current.terms.length;
     updateTitle(this.counts().total, home ? "" : this.titleText(), this.state.realm.realm_name || this.realmName);

@@ -206,7 +206,7 @@ const HANDLERS = {
 
   realm_emoji(state, event, changes) {
     if (event.realm_emoji) state.emoji = event.realm_emoji;
-    changes.add("feed");
+    changes.add("feed").add("emoji");
   },
 
   // Each field given replaces the old one; empty text or emoji name clears it.

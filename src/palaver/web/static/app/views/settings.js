@@ -5,6 +5,7 @@ import { t } from "../i18n.js";
 import { h, clear, toast, trapFocus } from "./dom.js";
 import { renderChannels } from "./settings_channels.js";
 import { renderOrganization, renderUsers } from "./settings_admin.js";
+import { renderEmoji, renderInvitations } from "./settings_org.js";
 
 export function openSettings(app, tab = "profile") {
   const existing = document.getElementById("settings-overlay");
@@ -15,6 +16,8 @@ export function openSettings(app, tab = "profile") {
     ["preferences", "Preferences"],
     ["account", "Account & API key"],
     ["channels", "Channels"],
+    ["invitations", t("Invitations")],
+    ["emoji", t("Custom emoji")],
     ...(admin ? [["users", "Users"], ["organization", "Organization"]] : []),
   ];
   const panel = h("div", { class: "settings-panel", role: "tabpanel", id: "settings-panel", tabindex: "-1" });
@@ -31,7 +34,9 @@ export function openSettings(app, tab = "profile") {
     }
     panel.setAttribute("aria-labelledby", `settings-tab-${name}`);
     clear(panel);
-    const render = { profile: renderProfile, preferences: renderPreferences, account: renderAccount, channels: renderChannels, users: renderUsers, organization: renderOrganization }[name];
+    // A section that follows live changes sets panel.redraw (main.js calls it).
+    panel.redraw = null;
+    const render = { profile: renderProfile, preferences: renderPreferences, account: renderAccount, channels: renderChannels, users: renderUsers, organization: renderOrganization, invitations: renderInvitations, emoji: renderEmoji }[name];
     render(app, panel);
   };
   for (const [name, label] of tabs) {
