@@ -51,7 +51,10 @@ export function toolbar(compose) {
     run(event);
     changed();
   } });
-  const extra = (name) => (event) => import("./compose_extra.js").then((m) => m[name](compose, event.currentTarget || event.target));
+  const extra = (name) => (event) => {
+    const button = event.currentTarget;
+    import("./compose_extra.js").then((m) => m[name](compose, button));
+  };
   const bar = h("div", { class: "compose-toolbar", role: "toolbar", "aria-label": t("Formatting") },
     tool(t("Bold"), "B", () => wrapSelection(ta, "**", "**", t("bold text")), { class: "icon-button tool bold" }),
     tool(t("Italic"), "I", () => wrapSelection(ta, "*", "*", t("italic text")), { class: "icon-button tool italic" }),

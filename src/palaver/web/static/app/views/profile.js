@@ -106,7 +106,8 @@ export async function openProfile(app, userId, anchor) {
     if (!value || !value.value) continue;
     fields.append(h("dt", { text: field.name }), h("dd", { text: fieldText(state, field, value.value) }));
   }
-  if (card.isConnected) placeNear(card, anchor);
+  // The anchor may have been redrawn meanwhile (a live update of its list).
+  if (card.isConnected && anchor.isConnected) placeNear(card, anchor);
 }
 
 // Field types (Zulip's numbers): 3 a choice, 6 users (a JSON list of ids); the rest text.

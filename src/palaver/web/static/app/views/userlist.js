@@ -38,7 +38,10 @@ export class UserList {
           statusEmoji(state, user.user_id),
           state.statuses.get(user.user_id)?.status_text ? h("span", { class: "user-status-text", text: state.statuses.get(user.user_id).status_text }) : null),
         h("button", { type: "button", class: "icon-button user-card-button", "aria-label": t("Profile of {name}", { name: user.full_name }), text: "ⓘ",
-          onclick: (event) => import("./profile.js").then((m) => m.openProfile(this.app, user.user_id, event.currentTarget)) })));
+          onclick: (event) => {
+            const button = event.currentTarget;
+            import("./profile.js").then((m) => m.openProfile(this.app, user.user_id, button));
+          } })));
     if (users.length > shown.length) items.push(h("li", { class: "side-empty", text: `${users.length - shown.length} more: use the filter` }));
     clear(this.list).append(...items);
   }
