@@ -71,11 +71,11 @@ def read_zulip(bundle: Bundle) -> ImportSource:
         _ref(s, "recipient"): str(s["id"]) for s in _rows(data, "zerver_stream") if s.get("recipient")
     }
     attachments = _attachments(bundle, report)
-    reactions: dict[int, list[ImportedReaction]] = defaultdict(list)
+    # Every reaction of the export waits for its message: (user ID, emoji name) pairs, the
+    # smallest form (realm.json itself is in memory already).
+    reactions: dict[int, list[tuple[int, str]]] = defaultdict(list)
     for row in _rows(data, "zerver_reaction"):
-        reactions[_ref(row, "message")].append(
-            ImportedReaction(str(_ref(row, "user_profile")), row["emoji_name"])
-        )
+        reactions[_ref(row, "message")].append((_ref(row, "user_profile"), str(row["emoji_name"])))
     files = sorted((int(m[1]), name) for name in bundle.names() if (m := _MESSAGE_FILE.match(name)))
 
     def dm_members(recipient_id: int, sender: str) -> frozenset[str] | None:
@@ -307,7 +307,7 @@ def _message(
     channel_by_recipient: dict[int, str],
     dm_members: Any,
     flags: dict[int, dict[str, int]],
-    reactions: dict[int, list[ImportedReaction]],
+    reactions: dict[int, list[tuple[int, str]]],
     attachments: dict[int, list[ImportedFile]],
     report: Report,
 ) -> ImportedMessage | None:
@@ -338,7 +338,7 @@ def _message(
         topic=str(row.get("subject", row.get("topic", ""))) if channel is not None else "",
         direct_members=members,
         last_edit_time=from_timestamp(row.get("last_edit_time")),
-        reactions=reactions.get(int(row["id"]), []),
+        reactions=[ImportedReaction(str(u), name) for u, name in reactions.get(int(row["id"]), [])],
         files=attachments.get(int(row["id"]), []),
         user_flags=flags.get(int(row["id"])),
         edits=history if isinstance(history, list) else None,
