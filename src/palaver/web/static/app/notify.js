@@ -9,7 +9,8 @@ const ASKED_KEY = "palaver.notifications-asked";
 // Zulip's desktop app reads the count from the title, and from its bridge where it has one.
 export function updateTitle(total, narrowTitle, realmName) {
   const view = narrowTitle ? `${narrowTitle} - ` : "";
-  document.title = `${total ? `(${total}) ` : ""}${view}${realmName} - Palaver`;
+  const count = total ? `(${total}) ` : "";
+  document.title = `${count}${view}${realmName} - Palaver`;
   updateFavicon(total);
   window.electron_bridge?.send_event?.("total_unread_count", total);
 }

@@ -118,7 +118,7 @@ export class Compose {
   }
 
   refreshDrafts() {
-    this.draftsButton.textContent = `Drafts (${this.app.state.drafts.size})`;
+    this.draftsButton.textContent = t("Drafts ({n})", { n: this.app.state.drafts.size });
   }
 
   refreshTopics() {

@@ -1,6 +1,8 @@
 // A tiny DOM builder. Text always goes in as text (never parsed as HTML); the only HTML the
 // app inserts is the server's rendered message content, through setHtml().
 
+import { language } from "../i18n.js";
+
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -113,10 +115,10 @@ export function avatar(user, size = "normal") {
 }
 
 // Intl formatters are costly to make: one of each, reused for every message.
-const TIME = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
-const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
-const DAY = new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric" });
-const DAY_YEAR = new Intl.DateTimeFormat(undefined, { weekday: "short", month: "short", day: "numeric", year: "numeric" });
+const TIME = new Intl.DateTimeFormat(language(), { hour: "2-digit", minute: "2-digit" });
+const DATE_TIME = new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" });
+const DAY = new Intl.DateTimeFormat(language(), { weekday: "short", month: "short", day: "numeric" });
+const DAY_YEAR = new Intl.DateTimeFormat(language(), { weekday: "short", month: "short", day: "numeric", year: "numeric" });
 
 export function formatTime(timestamp) {
   return TIME.format(new Date(timestamp * 1000));

@@ -325,11 +325,11 @@ export class FeedView {
     const box = h("div", { class: "reactions" });
     for (const g of groups.values()) {
       const mine = g.users.includes(this.state.myId);
-      const names = g.users.map((id) => (id === this.state.myId ? "You" : this.state.users.name(id))).join(", ");
+      const names = g.users.map((id) => (id === this.state.myId ? t("You") : this.state.users.name(id))).join(", ");
       box.append(h("button", {
         type: "button", class: "reaction" + (mine ? " mine" : ""), "aria-pressed": String(mine),
         dataset: { action: "toggle-reaction", emojiName: g.emoji_name, emojiCode: g.emoji_code, reactionType: g.reaction_type },
-        title: `${names} reacted with :${g.emoji_name}:`, "aria-label": `${g.emoji_name}: ${g.users.length}, ${names}`,
+        title: t("{names} reacted with :{emoji}:", { names, emoji: g.emoji_name }), "aria-label": `${g.emoji_name}: ${g.users.length}, ${names}`,
       }, this.emojiGlyph(g), h("span", { class: "reaction-count", text: String(g.users.length) })));
     }
     box.append(h("button", { type: "button", class: "reaction add-reaction", dataset: { action: "react" }, "aria-label": t("Add reaction"), text: "+" }));

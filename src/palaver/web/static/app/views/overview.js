@@ -48,7 +48,7 @@ export function renderInbox(app, root) {
     for (const c of items) {
       const label = c.type === "stream" ? c.topic || "general chat" : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
       list.append(h("li", { class: "inbox-row" }, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), class: "inbox-link" },
-        h("span", { text: label }), h("span", { class: "badge", "aria-label": `${c.count} unread`, text: String(c.count) })),
+        h("span", { text: label }), h("span", { class: "badge", "aria-label": t("{n} unread", { n: c.count }), text: String(c.count) })),
         c.type === "stream" ? topicMenuButton(app, c, label) : null));
     }
     rows.push(list);
@@ -99,7 +99,7 @@ export async function renderRecent(app, root, { quiet = false } = {}) {
     body.append(h("tr", { class: muted ? "muted" : "" },
       h("td", { text: where }),
       h("td", {}, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), text: label }),
-        unread ? h("span", { class: "badge", "aria-label": `${unread} unread`, text: String(unread) }) : null),
+        unread ? h("span", { class: "badge", "aria-label": t("{n} unread", { n: unread }), text: String(unread) }) : null),
       h("td", { text: [...c.senders].map((id) => state.users.name(id)).join(", ") }),
       h("td", { text: `${formatDay(c.last)} ${formatTime(c.last)}` })));
   }

@@ -1,7 +1,7 @@
 // The profile card (a click on a name or an avatar) and the dialog setting one's own status.
 // Loaded on first use.
 
-import { t } from "../i18n.js";
+import { formatDate, language, t } from "../i18n.js";
 import { narrowToHash } from "../narrow.js";
 import { ROLE_NAMES } from "../store/users.js";
 import { h, avatar, statusEmoji, toast } from "./dom.js";
@@ -20,7 +20,7 @@ function profileFields(app) {
 function localTime(timezone) {
   if (!timezone) return null;
   try {
-    return new Intl.DateTimeFormat(undefined, { timeZone: timezone, hour: "2-digit", minute: "2-digit", weekday: "short" }).format(new Date());
+    return new Intl.DateTimeFormat(language(), { timeZone: timezone, hour: "2-digit", minute: "2-digit", weekday: "short" }).format(new Date());
   } catch {
     return null;
   }
@@ -73,7 +73,7 @@ export async function openProfile(app, userId, anchor) {
     h("dl", { class: "profile-fields" },
       h("dt", { text: t("Email") }), h("dd", { text: user.delivery_email || user.email }),
       time ? [h("dt", { text: t("Local time") }), h("dd", { text: time })] : null,
-      user.date_joined ? [h("dt", { text: t("Joined") }), h("dd", { text: new Date(user.date_joined).toLocaleDateString() })] : null),
+      user.date_joined ? [h("dt", { text: t("Joined") }), h("dd", { text: formatDate(new Date(user.date_joined)) })] : null),
     fields,
     h("div", { class: "profile-actions" },
       me ? h("button", { type: "button", text: t("Set your status…"), onclick: () => { closeProfile(); openStatusDialog(app); } }) : null,

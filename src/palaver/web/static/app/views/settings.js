@@ -105,7 +105,7 @@ function renderProfile(app, panel) {
     const done = await submit(app, () => app.api.patch("/settings", { old_password: oldPassword.value, new_password: newPassword.value }), "Password changed");
     if (done) passwordForm.reset();
   });
-  panel.append(h("h2", { text: t("Profile") }), h("p", { text: `Email: ${me.email || ""}` }), nameForm, h("h3", { text: t("Password") }), passwordForm);
+  panel.append(h("h2", { text: t("Profile") }), h("p", { text: t("Email: {email}", { email: me.email || "" }) }), nameForm, h("h3", { text: t("Password") }), passwordForm);
 }
 
 const NOTIFICATION_SETTINGS = [

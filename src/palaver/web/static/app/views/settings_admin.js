@@ -18,7 +18,7 @@ export async function renderUsers(app, panel) {
   const amOwner = (app.state.users.get(app.state.myId) || {}).role === 100;
   const body = h("tbody");
   for (const user of members.filter((u) => !u.is_bot).sort((a, b) => a.full_name.localeCompare(b.full_name))) {
-    const role = h("select", { "aria-label": `Role of ${user.full_name}`, disabled: user.user_id === app.state.myId || (user.role === 100 && !amOwner) });
+    const role = h("select", { "aria-label": t("Role of {name}", { name: user.full_name }), disabled: user.user_id === app.state.myId || (user.role === 100 && !amOwner) });
     for (const [value, label] of Object.entries(ROLE_NAMES)) {
       if (Number(value) === 100 && !amOwner) continue;
       role.append(h("option", { value, text: label, selected: Number(value) === user.role }));

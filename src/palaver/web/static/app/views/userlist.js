@@ -1,7 +1,7 @@
 // The right sidebar: people with a presence dot; a click opens the DM conversation.
 
 import { narrowToHash } from "../narrow.js";
-import { t } from "../i18n.js";
+import { t, tn } from "../i18n.js";
 import { h, clear, avatar, renderAfterPress, statusEmoji } from "./dom.js";
 
 const MAX_SHOWN = 300;
@@ -42,7 +42,7 @@ export class UserList {
             const button = event.currentTarget;
             import("./profile.js").then((m) => m.openProfile(this.app, user.user_id, button));
           } })));
-    if (users.length > shown.length) items.push(h("li", { class: "side-empty", text: `${users.length - shown.length} more: use the filter` }));
+    if (users.length > shown.length) items.push(h("li", { class: "side-empty", text: tn("{n} more: use the filter", "{n} more: use the filter", users.length - shown.length) }));
     clear(this.list).append(...items);
   }
 }
