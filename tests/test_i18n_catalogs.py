@@ -100,8 +100,9 @@ def test_client_strings_go_through_t(path: Path) -> None:
 
 
 VISIBLE_ATTRIBUTES = re.compile(r"""\b(?:title|placeholder|alt|aria-label)\s*=\s*"([^"]*)\"""")
-# Words that are not sentences to translate: the product's name, URL paths, entities.
-NOT_TEXT = re.compile(r"\bPalaver\b|\S*/\S*|&\w+;")
+# Words that are not sentences to translate: the product's name, URL paths, entities, and
+# sample values (addresses, identifiers such as "party_parrot").
+NOT_TEXT = re.compile(r"\bPalaver\b|\S*[/@_]\S*|&\w+;")
 
 
 def _untranslated_text(source: str) -> list[str]:
