@@ -114,6 +114,9 @@ class Bundle:
         except (zipfile.BadZipFile, OSError, EOFError) as e:
             raise ImportInputError(f"{self.path}: {name} cannot be read ({e})") from None
 
+    def read_optional(self, name: str) -> bytes | None:
+        return self.read(name) if self.has(name) else None
+
     def open(self, name: str) -> IO[bytes]:
         """A stream of the file, for reading a large one line by line."""
         full = self._prefix + name

@@ -13,7 +13,6 @@ then the posts.
 from __future__ import annotations
 
 import functools
-import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 import orjson
 
 from palaver.importers.bundle import Bundle
+from palaver.importers.mentions import PlainMentions
 from palaver.importers.model import (
     ImportedChannel,
     ImportedEmoji,
@@ -38,8 +38,6 @@ from palaver.importers.model import (
 from palaver.models import Role
 
 UNTHREADED_TOPIC = "imported from Mattermost"
-_MENTION = re.compile(r"(?<![\w@])@([a-z0-9][a-z0-9._-]*)", re.IGNORECASE)
-_CHANNEL = re.compile(r"(?<![\w~])~([a-z0-9][a-z0-9_-]*)", re.IGNORECASE)
 _WILDCARDS = {"all": "all", "channel": "channel", "here": "all"}
 
 
@@ -57,7 +55,7 @@ def read_mattermost(bundle: Bundle, team: str | None) -> ImportSource:
     channels = [c for (t, _), c in scan.channels.items() if t == chosen]
     channel_names = {c.key: c.name for c in channels}
     emoji = [
-        ImportedEmoji(name=name, load=functools.partial(_optional_read, bundle, path))
+        ImportedEmoji(name=name, load=functools.partial(bundle.read_optional, path))
         for name, path in scan.emoji
     ]
     context = _PostContext(bundle, chosen, names, channel_names, {e.name for e in emoji}, report)
@@ -96,10 +94,6 @@ def _lines(bundle: Bundle, name: str, report: Report) -> Iterator[tuple[int, str
                 yield number, kind, value
             elif kind != "version":
                 report.skip(f"unknown line type {kind!r}", f"{name}:{number}")
-
-
-def _optional_read(bundle: Bundle, name: str) -> bytes | None:
-    return bundle.read(name) if bundle.has(name) else None
 
 
 def _roles(value: Any) -> set[str]:
@@ -198,6 +192,10 @@ class _PostContext:
     custom_emoji: set[str]
     report: Report
     threads: Counter[tuple[str, str]] = field(default_factory=Counter)
+    mentions: PlainMentions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.mentions = PlainMentions(self.names, self.channel_names, sigil="~", wildcards=_WILDCARDS)
 
     def post(self, location: str, kind: str, value: dict[str, Any]) -> Iterator[ImportedMessage]:
         if kind == "post" and value.get("team") != self.team:
@@ -262,7 +260,7 @@ class _PostContext:
             location=location,
             sender=sender,
             date_sent=date_sent,
-            content=self._content(str(item.get("message") or "")),
+            content=self.mentions.convert(str(item.get("message") or "")),
             channel=channel,
             topic=topic,
             direct_members=members,
@@ -271,17 +269,3 @@ class _PostContext:
             files=files,
             starred_by={str(u) for u in item.get("flagged_by") or []},
         )
-
-    def _content(self, text: str) -> str:
-        def mention(match: re.Match[str]) -> str:
-            word = match.group(1)
-            if word.lower() in _WILDCARDS:
-                return f"@**{_WILDCARDS[word.lower()]}**"
-            name = self.names.get(word)
-            return f"@**{name}**" if name else match.group(0)
-
-        def link(match: re.Match[str]) -> str:
-            name = self.channel_names.get(match.group(1))
-            return f"#**{name}**" if name else match.group(0)
-
-        return _CHANNEL.sub(link, _MENTION.sub(mention, text))

@@ -15,7 +15,6 @@ Rocket.Chat". System messages (joins, leaves, renames...) are dropped and counte
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ import bson
 from bson.errors import BSONError
 
 from palaver.importers.bundle import Bundle
+from palaver.importers.mentions import PlainMentions
 from palaver.importers.model import (
     ImportedChannel,
     ImportedEmoji,
@@ -42,8 +42,6 @@ from palaver.importers.model import (
 from palaver.models import Role
 
 UNTHREADED_TOPIC = "imported from Rocket.Chat"
-_MENTION = re.compile(r"(?<![\w@])@([a-z0-9][a-z0-9._-]*)", re.IGNORECASE)
-_CHANNEL = re.compile(r"(?<![\w#&])#([a-z0-9][a-z0-9._-]*)", re.IGNORECASE)
 _WILDCARDS = {"all": "all", "here": "all"}
 
 
@@ -233,6 +231,10 @@ class _MessageContext:
     report: Report
     threads: dict[str, str] = field(default_factory=dict)  # thread root ID -> topic
     counters: Counter[tuple[str, str]] = field(default_factory=Counter)
+    mentions: PlainMentions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.mentions = PlainMentions(self.names, self.channel_by_name, sigil="#", wildcards=_WILDCARDS)
 
     def message(self, doc: dict[str, Any], location: str) -> ImportedMessage | None:
         if doc.get("t"):
@@ -271,7 +273,7 @@ class _MessageContext:
             location=location,
             sender=sender,
             date_sent=date_sent,
-            content=self._content(str(doc.get("msg") or "")),
+            content=self.mentions.convert(str(doc.get("msg") or "")),
             channel=channel,
             topic=topic,
             direct_members=members,
@@ -291,17 +293,3 @@ class _MessageContext:
             self.counters[(channel, day)] += 1
             self.threads[root] = f"{day} Rocket.Chat thread {self.counters[(channel, day)]}"
         return self.threads[root]
-
-    def _content(self, text: str) -> str:
-        def mention(match: re.Match[str]) -> str:
-            word = match.group(1)
-            if word.lower() in _WILDCARDS:
-                return f"@**{_WILDCARDS[word.lower()]}**"
-            name = self.names.get(word)
-            return f"@**{name}**" if name else match.group(0)
-
-        def link(match: re.Match[str]) -> str:
-            name = self.channel_by_name.get(match.group(1))
-            return f"#**{name}**" if name else match.group(0)
-
-        return _CHANNEL.sub(link, _MENTION.sub(mention, text))

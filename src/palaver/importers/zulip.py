@@ -159,7 +159,7 @@ def _users(bundle: Bundle, data: dict[str, Any]) -> list[ImportedUser]:
                     timezone=str(row.get("timezone") or ""),
                     date_joined=from_timestamp(row.get("date_joined")),
                     bot_owner=str(row["bot_owner"]) if row.get("bot_owner") else None,
-                    avatar=functools.partial(_optional_read, bundle, f"avatars/{path}") if path else None,
+                    avatar=functools.partial(bundle.read_optional, f"avatars/{path}") if path else None,
                 )
             )
     # The old server's system bots (Notification Bot...) sent some of the messages.
@@ -183,10 +183,6 @@ def _avatar_paths(bundle: Bundle) -> dict[int, str]:
         if path.endswith(".original") or user_id not in found:
             found[int(user_id)] = path
     return found
-
-
-def _optional_read(bundle: Bundle, name: str) -> bytes | None:
-    return bundle.read(name) if bundle.has(name) else None
 
 
 def _channels(
