@@ -425,7 +425,7 @@ def test_register_a_passkey_and_sign_in_with_it(
     page.fill("#passkey-name", "Laptop")
     page.click("#passkey-add")
     page.wait_for_selector("#passkey-list li")
-    assert page.inner_text("#passkey-list") == "Laptop"
+    assert page.inner_text("#passkey-list .passkey-name") == "Laptop"
 
     # Signed out, the passkey alone signs in (no password, no code).
     page.context.clear_cookies(name="palaver_session")
@@ -450,3 +450,16 @@ def test_register_a_passkey_and_sign_in_with_it(
     params = dict(httpx.QueryParams(location.split("?", 1)[1]))
     api_key = _decrypt(params["otp_encrypted_api_key"], otp)
     assert httpx.get(f"{server.url}/api/v1/users/me", auth=("hamlet@example.com", api_key)).status_code == 200
+
+    # Removed on the security page, the passkey signs in no more.
+    _password_login(page, server, "hamlet@example.com")
+    page.wait_for_url(server.url + "/")
+    page.goto(server.url + "/accounts/2fa/")
+    page.click(".passkey-remove button")
+    page.wait_for_url(server.url + "/accounts/2fa/")
+    assert page.locator("#passkey-list li").count() == 0
+    page.context.clear_cookies(name="palaver_session")
+    page.goto(server.url + "/accounts/login/passkey/")
+    page.click("#passkey-login")
+    page.wait_for_selector("#passkey-error:not([hidden])")
+    assert "not registered here" in page.inner_text("#passkey-error")

@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from palaver.actions.passkeys import do_remove_passkey
 from palaver.actions.two_factor import (
     do_confirm_two_factor_enrolment,
     do_disable_two_factor,
@@ -143,6 +144,9 @@ def setup(pages: Pages, request: Request, form: FormData | None) -> Response:
                     )
                     context.update(recovery_codes=codes, enabled=True)
                     return pages.render("two_factor_setup.html", **context)
+                if action == "remove_passkey" and _field(form, "passkey_id").isdigit():
+                    do_remove_passkey(session, user, int(_field(form, "passkey_id")))
+                    return RedirectResponse("/accounts/2fa/", status_code=302, headers=NO_STORE)
                 if action == "disable" and not realm.require_two_factor:
                     do_disable_two_factor(session, user)
                     return RedirectResponse("/accounts/2fa/", status_code=302, headers=NO_STORE)
