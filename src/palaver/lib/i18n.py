@@ -161,6 +161,11 @@ def use_language(language: str) -> Iterator[str]:
         _current.reset(token)
 
 
+def N_(message: str) -> str:
+    """Marks a message for extraction where it is defined; ``gettext`` translates it where used."""
+    return message
+
+
 def gettext(message: str, **values: Any) -> str:
     """``message`` in the current language, with ``%(name)s`` placeholders filled from ``values``."""
     text = translations(current_language()).ugettext(message)

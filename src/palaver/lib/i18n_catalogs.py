@@ -27,6 +27,7 @@ from palaver.lib.i18n import DOMAIN, LOCALE_DIR
 PACKAGE_DIR = LOCALE_DIR.parent
 KEYWORDS: dict[str, Any] = {
     "_": None,
+    "N_": None,
     "gettext": None,
     "ngettext": (1, 2),
     "pgettext": ((1, "c"), 2),

@@ -37,7 +37,7 @@ from palaver.lib.exceptions import (
     RealmDeactivatedError,
     UserDeactivatedError,
 )
-from palaver.lib.i18n import client_catalog_json, install, set_request_language
+from palaver.lib.i18n import N_, client_catalog_json, gettext, install, set_request_language
 from palaver.lib.realm import get_realm_by_string_id, realm_url, subdomain_for_host
 from palaver.lib.two_factor import GUARDED_METHODS, TRUSTED_COOKIE, confirmed_device, is_trusted_browser
 from palaver.lib.web_sessions import (
@@ -78,7 +78,7 @@ def page_headers(settings: Settings) -> dict[str, str]:
 
 
 NO_STORE = {"Cache-Control": "no-store"}
-INCORRECT_LOGIN = "Incorrect email or password."
+INCORRECT_LOGIN = N_("Incorrect email or password.")
 # Until the web client's own template exists, a signed-in user still gets a working page.
 _FALLBACK_APP = (
     "<!doctype html><html lang=en><head><meta charset=utf-8><title>{{ realm_name }} - Palaver</title>"
@@ -120,7 +120,11 @@ def safe_next(value: str | None) -> str:
 
 
 def realm_for(session: Session, pages: Pages, host: str) -> Realm | None:
-    return get_realm_by_string_id(session, subdomain_for_host(pages.services.settings, host))
+    """The organization at ``host``; the page is rendered in its language until the user is known."""
+    realm = get_realm_by_string_id(session, subdomain_for_host(pages.services.settings, host))
+    if realm is not None:
+        set_request_language(realm_language=realm.default_language)
+    return realm
 
 
 def no_realm(pages: Pages) -> HTMLResponse:
@@ -240,13 +244,13 @@ def _same_origin(request: Request) -> bool:
 
 def _login_error(error: JsonableError) -> tuple[str, int]:
     if isinstance(error, AuthenticationFailedError):
-        return INCORRECT_LOGIN, 401
+        return gettext(INCORRECT_LOGIN), 401
     if isinstance(error, RateLimitedError):
-        return "Too many login attempts. Please wait a while and try again.", 429
+        return gettext("Too many login attempts. Please wait a while and try again."), 429
     if isinstance(error, RealmDeactivatedError):
-        return "This organization has been deactivated.", 401
+        return gettext("This organization has been deactivated."), 401
     if isinstance(error, UserDeactivatedError):
-        return "Your account has been deactivated. Ask an administrator of the organization.", 401
+        return gettext("Your account has been deactivated. Ask an administrator of the organization."), 401
     return error.msg, error.http_status
 
 
@@ -266,7 +270,7 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
         if not _same_origin(request) or not tokens_match(
             request.cookies.get(CSRF_COOKIE, ""), given if isinstance(given, str) else None
         ):
-            message = "Your login form had expired. Please try again."
+            message = gettext("Your login form had expired. Please try again.")
             return _login_page(
                 pages,
                 realm,
@@ -282,7 +286,7 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
                 pages,
                 realm,
                 login_token(request),
-                error=INCORRECT_LOGIN,
+                error=gettext(INCORRECT_LOGIN),
                 status=401,
                 username=username,
                 mobile_flow_otp=otp,

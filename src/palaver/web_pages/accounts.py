@@ -15,6 +15,7 @@ from palaver.actions.account_emails import (
     live_confirmation,
 )
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.i18n import N_, gettext
 from palaver.lib.realm import realm_email_host
 from palaver.lib.users import check_email
 from palaver.models import UserProfile
@@ -23,7 +24,7 @@ from palaver.services import Services
 from palaver.web_pages.render import MIN_PASSWORD_LENGTH, login_link, message_page, page, realm_or_page
 from palaver.web_pages.signup import _form
 
-_LINK_EXPIRED = "This link has expired or has already been used."
+_LINK_EXPIRED = N_("This link has expired or has already been used.")
 
 
 def _request_reset(services: Services, host: str, client_ip: str, form: dict[str, str] | None) -> Response:
@@ -40,7 +41,7 @@ def _request_reset(services: Services, host: str, client_ip: str, form: dict[str
                 "password_reset_request",
                 429,
                 realm_name=realm.name,
-                error="Too many requests; try again later.",
+                error=gettext("Too many requests; try again later."),
             )
         try:
             email = check_email(form.get("email", ""))
@@ -49,8 +50,11 @@ def _request_reset(services: Services, host: str, client_ip: str, form: dict[str
         do_request_password_reset(session, realm, email)
         return message_page(
             realm.name,
-            "Check your email",
-            f"If {email} has an account here, we have sent it a link to choose a new password.",
+            gettext("Check your email"),
+            gettext(
+                "If %(email)s has an account here, we have sent it a link to choose a new password.",
+                email=email,
+            ),
         )
 
 
@@ -65,7 +69,9 @@ def _reset(services: Services, host: str, key: str, form: dict[str, str] | None)
         if confirmation is not None:
             user = session.get(UserProfile, confirmation.user_profile_id)
         if confirmation is None or user is None or user.realm_id != realm.id:
-            return message_page(realm.name, "Link expired", _LINK_EXPIRED, status=404, is_error=True)
+            return message_page(
+                realm.name, gettext("Link expired"), gettext(_LINK_EXPIRED), status=404, is_error=True
+            )
         action = f"/accounts/password/reset/{key}/"
         context: dict[str, object] = {
             "realm_name": realm.name,
@@ -76,17 +82,19 @@ def _reset(services: Services, host: str, key: str, form: dict[str, str] | None)
             return page("password_reset_form", 200, error=None, **context)
         password = form.get("new_password", "")
         if len(password) < MIN_PASSWORD_LENGTH:
-            error = f"The password must be at least {MIN_PASSWORD_LENGTH} characters long."
+            error = gettext(
+                "The password must be at least %(length)s characters long.", length=MIN_PASSWORD_LENGTH
+            )
             return page("password_reset_form", 400, error=error, **context)
         if password != form.get("new_password_again", ""):
-            return page("password_reset_form", 400, error="The passwords do not match.", **context)
+            return page("password_reset_form", 400, error=gettext("The passwords do not match."), **context)
         do_reset_password(session, confirmation, services.passwords.hash(password))
         return message_page(
             realm.name,
-            "Password changed",
-            "Your password has been changed. You can now log in with it.",
+            gettext("Password changed"),
+            gettext("Your password has been changed. You can now log in with it."),
             link_url=login_link(settings, realm),
-            link_text=f"Log in to {realm.name}",
+            link_text=gettext("Log in to %(realm_name)s", realm_name=realm.name),
         )
 
 
@@ -100,18 +108,24 @@ def _confirm_email(services: Services, host: str, key: str) -> Response:
         owner = session.get(UserProfile, confirmation.user_profile_id) if confirmation is not None else None
         # A link answers only on the host of the organization whose account it changes.
         if confirmation is None or owner is None or owner.realm_id != realm.id:
-            return message_page(realm.name, "Link expired", _LINK_EXPIRED, status=404, is_error=True)
+            return message_page(
+                realm.name, gettext("Link expired"), gettext(_LINK_EXPIRED), status=404, is_error=True
+            )
         try:
             user = do_confirm_email_change(session, confirmation, realm_email_host(settings, realm))
         except JsonableError as e:
             session.rollback()
-            return message_page(realm.name, "Email not changed", e.msg, status=400, is_error=True)
+            return message_page(realm.name, gettext("Email not changed"), e.msg, status=400, is_error=True)
         return message_page(
             realm.name,
-            "Email address changed",
-            f"Your {realm.name} account now uses {user.delivery_email}.",
+            gettext("Email address changed"),
+            gettext(
+                "Your %(realm_name)s account now uses %(email)s.",
+                realm_name=realm.name,
+                email=user.delivery_email,
+            ),
             link_url=login_link(settings, realm),
-            link_text=f"Go to {realm.name}",
+            link_text=gettext("Go to %(realm_name)s", realm_name=realm.name),
         )
 
 

@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from palaver.actions.invites import do_accept_invite
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.i18n import N_, gettext
 from palaver.lib.invites import live_invite_by_key
 from palaver.lib.realm import realm_email_host
 from palaver.lib.users import check_email, check_full_name
@@ -20,7 +21,7 @@ from palaver.models.invites import Invitation
 from palaver.services import Services
 from palaver.web_pages.render import MIN_PASSWORD_LENGTH, login_link, message_page, page, realm_or_page
 
-_EXPIRED = "This invitation link has expired or has been revoked. Ask for a new one."
+_EXPIRED = N_("This invitation link has expired or has been revoked. Ask for a new one.")
 
 
 def _form_page(
@@ -59,13 +60,15 @@ def _handle(services: Services, host: str, key: str | None, form: dict[str, str]
         if key is not None:
             invite = live_invite_by_key(session, realm, key)
             if invite is None:
-                return message_page(realm.name, "Invitation expired", _EXPIRED, status=404, is_error=True)
+                return message_page(
+                    realm.name, gettext("Invitation expired"), gettext(_EXPIRED), status=404, is_error=True
+                )
             action = f"/join/{key}/"
         elif realm.invite_required:
             return message_page(
                 realm.name,
-                "Invitation required",
-                "You need an invitation to join this organization.",
+                gettext("Invitation required"),
+                gettext("You need an invitation to join this organization."),
                 status=403,
                 is_error=True,
             )
@@ -81,7 +84,12 @@ def _handle(services: Services, host: str, key: str | None, form: dict[str, str]
             email = check_email(email)
             full_name = check_full_name(full_name)
             if len(password) < MIN_PASSWORD_LENGTH:
-                raise JsonableError(f"The password must be at least {MIN_PASSWORD_LENGTH} characters long.")
+                raise JsonableError(
+                    gettext(
+                        "The password must be at least %(length)s characters long.",
+                        length=MIN_PASSWORD_LENGTH,
+                    )
+                )
             user = do_accept_invite(
                 session,
                 realm,
@@ -105,10 +113,12 @@ def _handle(services: Services, host: str, key: str | None, form: dict[str, str]
             )
         return message_page(
             realm.name,
-            f"Welcome to {realm.name}, {user.full_name}!",
-            f"Your account {user.delivery_email} is ready. You can now log in.",
+            gettext(
+                "Welcome to %(realm_name)s, %(full_name)s!", realm_name=realm.name, full_name=user.full_name
+            ),
+            gettext("Your account %(email)s is ready. You can now log in.", email=user.delivery_email),
             link_url=login_link(settings, realm),
-            link_text=f"Log in to {realm.name}",
+            link_text=gettext("Log in to %(realm_name)s", realm_name=realm.name),
         )
 
 
