@@ -611,3 +611,29 @@ def test_custom_emoji_upload_shows_everywhere_and_delete(live_server: LiveServer
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name=f"Delete :{name}:").click()
     page.locator(".emoji-admin code", has_text=f":{name}:").wait_for(state="detached")
+
+
+def test_an_administrator_renames_and_describes_a_channel_from_its_menu(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    name = unique("plans").replace(" ", "-")
+    with live_server.api("iago") as api:
+        api.post(
+            "/users/me/subscriptions", data={"subscriptions": f'[{{"name": "{name}"}}]'}
+        ).raise_for_status()
+    channel_id(live_server, "hamlet", name)
+    iago = app_page("iago", "#inbox")
+    hamlet = app_page("hamlet", "#inbox")
+    nav = iago.get_by_role("navigation", name="Channels and conversations")
+    nav.get_by_role("button", name=f"Actions for #{name}").click()
+    iago.get_by_role("menuitem", name="Channel settings…").click()
+    settings = iago.get_by_role("dialog", name=f"Settings of #{name}")
+    settings.get_by_role("list", name="Subscribers").get_by_text("King Hamlet").wait_for()
+    settings.get_by_label("Name", exact=True).fill(name + "-renamed")
+    settings.get_by_label("Description").fill("Where plans are made")
+    settings.get_by_role("button", name="Save").click()
+    hamlet_nav = hamlet.get_by_role("navigation", name="Channels and conversations")
+    hamlet_nav.get_by_role("link", name=name + "-renamed").wait_for()
+    with live_server.api("hamlet") as api:
+        streams = api.get("/streams").raise_for_status().json()["streams"]
+    assert any(s["name"] == name + "-renamed" and s["description"] == "Where plans are made" for s in streams)

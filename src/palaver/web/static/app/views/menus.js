@@ -164,7 +164,10 @@ export function openChannelMenu(app, anchor, streamId) {
     [t("Change colour…"), () => openColour(app, sub)],
     [t("Notification settings…"), () => openNotifications(app, sub)],
     [t("Copy link to channel"), () => copyText(`${window.location.origin}/${narrowToHash([{ operator: "channel", operand: streamId }], app.lookup)}`, t("Link copied"))],
-    [t("Channel settings"), () => app.openSettings("channels", streamId)],
+    // Administrators edit the channel itself; others find it in the channel browser.
+    app.state.users.isAdmin()
+      ? [t("Channel settings…"), () => import("./channel_settings.js").then((m) => m.openChannelSettings(app, streamId))]
+      : [t("Channel settings"), () => app.openSettings("channels", streamId)],
   ]);
 }
 
