@@ -557,8 +557,9 @@ def test_search_suggests_operators_people_and_channels_as_one_types(
     listbox = page.get_by_role("listbox", name="Search suggestions")
     listbox.get_by_role("option", name="sender:").wait_for()
     search.press("ArrowDown")
+    listbox.locator("li.active", has_text="sender:").wait_for()
     search.press("Enter")
-    assert search.input_value() == "sender:"
+    wait_for(page, "() => document.getElementById('search-input').value === 'sender:'")
     search.press_sequentially("oth")
     listbox.get_by_role("option", name="Othello, the Moor of Venice").click()
     wait_for(page, "() => location.hash.startsWith('#narrow/sender/')")

@@ -128,7 +128,7 @@ class App {
     this.applyTheme();
     this.compose.refreshChoices();
     // The "Scheduled (n)" link shows once there are some.
-    if (first) setTimeout(() => import("./views/compose_extra.js").then((m) => m.refreshScheduledCount(this.compose)), 2000);
+    if (first) setTimeout(() => import("./views/compose_extra.js").then((m) => m.refreshScheduledCount(this.compose)).catch(() => {}), 2000);
     // Presence can wait until the feed is on screen.
     if (first) setTimeout(() => this.pingPresence(), 1500);
     // A fresh state after a reconnect: the current narrow is fetched again from the server.
