@@ -15,7 +15,7 @@ from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
 from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_TOPIC_LENGTH
-from palaver.lib.message_send import normalize_content
+from palaver.lib.message_send import normalize_content, truncate
 from palaver.lib.users import get_users
 from palaver.models.drafts import Draft
 from palaver.models.users import UserProfile
@@ -54,10 +54,6 @@ class ValidatedDraft:
 def check_drafts_enabled(user: UserProfile) -> None:
     if not user.enable_drafts_synchronization:
         raise JsonableError("User has disabled synchronizing drafts.")
-
-
-def _truncate(value: str, limit: int, marker: str) -> str:
-    return value if len(value) <= limit else value[: limit - len(marker)] + marker
 
 
 def _check_timestamp(timestamp: float | None) -> datetime:
@@ -99,7 +95,7 @@ def validate_draft(session: Session, user: UserProfile, data: DraftData) -> Vali
     if data.type == "stream":
         if "\x00" in data.topic:
             raise JsonableError("Topic must not contain null bytes")
-        topic = _truncate(data.topic, MAX_TOPIC_LENGTH, "...")
+        topic = truncate(data.topic, MAX_TOPIC_LENGTH, "...")
         to = _check_channel_target(session, user, data.to)
     elif data.type == "private":
         to = _check_direct_targets(session, user, data.to)

@@ -15,6 +15,7 @@ from palaver.lib import limits
 from palaver.lib.channels import get_stream_by_id
 from palaver.lib.conversations import conversation_member_ids
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.message_send import truncate
 from palaver.lib.notification_bot import (
     dm_message_link,
     message_link_syntax,
@@ -78,12 +79,6 @@ def check_moderation_channel_stays_private(session: Session, stream: Stream) -> 
         raise JsonableError(MUST_BE_PRIVATE)
 
 
-def _truncate(content: str) -> str:
-    if len(content) <= MAX_REPORTED_SNIPPET_LENGTH:
-        return content
-    return content[: MAX_REPORTED_SNIPPET_LENGTH - len(_TRUNCATED)] + _TRUNCATED
-
-
 def _names_in_order(mentions: list[str]) -> str:
     """``a and b``; ``a, b, and c`` (as Zulip lists a group conversation's recipients)."""
     *rest, last = sorted(mentions)
@@ -126,7 +121,7 @@ def report_content(
             recipient = silent_mention(users[others[0]]) if others else by
             header = f"{by} reported a direct message sent by {of} to {recipient} at {sent_at}."
         original = f"[Original message]({dm_message_link(realm_url, members, message.id)})"
-    snippet = _truncate(message.content)
+    snippet = truncate(message.content, MAX_REPORTED_SNIPPET_LENGTH, _TRUNCATED)
     fence = unused_fence(snippet)
     reason = REPORT_TYPES[report_type]
     return (

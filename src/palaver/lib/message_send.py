@@ -22,7 +22,8 @@ WILDCARD_MENTION_THRESHOLD = 15
 _USER_AGENT_NAME = re.compile(r"^([^/ ]*[^0-9/(]*)")
 
 
-def _truncate(text: str, limit: int, marker: str) -> str:
+def truncate(text: str, limit: int, marker: str) -> str:
+    """``text`` cut to ``limit`` characters, ``marker`` included, where it is longer."""
     return text if len(text) <= limit else text[: limit - len(marker)] + marker
 
 
@@ -33,7 +34,7 @@ def normalize_content(content: str) -> str:
         raise JsonableError("Message must not be empty")
     if "\x00" in content:
         raise JsonableError("Message must not contain null bytes")
-    return _truncate(content, MAX_MESSAGE_LENGTH, "\n[message truncated]")
+    return truncate(content, MAX_MESSAGE_LENGTH, "\n[message truncated]")
 
 
 def normalize_topic(topic: str) -> str:
@@ -44,7 +45,7 @@ def normalize_topic(topic: str) -> str:
         raise JsonableError(f"Invalid character in topic, at position {position}!")
     if topic in EMPTY_TOPIC_ALIASES:
         return ""
-    return _truncate(topic, MAX_TOPIC_LENGTH, "...")
+    return truncate(topic, MAX_TOPIC_LENGTH, "...")
 
 
 def client_name_from_user_agent(user_agent: str) -> str:
