@@ -186,3 +186,15 @@ def test_reports_are_rate_limited(report_limited: TestClient, realm: SeededRealm
     )
     # Per reporter.
     assert_json_success(report(api, realm.othello, message_id))
+
+
+def test_guests_report_only_what_they_can_read(api: Api, realm: SeededRealm) -> None:
+    stream_id = moderation_channel(api, realm)
+    # A public channel the guest is not in: its messages are not the guest's to read.
+    lounge = create_channel(api, realm.othello, "lounge", ids(realm, "othello"))
+    unseen = send_stream(api, realm.othello, lounge, "chat", "members only")
+    assert_json_error(report(api, realm.polonius, unseen), "Invalid message(s)")
+    to_guest = send_dm(api, realm.othello, [realm.polonius], "hello guest")
+    assert_json_success(report(api, realm.polonius, to_guest, "harassment"))
+    [notice] = notices(api, realm, stream_id, "Othello, the Moor of Venice moderation")
+    assert notice["content"].startswith(f"{mention(realm.polonius)} reported a direct message")
