@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from palaver.app import create_app
+from palaver.lib import metrics
 from palaver.lib.message_reports import MAX_REPORTED_SNIPPET_LENGTH
 from palaver.services import build_services
 from tests.api.edit_helpers import bot_messages
@@ -181,9 +182,13 @@ def test_reports_are_rate_limited(report_limited: TestClient, realm: SeededRealm
     message_id = send_stream(api, realm.othello, lounge, "chat", "hello")
     assert_json_success(report(api, realm.hamlet, message_id))
     assert_json_success(report(api, realm.hamlet, message_id))
+    refused = metrics.RATE_LIMITED.labels("message_report")
+    before = refused._value.get()
     assert_json_error(
         report(api, realm.hamlet, message_id), "API usage exceeded rate limit", 429, "RATE_LIMIT_HIT"
     )
+    # Counted for operators under the limit's own name, like the API and sign-in limits.
+    assert refused._value.get() == before + 1
     # Per reporter.
     assert_json_success(report(api, realm.othello, message_id))
 

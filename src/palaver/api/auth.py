@@ -10,12 +10,10 @@ from palaver.lib.auth_methods import EMAIL, LDAP, method_enabled
 from palaver.lib.exceptions import (
     AuthenticationFailedError,
     JsonableError,
-    RateLimitedError,
     RealmDeactivatedError,
     UserDeactivatedError,
 )
-from palaver.lib.metrics import RATE_LIMITED
-from palaver.lib.rate_limit import RateLimitResult
+from palaver.lib.rate_limit import RateLimitResult, raise_if_limited
 from palaver.lib.realm import realm_email_host
 from palaver.lib.two_factor import GUARDED_METHODS, confirmed_device
 from palaver.lib.users import get_user_by_delivery_email
@@ -57,16 +55,10 @@ def clear_username_limit(ctx: Ctx, username: str) -> None:
     )
 
 
-def raise_if_limited(result: RateLimitResult) -> None:
-    if not result.allowed:
-        RATE_LIMITED.labels("auth").inc()
-        raise RateLimitedError(result.retry_after, result.limit)
-
-
 def _check_attempt_limits(ctx: Ctx, username: str) -> None:
     by_ip = ctx.services.settings.auth_rate_limit_per_ip
-    raise_if_limited(ctx.services.rate_limiter.hit(f"auth-ip:{ctx.client_ip}", by_ip))
-    raise_if_limited(hit_username_limit(ctx, username))
+    raise_if_limited(ctx.services.rate_limiter.hit(f"auth-ip:{ctx.client_ip}", by_ip), "auth")
+    raise_if_limited(hit_username_limit(ctx, username), "auth")
 
 
 def check_password_login(ctx: Ctx, username: str, password: str) -> UserProfile:

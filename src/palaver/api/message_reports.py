@@ -6,7 +6,7 @@ from palaver.actions.message_reports import do_report_message
 from palaver.actions.messages import SendContext
 from palaver.api.channels import email_host
 from palaver.api.routing import ApiRouter, Ctx, JsonDict
-from palaver.lib.exceptions import RateLimitedError
+from palaver.lib.rate_limit import raise_if_limited
 from palaver.lib.realm import realm_url
 
 router = ApiRouter()
@@ -14,11 +14,8 @@ router = ApiRouter()
 
 @router.post("/messages/{message_id:int}/report")
 def report_message(ctx: Ctx, message_id: int, report_type: str, description: str = "") -> JsonDict:
-    limited = ctx.services.rate_limiter.hit(
-        f"message_report:{ctx.me.id}", ctx.services.settings.message_report_rate_limit
-    )
-    if not limited.allowed:
-        raise RateLimitedError(limited.retry_after, limited.limit)
+    rule = ctx.services.settings.message_report_rate_limit
+    raise_if_limited(ctx.services.rate_limiter.hit(f"message_report:{ctx.me.id}", rule), "message_report")
     context = SendContext(realm_url=realm_url(ctx.services.settings, ctx.realm), email_host=email_host(ctx))
     do_report_message(ctx.session, ctx.me, message_id, report_type, description, context)
     return {}

@@ -36,15 +36,14 @@ from palaver.db import set_actor
 from palaver.lib.exceptions import (
     JsonableError,
     MethodNotAllowedError,
-    RateLimitedError,
     RealmDeactivatedError,
     UnauthorizedError,
     UserDeactivatedError,
 )
 from palaver.lib.logs import note_user
-from palaver.lib.metrics import RATE_LIMITED
 from palaver.lib.operational_errors import ConflictingWriteError
 from palaver.lib.passwords import has_api_key_format
+from palaver.lib.rate_limit import raise_if_limited
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.lib.realm_cache import cached_user, realm_settings
 from palaver.lib.users import load_user
@@ -394,9 +393,7 @@ def _rate_limit(services: Services, user_id: int | None, client_ip: str) -> dict
     rule = services.settings.api_rate_limit
     key = f"user:{user_id}" if user_id is not None else f"ip:{client_ip}"
     result = services.rate_limiter.hit(key, rule)
-    if not result.allowed:
-        RATE_LIMITED.labels("api").inc()
-        raise RateLimitedError(result.retry_after, result.limit, reset_at=result.reset_at)
+    raise_if_limited(result, "api")
     return {
         "X-RateLimit-Limit": str(result.limit),
         "X-RateLimit-Remaining": str(result.remaining),

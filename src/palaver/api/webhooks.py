@@ -23,7 +23,8 @@ from starlette.routing import Route
 from palaver.actions.messages import SendContext
 from palaver.actions.webhooks import do_send_webhook_notifications
 from palaver.api.routing import authenticate, error_response, internal_error_response, json_response
-from palaver.lib.exceptions import JsonableError, RateLimitedError, UnauthorizedError
+from palaver.lib.exceptions import JsonableError, UnauthorizedError
+from palaver.lib.rate_limit import raise_if_limited
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.webhooks import user_for_webhook_key, wanted_notifications
 from palaver.models import UserProfile
@@ -52,9 +53,9 @@ def _sender(session: Session, services: Services, request: WebhookRequest, host:
 def _handle(services: Services, integration: Integration, request: WebhookRequest, host: str) -> Response:
     with services.db.session() as session:
         sender = _sender(session, services, request, host)
-        limit = services.rate_limiter.hit(f"user:{sender.id}", services.settings.api_rate_limit)
-        if not limit.allowed:
-            raise RateLimitedError(limit.retry_after, limit.limit, reset_at=limit.reset_at)
+        raise_if_limited(
+            services.rate_limiter.hit(f"user:{sender.id}", services.settings.api_rate_limit), "api"
+        )
         try:
             result = integration.handler(request)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from palaver.config import RateLimit
+from palaver.lib.exceptions import RateLimitedError
+from palaver.lib.metrics import RATE_LIMITED
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +37,13 @@ class RateLimitResult:
     @property
     def retry_after(self) -> float:
         return max(0.0, self.reset_at - time.time())
+
+
+def raise_if_limited(result: RateLimitResult, name: str) -> None:
+    """Refuse a request its limit ``name`` did not allow (counted under that name)."""
+    if not result.allowed:
+        RATE_LIMITED.labels(name).inc()
+        raise RateLimitedError(result.retry_after, result.limit, reset_at=result.reset_at)
 
 
 class RateLimiter(Protocol):
