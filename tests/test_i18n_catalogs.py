@@ -21,6 +21,9 @@ TEMPLATES = sorted(
         *(PACKAGE / "templates" / "email").iterdir(),
         *(PACKAGE / "templates" / "pages").iterdir(),
         PACKAGE / "web" / "templates" / "login.html",
+        PACKAGE / "web" / "templates" / "no_realm.html",
+        PACKAGE / "web" / "templates" / "passkey_login.html",
+        PACKAGE / "web" / "templates" / "sso_error.html",
         PACKAGE / "web" / "templates" / "app.html",
     ]
 )
