@@ -126,6 +126,20 @@ def test_temporary_url(api: Api, realm: SeededRealm, monkeypatch: Any) -> None:
     assert_json_error(api.get(realm.hamlet, "user_uploads/999/ab/cd/x.txt"), "File not found", status=404)
 
 
+@pytest.mark.parametrize("digits", ["\u00b2", "\u0661", "99999999999"])
+def test_ids_in_urls_that_name_no_row_are_not_found(api: Api, realm: SeededRealm, digits: str) -> None:
+    # "²" passes str.isdigit() but not int(), U+0661 is Arabic-Indic 1, the last too large for a row.
+    token = base64.urlsafe_b64encode(f"{digits}/ab/cd/notes.txt".encode()).decode().rstrip("=")
+    expires = int(time.time()) + 60
+    temporary = f"/user_uploads/temporary/{token}.{expires}.{'0' * 32}/notes.txt"
+    assert api.get(None, temporary).status_code == 404
+    assert api.get(None, f"/user_avatars/{digits}/emoji/images/1.png").status_code == 404
+    # Someone unknown, as /avatar/ answers for an address it does not know.
+    avatar = api.get(realm.hamlet, f"/avatar/{digits}", follow_redirects=False)
+    assert avatar.status_code == 302
+    assert avatar.headers["location"].startswith("https://secure.gravatar.com/avatar/")
+
+
 def test_other_realm_cannot_read(api: Api, realm: SeededRealm, services: Services) -> None:
     from tests.helpers import seed_realm
 

@@ -34,7 +34,7 @@ from palaver.api.routing import (
     error_response,
     internal_error_response,
 )
-from palaver.api.user_content import user_content_response
+from palaver.api.user_content import on_realm_host, user_content_response
 from palaver.lib.attachments import user_for_api_key
 from palaver.lib.avatars import (
     MAX_AVATAR_FILE_SIZE_MIB,
@@ -47,7 +47,6 @@ from palaver.lib.exceptions import JsonableError, ResourceNotFoundError, Unautho
 from palaver.lib.realm import get_realm_for_host, realm_email_host
 from palaver.lib.realm_images import MAX_ICON_FILE_SIZE_MIB, MAX_LOGO_FILE_SIZE_MIB
 from palaver.lib.storage import StorageKeyError, make_storage
-from palaver.lib.user_content import host_serves_realm
 from palaver.lib.users import access_user_by_email, get_realm_user
 from palaver.models import Realm, UserProfile
 from palaver.services import Services
@@ -124,7 +123,8 @@ def _avatar_redirect(services: Services, request: Request, email_or_id: str, med
     session = services.db.session()
     try:
         realm, viewer = _viewer(services, request, session)
-        is_id = email_or_id.isdigit()
+        # ASCII digits only: int() refuses some of what str.isdigit() admits ("²").
+        is_id = email_or_id.isascii() and email_or_id.isdigit()
         if viewer is None and (not is_id or not realm.enable_spectator_access or realm.deactivated):
             # As in Zulip: spectators may look avatars up by ID only, and only where allowed.
             raise UnauthorizedError()
@@ -159,12 +159,8 @@ def _avatar_redirect(services: Services, request: Request, email_or_id: str, med
 
 
 def _stored_picture(services: Services, host: str, realm_id: int, key: str) -> Response:
-    session = services.db.session()
-    try:
-        if not host_serves_realm(session, services.settings, host, realm_id):
-            return error_response(ResourceNotFoundError())
-    finally:
-        session.close()
+    if not on_realm_host(services, host, realm_id):
+        return error_response(ResourceNotFoundError())
     try:
         data = make_storage(services.settings).read(key)
     except StorageKeyError:

@@ -17,12 +17,11 @@ from starlette.routing import Route
 from palaver.actions.realm_emoji import do_add_realm_emoji, do_deactivate_realm_emoji
 from palaver.api.multipart import read_upload
 from palaver.api.routing import ApiRouter, Ctx, JsonDict, error_response
-from palaver.api.user_content import user_content_response
+from palaver.api.user_content import on_realm_host, user_content_response
 from palaver.lib.exceptions import ResourceNotFoundError
-from palaver.lib.ids import is_storable_id
+from palaver.lib.ids import id_in_text
 from palaver.lib.realm_emoji import CONTENT_TYPES, realm_emoji_dict
 from palaver.lib.storage import StorageKeyError, make_storage
-from palaver.lib.user_content import host_serves_realm
 from palaver.services import Services
 
 router = ApiRouter()
@@ -48,19 +47,13 @@ def deactivate_realm_emoji(ctx: Ctx, emoji_name: str) -> JsonDict:
 
 
 def _read_image(services: Services, host: str, key: str) -> Response:
-    realm_part = key.split("/", 1)[0]
+    realm_id = id_in_text(key.split("/", 1)[0])
     extension = key.rsplit(".", 1)[-1]
-    if not realm_part.isdigit() or "/emoji/images/" not in key or extension not in CONTENT_TYPES:
+    if realm_id is None or "/emoji/images/" not in key or extension not in CONTENT_TYPES:
         return error_response(ResourceNotFoundError())
-    session = services.db.session()
-    try:
-        # Only on the emoji's own organization's host.
-        if not is_storable_id(int(realm_part)) or not host_serves_realm(
-            session, services.settings, host, int(realm_part)
-        ):
-            return error_response(ResourceNotFoundError())
-    finally:
-        session.close()
+    # Only on the emoji's own organization's host.
+    if not on_realm_host(services, host, realm_id):
+        return error_response(ResourceNotFoundError())
     try:
         data = make_storage(services.settings).read(key)
     except StorageKeyError:

@@ -11,11 +11,12 @@ from starlette.routing import Route
 
 from palaver.actions.realm_export import do_delete_realm_export, do_request_realm_export
 from palaver.api.routing import ApiRouter, Ctx, JsonDict, error_response
+from palaver.api.user_content import on_realm_host
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError, ResourceNotFoundError
-from palaver.lib.ids import is_storable_id
+from palaver.lib.ids import id_in_text
 from palaver.lib.realm_export import EXPORT_URL_PREFIX, export_consents, realm_exports
 from palaver.lib.storage import make_storage
-from palaver.lib.user_content import OCTET_STREAM, content_security_policy, host_serves_realm
+from palaver.lib.user_content import OCTET_STREAM, content_security_policy
 from palaver.models.realm_export import RealmExportType
 from palaver.services import Services
 
@@ -57,12 +58,10 @@ _EXPORT_KEY = re.compile(r"^\d+/exports/[A-Za-z0-9_-]{32}/[A-Za-z0-9._-]+\.zip$"
 
 
 def _serve_export(services: Services, host: str, key: str) -> Response:
-    if not _EXPORT_KEY.match(key) or not is_storable_id(int(key.split("/", 1)[0])):
+    realm_id = id_in_text(key.split("/", 1)[0])
+    # The link answers only on the host of the organization it exports.
+    if not _EXPORT_KEY.match(key) or realm_id is None or not on_realm_host(services, host, realm_id):
         return error_response(ResourceNotFoundError())
-    with services.db.session() as session:
-        # The link answers only on the host of the organization it exports.
-        if not host_serves_realm(session, services.settings, host, int(key.split("/", 1)[0])):
-            return error_response(ResourceNotFoundError())
     storage = make_storage(services.settings)
     headers = {
         "Content-Disposition": f'attachment; filename="{key.rsplit("/", 1)[-1]}"',

@@ -19,7 +19,7 @@ from palaver.config import Settings
 from palaver.lib.attachments import TEMPORARY_URL_PREFIX, user_for_api_key
 from palaver.lib.exceptions import UnauthorizedError
 from palaver.lib.realm import get_realm_for_host
-from palaver.lib.user_content import is_user_content_host, served_as, user_content_headers
+from palaver.lib.user_content import host_serves_realm, is_user_content_host, served_as, user_content_headers
 from palaver.lib.web_sessions import SESSION_COOKIE
 from palaver.models import UserProfile
 from palaver.services import Services
@@ -46,6 +46,13 @@ def content_viewer(session: Session, services: Services, request: Request) -> Us
     if user is None:
         raise UnauthorizedError()
     return user
+
+
+def on_realm_host(services: Services, host: str, realm_id: int) -> bool:
+    """Whether ``host`` is organization ``realm_id``'s own, the only host its pictures,
+    emoji and exports answer on (lib/user_content.host_serves_realm, in a session of its own)."""
+    with services.db.session() as session:
+        return host_serves_realm(session, services.settings, host, realm_id)
 
 
 def user_content_response(data: bytes, file_name: str | None, cache_control: str) -> Response:

@@ -25,7 +25,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.ids import get_row, is_storable_id
+from palaver.lib.ids import get_row, id_in_text
 from palaver.lib.message_access import bulk_access_message_ids
 from palaver.lib.storage import UPLOAD_URL_PREFIX
 from palaver.models import UserProfile
@@ -258,12 +258,10 @@ def file_for_temporary_token(
         raise not_found from None
     if expires < (now if now is not None else time.time()):
         raise not_found
-    realm_part = path_id.split("/", 1)[0]
-    if not realm_part.isdigit() or (realm_id is not None and realm_part != str(realm_id)):
+    file_realm_id = id_in_text(path_id.split("/", 1)[0])
+    if file_realm_id is None or (realm_id is not None and file_realm_id != realm_id):
         raise not_found
-    if not is_storable_id(int(realm_part)):
-        raise not_found
-    attachment = get_attachment_by_path_id(session, int(realm_part), path_id)
+    attachment = get_attachment_by_path_id(session, file_realm_id, path_id)
     if attachment is None or not hmac.compare_digest(
         signature, _signature(attachment.url_secret, path_id, expires, variant)
     ):

@@ -23,6 +23,15 @@ def is_storable_id(value: int) -> bool:
     return 0 < value <= MAX_ID
 
 
+def id_in_text(text: str) -> int | None:
+    """The ID a URL segment spells in ASCII digits, if a row could have it; else None.
+    (``str.isdigit`` also admits digits such as "²", which ``int`` refuses.)"""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if is_storable_id(value) else None
+
+
 def storable_ids(values: Iterable[int]) -> list[int]:
     """The IDs a row could have; the others can match nothing, so a lookup may drop them."""
     return [value for value in values if 0 < value <= MAX_ID]
