@@ -296,7 +296,7 @@ class Settings(BaseModel):
         # On the external host or one of its subdomains it would be an organization's origin
         # (the very thing it exists to be apart from). After _fill_derived: external_url is set.
         if self.user_content_url:
-            content = (urlsplit(self.user_content_url).hostname or "").lower()
+            content = self.user_content_host or ""
             base = (urlsplit(self.external_url).hostname or "").lower()
             on_loopback = base in ("127.0.0.1", "::1", "localhost") and content.endswith(".localhost")
             if content == base or content.endswith("." + base) or on_loopback:
@@ -305,6 +305,13 @@ class Settings(BaseModel):
                     "(those are organizations' origins); use a different domain"
                 )
         return self
+
+    @property
+    def user_content_host(self) -> str | None:
+        """The host name of ``user_content_url`` (lower case, IPv6 without brackets), if set."""
+        if not self.user_content_url:
+            return None
+        return (urlsplit(self.user_content_url).hostname or "").lower() or None
 
     @property
     def is_sqlite(self) -> bool:

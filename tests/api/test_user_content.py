@@ -143,6 +143,14 @@ def test_the_user_content_origin_serves_nothing_else(capi: Api, realm: SeededRea
     assert "realm_name" not in settings
 
 
+@pytest.mark.parametrize("host", ["[", "a]", "[::1"])
+def test_a_malformed_host_is_some_other_host(capi: Api, realm: SeededRealm, host: str) -> None:
+    # Told apart from the user-content origin as text: never a 500 for what no URL parser reads.
+    for path in ("/", "/user_uploads/temporary/x.1.y/a.txt"):
+        response = capi.client.get(path, headers={"host": host})
+        assert response.status_code < 500, (path, response.status_code)
+
+
 @pytest.mark.parametrize(
     "value",
     [

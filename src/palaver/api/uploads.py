@@ -30,10 +30,9 @@ from palaver.lib.attachments import (
     upload_url,
 )
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.realm import get_realm_for_host
+from palaver.lib.realm import get_realm_for_host, is_user_content_host
 from palaver.lib.storage import make_storage
 from palaver.lib.thumbnails import thumbnail_or_original
-from palaver.lib.user_content import is_user_content_host
 from palaver.services import Services
 
 router = ApiRouter()

@@ -18,8 +18,8 @@ from palaver.api.routing import authenticate
 from palaver.config import Settings
 from palaver.lib.attachments import TEMPORARY_URL_PREFIX, user_for_api_key
 from palaver.lib.exceptions import UnauthorizedError
-from palaver.lib.realm import get_realm_for_host
-from palaver.lib.user_content import host_serves_realm, is_user_content_host, served_as, user_content_headers
+from palaver.lib.realm import get_realm_for_host, is_user_content_host
+from palaver.lib.user_content import host_serves_realm, served_as, user_content_headers
 from palaver.lib.web_sessions import SESSION_COOKIE
 from palaver.models import UserProfile
 from palaver.services import Services

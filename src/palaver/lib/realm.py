@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
@@ -27,15 +26,22 @@ def _strip_port(host: str) -> str:
 NO_REALM = " no organization"
 
 
+def is_user_content_host(settings: Settings, host: str) -> bool:
+    """Whether a Host header names the ``user_content_url`` origin (any port, as realm hosts).
+    Read as text, never parsed as a URL: a malformed header is simply some other host."""
+    content = settings.user_content_host
+    return content is not None and _strip_port(host.strip().lower()).strip("[]") == content
+
+
 def subdomain_for_host(settings: Settings, host: str) -> str:
     """The realm string ID a Host header selects; the bare host selects the root realm.
 
     Ports are ignored so that the same server answers on any port it is reached at.
     """
-    host = _strip_port(host.strip().lower())
-    if settings.user_content_url and host == _strip_port(urlsplit(settings.user_content_url).netloc.lower()):
+    if is_user_content_host(settings, host):
         # The user-content origin is no organization's (config.py refuses it as a realm host).
         return NO_REALM
+    host = _strip_port(host.strip().lower())
     base = _strip_port(settings.external_host)
     if host.endswith("." + base):
         return host[: -len(base) - 1]

@@ -20,7 +20,7 @@ SVG, HTML, XML and the rest are never inline: they can carry script.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from sqlalchemy.orm import Session
 
@@ -175,16 +175,3 @@ def host_serves_realm(session: Session, settings: Settings, host: str, realm_id:
     found, so nothing of B's ever runs or is shown as A's)."""
     realm = get_realm_by_string_id(session, subdomain_for_host(settings, host))
     return realm is not None and realm.id == realm_id
-
-
-def user_content_host(settings: Settings) -> str | None:
-    """The host name of ``user_content_url``, if one is set."""
-    if not settings.user_content_url:
-        return None
-    return (urlsplit(settings.user_content_url).hostname or "").lower() or None
-
-
-def is_user_content_host(settings: Settings, host: str) -> bool:
-    """Whether a Host header names the user-content origin (any port, as realm hosts)."""
-    content = user_content_host(settings)
-    return content is not None and (urlsplit(f"//{host.strip()}").hostname or "") == content
