@@ -25,9 +25,14 @@ class ConversationMuting:
 
     def is_muted(self, stream_id: int, recipient_id: int, topic: str) -> bool:
         policy = self.topic_policies.get((stream_id, topic.lower()), VisibilityPolicy.INHERIT)
-        if policy == VisibilityPolicy.MUTED:
-            return True
-        return recipient_id in self.muted_recipient_ids and policy not in _SHOWN_IN_MUTED_CHANNEL
+        return is_muted_conversation(recipient_id in self.muted_recipient_ids, policy)
+
+
+def is_muted_conversation(channel_muted: bool, topic_policy: int) -> bool:
+    """The rule above, for one topic whose channel's mute and own policy are known."""
+    if topic_policy == VisibilityPolicy.MUTED:
+        return True
+    return channel_muted and topic_policy not in _SHOWN_IN_MUTED_CHANNEL
 
 
 def conversation_muting(session: Session, user_id: int) -> ConversationMuting:

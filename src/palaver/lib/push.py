@@ -40,14 +40,17 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.lib.conversation_muting import is_muted_conversation
 from palaver.lib.devices import SECRETBOX_KEY_PREFIX
+from palaver.lib.presence import OFFLINE_THRESHOLD_SECONDS
+from palaver.lib.user_topics import topic_visibility_policies
 from palaver.models.channels import Subscription
 from palaver.models.devices import Device
 from palaver.models.legacy_push import LegacyPushToken
 from palaver.models.messages import MessageFlag, UserMessage
 from palaver.models.muted_users import MutedUser
 from palaver.models.presence import UserPresence
-from palaver.models.user_topics import UserTopic, VisibilityPolicy
+from palaver.models.user_topics import VisibilityPolicy
 from palaver.models.users import UserProfile
 
 if TYPE_CHECKING:
@@ -66,9 +69,6 @@ RELAY_CONNECT_TIMEOUT_SECONDS = 5.0
 PUSH_CONTENT_LIMIT = 200
 # A removal names at most this many messages, the newest (as Zulip's service truncates).
 MAX_REMOVE_MESSAGE_IDS = 200
-# A user whose clients reported activity this recently is "active" (Zulip's presence
-# window): they get pushes only with enable_online_push_notifications.
-ACTIVE_PRESENCE_SECONDS = 140
 
 
 # The plaintext payloads --------------------------------------------------------------------
@@ -429,9 +429,7 @@ def push_trigger(f: RecipientFacts) -> str | None:
 
 def _channel_trigger(f: RecipientFacts) -> str | None:
     followed = f.topic_policy == VisibilityPolicy.FOLLOWED
-    muted = f.topic_policy == VisibilityPolicy.MUTED or (
-        f.channel_muted and f.topic_policy not in (VisibilityPolicy.UNMUTED, VisibilityPolicy.FOLLOWED)
-    )
+    muted = is_muted_conversation(f.channel_muted, f.topic_policy)
     wildcard = None
     if "topic_wildcard_mentioned" in f.flags:
         wildcard = "topic"
@@ -476,7 +474,9 @@ def recipient_facts(
             )
         )
     )
-    recent = now - timedelta(seconds=ACTIVE_PRESENCE_SECONDS)
+    # Activity reported within presence's window: "active", pushed to only with
+    # enable_online_push_notifications.
+    recent = now - timedelta(seconds=OFFLINE_THRESHOLD_SECONDS)
     active = set(
         session.scalars(
             select(UserPresence.user_profile_id).where(
@@ -498,12 +498,7 @@ def recipient_facts(
                 )
             )
         }
-        topic = str(message["subject"]).lower()
-        for row in session.scalars(
-            select(UserTopic).where(UserTopic.stream_id == stream_id, UserTopic.user_profile_id.in_(user_ids))
-        ):
-            if row.topic_name.lower() == topic:
-                policies[row.user_profile_id] = row.visibility_policy
+        policies = topic_visibility_policies(session, stream_id, str(message["subject"]))
     facts = []
     for user_id in user_ids:
         user = users.get(user_id)

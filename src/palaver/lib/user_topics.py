@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, literal, select
+from sqlalchemy import bindparam, func, literal, select
 from sqlalchemy.orm import Session
 
 from palaver.models.channels import Stream
@@ -22,6 +22,21 @@ def get_user_topic(session: Session, user_id: int, stream_id: int, topic: str) -
             func.lower(UserTopic.topic_name) == func.lower(literal(topic)),
         )
     )
+
+
+# Read for every channel message (missed-message emails, pushes): built once, executed on
+# the connection (no ORM).
+_TOPIC_POLICIES = select(UserTopic.user_profile_id, UserTopic.visibility_policy).where(
+    UserTopic.stream_id == bindparam("stream_id"),
+    func.lower(UserTopic.topic_name) == func.lower(bindparam("topic")),
+)
+
+
+def topic_visibility_policies(session: Session, stream_id: int, topic: str) -> dict[int, int]:
+    """Each user's visibility policy for one topic, by user ID (one conversation regardless
+    of case, as ``get_user_topic``); few rows, whatever the channel's size."""
+    rows = session.connection().execute(_TOPIC_POLICIES, {"stream_id": stream_id, "topic": topic})
+    return {user_id: policy for user_id, policy in rows}
 
 
 def _rows(session: Session, user_id: int) -> list[tuple[UserTopic, str]]:

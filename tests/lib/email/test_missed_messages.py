@@ -181,6 +181,20 @@ def test_followed_topic_and_wildcard_mentions(
     assert "mentioned everyone" in text and "in a topic you follow" in text
 
 
+def test_a_followed_topic_with_capitals_beyond_ascii(
+    api: Api, realm: SeededRealm, services: Services
+) -> None:
+    # SQLite's lower() folds ASCII only: the topic as followed is found as written.
+    channel(api, realm, "Elsinore", [realm.hamlet, realm.othello])
+    stream_id = assert_json_success(api.get(realm.othello, "get_stream_id", {"stream": "Elsinore"}))[
+        "stream_id"
+    ]
+    follow = {"stream_id": stream_id, "topic": "Été", "visibility_policy": 3}
+    assert_json_success(api.post(realm.othello, "user_topics", follow))
+    post(api, realm.hamlet, "Elsinore", "Été", "quiet news")
+    assert [r.trigger for r in pending(services, realm.othello)] == ["followed_topic"]
+
+
 def test_links_in_emailed_html_are_absolute() -> None:
     from palaver.lib.email.missed import absolute_links
 

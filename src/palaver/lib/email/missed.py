@@ -19,31 +19,28 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
 from palaver.db import rowcount, transaction
+from palaver.lib.conversation_muting import is_muted_conversation
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.notification_bot import topic_narrow_path
 from palaver.lib.realm import realm_url
+from palaver.lib.user_topics import topic_visibility_policies
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import Recipient, Stream, Subscription
 from palaver.models.email_outbox import MissedMessageAddress, MissedMessageEmail
 from palaver.models.messages import Message, MessageFlag, UserMessage
 from palaver.models.presence import UserPresence
-from palaver.models.user_topics import UserTopic, VisibilityPolicy
+from palaver.models.user_topics import VisibilityPolicy
 from palaver.timeutil import utcnow
 
 # A user whose clients have not reported presence for this long is offline (as in Zulip).
 OFFLINE_THRESHOLD = timedelta(seconds=140)
 
 _MISSED_TABLE = MissedMessageEmail.metadata.tables[MissedMessageEmail.__tablename__]
-# Run for every channel message: built once, executed on the connection (no ORM).
-_TOPIC_POLICIES = select(UserTopic.user_profile_id, UserTopic.visibility_policy).where(
-    UserTopic.stream_id == bindparam("stream_id"),
-    func.lower(UserTopic.topic_name) == bindparam("topic"),
-)
 _READ = int(MessageFlag.READ)
 _MENTIONED = int(MessageFlag.MENTIONED)
 _STREAM_WILDCARD = int(MessageFlag.STREAM_WILDCARD_MENTIONED)
@@ -87,12 +84,6 @@ def _triggers(message: Message, flags: Mapping[int, int]) -> dict[int, str]:
     return triggers
 
 
-def _topic_policies(session: Session, stream_id: int, topic: str) -> dict[int, int]:
-    """Users' visibility policies for this topic; few rows, whatever the channel's size."""
-    rows = session.connection().execute(_TOPIC_POLICIES, {"stream_id": stream_id, "topic": topic.lower()})
-    return {uid: policy for uid, policy in rows}
-
-
 def schedule_missed_message_emails(
     session: Session, message: Message, stream_id: int | None, flags: Mapping[int, int]
 ) -> None:
@@ -100,7 +91,7 @@ def schedule_missed_message_emails(
     triggers = _triggers(message, flags)
     policies: dict[int, int] = {}
     if stream_id is not None:
-        policies = _topic_policies(session, stream_id, message.subject)
+        policies = topic_visibility_policies(session, stream_id, message.subject)
         for user_id, policy in policies.items():
             if user_id == message.sender_id or user_id not in flags:
                 continue
@@ -142,9 +133,7 @@ def schedule_missed_message_emails(
         if user is None or user_id in online:
             continue
         policy = policies.get(user_id, VisibilityPolicy.INHERIT)
-        muted = policy == VisibilityPolicy.MUTED or (
-            user_id in channel_muted and policy == VisibilityPolicy.INHERIT
-        )
+        muted = is_muted_conversation(user_id in channel_muted, policy)
         if trigger in ("private_message", "mentioned"):
             wanted = user.enable_offline_email_notifications
         elif trigger == "followed_topic":
