@@ -76,7 +76,7 @@ def write_export(root: Path, messages: int) -> None:
     start = datetime(2020, 1, 1, tzinfo=UTC)
     per_channel = messages // CHANNELS
     for channel in channels:
-        folder = root / channel["name"]
+        folder = root / str(channel["name"])
         folder.mkdir()
         day_messages: list[dict[str, object]] = []
         thread = None
