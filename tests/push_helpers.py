@@ -7,13 +7,11 @@ from __future__ import annotations
 import base64
 import dataclasses
 import os
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
-import uvicorn
 from nacl.secret import SecretBox
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -25,6 +23,7 @@ from palaver.lib.devices import PushKey, PushToken
 from palaver.models import UserProfile
 from palaver.services import Services
 from tests.helpers import wait_until
+from tests.servers import asgi_on_loopback
 
 
 class FakeRelay:
@@ -52,18 +51,9 @@ class FakeRelay:
 @pytest.fixture(scope="module")
 def fake_relay() -> Iterator[FakeRelay]:
     relay = FakeRelay()
-    config = uvicorn.Config(
-        relay.app, host="127.0.0.1", port=0, log_level="warning", ws="none", lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    relay.url = f"http://127.0.0.1:{port}/notify"
-    yield relay
-    server.should_exit = True
-    thread.join(timeout=10)
+    with asgi_on_loopback(relay.app) as url:
+        relay.url = f"{url}/notify"
+        yield relay
 
 
 @pytest.fixture

@@ -29,14 +29,12 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-import uvicorn
 from nacl.exceptions import CryptoError
 from nacl.public import PrivateKey, SealedBox
 from starlette.applications import Starlette
@@ -44,7 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tests.helpers import wait_until
+from tests.servers import asgi_on_loopback
 
 REALM_KEYS = {
     "id",
@@ -264,15 +262,6 @@ class FakePushService:
 
 def run_service() -> Iterator[FakePushService]:
     service = FakePushService()
-    config = uvicorn.Config(
-        service.app(), host="127.0.0.1", port=0, log_level="warning", ws="none", lifespan="off"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    service.url = f"http://127.0.0.1:{port}"
-    yield service
-    server.should_exit = True
-    thread.join(timeout=10)
+    with asgi_on_loopback(service.app()) as url:
+        service.url = url
+        yield service

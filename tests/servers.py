@@ -71,6 +71,28 @@ def serving_in_a_thread(server: ThreadingHTTPServer) -> Iterator[None]:
         server.server_close()
 
 
+@contextlib.contextmanager
+def asgi_on_loopback(app: Any) -> Iterator[str]:
+    """A test's own ASGI app (a service double) served by uvicorn from a daemon thread on a
+    free loopback port until the block ends; yields its base URL."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "the loopback server did not start"
+        time.sleep(POLL_INTERVAL)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
 def palaver_command() -> list[str]:
     script = Path(sys.executable).parent / "palaver"
     return [str(script)] if script.exists() else [sys.executable, "-m", "palaver.cli"]
