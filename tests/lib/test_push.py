@@ -139,7 +139,7 @@ def test_remove_and_test_payloads() -> None:
 
 
 def test_the_old_payload_would_not_parse() -> None:
-    """What Palaver sent before (keys of its own, `type` the message type) falls through."""
+    """A payload of keys the app does not know (`type` the message type) falls through."""
     old = {"event": "message", "realm_id": 2, "message_id": 1, "type": "stream", "content": "x"}
     with pytest.raises(Unparsable):
         parse_payload(old, realm_url=REALM_URL, user_id=10)
