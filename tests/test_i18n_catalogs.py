@@ -24,6 +24,8 @@ TEMPLATES = sorted(
         PACKAGE / "web" / "templates" / "no_realm.html",
         PACKAGE / "web" / "templates" / "passkey_login.html",
         PACKAGE / "web" / "templates" / "sso_error.html",
+        PACKAGE / "web" / "templates" / "two_factor.html",
+        PACKAGE / "web" / "templates" / "two_factor_setup.html",
         PACKAGE / "web" / "templates" / "app.html",
     ]
 )

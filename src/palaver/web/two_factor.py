@@ -21,6 +21,7 @@ from palaver.actions.two_factor import (
     do_use_second_factor,
 )
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.i18n import N_, gettext
 from palaver.lib.passkeys import passkeys_of
 from palaver.lib.two_factor import (
     TRUSTED_COOKIE,
@@ -42,7 +43,7 @@ from palaver.web.pages import (
 )
 from palaver.web.sessions import session_user
 
-WRONG_CODE = "That code is not right, or was already used. Try again."
+WRONG_CODE = N_("That code is not right, or was already used. Try again.")
 
 
 def _field(form: FormData, name: str) -> str:
@@ -84,9 +85,9 @@ def verify(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
         settings = services.settings
         limit = services.rate_limiter.hit(f"2fa:{user.id}", settings.auth_rate_limit_per_username)
         if not limit.allowed:
-            return again("Too many attempts. Please wait a while and try again.")
+            return again(gettext("Too many attempts. Please wait a while and try again."))
         if not do_use_second_factor(session, user, _field(form, "code"), now):
-            return again(WRONG_CODE)
+            return again(gettext(WRONG_CODE))
         do_finish_pending_login(session, token)
         response = finish_login(
             pages,

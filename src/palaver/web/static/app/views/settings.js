@@ -102,7 +102,7 @@ function renderProfile(app, panel) {
     h("button", { type: "submit", class: "primary", text: t("Change password") }));
   passwordForm.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const done = await submit(app, () => app.api.patch("/settings", { old_password: oldPassword.value, new_password: newPassword.value }), "Password changed");
+    const done = await submit(app, () => app.api.patch("/settings", { old_password: oldPassword.value, new_password: newPassword.value }), t("Password changed"));
     if (done) passwordForm.reset();
   });
   panel.append(h("h2", { text: t("Profile") }), h("p", { text: t("Email: {email}", { email: me.email || "" }) }), nameForm, h("h3", { text: t("Password") }), passwordForm);
