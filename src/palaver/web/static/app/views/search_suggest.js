@@ -102,7 +102,9 @@ export function attachSuggestions(app, input, onSearch) {
   };
   input.addEventListener("input", draw);
   input.addEventListener("focus", draw);
-  input.addEventListener("blur", () => setTimeout(close, 100));
+  // Closed a moment after the box loses focus (a click on a row lands first), unless it has
+  // focus again by then.
+  input.addEventListener("blur", () => setTimeout(() => document.activeElement !== input && close(), 100));
   input.addEventListener("keydown", (event) => {
     if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       event.preventDefault();
