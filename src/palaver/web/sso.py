@@ -22,6 +22,7 @@ from palaver.lib import oidc
 from palaver.lib.app_flow import valid_otp
 from palaver.lib.auth_methods import method_enabled
 from palaver.lib.exceptions import JsonableError, UserDeactivatedError
+from palaver.lib.i18n import gettext
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.web_sessions import new_token
 from palaver.models import Realm
@@ -65,22 +66,40 @@ def begin(pages: Pages, request: Request, path: str, params: dict[str, str], cli
             return no_realm(pages)
         if realm.deactivated:
             return _page(
-                pages, realm, "Organization deactivated", "This organization has been deactivated.", 403
+                pages,
+                realm,
+                gettext("Organization deactivated"),
+                gettext("This organization has been deactivated."),
+                403,
             )
         provider = _provider_for(pages, realm, path)
         if provider is None:
             return _page(
-                pages, realm, "Sign-in method not available", "This organization does not use it.", 404
+                pages,
+                realm,
+                gettext("Sign-in method not available"),
+                gettext("This organization does not use it."),
+                404,
             )
         if not _check_ip(pages, client_ip):
-            return _page(pages, realm, "Too many attempts", "Please wait a while and try again.", 429)
+            return _page(
+                pages, realm, gettext("Too many attempts"), gettext("Please wait a while and try again."), 429
+            )
         otp = params.get("mobile_flow_otp")
         if otp is not None and not valid_otp(otp):
-            return _page(pages, realm, "Bad request", "The app sent an invalid mobile_flow_otp.", 400)
+            return _page(
+                pages, realm, gettext("Bad request"), gettext("The app sent an invalid mobile_flow_otp."), 400
+            )
         try:
             authorization = oidc.begin(provider, _redirect_uri(pages, realm, provider))
         except JsonableError as e:
-            return _page(pages, realm, f"{provider.display_name} is unavailable", e.msg, 502)
+            return _page(
+                pages,
+                realm,
+                gettext("%(provider)s is unavailable", provider=provider.display_name),
+                e.msg,
+                502,
+            )
         browser = new_token()
         do_begin_sso_attempt(
             session,
@@ -118,10 +137,16 @@ def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Respo
         provider = _provider_for(pages, realm, path)
         if provider is None:
             return _page(
-                pages, realm, "Sign-in method not available", "This organization does not use it.", 404
+                pages,
+                realm,
+                gettext("Sign-in method not available"),
+                gettext("This organization does not use it."),
+                404,
             )
         if not _check_ip(pages, client_ip):
-            return _page(pages, realm, "Too many attempts", "Please wait a while and try again.", 429)
+            return _page(
+                pages, realm, gettext("Too many attempts"), gettext("Please wait a while and try again."), 429
+            )
         pending = do_take_sso_attempt(
             session,
             state=params.get("state", ""),
@@ -129,12 +154,16 @@ def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Respo
             now=services.clock(),
         )
         if pending is None or pending.provider != provider.path or pending.realm_id != realm.id:
-            text = "This sign-in has expired, was already used, or was started in another browser. Try again."
-            return _clear_cookie(pages, _page(pages, realm, "Sign-in expired", text, 400))
+            text = gettext(
+                "This sign-in has expired, was already used, or was started in another browser. Try again."
+            )
+            return _clear_cookie(pages, _page(pages, realm, gettext("Sign-in expired"), text, 400))
         if "error" in params or "code" not in params:
             reason = params.get("error_description") or params.get("error") or "no authorization code"
-            text = f"{provider.display_name} did not sign you in: {reason}"
-            return _clear_cookie(pages, _page(pages, realm, "Sign-in cancelled", text, 403))
+            text = gettext(
+                "%(provider)s did not sign you in: %(reason)s", provider=provider.display_name, reason=reason
+            )
+            return _clear_cookie(pages, _page(pages, realm, gettext("Sign-in cancelled"), text, 403))
         try:
             account = oidc.complete(
                 provider,
@@ -147,11 +176,11 @@ def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Respo
                 session, realm, account, email_host=realm_email_host(services.settings, realm)
             )
         except UserDeactivatedError:
-            text = "Your account has been deactivated. Ask an administrator of the organization."
-            return _clear_cookie(pages, _page(pages, realm, "Account deactivated", text, 403))
+            text = gettext("Your account has been deactivated. Ask an administrator of the organization.")
+            return _clear_cookie(pages, _page(pages, realm, gettext("Account deactivated"), text, 403))
         except JsonableError as e:
             session.rollback()
-            return _clear_cookie(pages, _page(pages, realm, "Sign-in refused", e.msg, e.http_status))
+            return _clear_cookie(pages, _page(pages, realm, gettext("Sign-in refused"), e.msg, e.http_status))
         response = finish_login(
             pages,
             session,
