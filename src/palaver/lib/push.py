@@ -43,9 +43,11 @@ from sqlalchemy.orm import Session
 from palaver.lib.conversation_muting import is_muted_conversation
 from palaver.lib.devices import SECRETBOX_KEY_PREFIX
 from palaver.lib.presence import OFFLINE_THRESHOLD_SECONDS
+from palaver.lib.user_groups import recursive_member_ids
 from palaver.lib.user_topics import topic_visibility_policies
 from palaver.models.channels import Subscription
 from palaver.models.devices import Device
+from palaver.models.groups import UserGroup
 from palaver.models.legacy_push import LegacyPushToken
 from palaver.models.messages import MessageFlag, UserMessage
 from palaver.models.muted_users import MutedUser
@@ -544,6 +546,13 @@ def mentioned_ids(rendered: str) -> tuple[set[int], list[int]]:
     users = {int(m) for m in _USER_MENTION.findall(rendered)}
     groups = list(dict.fromkeys(int(m) for m in _GROUP_MENTION.findall(rendered)))
     return users, groups
+
+
+def mentioned_groups(session: Session, group_ids: Sequence[int]) -> list[tuple[int, str, set[int]]]:
+    """(ID, name, members with subgroups') of each of the groups, in the order given."""
+    rows = session.execute(select(UserGroup.id, UserGroup.name).where(UserGroup.id.in_(group_ids)))
+    names = {gid: name for gid, name in rows if name is not None}
+    return [(gid, names[gid], recursive_member_ids(session, gid)) for gid in group_ids if gid in names]
 
 
 def unread_message_ids(session: Session, user_id: int, message_ids: Iterable[int]) -> set[int]:

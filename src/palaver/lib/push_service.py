@@ -51,6 +51,7 @@ from palaver import FEATURE_LEVEL, SERVICE_VERSION
 from palaver.config import Settings
 from palaver.lib.push import apns_payload, fcm_data
 from palaver.lib.realm import realm_url
+from palaver.models.devices import Device
 from palaver.models.push_service import PushServiceRealm, PushServiceServer
 from palaver.models.realm import Realm
 from palaver.models.users import Role, UserProfile
@@ -258,6 +259,42 @@ def service_credentials(session: Session, service_url: str | None) -> ServiceCre
 
 def realm_uuid(session: Session, realm_id: int) -> str | None:
     return session.scalar(select(PushServiceRealm.uuid).where(PushServiceRealm.realm_id == realm_id))
+
+
+@dataclass(frozen=True)
+class PendingRegistration:
+    """A token an app registered that the service has not been given yet."""
+
+    device_id: int
+    token_id: str
+    bouncer_public_key: str
+    encrypted_push_registration: str
+    realm_id: int
+    # The UUID the service knows the organization by; None until it is reported.
+    realm_uuid: str | None
+
+
+def pending_registrations(session: Session) -> list[PendingRegistration]:
+    """Tokens waiting to be forwarded, oldest device first (refused ones wait for the app)."""
+    rows = session.execute(
+        select(
+            Device.id,
+            Device.pending_token_id,
+            Device.bouncer_public_key,
+            Device.encrypted_push_registration,
+            UserProfile.realm_id,
+            PushServiceRealm.uuid,
+        )
+        .join(UserProfile, UserProfile.id == Device.user_profile_id)
+        .outerjoin(PushServiceRealm, PushServiceRealm.realm_id == UserProfile.realm_id)
+        .where(Device.pending_token_id.is_not(None), Device.push_registration_error_code.is_(None))
+        .order_by(Device.id)
+    ).all()
+    return [
+        PendingRegistration(device_id, token_id, public_key or "", sealed or "", realm_id, uuid)
+        for device_id, token_id, public_key, sealed, realm_id, uuid in rows
+        if token_id is not None
+    ]
 
 
 def realm_report(settings: Settings, realm: Realm, row: PushServiceRealm) -> dict[str, Any]:

@@ -31,8 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from sqlalchemy import select
-
 from palaver.actions.devices import (
     do_clear_push_notified,
     do_drop_push_tokens,
@@ -47,6 +45,7 @@ from palaver.lib.push import (
     PushTarget,
     encrypt_payload,
     is_alert,
+    mentioned_groups,
     mentioned_ids,
     message_payload,
     notified_message_ids,
@@ -65,18 +64,16 @@ from palaver.lib.push_service import (
     PushServiceClient,
     PushServiceError,
     ServiceCredentials,
+    pending_registrations,
     push_request,
     realm_report,
+    realm_uuid,
     role_counts,
     service_credentials,
 )
 from palaver.lib.realm import realm_url
-from palaver.lib.user_groups import recursive_member_ids
-from palaver.models.devices import Device
-from palaver.models.groups import UserGroup
 from palaver.models.push_service import PushServiceRealm
 from palaver.models.realm import Realm
-from palaver.models.users import UserProfile
 from palaver.timeutil import utcnow
 from palaver.workers.loop import BackgroundWorker
 
@@ -312,7 +309,7 @@ class PushWorker(BackgroundWorker):
             realm = session.get(Realm, job.realm_id)
             assert realm is not None
             personal, groups = mentioned_ids(message.get("content", ""))
-            group_of = self._mentioned_groups(session, groups) if groups else []
+            group_of = mentioned_groups(session, groups) if groups else []
         for user_id, trigger in triggered:
             if user_id not in unread:
                 continue
@@ -328,13 +325,6 @@ class PushWorker(BackgroundWorker):
             if sent:
                 with self.services.db.session() as session:
                     do_mark_push_notified(session, user_id, [message["id"]])
-
-    @staticmethod
-    def _mentioned_groups(session: Any, group_ids: list[int]) -> list[tuple[int, str, set[int]]]:
-        names = dict(
-            session.execute(select(UserGroup.id, UserGroup.name).where(UserGroup.id.in_(group_ids))).all()
-        )
-        return [(gid, names[gid], recursive_member_ids(session, gid)) for gid in group_ids if gid in names]
 
     def remove_read(self, deliverer: Deliverer, job: Job) -> None:
         message_ids = [int(m) for m in job.event.get("messages", ())]
@@ -394,38 +384,21 @@ class PushWorker(BackgroundWorker):
 
     def forward_registrations(self, client: PushServiceClient) -> None:
         with self.services.db.session() as session:
-            pending = session.execute(
-                select(
-                    Device.id,
-                    Device.pending_token_id,
-                    Device.bouncer_public_key,
-                    Device.encrypted_push_registration,
-                    PushServiceRealm.uuid,
-                )
-                .join(UserProfile, UserProfile.id == Device.user_profile_id)
-                .outerjoin(PushServiceRealm, PushServiceRealm.realm_id == UserProfile.realm_id)
-                .where(Device.pending_token_id.is_not(None), Device.push_registration_error_code.is_(None))
-                .order_by(Device.id)
-            ).all()
+            pending = pending_registrations(session)
         synced = False
-        for device_id, token_id, public_key, sealed, known_uuid in pending:
-            uuid = known_uuid
-            if token_id is None:
-                continue
+        for registration in pending:
+            device_id, token_id, uuid = registration.device_id, registration.token_id, registration.realm_uuid
             if uuid is None and not synced:
                 self.sync_realms(client)
                 synced = True
                 with self.services.db.session() as session:
-                    uuid = session.scalar(
-                        select(PushServiceRealm.uuid)
-                        .join(UserProfile, UserProfile.realm_id == PushServiceRealm.realm_id)
-                        .join(Device, Device.user_profile_id == UserProfile.id)
-                        .where(Device.id == device_id)
-                    )
+                    uuid = realm_uuid(session, registration.realm_id)
             if uuid is None:
                 continue
             try:
-                client.register_device(uuid, token_id, public_key or "", sealed or "")
+                client.register_device(
+                    uuid, token_id, registration.bouncer_public_key, registration.encrypted_push_registration
+                )
             except PushServiceError as e:
                 if e.code in FINAL_REGISTRATION_ERRORS:
                     with self.services.db.session() as session:
