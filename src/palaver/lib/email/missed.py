@@ -27,6 +27,7 @@ from palaver.db import rowcount, transaction
 from palaver.lib.conversation_muting import is_muted_conversation
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.notification_bot import topic_narrow_path
+from palaver.lib.presence import OFFLINE_THRESHOLD_SECONDS
 from palaver.lib.realm import realm_url
 from palaver.lib.user_topics import topic_visibility_policies
 from palaver.models import Realm, UserProfile
@@ -38,7 +39,7 @@ from palaver.models.user_topics import VisibilityPolicy
 from palaver.timeutil import utcnow
 
 # A user whose clients have not reported presence for this long is offline (as in Zulip).
-OFFLINE_THRESHOLD = timedelta(seconds=140)
+OFFLINE_THRESHOLD = timedelta(seconds=OFFLINE_THRESHOLD_SECONDS)
 
 _MISSED_TABLE = MissedMessageEmail.metadata.tables[MissedMessageEmail.__tablename__]
 _READ = int(MessageFlag.READ)
