@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import pytest
@@ -152,3 +153,10 @@ def test_client_catalog_holds_only_client_messages() -> None:
     assert client_catalog("ar")["dir"] == "rtl"
     assert client_catalog("en")["messages"] == {}
     assert client_catalog("xx")["language"] == "en"
+
+
+@pytest.mark.parametrize("language", ["de", "fr", "es", "ja", "ar"])
+def test_the_pages_embedded_catalog_cannot_end_its_script_element(language: str) -> None:
+    text = i18n.client_catalog_json(language)
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == i18n.client_catalog(language)
