@@ -23,6 +23,7 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.subscriptions import can_add_subscribers, can_subscribe_self, check_subscription_property
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
+from palaver.models.names import name_key
 
 
 def do_create_channel(
@@ -82,16 +83,18 @@ def do_subscribe_by_name(
     names: dict[str, tuple[str, ChannelRequest]] = {}
     for request in requests:
         name = check_stream_name(request.name)
-        names.setdefault(name.lower(), (name, request))
+        # One entry per name as the unique index compares names: two spellings of one name
+        # are one channel, made or joined once.
+        names.setdefault(name_key(name), (name, request))
     with transaction(session) as tx:
         viewer = viewer_for(session, acting_user)
-        existing = get_streams_by_names(session, acting_user.realm_id, names)
+        existing = get_streams_by_names(session, acting_user.realm_id, [name for name, _ in names.values()])
         others = any(u.id != acting_user.id for u in users)
-        streams: list[Stream] = []
+        chosen: list[tuple[Stream, ChannelRequest]] = []
         created: list[Stream] = []
         unauthorized: list[str] = []
-        for key, (name, request) in names.items():
-            stream = existing.get(key)
+        for name, request in names.values():
+            stream = existing.get(name.lower())
             if stream is None:
                 new = dataclasses.replace(template, name=name, description=request.description)
                 stream = create_channel(tx, session, acting_user, new)
@@ -103,12 +106,13 @@ def do_subscribe_by_name(
                     raise JsonableError(f"Unable to access channel ({stream.name}).")
                 unauthorized.append(stream.name)
                 continue
-            streams.append(stream)
-        colors = {}
-        for stream in streams:
-            color = names[stream.name.lower()][1].color
-            if color is not None:
-                colors[stream.id] = check_subscription_property("color", color)
+            chosen.append((stream, request))
+        streams = [stream for stream, _ in chosen]
+        colors = {
+            stream.id: check_subscription_property("color", request.color)
+            for stream, request in chosen
+            if request.color is not None
+        }
         outcome = add_subscriptions(tx, session, streams, users, colors=colors)
         if announce is not None:
             announce_new_channels(session, acting_user, created, announce)

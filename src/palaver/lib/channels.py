@@ -154,14 +154,16 @@ def get_stream_by_id(session: Session, realm_id: int, stream_id: int) -> Stream 
 def get_stream_by_name(session: Session, realm_id: int, name: str) -> Stream | None:
     # The cache gives the ID (a primary-key read instead of a scan of lower(name)); the
     # row read confirms it, since another process's rename may be a moment from arriving.
+    # Names match as the unique index compares them (name_key: Unicode casefold), so
+    # "STRASSE" finds "Straße" rather than being taken for a new channel's name.
+    key = name_key(name.strip())
     info = cached_channel_by_name(session, realm_id, name)
     if info is not None:
         stream = get_row(session, Stream, info.id)
-        if stream is not None and stream.realm_id == realm_id and stream.name.lower() == name.strip().lower():
+        if stream is not None and stream.realm_id == realm_id and stream.name_key == key:
             return stream
-    return session.scalars(
-        select(Stream).where(Stream.realm_id == realm_id, func.lower(Stream.name) == name.strip().lower())
-    ).one_or_none()
+    query = select(Stream).where(Stream.realm_id == realm_id, Stream.name_key == key)
+    return session.scalars(query).one_or_none()
 
 
 def channel_name_in_use(session: Session, realm_id: int, name: str, *, exclude_id: int | None = None) -> bool:
@@ -174,14 +176,15 @@ def channel_name_in_use(session: Session, realm_id: int, name: str, *, exclude_i
 
 
 def get_streams_by_names(session: Session, realm_id: int, names: Iterable[str]) -> dict[str, Stream]:
-    """Existing channels by lower-cased name."""
-    lowered = {n.strip().lower() for n in names}
-    if not lowered:
+    """Existing channels by each asked name lower-cased, matched as the unique index compares
+    names (name_key), so every spelling asked for finds its channel."""
+    keys: dict[str, list[str]] = {}
+    for asked in {n.strip().lower() for n in names}:
+        keys.setdefault(name_key(asked), []).append(asked)
+    if not keys:
         return {}
-    rows = session.scalars(
-        select(Stream).where(Stream.realm_id == realm_id, func.lower(Stream.name).in_(lowered))
-    )
-    return {s.name.lower(): s for s in rows}
+    rows = session.scalars(select(Stream).where(Stream.realm_id == realm_id, Stream.name_key.in_(keys)))
+    return {asked: stream for stream in rows for asked in keys.get(stream.name_key, ())}
 
 
 def subscribed_stream_ids(session: Session, user_id: int) -> set[int]:
