@@ -274,6 +274,13 @@ def test_invalid_otp_is_refused(sso_server: LiveServer) -> None:
 # Two-factor authentication ---------------------------------------------------------------
 
 
+def _sign_out(page: Any) -> None:
+    """Ends the browser's session with the app closed first: an open app that loses its session
+    navigates to the login page by itself, which would abort the test's own next navigation."""
+    page.goto("about:blank")
+    page.context.clear_cookies(name="palaver_session")
+
+
 def _password_login(page: Any, server: LiveServer, email: str) -> None:
     page.goto(server.url + "/")
     page.fill("#id_username", email)
@@ -328,7 +335,7 @@ def test_two_factor_enrolment_recovery_codes_and_remembered_browser(
     page.click("#two-factor-form button[type=submit]")
     page.wait_for_function("document.title.endsWith(' - Palaver')")
     # Signed out and in again: this browser is not asked again.
-    page.context.clear_cookies(name="palaver_session")
+    _sign_out(page)
     _password_login(page, sso_server, email)
     page.wait_for_function("document.title.endsWith(' - Palaver')")
 
@@ -428,7 +435,7 @@ def test_register_a_passkey_and_sign_in_with_it(
     assert page.inner_text("#passkey-list .passkey-name") == "Laptop"
 
     # Signed out, the passkey alone signs in (no password, no code).
-    page.context.clear_cookies(name="palaver_session")
+    _sign_out(page)
     page.goto(server.url + "/")
     page.click("#passkey-link")
     page.click("#passkey-login")
@@ -442,7 +449,7 @@ def test_register_a_passkey_and_sign_in_with_it(
 
     # The apps' flow, with the passkey.
     otp = secrets.token_hex(32)
-    page.context.clear_cookies(name="palaver_session")
+    _sign_out(page)
     page.goto(f"{server.url}/accounts/login/passkey/?mobile_flow_otp={otp}")
     with page.expect_response(lambda r: r.url.endswith("/accounts/login/passkey/verify")) as done:
         page.click("#passkey-login")
@@ -458,7 +465,7 @@ def test_register_a_passkey_and_sign_in_with_it(
     page.click(".passkey-remove button")
     page.wait_for_url(server.url + "/accounts/2fa/")
     assert page.locator("#passkey-list li").count() == 0
-    page.context.clear_cookies(name="palaver_session")
+    _sign_out(page)
     page.goto(server.url + "/accounts/login/passkey/")
     page.click("#passkey-login")
     page.wait_for_selector("#passkey-error:not([hidden])")
