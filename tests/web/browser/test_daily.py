@@ -201,6 +201,8 @@ def test_follow_a_topic_from_its_recipient_bar_and_find_it_in_followed_topics(
     page.locator(".recipient-bar .topic-mark", has_text="followed").first.wait_for()
     nav = page.get_by_role("navigation", name="Channels and conversations")
     nav.get_by_role("link", name="Followed topics").click()
+    # The message shows in the topic's view too: wait for the new view's title first.
+    page.locator("#narrow-title", has_text="Followed topics").wait_for()
     page.locator("article.message", has_text="Worth following").wait_for()
     assert page.locator("#narrow-title").inner_text() == "Followed topics"
     with live_server.api("hamlet") as api:
