@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from palaver.api.context import Ctx
 from palaver.api.long_poll import LongPollRoute, LongPolls, LongPollStarlette
-from palaver.api.routing import Ctx
 from palaver.app import create_app
 from palaver.models import Realm, UserProfile
 from palaver.services import Services

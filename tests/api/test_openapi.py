@@ -20,8 +20,9 @@ from openapi_schema_validator import OAS30Validator
 from openapi_spec_validator import validate as validate_spec
 
 from palaver.api import discover_routers
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.events.types import registered_event_models
 from palaver.openapi.document import build_document, openapi_path
 from palaver.openapi.schemas import to_openapi30

@@ -15,8 +15,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.datastructures import UploadFile
 
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam, RawParams, build_param_specs, parse_params
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.app import create_app
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError

@@ -13,7 +13,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Match, Route
 
 from palaver.api import discover_routers, routing
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.app import _ApiRoutes, create_app
 from palaver.config import Settings
 from palaver.services import Services

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import redis
 
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.app import create_app
 from palaver.config import Settings
 from palaver.lib.dependencies import (

@@ -7,7 +7,8 @@ from typing import Annotated
 from pydantic import StringConstraints
 
 from palaver.actions.alert_words import do_add_alert_words, do_remove_alert_words
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.alert_words import user_alert_words
 from palaver.models.alert_words import MAX_ALERT_WORD_LENGTH
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.attachments import do_delete_attachment
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.attachments import format_attachments, upload_space_used, user_attachments
 from palaver.lib.storage import make_storage
 

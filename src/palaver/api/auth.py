@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from palaver.actions.external_logins import do_external_sign_in
 from palaver.actions.logins import do_record_login
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib import ldap_directory
 from palaver.lib.auth_methods import EMAIL, LDAP, method_enabled
 from palaver.lib.exceptions import (

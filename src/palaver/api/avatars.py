@@ -25,15 +25,9 @@ from palaver.actions.avatars import (
     do_delete_avatar,
     do_upload_avatar,
 )
+from palaver.api.context import Ctx
 from palaver.api.multipart import read_upload
-from palaver.api.routing import (
-    ApiRouter,
-    Ctx,
-    JsonDict,
-    authenticate,
-    error_response,
-    internal_error_response,
-)
+from palaver.api.routing import ApiRouter, JsonDict, authenticate, error_response, internal_error_response
 from palaver.api.user_content import on_realm_host, user_content_response
 from palaver.lib.attachments import user_for_api_key
 from palaver.lib.avatars import (

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.bot_storage import do_remove_bot_storage, do_set_bot_storage
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.bot_storage import check_is_bot, get_storage
 
 router = ApiRouter()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.email_gateway import do_get_channel_email_address
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 
 router = ApiRouter()
 

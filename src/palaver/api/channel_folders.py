@@ -7,7 +7,8 @@ from palaver.actions.channel_folders import (
     do_reorder_channel_folders,
     do_update_channel_folder,
 )
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.channel_folders import format_channel_folder, get_channel_folder, get_channel_folders
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError
 

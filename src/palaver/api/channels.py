@@ -14,8 +14,9 @@ from palaver.actions.channels import (
 )
 from palaver.actions.messages import SendContext
 from palaver.actions.new_channels import NewChannel
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam, with_setting_params
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.channels import (
     UNCHANGED,
     access_stream_by_id,

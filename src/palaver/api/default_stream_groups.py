@@ -8,7 +8,8 @@ from palaver.actions.default_stream_groups import (
     do_remove_default_stream_group,
     do_update_default_stream_group,
 )
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.channels import access_stream_by_name
 from palaver.lib.default_stream_groups import access_group
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError

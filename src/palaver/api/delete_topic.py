@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.delete_topic import do_delete_topic
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.channels import access_stream_by_id
 from palaver.models.topic_names import topic_for_lookup
 

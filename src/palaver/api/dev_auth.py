@@ -5,7 +5,8 @@ Off unless the ``development_auth`` setting is on; it must never be on in produc
 
 from __future__ import annotations
 
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import JsonableError, RealmDeactivatedError, UserDeactivatedError
 from palaver.lib.users import get_user_by_delivery_email
 

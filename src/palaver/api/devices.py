@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.devices import do_register_device, do_register_push_device, do_remove_device
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.devices import PushServiceNotConfiguredError, parse_push_key, parse_push_token
 
 router = ApiRouter()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.drafts import do_create_drafts, do_delete_draft, do_edit_draft
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.drafts import DraftData, check_drafts_enabled, format_draft, get_drafts
 
 router = ApiRouter()

@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 
 import orjson
 
+from palaver.api.context import Ctx
 from palaver.api.params import set_signature
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.events.queues import QueueBackend
 from palaver.lib.channels import IncludeSubscribers
 from palaver.lib.narrow import normalize_narrow

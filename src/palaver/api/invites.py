@@ -8,7 +8,8 @@ from palaver.actions.invites import (
     do_resend_invite,
     do_revoke_invite,
 )
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.invites import (
     DEFAULT_INVITE_EXPIRY_MINUTES,

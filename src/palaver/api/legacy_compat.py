@@ -14,8 +14,9 @@ from starlette.convertors import Convertor, register_url_convertor
 from palaver.actions.subscriptions_bulk import do_update_subscriptions
 from palaver.actions.user_topics import do_set_user_topic_visibility_policy
 from palaver.api.channels import email_host
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.api.subscriptions import SubscriptionRequestItem
 from palaver.api.users import ProfileDataItem, update_user
 from palaver.lib.channels import access_stream_by_id, access_stream_by_name

@@ -8,7 +8,8 @@ from palaver.actions.linkifiers import (
     do_reorder_linkifiers,
     do_update_linkifier,
 )
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.linkifiers import format_linkifier, get_linkifiers
 
 router = ApiRouter()

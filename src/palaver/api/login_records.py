@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError
 from palaver.lib.login_records import recent_logins
 

@@ -6,8 +6,9 @@ from typing import Annotated, Literal
 
 from palaver.actions.message_edit import do_update_message
 from palaver.actions.message_edit_plan import EditContext, MessageEdit
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.message_edit import message_history
 from palaver.lib.realm import realm_email_host, realm_url
 

@@ -13,7 +13,8 @@ from palaver.actions.message_flags import (
     do_update_message_flags,
     do_update_message_flags_for_narrow,
 )
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.message_fetch import parse_anchor
 
 router = ApiRouter()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from palaver.actions.message_reports import do_report_message
 from palaver.actions.messages import SendContext
 from palaver.api.channels import email_host
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.rate_limit import raise_if_limited
 from palaver.lib.realm import realm_url
 

@@ -8,8 +8,9 @@ from pydantic import Field
 
 from palaver.actions.message_delete import do_delete_message
 from palaver.actions.messages import SendContext, do_send_message
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import IncompatibleParametersError, JsonableError, MissingArgumentError
 from palaver.lib.message_fetch import (

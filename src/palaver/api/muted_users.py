@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.muted_users import do_mute_user, do_unmute_user
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.users import access_user_by_id
 

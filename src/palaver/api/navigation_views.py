@@ -7,7 +7,8 @@ from palaver.actions.navigation_views import (
     do_remove_navigation_view,
     do_update_navigation_view,
 )
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.navigation_views import format_navigation_view, get_navigation_views
 
 router = ApiRouter()

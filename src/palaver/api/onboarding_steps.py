@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.onboarding_steps import do_mark_onboarding_step_as_read
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 
 router = ApiRouter()
 

@@ -5,7 +5,8 @@ GET /users/{user_id_or_email}/presence.
 from __future__ import annotations
 
 from palaver.actions.presence import do_update_user_presence
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.presence import presence_response, user_presence
 from palaver.lib.realm import realm_email_host

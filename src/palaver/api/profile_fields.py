@@ -10,7 +10,8 @@ from palaver.actions.profile_fields import (
     do_reorder_profile_fields,
     do_update_profile_field,
 )
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.profile_fields import format_profile_field, get_profile_fields
 
 router = ApiRouter()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.legacy_push import do_add_push_token, do_remove_push_token
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.devices import PushServiceNotConfiguredError
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.legacy_push import InvalidPushDeviceTokenError, check_app_id, check_token, legacy_targets

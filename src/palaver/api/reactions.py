@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.reactions import do_add_reaction, do_remove_reaction
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 
 router = ApiRouter()
 

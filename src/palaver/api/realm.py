@@ -6,8 +6,9 @@ import inspect
 from typing import Any
 
 from palaver.actions.realm_settings import do_update_realm_settings, do_update_realm_user_default_settings
+from palaver.api.context import Ctx
 from palaver.api.params import set_signature, with_setting_params
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.api.settings import check_setting_values, settings_signature
 from palaver.lib.auth_methods import check_authentication_methods
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError

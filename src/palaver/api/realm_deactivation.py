@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.realm_lifecycle import do_deactivate_realm
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import OrganizationOwnerRequiredError
 
 router = ApiRouter()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.realm_domains import do_add_realm_domain, do_change_realm_domain, do_remove_realm_domain
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.realm_domains import format_realm_domain, get_realm_domains
 
 router = ApiRouter()

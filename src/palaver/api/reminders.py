@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from palaver.actions.messages import SendContext
 from palaver.actions.reminders import do_create_reminder, do_delete_reminder
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.message_send import client_name_from_user_agent
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.scheduled_messages import (

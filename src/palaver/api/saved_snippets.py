@@ -7,7 +7,8 @@ from palaver.actions.saved_snippets import (
     do_delete_saved_snippet,
     do_edit_saved_snippet,
 )
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.saved_snippets import format_saved_snippet, get_saved_snippets
 
 router = ApiRouter()

@@ -10,8 +10,9 @@ from palaver.actions.scheduled_messages import (
     do_edit_scheduled_message,
     do_schedule_message,
 )
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_send import client_name_from_user_agent, parse_send_target
 from palaver.lib.realm import realm_email_host, realm_url

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.auth_methods import (
     EMAIL,
     external_authentication_methods,

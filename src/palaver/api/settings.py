@@ -9,8 +9,9 @@ from typing import Any
 from palaver.actions.account_emails import check_email_change, do_request_email_change
 from palaver.actions.user_settings import do_update_personal_settings
 from palaver.api.auth import clear_username_limit, hit_username_limit
+from palaver.api.context import Ctx
 from palaver.api.params import set_signature
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import InvalidArgumentError, JsonableError, MissingArgumentError
 from palaver.lib.realm import realm_email_host
 from palaver.lib.user_settings import SettingSpec, is_valid_timezone, setting_specs

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.submessages import do_add_submessage
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 
 router = ApiRouter()
 

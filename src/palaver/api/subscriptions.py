@@ -17,8 +17,9 @@ from palaver.api.channels import (
     given_group_settings,
     retention_days,
 )
+from palaver.api.context import Ctx
 from palaver.api.params import with_setting_params
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.channels import IncludeSubscribers, access_stream_by_id
 from palaver.lib.group_settings import GroupSettingValue
 from palaver.lib.subscriptions import (

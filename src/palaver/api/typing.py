@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from palaver.actions.typing import do_send_channel_typing, do_send_direct_typing, do_send_message_edit_typing
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import is_storable_id

@@ -18,8 +18,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from palaver.actions.attachments import do_upload_file
+from palaver.api.context import Ctx
 from palaver.api.multipart import read_upload
-from palaver.api.routing import ApiRouter, Ctx, JsonDict, error_response, internal_error_response
+from palaver.api.routing import ApiRouter, JsonDict, error_response, internal_error_response
 from palaver.api.user_content import content_viewer, user_content_redirect, user_content_response
 from palaver.lib.attachments import (
     ServedFile,

@@ -13,8 +13,9 @@ from palaver.actions.user_groups import (
     do_update_user_group_members,
     do_update_user_group_subgroups,
 )
+from palaver.api.context import Ctx
 from palaver.api.params import with_setting_params
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import GroupSettingUpdate, GroupSettingValue
 from palaver.lib.user_group_format import format_user_groups

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from palaver.actions.user_status import do_update_user_status
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.emoji import UNICODE_EMOJI
 from palaver.lib.emoji_choice import check_emoji, emoji_for_name
 from palaver.lib.exceptions import JsonableError

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from palaver.actions.user_topics import do_set_user_topic_visibility_policy
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.context import Ctx
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_send import normalize_topic

@@ -13,8 +13,9 @@ from palaver.actions.users import (
     do_reactivate_user,
     do_update_user,
 )
+from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
-from palaver.api.routing import ApiRouter, Ctx, JsonDict
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import (
     JsonableError,
     OrganizationAdministratorRequiredError,

@@ -26,7 +26,7 @@ from palaver.actions.logins import do_record_login
 from palaver.actions.two_factor import do_begin_pending_login
 from palaver.actions.web_sessions import do_create_web_session, do_delete_web_session, do_touch_web_session
 from palaver.api.auth import check_login
-from palaver.api.routing import Ctx
+from palaver.api.context import Ctx
 from palaver.config import Settings
 from palaver.lib.app_flow import app_redirect_url, valid_otp
 from palaver.lib.auth_methods import EMAIL, LDAP, enabled_methods, enabled_providers, usernames_are_emails
