@@ -103,3 +103,17 @@ def test_relative_imports_resolve_under_the_same_hash(tree_dir: Path) -> None:
     client, h = _client(tree_dir)
     # ./x.js imported by /static/<h>/app/main.js is /static/<h>/app/x.js.
     assert client.get(f"/static/{h}/app/x.js").text == "export const x = 1;\n"
+
+
+def test_the_thumbnail_placeholder_is_served_at_its_fixed_path(client: TestClient) -> None:
+    """Rendered messages name Zulip's loading placeholder by a path without the tree's hash."""
+    from palaver.lib.thumbnails import LOADING_PLACEHOLDER
+
+    response = client.get(LOADING_PLACEHOLDER, headers={"accept-encoding": "identity"})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/svg+xml"
+    assert response.headers["cache-control"] == "public, max-age=86400"
+    assert response.content.startswith(b"<svg ")
+    assert client.get("/static/images/loading/loader-white.svg").status_code == 200
+    # Only the named files answer there: the rest of the tree needs its hash.
+    assert client.get("/static/images/favicon.svg").status_code == 404

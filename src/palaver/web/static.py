@@ -46,6 +46,11 @@ MEDIA_TYPES = {
 # Already-compressed formats gain nothing from another pass.
 _COMPRESSIBLE = {".js", ".mjs", ".css", ".json", ".map", ".svg", ".txt", ".html", ".ico"}
 _IMMUTABLE = "public, max-age=31536000, immutable"
+# Files named by a fixed URL rather than the tree's hash: rendered messages carry Zulip's
+# loading placeholder (lib/thumbnails.py), which every client fetches from the server at
+# that path. They may change with a release, so they are cached for a day, not forever.
+FIXED_PATHS = ("images/loading/loader-black.svg", "images/loading/loader-white.svg")
+_DAILY = "public, max-age=86400"
 
 
 class Asset:
@@ -132,9 +137,9 @@ def _accepts(header: str, coding: str) -> bool:
     return False
 
 
-def asset_response(asset: Asset, accept_encoding: str) -> Response:
+def asset_response(asset: Asset, accept_encoding: str, cache_control: str = _IMMUTABLE) -> Response:
     headers = {
-        "Cache-Control": _IMMUTABLE,
+        "Cache-Control": cache_control,
         "Vary": "Accept-Encoding",
         "X-Content-Type-Options": "nosniff",
     }
@@ -157,4 +162,17 @@ def static_routes(tree: StaticTree) -> list[Route]:
             return Response("Not found", status_code=404, media_type="text/plain")
         return asset_response(asset, request.headers.get("accept-encoding", ""))
 
-    return [Route(STATIC_PREFIX + "/{tree_hash}/{path:path}", serve, methods=["GET"])]
+    def fixed(path: str) -> Route:
+        async def serve_fixed(request: Request) -> Response:
+            asset = tree.assets.get(path)
+            if asset is None:
+                return Response("Not found", status_code=404, media_type="text/plain")
+            return asset_response(asset, request.headers.get("accept-encoding", ""), _DAILY)
+
+        return Route(f"{STATIC_PREFIX}/{path}", serve_fixed, methods=["GET"])
+
+    # The fixed paths first: "/static/images/..." would otherwise be read as a tree hash.
+    return [
+        *(fixed(path) for path in FIXED_PATHS),
+        Route(STATIC_PREFIX + "/{tree_hash}/{path:path}", serve, methods=["GET"]),
+    ]

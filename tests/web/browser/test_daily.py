@@ -640,3 +640,38 @@ def test_an_administrator_renames_and_describes_a_channel_from_its_menu(
     with live_server.api("hamlet") as api:
         streams = api.get("/streams").raise_for_status().json()["streams"]
     assert any(s["name"] == name + "-renamed" and s["description"] == "Where plans are made" for s in streams)
+
+
+def test_no_request_of_a_page_with_pictures_is_missing(live_server: LiveServer, app_page: AppPage) -> None:
+    """Every file a page with an uploaded picture asks for exists, the loading placeholder
+    the server puts in a message until the thumbnails are made included."""
+    from palaver.lib.thumbnails import LOADING_PLACEHOLDER
+
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("placeholder")
+    # Sent at once after the upload: the message may well render before its thumbnails exist.
+    green = upload(live_server, "othello", "green.png", png("green", (200, 150)))
+    send(live_server, "othello", "general", topic, f"[green.png]({green})")
+    missing: list[str] = []
+    page = app_page("hamlet")
+    page.on("response", lambda response: response.status == 404 and missing.append(response.url))
+    page.goto(live_server.url + "/" + topic_hash(general, topic))
+    wait_for(page, "window.palaver && window.palaver.state !== null")
+    wait_for(
+        page,
+        "() => [...document.querySelectorAll('.message_inline_image img')]"
+        ".some((i) => i.src.includes('/user_uploads/thumbnail/') && i.complete && i.naturalWidth > 0)",
+        timeout=20,
+    )
+    # The placeholder itself is a picture the browser draws.
+    width = page.evaluate(
+        """(src) => new Promise((done) => {
+            const img = new Image();
+            img.onload = () => done(img.naturalWidth);
+            img.onerror = () => done(-1);
+            img.src = src;
+        })""",
+        LOADING_PLACEHOLDER,
+    )
+    assert width == 40
+    assert missing == []
