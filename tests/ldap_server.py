@@ -12,7 +12,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import ldap3
@@ -26,6 +26,18 @@ ADMIN_DN = f"cn=admin,{SUFFIX}"
 ADMIN_PASSWORD = "directory-admin-secret"
 PEOPLE = f"ou=people,{SUFFIX}"
 SCHEMAS = ("core", "cosine", "nis", "inetorgperson")
+# Active Directory's account attributes (with AD's own OIDs), for entries that carry the
+# auxiliary class palaverTestAccount: what an AD entry holds beside inetOrgPerson's.
+AD_SCHEMA = """
+attributetype ( 1.2.840.113556.1.4.8 NAME 'userAccountControl'
+  EQUALITY integerMatch SYNTAX 1.3.6.1.4.1.1466.115.121.1.27 SINGLE-VALUE )
+attributetype ( 2.16.840.1.113730.3.1.35 NAME 'thumbnailPhoto'
+  SYNTAX 1.3.6.1.4.1.1466.115.121.1.40 SINGLE-VALUE )
+attributetype ( 1.3.6.1.4.1.55555.1.1 NAME 'palaverTestDisabled'
+  EQUALITY booleanMatch SYNTAX 1.3.6.1.4.1.1466.115.121.1.7 SINGLE-VALUE )
+objectclass ( 1.3.6.1.4.1.55555.2.1 NAME 'palaverTestAccount' AUXILIARY
+  MAY ( userAccountControl $ thumbnailPhoto $ palaverTestDisabled ) )
+"""
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,8 @@ class Person:
     full_name: str
     email: str
     password: str
+    # More attributes of the entry (jpegPhoto, telephoneNumber, userAccountControl...).
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def dn(self) -> str:
@@ -78,19 +92,25 @@ class Directory:
         with self._admin() as connection:
             ok = connection.add(  # type: ignore[no-untyped-call]
                 person.dn,
-                ["inetOrgPerson"],
+                ["inetOrgPerson", "palaverTestAccount"],
                 {
                     "cn": person.full_name,
                     "sn": person.full_name.split()[-1],
                     "mail": person.email,
                     "userPassword": person.password,
+                    **person.extra,
                 },
             )
             assert ok, connection.result
 
-    def modify(self, person: Person, **values: str) -> None:
+    def modify(self, person: Person, **values: object) -> None:
         with self._admin() as connection:
             changes = {name: [(ldap3.MODIFY_REPLACE, [value])] for name, value in values.items()}
+            assert connection.modify(person.dn, changes), connection.result  # type: ignore[no-untyped-call]
+
+    def modify_delete(self, person: Person, *names: str) -> None:
+        with self._admin() as connection:
+            changes = {name: [(ldap3.MODIFY_DELETE, [])] for name in names}
             assert connection.modify(person.dn, changes), connection.result  # type: ignore[no-untyped-call]
 
     def remove(self, person: Person) -> None:
@@ -113,7 +133,9 @@ def _certificate(root: Path) -> tuple[Path, Path]:
 
 
 def _config(root: Path, cert: Path, key: Path) -> Path:
+    (root / "ad.schema").write_text(AD_SCHEMA)
     includes = "\n".join(f"include /etc/ldap/schema/{name}.schema" for name in SCHEMAS)
+    includes += f"\ninclude {root}/ad.schema"
     config = root / "slapd.conf"
     config.write_text(
         f"""{includes}

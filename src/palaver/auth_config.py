@@ -75,6 +75,14 @@ class LdapSettings(BaseModel):
     # An attribute that never changes for an entry (entryUUID on OpenLDAP, objectGUID on AD),
     # so a changed email at the directory updates the Palaver account rather than making one.
     unique_id_attribute: str = "entryUUID"
+    # A photo attribute taken as the avatar (jpegPhoto; thumbnailPhoto on Active Directory); empty: none.
+    avatar_attribute: str = ""
+    # Custom profile fields filled from attributes, by the field's name: {"Phone" = "telephoneNumber"}.
+    profile_fields: dict[str, str] = Field(default_factory=dict)
+    # Active Directory: an entry whose userAccountControl has ACCOUNTDISABLE (2) set is disabled.
+    active_directory: bool = False
+    # Elsewhere: an attribute that marks a disabled entry when it holds TRUE, 1 or yes.
+    disabled_attribute: str = ""
     timeout_seconds: float = Field(default=10, gt=0, le=120)
     # Each server process brings accounts in line with the directory this often (names,
     # emails, departures: what `palaver sync-ldap` does); 0 leaves it to the command.
@@ -105,6 +113,7 @@ class LdapSettings(BaseModel):
 
 
 OAuthPreset = Literal["oidc", "github", "gitlab", "google"]
+ProviderRole = Literal["owner", "administrator", "moderator", "member", "guest"]
 
 # What each preset knows about its provider; OpenID Connect providers give the rest by discovery.
 PRESET_DEFAULTS: dict[str, dict[str, str]] = {
@@ -136,6 +145,14 @@ class OAuthProvider(BaseModel):
     github_api_url: str = "https://api.github.com"
     # ID tokens issued a little in the future or expired a little ago are still accepted.
     clock_skew_seconds: int = Field(default=120, ge=0, le=600)
+    # The claim (ID token or userinfo) listing the person's groups at the provider; empty: unused.
+    groups_claim: str = ""
+    # Provider group -> Palaver role: each sign-in gives the highest role the person's groups
+    # map to, default_role when none does (so the role is never above what the mapping says).
+    role_map: dict[str, ProviderRole] = Field(default_factory=dict)
+    default_role: ProviderRole = "member"
+    # Provider group -> Palaver user group (by name): membership follows at each sign-in.
+    group_map: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -150,6 +167,8 @@ class OAuthProvider(BaseModel):
                 object.__setattr__(self, key, value)
         if not self.display_name:
             object.__setattr__(self, "display_name", self.name or self.preset)
+        if (self.role_map or self.group_map) and not self.groups_claim:
+            raise ValueError("role_map and group_map need groups_claim (the claim naming the groups)")
         if self.preset == "github":
             if "openid" in self.scopes:
                 object.__setattr__(self, "scopes", ["read:user", "user:email"])

@@ -247,6 +247,31 @@ def _send_membership_events(
         )
 
 
+def do_set_provider_group_membership(
+    session: Session, group: UserGroup, user_id: int, *, member: bool
+) -> bool:
+    """Put the user in the group or take them out, as their sign-in provider's groups say
+    (``[auth.oidc.NAME]`` ``group_map``): the server's decision, not a member's, so the
+    group's permission settings do not apply. Whether anything changed."""
+    with transaction(session) as tx:
+        current = user_id in direct_member_ids(session, [group.id])[group.id]
+        if current == member or group.deactivated:
+            return False
+        if member:
+            session.add(UserGroupMembership(user_group_id=group.id, user_profile_id=user_id))
+            session.flush()
+            _send_membership_events(tx, session, group, [user_id], [])
+        else:
+            session.execute(
+                delete(UserGroupMembership).where(
+                    UserGroupMembership.user_group_id == group.id,
+                    UserGroupMembership.user_profile_id == user_id,
+                )
+            )
+            _send_membership_events(tx, session, group, [], [user_id])
+    return True
+
+
 def do_update_user_group_members(
     session: Session,
     acting_user: UserProfile,

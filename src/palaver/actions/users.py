@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from palaver.actions.anonymous_settings import send_settings_naming_user
@@ -62,6 +62,7 @@ from palaver.models import (
     UserGroupMembership,
     UserProfile,
 )
+from palaver.models.auth import ExternalIdentity
 from palaver.models.profile_fields import MARKDOWN_FIELD_TYPES
 
 
@@ -160,16 +161,19 @@ def do_change_full_name(session: Session, user: UserProfile, full_name: str) -> 
             )
 
 
-def do_change_user_role(session: Session, user: UserProfile, role: int, *, acting_user: UserProfile) -> None:
+def do_change_user_role(
+    session: Session, user: UserProfile, role: int, *, acting_user: UserProfile | None
+) -> None:
+    """``acting_user`` None: the server's own decision (a provider's role mapping)."""
     if role not in set(Role):
         raise JsonableError("Invalid role")
     with transaction(session) as tx:
         if Role.OWNER in (role, user.role):
-            lock_realm_owners(session, user, acting_user)
+            lock_realm_owners(session, user, *([acting_user] if acting_user is not None else []))
         tx.lock(user)
         if user.role == role:
             return
-        if Role.OWNER in (role, user.role) and not acting_user.is_realm_owner:
+        if Role.OWNER in (role, user.role) and acting_user is not None and not acting_user.is_realm_owner:
             raise JsonableError("Must be an organization owner")
         if is_last_owner(session, user):
             raise JsonableError("The owner permission cannot be removed from the only organization owner.")
@@ -212,7 +216,8 @@ def _is_url(value: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc) and not any(c.isspace() for c in value)
 
 
-def _validate_profile_value(session: Session, field: CustomProfileField, value: str | list[int]) -> str:
+def validate_profile_value(session: Session, field: CustomProfileField, value: str | list[int]) -> str:
+    """The value to store for ``field``, or JsonableError saying why it does not fit."""
     field_type = ProfileFieldType(field.field_type)
     if field_type == ProfileFieldType.USER:
         if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
@@ -256,7 +261,7 @@ def do_update_user_custom_profile_data(
                 session.delete(existing)
                 payload = ev.CustomProfileFieldChange(id=field.id, value=None)
             else:
-                value = _validate_profile_value(session, field, change.value)
+                value = validate_profile_value(session, field, change.value)
                 if existing is not None and existing.value == value:
                     continue
                 rendered = render_markdown(value) if field.field_type in MARKDOWN_FIELD_TYPES else None
@@ -335,6 +340,12 @@ def do_reactivate_user(session: Session, user: UserProfile) -> None:
             if owner is not None and not owner.is_active:
                 raise JsonableError("Cannot reactivate bot whose owner is deactivated")
         user.is_active = True
+        # Whoever reactivates, a provider's later departure notice starts afresh.
+        session.execute(
+            update(ExternalIdentity)
+            .where(ExternalIdentity.user_profile_id == user.id)
+            .values(deactivated_by_provider=False)
+        )
         session.flush()
         tx.send_event(
             user.realm_id,

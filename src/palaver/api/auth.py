@@ -16,6 +16,7 @@ from palaver.lib.exceptions import (
 )
 from palaver.lib.rate_limit import RateLimitResult, raise_if_limited
 from palaver.lib.realm import realm_email_host
+from palaver.lib.storage import make_storage
 from palaver.lib.two_factor import GUARDED_METHODS, confirmed_device
 from palaver.lib.users import get_user_by_delivery_email
 from palaver.models import UserProfile
@@ -92,7 +93,9 @@ def check_login(ctx: Ctx, username: str, password: str) -> tuple[UserProfile, st
         if account is not None:
             clear_username_limit(ctx, username)
             email_host = realm_email_host(settings, realm)
-            return do_external_sign_in(ctx.session, realm, account, email_host=email_host), "ldap"
+            storage = make_storage(settings)
+            user = do_external_sign_in(ctx.session, realm, account, email_host=email_host, storage=storage)
+            return user, "ldap"
     raise AuthenticationFailedError()
 
 

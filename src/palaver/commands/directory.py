@@ -13,6 +13,7 @@ def cmd_sync_ldap(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
     from palaver.lib import ldap_directory
     from palaver.lib.realm import realm_email_host
+    from palaver.lib.storage import make_storage
 
     settings = settings_from_args(args)
     if settings.auth.ldap is None:
@@ -26,13 +27,17 @@ def cmd_sync_ldap(args: argparse.Namespace) -> None:
             people,
             provider=ldap_directory.PROVIDER,
             email_host=realm_email_host(settings, realm),
+            storage=make_storage(settings),
         )
     print(
         f"{len(people)} directory entries: {report.linked} accounts linked, {report.updated} updated, "
-        f"{len(report.deactivated)} deactivated"
+        f"{len(report.deactivated)} deactivated, {len(report.reactivated)} reactivated"
     )
     for email in report.deactivated:
-        print(f"deactivated {email} (no longer in the directory)")
+        why = "disabled in the directory" if email in report.disabled else "no longer in the directory"
+        print(f"deactivated {email} ({why})")
+    for email in report.reactivated:
+        print(f"reactivated {email} (back in the directory)")
 
 
 def cmd_reset_2fa(args: argparse.Namespace) -> None:

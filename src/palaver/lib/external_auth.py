@@ -22,6 +22,14 @@ class ExternalAccount:
     # Verified by the provider (OpenID Connect ``email_verified``, the directory's own record).
     email: str
     full_name: str
+    # The picture the provider holds for them (a directory's jpegPhoto), when it gives one.
+    avatar: bytes | None = None
+    # Custom profile fields the provider fills: (field name, value); "" clears the field.
+    profile: tuple[tuple[str, str], ...] = ()
+    # The provider still knows them but has disabled them (an Active Directory account turned off).
+    disabled: bool = False
+    # The groups the provider puts them in (an OpenID Connect groups claim); None when it says nothing.
+    groups: frozenset[str] | None = None
 
 
 class NoAccountError(JsonableError):
@@ -49,3 +57,13 @@ def identities_of_provider(session: Session, realm_id: int, provider: str) -> li
             )
         )
     )
+
+
+def identity_of_user(session: Session, user_id: int, provider: str) -> ExternalIdentity | None:
+    """The user's link to ``provider`` (one per provider: a re-created entry takes it over)."""
+    return session.scalars(
+        select(ExternalIdentity)
+        .where(ExternalIdentity.user_profile_id == user_id, ExternalIdentity.provider == provider)
+        .order_by(ExternalIdentity.id)
+        .limit(1)
+    ).one_or_none()

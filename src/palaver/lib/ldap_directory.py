@@ -93,23 +93,76 @@ def _service_connection(config: LdapSettings) -> ldap3.Connection:
     return connection
 
 
-def _first(attributes: dict[str, Any], name: str) -> str:
+def _values(attributes: dict[str, Any], name: str) -> list[Any]:
     for key, value in attributes.items():
         if key.lower() == name.lower():
-            first = (value[0] if value else "") if isinstance(value, list) else value
-            return str(first).strip() if first is not None else ""
-    return ""
+            return list(value) if isinstance(value, list) else [value]
+    return []
+
+
+def _first(attributes: dict[str, Any], name: str) -> str:
+    values = _values(attributes, name)
+    first = values[0] if values else None
+    if isinstance(first, bytes):
+        first = first.decode("utf-8", "replace")
+    return str(first).strip() if first is not None else ""
+
+
+# userAccountControl's ACCOUNTDISABLE flag (Active Directory).
+_ACCOUNTDISABLE = 2
+_TRUE = {"true", "1", "yes"}
+
+
+def _is_disabled(config: LdapSettings, values: dict[str, Any]) -> bool:
+    if config.active_directory:
+        control = _first(values, "userAccountControl")
+        if control.lstrip("-").isdigit() and int(control) & _ACCOUNTDISABLE:
+            return True
+    return bool(config.disabled_attribute) and _first(values, config.disabled_attribute).lower() in _TRUE
+
+
+def _attribute_names(config: LdapSettings) -> list[str]:
+    names = {
+        config.email_attribute,
+        config.name_attribute,
+        config.unique_id_attribute,
+        config.login_attribute,
+    }
+    names.update(config.profile_fields.values())
+    if config.avatar_attribute:
+        names.add(config.avatar_attribute)
+    if config.active_directory:
+        names.add("userAccountControl")
+    if config.disabled_attribute:
+        names.add(config.disabled_attribute)
+    return sorted(names)
+
+
+def _account(
+    config: LdapSettings, dn: str, values: dict[str, Any], raw: dict[str, Any]
+) -> ExternalAccount | None:
+    email = _first(values, config.email_attribute).lower()
+    if not email:
+        return None
+    photo = _values(raw, config.avatar_attribute) if config.avatar_attribute else []
+    profile = tuple((name, _first(values, attribute)) for name, attribute in config.profile_fields.items())
+    return ExternalAccount(
+        PROVIDER,
+        _first(values, config.unique_id_attribute) or dn,
+        email,
+        _first(values, config.name_attribute),
+        avatar=photo[0] if photo and isinstance(photo[0], bytes) and photo[0] else None,
+        profile=profile,
+        disabled=_is_disabled(config, values),
+    )
 
 
 def _entries(connection: ldap3.Connection, config: LdapSettings, condition: str) -> list[DirectoryEntry]:
-    attributes = sorted(
-        {config.email_attribute, config.name_attribute, config.unique_id_attribute, config.login_attribute}
-    )
     found = connection.extend.standard.paged_search(
         config.user_search_base,
         f"(&{config.user_filter}{condition})",
         search_scope=ldap3.SUBTREE,
-        attributes=attributes,
+        attributes=_attribute_names(config),
         paged_size=500,
         generator=False,
     )
@@ -120,18 +173,19 @@ def _entries(connection: ldap3.Connection, config: LdapSettings, condition: str)
     for item in found or []:
         if item.get("type") != "searchResEntry":
             continue
-        values = item.get("attributes") or {}
-        email = _first(values, config.email_attribute).lower()
-        subject = _first(values, config.unique_id_attribute) or str(item["dn"])
-        if not email:
-            continue
-        account = ExternalAccount(PROVIDER, subject, email, _first(values, config.name_attribute))
-        entries.append(DirectoryEntry(str(item["dn"]), account))
+        dn = str(item["dn"])
+        account = _account(config, dn, item.get("attributes") or {}, item.get("raw_attributes") or {})
+        if account is not None:
+            entries.append(DirectoryEntry(dn, account))
     return entries
 
 
 def authenticate(config: LdapSettings, login: str, password: str) -> ExternalAccount | None:
-    """The person whose entry ``login`` names, if ``password`` is theirs; else None."""
+    """The person whose entry ``login`` names, if ``password`` is theirs; else None.
+
+    A disabled entry's account comes back marked ``disabled`` once the password is shown
+    right, so only its owner learns that it is disabled.
+    """
     # An empty password would be an unauthenticated bind, which directories accept as anyone.
     if not login or not password:
         return None
@@ -152,7 +206,7 @@ def authenticate(config: LdapSettings, login: str, password: str) -> ExternalAcc
 
 
 def all_people(config: LdapSettings) -> list[ExternalAccount]:
-    """Every entry that may sign in (with an email), for ``palaver sync-ldap``."""
+    """Every entry with an email (disabled ones too, marked so), for ``palaver sync-ldap``."""
     connection = _service_connection(config)
     try:
         return [e.account for e in _entries(connection, config, f"({config.email_attribute}=*)")]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -28,6 +28,7 @@ from joserfc.jwk import KeySet
 from palaver.auth_config import OAuthProvider
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.external_auth import ExternalAccount
+from palaver.lib.provider_groups import groups_from_claim
 
 # Discovery documents and key sets are kept this long; an unknown key ID fetches keys anew.
 METADATA_TTL_SECONDS = 3600
@@ -246,13 +247,20 @@ def complete(
         raise SignInRefusedError("The sign-in provider sent no ID token.")
     claims = verify_id_token(provider, id_token, nonce)
     subject = str(claims["sub"])
-    if "email" not in claims:
+    if "email" not in claims or (provider.groups_claim and provider.groups_claim not in claims):
         # Providers may keep the profile claims for the userinfo endpoint; it must be about
         # the same subject (OpenID Connect Core §5.3.2).
         info = _userinfo(provider, str(token.get("access_token") or ""))
         if info.get("sub") == subject:
             claims = {**info, **claims}
-    return _account(provider, subject, claims.get("email"), claims.get("email_verified"), claims.get("name"))
+    account = _account(
+        provider, subject, claims.get("email"), claims.get("email_verified"), claims.get("name")
+    )
+    if not provider.groups_claim:
+        return account
+    # A provider that names no groups at all means none: the mapping then takes them away.
+    groups = groups_from_claim(claims.get(provider.groups_claim, []))
+    return replace(account, groups=groups if groups is not None else frozenset())
 
 
 def _github_account(provider: OAuthProvider, access_token: str) -> ExternalAccount:

@@ -31,6 +31,11 @@ class ExternalIdentity(Base):
     provider: Mapped[str] = mapped_column(String(64))
     subject: Mapped[str] = mapped_column(String(255))
     date_linked: Mapped[datetime] = mapped_column(default=utcnow)
+    # SHA-256 of the provider's picture last made the avatar: an unchanged photo is not re-stored.
+    avatar_digest: Mapped[str | None] = mapped_column(String(64), default=None)
+    # Deactivated because the provider dropped or disabled them (not by an administrator), so
+    # their return reactivates the account; cleared by any reactivation.
+    deactivated_by_provider: Mapped[bool] = mapped_column(default=False)
 
 
 class LoginRecord(Base):

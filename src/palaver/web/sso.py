@@ -24,6 +24,7 @@ from palaver.lib.auth_methods import method_enabled
 from palaver.lib.exceptions import JsonableError, UserDeactivatedError
 from palaver.lib.i18n import gettext
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.storage import make_storage
 from palaver.lib.web_sessions import new_token
 from palaver.models import Realm
 from palaver.web.pages import Pages, finish_login, no_realm, realm_for, safe_next
@@ -173,7 +174,12 @@ def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Respo
                 pending.nonce,
             )
             user = do_external_sign_in(
-                session, realm, account, email_host=realm_email_host(services.settings, realm)
+                session,
+                realm,
+                account,
+                email_host=realm_email_host(services.settings, realm),
+                storage=make_storage(services.settings),
+                provider=provider,
             )
         except UserDeactivatedError:
             text = gettext("Your account has been deactivated. Ask an administrator of the organization.")

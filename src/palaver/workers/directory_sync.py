@@ -16,6 +16,7 @@ from palaver.lib import ldap_directory
 from palaver.lib.auth_methods import LDAP, method_enabled
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.realm import realm_email_host
+from palaver.lib.storage import make_storage
 from palaver.models import Realm
 from palaver.services import Services
 from palaver.workers.loop import BackgroundWorker
@@ -35,6 +36,7 @@ def sync_all_realms(services: Services) -> dict[str, DirectorySyncReport]:
         logger.warning("directory sync: %s", error.msg)
         return {}
     reports: dict[str, DirectorySyncReport] = {}
+    storage = make_storage(settings)
     with services.db.session() as session:
         realms = session.scalars(select(Realm).where(Realm.deactivated.is_(False)).order_by(Realm.id)).all()
         for realm in realms:
@@ -46,11 +48,16 @@ def sync_all_realms(services: Services) -> dict[str, DirectorySyncReport]:
                 people,
                 provider=ldap_directory.PROVIDER,
                 email_host=realm_email_host(settings, realm),
+                storage=storage,
             )
             reports[realm.string_id] = report
             if report.deactivated:
                 logger.info(
                     "directory sync: deactivated %s in %r", ", ".join(report.deactivated), realm.string_id
+                )
+            if report.reactivated:
+                logger.info(
+                    "directory sync: reactivated %s in %r", ", ".join(report.reactivated), realm.string_id
                 )
     return reports
 
