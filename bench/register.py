@@ -110,9 +110,9 @@ def profile(
         StateContext,
         StateDict,
         StateProvider,
-        _discover_providers,
-        _registry,
+        providers_replaced,
         register_queue,
+        registered_providers,
     )
     from palaver.lib.users import get_user_by_delivery_email
     from palaver.services import build_services
@@ -138,31 +138,29 @@ def profile(
 
         return run
 
-    _discover_providers()
-    originals = list(_registry)
-    _registry[:] = [dataclasses.replace(r, provider=timed(r.provider)) for r in originals]
+    timed_providers = [dataclasses.replace(r, provider=timed(r.provider)) for r in registered_providers()]
     try:
-        for index in range(requests + 3):
-            with services.db.session() as session:
-                realm = get_realm_by_string_id(session, string_id)
-                assert realm is not None
-                user = get_user_by_delivery_email(session, realm.id, email)
-                assert user is not None
-                recording = index >= 3
-                if recording and cprofile:
-                    profiler.enable()
-                started = time.process_time()
-                state = register_queue(session, settings, services.bus, user, options)
-                encoding = time.process_time()
-                orjson.dumps(state)
-                finished = time.process_time()
-                profiler.disable()
-                if recording:
-                    totals["register_queue (all providers)"].append(encoding - started)
-                    totals["orjson.dumps"].append(finished - encoding)
-                services.bus.delete_queue(user.id, state["queue_id"])
+        with providers_replaced(timed_providers):
+            for index in range(requests + 3):
+                with services.db.session() as session:
+                    realm = get_realm_by_string_id(session, string_id)
+                    assert realm is not None
+                    user = get_user_by_delivery_email(session, realm.id, email)
+                    assert user is not None
+                    recording = index >= 3
+                    if recording and cprofile:
+                        profiler.enable()
+                    started = time.process_time()
+                    state = register_queue(session, settings, services.bus, user, options)
+                    encoding = time.process_time()
+                    orjson.dumps(state)
+                    finished = time.process_time()
+                    profiler.disable()
+                    if recording:
+                        totals["register_queue (all providers)"].append(encoding - started)
+                        totals["orjson.dumps"].append(finished - encoding)
+                    services.bus.delete_queue(user.id, state["queue_id"])
     finally:
-        _registry[:] = originals
         services.close()
     # Under the profiler only their proportions mean much.
     print(f"CPU per register by state provider (median, {'under cProfile' if cprofile else 'no profiler'}):")

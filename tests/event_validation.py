@@ -33,13 +33,18 @@ def listener(realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> N
             _failures.append(f"{event.get('type')}/{event.get('op')}: {str(error)[:500]}")
 
 
-@pytest.fixture(autouse=True)
-def _published_events_are_valid() -> Iterator[None]:
-    with _lock:
-        _failures.clear()
-    yield
+def take_failures() -> list[str]:
+    """The failures recorded since the last call, cleared."""
     with _lock:
         failures = list(_failures)
         _failures.clear()
+    return failures
+
+
+@pytest.fixture(autouse=True)
+def _published_events_are_valid() -> Iterator[None]:
+    take_failures()
+    yield
+    failures = take_failures()
     if failures:
         pytest.fail("published events that do not match their models:\n" + "\n".join(failures))

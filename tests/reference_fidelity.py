@@ -64,10 +64,10 @@ def _shared_dir() -> Path | None:
     return None
 
 
-def _to_json_schema(node: Any) -> Any:
+def to_json_schema(node: Any) -> Any:
     """OpenAPI 3.0 schema → JSON Schema (see the module docstring for the choices)."""
     if isinstance(node, list):
-        return [_to_json_schema(item) for item in node]
+        return [to_json_schema(item) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
@@ -77,13 +77,13 @@ def _to_json_schema(node: Any) -> Any:
         if key == "additionalProperties" and value is False:
             continue
         if key in ("properties", "patternProperties"):
-            out[key] = {name: _to_json_schema(sub) for name, sub in value.items()}
+            out[key] = {name: to_json_schema(sub) for name, sub in value.items()}
         elif key == "oneOf":
-            out["anyOf"] = _to_json_schema(value)
+            out["anyOf"] = to_json_schema(value)
         elif key in ("enum", "required", "default"):
             out[key] = value
         else:
-            out[key] = _to_json_schema(value)
+            out[key] = to_json_schema(value)
     if node.get("nullable") is True:
         return {"anyOf": [out, {"type": "null"}]}
     return out
@@ -165,7 +165,7 @@ class Reference:
         schema = response.get("content", {}).get("application/json", {}).get("schema")
         if schema is None:
             return None
-        converted = _to_json_schema(schema)
+        converted = to_json_schema(schema)
         if (operation.method, operation.path) == ("GET", "/events"):
             _allow_spec_event_types(converted)
             _allow_null_stream_update_values(converted)
@@ -268,7 +268,7 @@ def load_reference() -> Reference | None:
         return None
     with open(shared / "reference" / REFERENCE_FILE, encoding="utf-8") as f:
         document = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    reference = Reference(document, _to_json_schema(document["components"]), [], {})
+    reference = Reference(document, to_json_schema(document["components"]), [], {})
     seen: set[tuple[str, str]] = set()
     for path, item in document["paths"].items():
         if path in DOCUMENTATION_ONLY:

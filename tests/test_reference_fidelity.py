@@ -18,10 +18,10 @@ from tests.reference_fidelity import (
     Operation,
     Reference,
     SchemaCheck,
-    _to_json_schema,
     is_full_run,
     load_reference,
     missing_operations,
+    to_json_schema,
 )
 
 
@@ -51,7 +51,7 @@ def test_paths_match_the_most_specific_operation(reference: Reference) -> None:
 
 
 def test_schema_conversion() -> None:
-    converted = _to_json_schema(
+    converted = to_json_schema(
         {
             "type": "object",
             "additionalProperties": False,

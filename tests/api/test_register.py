@@ -10,9 +10,11 @@ import pytest
 from palaver import FEATURE_LEVEL, SERVICE_VERSION
 from palaver.lib.register import (
     RegisterOptions,
+    Registration,
     StateContext,
     fetch_initial_state,
     known_fetch_types,
+    providers_replaced,
     registered_providers,
 )
 from palaver.lib.user_settings import setting_specs
@@ -363,57 +365,39 @@ def test_register_needs_authentication(api: Api, realm: SeededRealm) -> None:
 def test_every_provider_runs_and_keys_do_not_clash(api: Api, realm: SeededRealm) -> None:
     """Registering for everything runs every provider; a key made twice would raise."""
     state = register(api, realm.desdemona)
-    names = {event_type for event_type, _, _ in registered_providers()}
+    names = {registration.event_type for registration in registered_providers()}
     assert {"realm", "realm_user", "user_settings", "realm_user_groups", "message"} <= names
     assert "update_display_settings" in known_fetch_types()
     assert len(state) > 150
 
 
 def test_a_real_provider_replaces_a_placeholder(api: Api, realm: SeededRealm) -> None:
-    from palaver.lib import register as register_module
-
     def placeholder(ctx: StateContext) -> dict[str, Any]:
         return {"test_widgets": []}
 
     def real(ctx: StateContext) -> dict[str, Any]:
         return {"test_widgets": ["real"]}
 
-    added = [
-        register_module._Registration("test_widget", placeholder, True),
-        register_module._Registration("test_widget", real, False),
-    ]
-    register_module._registry.extend(added)
-    try:
+    standing = registered_providers()
+    empty = Registration("test_widget", placeholder, True)
+    with providers_replaced([*standing, empty, Registration("test_widget", real, False)]):
         state = register(api, realm.hamlet, fetch_event_types=["test_widget"])
         assert state["test_widgets"] == ["real"]
-        register_module._registry.remove(added[1])
+    with providers_replaced([*standing, empty]):
         state = register(api, realm.hamlet, fetch_event_types=["test_widget"])
         assert state["test_widgets"] == []
-    finally:
-        for registration in added:
-            if registration in register_module._registry:
-                register_module._registry.remove(registration)
 
 
 def test_two_providers_of_one_key_are_refused(api: Api, realm: SeededRealm) -> None:
-    from palaver.lib import register as register_module
-
     def first(ctx: StateContext) -> dict[str, Any]:
         return {"test_clash": 1}
 
     def second(ctx: StateContext) -> dict[str, Any]:
         return {"test_clash": 2}
 
-    added = [
-        register_module._Registration("test_clash_a", first, False),
-        register_module._Registration("test_clash_b", second, False),
-    ]
-    register_module._registry.extend(added)
-    try:
+    clashing = [Registration("test_clash_a", first, False), Registration("test_clash_b", second, False)]
+    with providers_replaced([*registered_providers(), *clashing]):
         response = api.post(realm.hamlet, "register", {"fetch_event_types": ["test_clash_a", "test_clash_b"]})
-    finally:
-        for registration in added:
-            register_module._registry.remove(registration)
     assert response.status_code == 500
 
 

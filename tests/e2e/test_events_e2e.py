@@ -211,7 +211,7 @@ class Listener:
             assert not self.thread.is_alive()
 
 
-def _logins(server: Server) -> tuple[tuple[str, str], tuple[str, str]]:
+def demo_logins(server: Server) -> tuple[tuple[str, str], tuple[str, str]]:
     """The demo owner's credentials, and those of a second user the owner creates."""
     if server.logins is None:
         lines = (Path(server.env["PALAVER_DATA_DIR"]) / "demo.zuliprc").read_text().splitlines()
@@ -234,7 +234,7 @@ def _poke(client: zulip.Client) -> Callable[[], object]:
 
 
 def _check_live_events(server: Server) -> Listener:
-    (owner_email, owner_key), (ann_email, ann_key) = _logins(server)
+    (owner_email, owner_key), (ann_email, ann_key) = demo_logins(server)
     listener = Listener(server.client(owner_email, owner_key), ["realm_user", "user_settings"])
     listener.start()
     ann = server.client(ann_email, ann_key)
@@ -261,7 +261,7 @@ def _check_live_events(server: Server) -> Listener:
 def test_events_reach_a_zulip_client_within_a_second(start_server: Callable[..., Server]) -> None:
     server = start_server()
     listener = _check_live_events(server)
-    listener.stop(_poke(server.client(*_logins(server)[0])))
+    listener.stop(_poke(server.client(*demo_logins(server)[0])))
     assert listener.registrations == 1
 
 
@@ -276,7 +276,7 @@ def test_several_processes_share_queues_in_redis(start_server: Callable[..., Ser
     listener = _check_live_events(server)
 
     # Each request on a fresh connection may land on either process; all know the queue.
-    owner = server.client(*_logins(server)[0])
+    owner = server.client(*demo_logins(server)[0])
     queue = owner.register(event_types=["user_settings"])
     for _ in range(20):
         with http_client(base_url=server.url, auth=(owner.email, owner.api_key)) as fresh:
@@ -293,7 +293,7 @@ def test_several_processes_share_queues_in_redis(start_server: Callable[..., Ser
     deadline = time.monotonic() + 30
     while len(server.worker_pids()) < WORKERS and time.monotonic() < deadline:
         time.sleep(0.2)
-    ann = server.client(*_logins(server)[1])
+    ann = server.client(*demo_logins(server)[1])
     result = ann.call_endpoint("settings", method="PATCH", request={"full_name": "Ann After"})
     assert result["result"] == "success", result
     event = listener.wait_for(
@@ -313,7 +313,7 @@ def test_conversation_events_arrive_within_a_second(
     if workers > 1:
         require_redis(REDIS_URL)
     server = start_server(workers=workers, redis_url=REDIS_URL if workers > 1 else None)
-    (owner_email, owner_key), (ann_email, ann_key) = _logins(server)
+    (owner_email, owner_key), (ann_email, ann_key) = demo_logins(server)
     owner = server.client(owner_email, owner_key)
     ann = server.client(ann_email, ann_key)
     owner_id = owner.get_profile()["user_id"]

@@ -23,8 +23,8 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.e2e.test_events_e2e import _logins
-from tests.e2e.test_restart_e2e import Restartable, _register, restartable  # noqa: F401 (fixture)
+from tests.e2e.test_events_e2e import demo_logins
+from tests.e2e.test_restart_e2e import Restartable, register_message_queue, restartable  # noqa: F401 (fixture)
 from tests.helpers import require_redis
 from tests.servers import clean_environment, free_port, http_client, http_get, launch
 
@@ -213,8 +213,8 @@ def test_redis_stopped_and_started_while_clients_poll_and_send(
     server = restartable(workers=workers, redis_url=spare_redis.url)
     server.start()
     assert server.server is not None
-    owner, ann = _logins(server.server)
-    traffic = Traffic(server.url, owner, ann, _register(server.url, owner))
+    owner, ann = demo_logins(server.server)
+    traffic = Traffic(server.url, owner, ann, register_message_queue(server.url, owner))
     traffic.start()
     traffic.wait_for_acknowledged(LOAD)
     spare_redis.stop()
@@ -228,7 +228,7 @@ def test_redis_stopped_and_started_while_clients_poll_and_send(
         if http_get(f"{server.url}/health/ready", timeout=5).status_code == 200:
             break
         time.sleep(0.05)
-    _register(server.url, owner)
+    register_message_queue(server.url, owner)
     traffic.wait_for_acknowledged(len(traffic.acknowledged) + LOAD)
     traffic.stop()
     assert traffic.bad == [], traffic.bad[:5]
@@ -275,8 +275,8 @@ def test_postgresql_connections_terminated_while_serving(
     monkeypatch.setattr(server, "env", env)
     server.start()
     assert server.server is not None
-    owner, ann = _logins(server.server)
-    traffic = Traffic(server.url, owner, ann, _register(server.url, owner))
+    owner, ann = demo_logins(server.server)
+    traffic = Traffic(server.url, owner, ann, register_message_queue(server.url, owner))
     traffic.start()
     admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     try:
@@ -350,8 +350,8 @@ def test_kill_9_of_a_worker_under_load(restartable: Callable[..., Restartable]) 
     server = restartable(workers=2, redis_url=REDIS_URL)
     server.start()
     assert server.server is not None
-    owner, ann = _logins(server.server)
-    traffic = Traffic(server.url, owner, ann, _register(server.url, owner))
+    owner, ann = demo_logins(server.server)
+    traffic = Traffic(server.url, owner, ann, register_message_queue(server.url, owner))
     traffic.start()
     traffic.wait_for_acknowledged(LOAD)
     victim = server.server.worker_pids()[0]

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.test_events_e2e import REDIS_URL, Server, _logins
+from tests.e2e.test_events_e2e import REDIS_URL, Server, demo_logins
 from tests.helpers import require_redis
 from tests.servers import (
     clean_environment,
@@ -203,7 +203,8 @@ def _send(url: str, auth: tuple[str, str], content: str) -> int:
     return int(response.json()["id"])
 
 
-def _register(url: str, auth: tuple[str, str]) -> str:
+def register_message_queue(url: str, auth: tuple[str, str]) -> str:
+    """A queue of message and restart events for `auth`; its ID."""
     response = http_post(
         f"{url}/api/v1/register", auth=auth, data={"event_types": '["message", "restart"]'}, timeout=30
     )
@@ -253,8 +254,8 @@ def _parked_poll_answers_on_sigterm(server: Restartable, auth: tuple[str, str], 
 def _check_restart(server: Restartable) -> None:
     first_start = server.start()
     assert server.server is not None
-    owner, _ann = _logins(server.server)
-    queue_id = _register(server.url, owner)
+    owner, _ann = demo_logins(server.server)
+    queue_id = register_message_queue(server.url, owner)
 
     stop_seconds = _parked_poll_answers_on_sigterm(server, owner, queue_id)
     start_seconds = server.start()
@@ -299,8 +300,8 @@ def test_rolling_restart_of_workers_loses_nothing(restartable: Callable[..., Res
     server = restartable(workers=2, redis_url=REDIS_URL)
     server.start()
     assert server.server is not None
-    owner, ann = _logins(server.server)
-    poller = Poller(server.url, owner, _register(server.url, owner))
+    owner, ann = demo_logins(server.server)
+    poller = Poller(server.url, owner, register_message_queue(server.url, owner))
     poller.start()
     sent: list[int] = []
     sending = True

@@ -26,7 +26,8 @@ def notify_stream_deleted(tx: Tx, stream: Stream, user_ids: Sequence[int] | set[
     tx.send_event(stream.realm_id, event, user_ids)
 
 
-def _notify_default_streams(tx: Tx, session: Session, realm_id: int) -> None:
+def notify_default_streams(tx: Tx, session: Session, realm_id: int) -> None:
+    """Tell the realm's members (guests excepted) its default channels, after they changed."""
     recipients = session.scalars(
         select(UserProfile.id).where(
             UserProfile.realm_id == realm_id, UserProfile.is_active, UserProfile.role != Role.GUEST

@@ -14,20 +14,22 @@ from palaver.models.channels import Stream
 INSUFFICIENT_PERMISSION = "Insufficient permission"
 
 
-def _realm_permission(session: Session, user: UserProfile, setting: str) -> bool:
+def has_realm_permission(session: Session, user: UserProfile, setting: str) -> bool:
+    """Whether the user is in the group the realm's ``setting`` (a ``can_…_group`` name) names."""
     return user_has_permission(session, user, getattr(user.realm, setting))
 
 
-def _check_privacy_permissions(
+def check_privacy_permissions(
     session: Session, user: UserProfile, *, invite_only: bool, is_web_public: bool
 ) -> None:
+    """Refuse a channel the user may not create (or make) public, private or web-public."""
     if is_web_public:
         if not user.realm.enable_spectator_access:
             raise JsonableError("Web-public channels are not enabled.")
-        if not _realm_permission(session, user, "can_create_web_public_channel_group"):
+        if not has_realm_permission(session, user, "can_create_web_public_channel_group"):
             raise JsonableError(INSUFFICIENT_PERMISSION)
     setting = "can_create_private_channel_group" if invite_only else "can_create_public_channel_group"
-    if not _realm_permission(session, user, setting):
+    if not has_realm_permission(session, user, setting):
         raise JsonableError(INSUFFICIENT_PERMISSION)
 
 
@@ -36,7 +38,8 @@ def _system_group_name(session: Session, group_id: int) -> str | None:
     return group.name if group is not None and group.is_system_group else None
 
 
-def _check_topic_creation_rule(session: Session, stream: Stream) -> None:
+def check_topic_creation_rule(session: Session, stream: Stream) -> None:
+    """Refuse a topic-creation group the channel's history settings contradict."""
     # Without shared history, a subscriber could not read a topic someone else may not start.
     if (
         stream.invite_only

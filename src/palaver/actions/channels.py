@@ -14,15 +14,15 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from palaver.actions.channel_notify import (
-    _notify_default_streams,
+    notify_default_streams,
     notify_stream_created,
     notify_stream_deleted,
 )
 from palaver.actions.channel_rules import (
     INSUFFICIENT_PERMISSION,
-    _check_privacy_permissions,
-    _check_topic_creation_rule,
-    _realm_permission,
+    check_privacy_permissions,
+    check_topic_creation_rule,
+    has_realm_permission,
 )
 from palaver.actions.group_settings import set_group_setting
 from palaver.db import Tx, transaction
@@ -115,7 +115,7 @@ def _check_update_permissions(
         raise JsonableError("Channel content access is required.")
     if changes.message_retention_days is not UNCHANGED and not user.is_realm_owner:
         raise OrganizationOwnerRequiredError()
-    if changes.topics_policy is not None and not _realm_permission(
+    if changes.topics_policy is not None and not has_realm_permission(
         session, user, "can_set_topics_policy_group"
     ):
         raise JsonableError(INSUFFICIENT_PERMISSION)
@@ -142,7 +142,7 @@ def _apply_privacy(
     if not invite_only and stream.invite_only:
         check_moderation_channel_stays_private(session, stream)
     if (invite_only, web_public) != (stream.invite_only, stream.is_web_public):
-        _check_privacy_permissions(session, viewer.user, invite_only=invite_only, is_web_public=web_public)
+        check_privacy_permissions(session, viewer.user, invite_only=invite_only, is_web_public=web_public)
     events = []
     if invite_only != stream.invite_only:
         events.append(
@@ -189,7 +189,7 @@ def _set_default(tx: Tx, session: Session, stream: Stream, is_default: bool) -> 
     else:
         session.execute(delete(DefaultStream).where(DefaultStream.stream_id == stream.id))
     session.flush()
-    _notify_default_streams(tx, session, stream.realm_id)
+    notify_default_streams(tx, session, stream.realm_id)
 
 
 def do_update_stream(
@@ -260,7 +260,7 @@ def do_update_stream(
         is_default = stream.id in default_stream_ids(session, stream.realm_id)
         if stream.invite_only and is_default and changes.is_default_stream is not False:
             raise JsonableError("A default channel cannot be private.")
-        _check_topic_creation_rule(session, stream)
+        check_topic_creation_rule(session, stream)
         session.flush()
         if changes.is_default_stream is not None:
             _set_default(tx, session, stream, changes.is_default_stream)
@@ -306,7 +306,7 @@ def do_archive_stream(session: Session, stream: Stream, acting_user: UserProfile
         )
         tx.send_event(stream.realm_id, deleted, recipients)
         if was_default:
-            _notify_default_streams(tx, session, stream.realm_id)
+            notify_default_streams(tx, session, stream.realm_id)
         _clear_announcement_settings(tx, session, stream)
 
 

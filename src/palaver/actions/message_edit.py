@@ -15,10 +15,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
-from palaver.actions.message_edit_notices import _send_notifications
-from palaver.actions.message_edit_plan import EditContext, MessageEdit, _Plan, _plan_edit
-from palaver.actions.message_mentions import _mentioned_user_ids
-from palaver.actions.message_moves import _change_channel_rows, _move_messages
+from palaver.actions.message_edit_notices import send_edit_notifications
+from palaver.actions.message_edit_plan import EditContext, EditPlan, MessageEdit, plan_edit
+from palaver.actions.message_mentions import mentioned_users
+from palaver.actions.message_moves import change_channel_rows, move_messages
 from palaver.actions.messages import note_messages_arrived
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
@@ -55,7 +55,7 @@ def do_update_message(
         session.execute(select(Message.id).where(Message.id == message.id).with_for_update())
         session.refresh(message)
         viewer = viewer_for(session, user)
-        plan = _plan_edit(session, user, viewer, message, edit, context.realm_url)
+        plan = plan_edit(session, user, viewer, message, edit, context.realm_url)
         return _apply(tx, session, user, viewer, plan, edit, context)
 
 
@@ -63,7 +63,7 @@ def do_update_message(
 
 
 def _messages_to_move(
-    session: Session, viewer: Viewer[UserProfile], plan: _Plan, mode: str
+    session: Session, viewer: Viewer[UserProfile], plan: EditPlan, mode: str
 ) -> list[TopicMessage]:
     message = plan.message
     assert plan.orig_stream is not None
@@ -81,7 +81,7 @@ def _apply(
     session: Session,
     user: UserProfile,
     viewer: Viewer[UserProfile],
-    plan: _Plan,
+    plan: EditPlan,
     edit: MessageEdit,
     context: EditContext,
 ) -> list[dict[str, Any]]:
@@ -126,7 +126,7 @@ def _apply(
 
     moved_ids = [m.id for m in to_move]
     if plan.moved:
-        _move_messages(session, plan, moved_ids, entry, now)
+        move_messages(session, plan, moved_ids, entry, now)
     else:
         message.edit_history = orjson.dumps([entry, *edit_history_entries(message)]).decode()
     session.flush()
@@ -141,7 +141,7 @@ def _apply(
     assert plan.target_stream is not None
     losing_access: set[int] = set()
     if plan.stream_edited:
-        losing_access = _change_channel_rows(tx, session, plan, moved_ids)
+        losing_access = change_channel_rows(tx, session, plan, moved_ids)
     if plan.moved:
         event_fields["propagate_mode"] = edit.propagate_mode
     if plan.topic_edited:
@@ -160,16 +160,16 @@ def _apply(
     if plan.stream_edited and moved_ids:
         note_messages_arrived(tx, session, plan.target_stream, min(moved_ids))
     if plan.moved:
-        _send_notifications(session, user, viewer, plan, edit, context, moved_ids)
+        send_edit_notifications(session, user, viewer, plan, edit, context, moved_ids)
     return detached
 
 
-def _update_mention_flags(session: Session, plan: _Plan) -> None:
+def _update_mention_flags(session: Session, plan: EditPlan) -> None:
     """Mentions and alert words as the new content has them, for everyone who has the message."""
     assert plan.rendered is not None
     rendered = plan.rendered
     message = plan.message
-    mentioned = _mentioned_user_ids(session, rendered)
+    mentioned = mentioned_users(session, rendered)
     participants: set[int] = set()
     if plan.orig_stream is not None and rendered.topic_wildcard:
         participants = topic_participant_ids(session, message.recipient_id, plan.target_topic) | {
@@ -201,7 +201,7 @@ def _user_message_flags(session: Session, message_id: int) -> dict[int, int]:
     }
 
 
-def _channel_audience(session: Session, plan: _Plan, losing_access: set[int]) -> dict[int, int]:
+def _channel_audience(session: Session, plan: EditPlan, losing_access: set[int]) -> dict[int, int]:
     """Who hears of the edit, with their flags: everyone holding a copy, and, where the
     channel's history is shared, its subscribers (who can read it without a copy)."""
     old, new = plan.orig_stream, plan.target_stream

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from palaver.actions.message_edit_plan import EditContext, MessageEdit, _Plan
+from palaver.actions.message_edit_plan import EditContext, EditPlan, MessageEdit
 from palaver.actions.messages import SendContext
 from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
 from palaver.lib.channels import Viewer
@@ -16,15 +16,16 @@ from palaver.models.channels import Stream
 # Notices --------------------------------------------------------------------------------------
 
 
-def _send_notifications(
+def send_edit_notifications(
     session: Session,
     user: UserProfile,
     viewer: Viewer[UserProfile],
-    plan: _Plan,
+    plan: EditPlan,
     edit: MessageEdit,
     context: EditContext,
     moved_ids: list[int],
 ) -> None:
+    """The notification bot's notices of a move or (un)resolve, in the old and new topics."""
     old, new = plan.orig_stream, plan.target_stream
     assert old is not None and new is not None
     send_context = SendContext(realm_url=context.realm_url, email_host=context.email_host)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from palaver.actions.message_mentions import _check_mentions
+from palaver.actions.message_mentions import check_mentions
 from palaver.lib.channels import Viewer, access_stream_by_id
 from palaver.lib.conversations import stream_for_message
 from palaver.lib.exceptions import JsonableError
@@ -53,7 +53,7 @@ class EditContext:
 
 
 @dataclass
-class _Plan:
+class EditPlan:
     """A validated edit of a channel message (DMs use only the content parts)."""
 
     message: Message
@@ -80,14 +80,16 @@ class _Plan:
 # Validation -----------------------------------------------------------------------------------
 
 
-def _plan_edit(
+def plan_edit(
     session: Session,
     user: UserProfile,
     viewer: Viewer[UserProfile],
     message: Message,
     edit: MessageEdit,
     realm_url: str,
-) -> _Plan:
+) -> EditPlan:
+    """Check an edit against the message, the user's permissions and the realm's limits, and
+    work out what it changes; raises ``JsonableError`` before anything is written."""
     if edit.content is not None:
         check_content_edit_allowed(user, message)
     topic = edit.topic
@@ -128,7 +130,7 @@ def _plan_edit(
     resolved, unresolved = (
         is_resolve_toggle(orig_topic, target_topic) if topic is not None else (False, False)
     )
-    plan = _Plan(
+    plan = EditPlan(
         message=message,
         orig_stream=orig_stream,
         target_stream=target_stream,
@@ -175,7 +177,7 @@ def _render_edit(
     session: Session,
     user: UserProfile,
     viewer: Viewer[UserProfile],
-    plan: _Plan,
+    plan: EditPlan,
     content: str,
     realm_url: str,
 ) -> None:
@@ -188,6 +190,6 @@ def _render_edit(
         participants = topic_participant_ids(session, message.recipient_id, plan.target_topic) | {
             message.sender_id
         }
-    _check_mentions(session, user, rendered, plan.orig_stream, participants, set(viewer.groups))
+    check_mentions(session, user, rendered, plan.orig_stream, participants, set(viewer.groups))
     plan.content = content
     plan.rendered = rendered

@@ -224,7 +224,7 @@ def do_update_message_flags_for_narrow(
     return body
 
 
-def _mark_read(tx: Tx, session: Session, user: UserProfile, conditions: Sequence[Any]) -> list[int]:
+def mark_read(tx: Tx, session: Session, user: UserProfile, conditions: Sequence[Any]) -> list[int]:
     """Mark the user's unread messages meeting the conditions (on Message) read."""
     unread = (
         select(UserMessage.message_id)
@@ -257,7 +257,7 @@ def do_mark_all_as_read(session: Session, user: UserProfile) -> None:
 def do_mark_stream_as_read(session: Session, user: UserProfile, stream_id: int) -> None:
     with transaction(session) as tx:
         stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
-        _mark_read(tx, session, user, [Message.recipient_id == stream.recipient_id])
+        mark_read(tx, session, user, [Message.recipient_id == stream.recipient_id])
 
 
 def do_mark_topic_as_read(session: Session, user: UserProfile, stream_id: int, topic_name: str) -> None:
@@ -276,7 +276,7 @@ def do_mark_topic_as_read(session: Session, user: UserProfile, stream_id: int, t
         )
         if received is None:
             raise JsonableError(f"No such topic '{topic_name}'")
-        _mark_read(tx, session, user, in_topic)
+        mark_read(tx, session, user, in_topic)
 
 
 def mark_unsubscribed_channels_read(
@@ -284,4 +284,4 @@ def mark_unsubscribed_channels_read(
 ) -> None:
     """Keep the unread invariant when users leave channels (called by the unsubscribe action)."""
     for user, stream in removed:
-        _mark_read(tx, session, user, [Message.recipient_id == stream.recipient_id])
+        mark_read(tx, session, user, [Message.recipient_id == stream.recipient_id])

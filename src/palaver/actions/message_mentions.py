@@ -16,7 +16,7 @@ from palaver.models.member import Member
 # Mentions -----------------------------------------------------------------------------------
 
 
-def _check_mentions(
+def check_mentions(
     session: Session,
     sender: Member,
     rendered: RenderResult,
@@ -24,6 +24,7 @@ def _check_mentions(
     topic_participants: set[int],
     groups: set[int],
 ) -> None:
+    """Refuse wildcard and group mentions the sender (in ``groups``) may not make."""
     if stream is not None:
         many = realm_settings(session, sender.realm_id).can_mention_many_users_group
         may_mention_many = many is not None and many in groups
@@ -51,7 +52,8 @@ def _check_mentions(
             raise JsonableError(f"You are not allowed to mention user group '{group.name}'.")
 
 
-def _mentioned_user_ids(session: Session, rendered: RenderResult) -> set[int]:
+def mentioned_users(session: Session, rendered: RenderResult) -> set[int]:
+    """Who a rendered message mentions: users by name, and the members of mentioned groups."""
     mentioned = set(rendered.mentioned_user_ids)
     for group_id in rendered.mentioned_group_ids:
         mentioned |= recursive_member_ids(session, group_id)

@@ -10,7 +10,7 @@ import orjson
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
-from palaver.actions.message_edit_plan import _Plan
+from palaver.actions.message_edit_plan import EditPlan
 from palaver.db import Tx
 from palaver.events import types as ev
 from palaver.lib.message_edit import edit_history_entries
@@ -19,9 +19,10 @@ from palaver.models.channels import Subscription
 from palaver.models.messages import Message, MessageFlag, UserMessage
 
 
-def _move_messages(
-    session: Session, plan: _Plan, moved_ids: list[int], entry: dict[str, Any], now: Any
+def move_messages(
+    session: Session, plan: EditPlan, moved_ids: list[int], entry: dict[str, Any], now: Any
 ) -> None:
+    """Move the messages to the plan's channel and topic, each with its edit-history entry."""
     assert plan.target_stream is not None and plan.target_stream.recipient_id is not None
     move_entry: dict[str, Any] = {"user_id": entry["user_id"], "timestamp": entry["timestamp"]}
     if plan.stream_edited:
@@ -40,7 +41,7 @@ def _move_messages(
             moved.last_moved_time = now
 
 
-def _change_channel_rows(tx: Tx, session: Session, plan: _Plan, moved_ids: list[int]) -> set[int]:
+def change_channel_rows(tx: Tx, session: Session, plan: EditPlan, moved_ids: list[int]) -> set[int]:
     """Users' copies when messages change channel; returns who lost access to them.
 
     Users of the old channel who are not in the new one lose their copies; where that

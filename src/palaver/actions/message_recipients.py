@@ -32,7 +32,8 @@ _SUBSCRIPTION_TABLE = Subscription.metadata.tables[Subscription.__tablename__]
 # Channel messages -----------------------------------------------------------------------------
 
 
-def _stream_for_send(session: Session, sender: Member, target: ChannelTarget) -> StreamInfo:
+def stream_for_send(session: Session, sender: Member, target: ChannelTarget) -> StreamInfo:
+    """The channel a message is sent to, by ID or name, or the error Zulip gives."""
     # The realm-state cache's channel, not the row: sending reads it and never changes it
     # (a channel's first message is set on the row, in the write: messages.note_messages_arrived).
     if target.stream_id is not None:
@@ -61,7 +62,7 @@ def _bot_owner(session: Session, sender: Member) -> UserProfile | None:
     return session.get(UserProfile, sender.bot_owner_id)
 
 
-def _check_stream_send_access(session: Session, sender: Member, stream: AnyStream, groups: set[int]) -> None:
+def check_stream_send_access(session: Session, sender: Member, stream: AnyStream, groups: set[int]) -> None:
     """Zulip's rules for posting; a bot may post wherever its owner may."""
     owner = _bot_owner(session, sender)
     if stream.can_send_message_group not in groups and (
@@ -83,7 +84,10 @@ def _check_stream_send_access(session: Session, sender: Member, stream: AnyStrea
     raise not_authorized
 
 
-def _check_topic(session: Session, sender: Member, stream: AnyStream, topic: str, groups: set[int]) -> None:
+def check_topic_creation(
+    session: Session, sender: Member, stream: AnyStream, topic: str, groups: set[int]
+) -> None:
+    """Refuse a new topic the sender (or a bot's owner) may not start, or one the realm forbids."""
     # A sender in the group may create topics, so whether this one exists does not matter.
     if stream.can_create_topic_group not in groups:
         group = session.get(UserGroup, stream.can_create_topic_group)
@@ -102,9 +106,10 @@ def _check_topic(session: Session, sender: Member, stream: AnyStream, topic: str
 # Direct messages ------------------------------------------------------------------------------
 
 
-def _direct_recipients(
+def direct_recipients(
     session: Session, sender: UserProfile, target: DirectTarget, email_host: str
 ) -> list[UserProfile]:
+    """The users a direct message names, by ID or email, each visible to the sender and active."""
     users: dict[int, UserProfile] = {}
     for user_id in target.user_ids:
         user = get_realm_user(session, sender.realm_id, user_id)
@@ -131,9 +136,10 @@ def _in_group(session: Session, user: UserProfile, group_id: int | None) -> bool
     return group_id is None or group_id in groups_containing_user(session, user.id)
 
 
-def _check_direct_message_permission(
+def check_direct_message_permission(
     session: Session, sender: UserProfile, recipients: list[UserProfile], group: DirectMessageGroup | None
 ) -> None:
+    """The realm's rules for who may send and who may start direct messages."""
     if sender.is_bot or all(u.is_bot or u.id == sender.id for u in recipients):
         return
     realm = sender.realm

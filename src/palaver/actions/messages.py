@@ -21,14 +21,14 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
 from palaver.actions.message_events import EventRouting, send_message_events
-from palaver.actions.message_mentions import _check_mentions, _mentioned_user_ids
+from palaver.actions.message_mentions import check_mentions, mentioned_users
 from palaver.actions.message_recipients import (
-    _check_direct_message_permission,
-    _check_stream_send_access,
-    _check_topic,
-    _direct_recipients,
-    _stream_for_send,
+    check_direct_message_permission,
+    check_stream_send_access,
+    check_topic_creation,
+    direct_recipients,
     get_or_create_dm_group,
+    stream_for_send,
 )
 from palaver.actions.service_bot_queue import direct_service_bot_ids, queue_service_bot_events
 from palaver.actions.submessages import create_widget_submessages
@@ -110,7 +110,9 @@ class SendContext:
 
 
 @dataclass
-class _Recipients:
+class MessageRecipients:
+    """Who receives a message being sent, as the send checks resolved it."""
+
     # None: a direct-message conversation that does not exist yet (made when the message is).
     recipient_id: int | None
     user_ids: set[int]
@@ -128,24 +130,24 @@ def _resolve_target(
     groups: set[int],
     *,
     create_conversation: bool,
-) -> _Recipients:
+) -> MessageRecipients:
     if isinstance(target, ChannelTarget):
         topic = normalize_topic(target.topic)
-        stream = _stream_for_send(session, sender, target)
-        _check_stream_send_access(session, sender, stream, groups)
-        _check_topic(session, sender, stream, topic, groups)
+        stream = stream_for_send(session, sender, target)
+        check_stream_send_access(session, sender, stream, groups)
+        check_topic_creation(session, sender, stream, topic, groups)
         assert stream.recipient_id is not None
-        return _Recipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
+        return MessageRecipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
     # Direct messages check the sender's realm and visibility rules: the whole user.
     loaded = loaded_user(session, sender)
-    users = _direct_recipients(session, loaded, target, context.email_host)
+    users = direct_recipients(session, loaded, target, context.email_host)
     member_ids = {u.id for u in users} | {loaded.id}
     group = get_dm_group(session, member_ids)
-    _check_direct_message_permission(session, loaded, users, group)
+    check_direct_message_permission(session, loaded, users, group)
     if group is None and create_conversation:
         group = get_or_create_dm_group(session, member_ids)
     recipient_id = group.recipient_id if group is not None else None
-    return _Recipients(recipient_id, member_ids, None, "", [loaded, *users])
+    return MessageRecipients(recipient_id, member_ids, None, "", [loaded, *users])
 
 
 @dataclass
@@ -153,7 +155,7 @@ class CheckedMessage:
     """A message that passed every check of sending, and what the checks worked out."""
 
     content: str
-    recipients: _Recipients
+    recipients: MessageRecipients
     rendered: RenderResult
     participants: set[int]
 
@@ -189,7 +191,7 @@ def _check(
     if recipients.stream is not None and rendered.topic_wildcard:
         assert recipients.recipient_id is not None
         participants = topic_participant_ids(session, recipients.recipient_id, recipients.topic) | {sender.id}
-    _check_mentions(session, sender, rendered, recipients.stream, participants, groups)
+    check_mentions(session, sender, rendered, recipients.stream, participants, groups)
     return CheckedMessage(content, recipients, rendered, participants)
 
 
@@ -283,8 +285,8 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
     message_id: int = conn.execute(_INSERT_MESSAGE, prepared.values).scalar_one()
     message.id = message_id
 
-    mentioned = _mentioned_user_ids(session, rendered)
-    flags = _recipient_flags(
+    mentioned = mentioned_users(session, rendered)
+    flags = recipient_flags(
         sender_id,
         recipients,
         rendered,
@@ -331,9 +333,9 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
     return message_id
 
 
-def _recipient_flags(
+def recipient_flags(
     sender_id: int,
-    recipients: _Recipients,
+    recipients: MessageRecipients,
     rendered: RenderResult,
     mentioned: set[int],
     participants: set[int],
@@ -386,7 +388,7 @@ def note_messages_arrived(tx: Tx, session: Session, stream: Stream, oldest_id: i
             )
 
 
-def _send_message_events(
+def send_written_message_events(
     tx: Tx,
     session: Session,
     sender: UserProfile,

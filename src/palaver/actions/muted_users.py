@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from palaver.actions.message_flags import _mark_read
+from palaver.actions.message_flags import mark_read
 from palaver.db import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
@@ -27,7 +27,7 @@ def do_mute_user(session: Session, user: UserProfile, muted: UserProfile) -> Non
         session.add(MutedUser(user_profile_id=user.id, muted_user_id=muted.id, date_muted=utcnow()))
         session.flush()
         # What a muted user sent is hidden, so it should not wait as unread (or notify).
-        _mark_read(tx, session, user, [Message.sender_id == muted.id])
+        mark_read(tx, session, user, [Message.sender_id == muted.id])
         _send_muted_users(tx, session, user)
 
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
-from palaver.actions.channel_notify import _notify_default_streams, notify_stream_created
+from palaver.actions.channel_notify import notify_default_streams, notify_stream_created
 from palaver.actions.channel_rules import (
     INSUFFICIENT_PERMISSION,
-    _check_privacy_permissions,
-    _check_topic_creation_rule,
-    _realm_permission,
+    check_privacy_permissions,
+    check_topic_creation_rule,
+    has_realm_permission,
 )
 from palaver.actions.group_settings import default_group_setting, store_group_setting_value
 from palaver.actions.messages import SendContext
@@ -61,12 +61,14 @@ class NewChannel:
 
 def check_can_create_channel(session: Session, user: UserProfile, new: NewChannel) -> None:
     """Permission to create a channel configured like ``new``."""
-    _check_privacy_permissions(session, user, invite_only=new.invite_only, is_web_public=new.is_web_public)
+    check_privacy_permissions(session, user, invite_only=new.invite_only, is_web_public=new.is_web_public)
     if new.message_retention_days is not None and not user.is_realm_owner:
         raise OrganizationOwnerRequiredError()
     if new.is_default_stream and not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
-    if new.topics_policy != "inherit" and not _realm_permission(session, user, "can_set_topics_policy_group"):
+    if new.topics_policy != "inherit" and not has_realm_permission(
+        session, user, "can_set_topics_policy_group"
+    ):
         raise JsonableError(INSUFFICIENT_PERMISSION)
 
 
@@ -109,7 +111,7 @@ def _insert_stream(session: Session, realm_id: int, creator: UserProfile | None,
         folder_id=new.folder_id,
         **groups,
     )
-    _check_topic_creation_rule(session, stream)
+    check_topic_creation_rule(session, stream)
     session.add(stream)
     session.flush()
     recipient = Recipient(type=RecipientType.STREAM, type_id=stream.id)
@@ -129,7 +131,7 @@ def create_channel(tx: Tx, session: Session, creator: UserProfile, new: NewChann
     stream = _insert_stream(session, creator.realm_id, creator, new)
     notify_stream_created(tx, session, stream, metadata_access_user_ids(session, stream))
     if new.is_default_stream:
-        _notify_default_streams(tx, session, stream.realm_id)
+        notify_default_streams(tx, session, stream.realm_id)
     return stream
 
 

@@ -11,13 +11,13 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from palaver.actions.message_mentions import _mentioned_user_ids
+from palaver.actions.message_mentions import mentioned_users
 from palaver.actions.messages import (
+    MessageRecipients,
     SendContext,
-    _recipient_flags,
-    _Recipients,
-    _send_message_events,
     note_messages_arrived,
+    recipient_flags,
+    send_written_message_events,
 )
 from palaver.actions.user_creation import create_user
 from palaver.db import in_write_transaction, transaction
@@ -101,9 +101,9 @@ def internal_send_stream_message(
         )
         session.add(message)
         session.flush()
-        recipients = _Recipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
-        flags = _recipient_flags(
-            sender.id, recipients, rendered, _mentioned_user_ids(session, rendered), set(), context
+        recipients = MessageRecipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
+        flags = recipient_flags(
+            sender.id, recipients, rendered, mentioned_users(session, rendered), set(), context
         )
         if read_by_user_id in flags:
             flags[read_by_user_id] |= int(MessageFlag.READ)
@@ -115,5 +115,5 @@ def internal_send_stream_message(
             ],
         )
         note_messages_arrived(tx, session, stream, message.id)
-        _send_message_events(tx, session, sender, message, stream, flags, context)
+        send_written_message_events(tx, session, sender, message, stream, flags, context)
     return message.id

@@ -21,7 +21,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,13 +90,16 @@ StateProvider = Callable[[StateContext], StateDict]
 
 
 @dataclass(frozen=True)
-class _Registration:
+class Registration:
+    """A state provider, the event type that keeps its keys current, and whether it is a
+    placeholder (empty keys, dropped when a real provider of the type exists)."""
+
     event_type: str
     provider: StateProvider
     placeholder: bool
 
 
-_registry: list[_Registration] = []
+_registry: list[Registration] = []
 _discovered = False
 
 
@@ -103,7 +107,7 @@ def state_provider(event_type: str, *, placeholder: bool = False) -> Callable[[S
     """Register a function returning the /register keys kept current by ``event_type`` events."""
 
     def register(provider: StateProvider) -> StateProvider:
-        _registry.append(_Registration(event_type, provider, placeholder))
+        _registry.append(Registration(event_type, provider, placeholder))
         return provider
 
     return register
@@ -121,9 +125,23 @@ def _discover_providers() -> None:
     _discovered = True
 
 
-def registered_providers() -> list[tuple[str, StateProvider, bool]]:
+def registered_providers() -> list[Registration]:
+    """Every provider, in the order /register runs them."""
     _discover_providers()
-    return [(r.event_type, r.provider, r.placeholder) for r in _registry]
+    return list(_registry)
+
+
+@contextmanager
+def providers_replaced(registrations: Sequence[Registration]) -> Iterator[None]:
+    """Run /register with these providers instead of the registered ones, for the block: a
+    benchmark timing each provider, a test adding one. Not for serving (not thread-safe)."""
+    _discover_providers()
+    saved = list(_registry)
+    _registry[:] = registrations
+    try:
+        yield
+    finally:
+        _registry[:] = saved
 
 
 def known_fetch_types() -> frozenset[str]:

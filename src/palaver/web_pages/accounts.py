@@ -21,8 +21,14 @@ from palaver.lib.users import check_email
 from palaver.models import UserProfile
 from palaver.models.invites import ConfirmationKind
 from palaver.services import Services
-from palaver.web_pages.render import MIN_PASSWORD_LENGTH, login_link, message_page, page, realm_or_page
-from palaver.web_pages.signup import _form
+from palaver.web_pages.render import (
+    MIN_PASSWORD_LENGTH,
+    login_link,
+    message_page,
+    page,
+    posted_fields,
+    realm_or_page,
+)
 
 _LINK_EXPIRED = N_("This link has expired or has already been used.")
 
@@ -131,12 +137,12 @@ def _confirm_email(services: Services, host: str, key: str) -> Response:
 
 def account_routes(services: Services) -> list[Route]:
     async def request_reset(request: Request) -> Response:
-        form = await _form(request)
+        form = await posted_fields(request)
         ip = request.client.host if request.client else ""
         return await run_in_threadpool(_request_reset, services, request.headers.get("host", ""), ip, form)
 
     async def reset(request: Request) -> Response:
-        form = await _form(request)
+        form = await posted_fields(request)
         key = str(request.path_params["key"])
         return await run_in_threadpool(_reset, services, request.headers.get("host", ""), key, form)
 

@@ -1,4 +1,5 @@
-"""Rendering pages: one Jinja2 environment over templates/pages/, and the realm of a request."""
+"""Rendering pages: one Jinja2 environment over templates/pages/, the realm of a request and the
+fields a form posted."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from sqlalchemy.orm import Session
+from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from palaver.config import Settings
@@ -80,3 +82,11 @@ def realm_or_page(session: Session, settings: Settings, host: str) -> Realm | HT
 
 def login_link(settings: Settings, realm: Realm) -> str:
     return realm_url(settings, realm) + "/"
+
+
+async def posted_fields(request: Request) -> dict[str, str] | None:
+    """The text fields of a POSTed form; None for a GET (the page shows its empty form)."""
+    if request.method != "POST":
+        return None
+    data: Any = await request.form()
+    return {k: v for k, v in data.items() if isinstance(v, str)}

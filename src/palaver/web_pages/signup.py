@@ -3,8 +3,6 @@ sign-up, where the realm does not require an invitation)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -19,7 +17,14 @@ from palaver.lib.users import check_email, check_full_name
 from palaver.models import UserProfile
 from palaver.models.invites import Invitation
 from palaver.services import Services
-from palaver.web_pages.render import MIN_PASSWORD_LENGTH, login_link, message_page, page, realm_or_page
+from palaver.web_pages.render import (
+    MIN_PASSWORD_LENGTH,
+    login_link,
+    message_page,
+    page,
+    posted_fields,
+    realm_or_page,
+)
 
 _EXPIRED = N_("This invitation link has expired or has been revoked. Ask for a new one.")
 
@@ -122,21 +127,14 @@ def _handle(services: Services, host: str, key: str | None, form: dict[str, str]
         )
 
 
-async def _form(request: Request) -> dict[str, str] | None:
-    if request.method != "POST":
-        return None
-    data: Any = await request.form()
-    return {k: v for k, v in data.items() if isinstance(v, str)}
-
-
 def signup_routes(services: Services) -> list[Route]:
     async def join(request: Request) -> Response:
-        form = await _form(request)
+        form = await posted_fields(request)
         key = str(request.path_params["key"])
         return await run_in_threadpool(_handle, services, request.headers.get("host", ""), key, form)
 
     async def register(request: Request) -> Response:
-        form = await _form(request)
+        form = await posted_fields(request)
         return await run_in_threadpool(_handle, services, request.headers.get("host", ""), None, form)
 
     return [

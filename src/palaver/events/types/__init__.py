@@ -9,7 +9,7 @@ registered and ``validate_event`` knows it. ``from palaver.events import types a
 
 from __future__ import annotations
 
-from palaver.events.types.base import Event, Payload
+from palaver.events.types.base import Event, Payload, registered_event_models, validate_event
 from palaver.events.types.channels import (
     ChannelFolderAdd,
     ChannelFolderChange,
@@ -105,8 +105,6 @@ from palaver.events.types.presence import (
     TypingStop,
     TypingUser,
     UserStatusEvent,
-    _TypingBase,
-    _TypingEditMessageBase,
 )
 from palaver.events.types.realm import (
     CustomProfileFieldPayload,
@@ -134,7 +132,6 @@ from palaver.events.types.realm import (
     RealmUpdateDict,
     RealmUserSettingsDefaultsUpdate,
 )
-from palaver.events.types.registry import registered_event_models, validate_event
 from palaver.events.types.user_groups import (
     GroupSettingObject,
     GroupSettingPayload,
@@ -333,8 +330,6 @@ __all__ = [
     "UserStatusEvent",
     "UserTopicEvent",
     "WebReloadClient",
-    "_TypingBase",
-    "_TypingEditMessageBase",
     "registered_event_models",
     "validate_event",
 ]

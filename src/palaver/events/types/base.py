@@ -1,4 +1,5 @@
-"""The base of every event model, and the registry of models by type and op that it fills."""
+"""The base of every event model, the registry of models by type and op that it fills, and the
+validation of an event against its model."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 _registry: dict[tuple[str, str | None], type[Event]] = {}
 
 
-def _omit_none() -> Any:
+def omit_none() -> Any:
     """A field that clients expect to be absent, not null, when it has no value."""
     return Field(default=None, exclude_if=lambda v: v is None)
 
@@ -38,3 +39,17 @@ class Event(BaseModel):
 
 class Payload(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def validate_event(data: dict[str, Any]) -> Event:
+    """Check an event as a client receives it (with ``id``) against its model."""
+    body = {k: v for k, v in data.items() if k != "id"}
+    model = _registry.get((body.get("type", ""), body.get("op")))
+    if model is None:
+        raise ValueError(f"no event model for type={body.get('type')!r} op={body.get('op')!r}")
+    return model.model_validate(body)
+
+
+def registered_event_models() -> dict[tuple[str, str | None], type[Event]]:
+    """Every event model by (type, op); op is None for types without ops."""
+    return dict(_registry)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from palaver.events.types.base import Event, Payload, _omit_none
+from palaver.events.types.base import Event, Payload, omit_none
 from palaver.events.types.user_groups import GroupSettingPayload
 
 # stream, subscription, default_streams, channel_folder ---------------------------------
@@ -53,7 +53,7 @@ class SubscriptionPayload(StreamPayload):
     push_notifications: bool | None
     email_notifications: bool | None
     wildcard_mentions_notify: bool | None
-    subscribers: list[int] | None = _omit_none()
+    subscribers: list[int] | None = omit_none()
 
 
 class StreamCreate(Event):
@@ -75,7 +75,7 @@ class StreamDelete(Event):
     # Set when the channels were archived, for the queue layer alone: clients with the
     # archived_channels capability get a ``stream`` ``update`` of ``is_archived`` instead
     # (they keep archived channels), the others this event without the marker.
-    archived: Literal[True] | None = _omit_none()
+    archived: Literal[True] | None = omit_none()
 
 
 class StreamUpdate(Event):
@@ -85,9 +85,9 @@ class StreamUpdate(Event):
     name: str
     property: str
     value: GroupSettingPayload | bool | int | str | None
-    rendered_description: str | None = _omit_none()
-    history_public_to_subscribers: bool | None = _omit_none()
-    is_web_public: bool | None = _omit_none()
+    rendered_description: str | None = omit_none()
+    history_public_to_subscribers: bool | None = omit_none()
+    is_web_public: bool | None = omit_none()
 
 
 class SubscriptionAdd(Event):
@@ -154,10 +154,10 @@ class ChannelFolderAdd(Event):
 class ChannelFolderChange(Payload):
     """The properties that changed; the others are absent."""
 
-    name: str | None = _omit_none()
-    description: str | None = _omit_none()
-    rendered_description: str | None = _omit_none()
-    is_archived: bool | None = _omit_none()
+    name: str | None = omit_none()
+    description: str | None = omit_none()
+    rendered_description: str | None = omit_none()
+    is_archived: bool | None = omit_none()
 
 
 class ChannelFolderUpdate(Event):

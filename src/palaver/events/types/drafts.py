@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from palaver.events.types.base import Event, Payload, _omit_none
+from palaver.events.types.base import Event, Payload, omit_none
 
 # drafts -------------------------------------------------------------------------------
 
@@ -73,7 +73,7 @@ class ScheduledMessagePayload(Payload):
     # A channel ID for "stream", the other users' IDs for "private".
     to: int | list[int]
     # Only for "stream", as in Zulip.
-    topic: str | None = _omit_none()
+    topic: str | None = omit_none()
     content: str
     rendered_content: str
     scheduled_delivery_timestamp: int

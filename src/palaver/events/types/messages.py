@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from palaver.events.types.base import Event, Payload, _omit_none
+from palaver.events.types.base import Event, Payload, omit_none
 
 # message, update_message_flags, delete_message ------------------------------------------
 
@@ -35,12 +35,12 @@ class ReactionPayload(Payload):
 class EditHistoryEntry(Payload):
     user_id: int | None
     timestamp: int
-    prev_content: str | None = _omit_none()
-    prev_rendered_content: str | None = _omit_none()
-    prev_stream: int | None = _omit_none()
-    stream: int | None = _omit_none()
-    prev_topic: str | None = _omit_none()
-    topic: str | None = _omit_none()
+    prev_content: str | None = omit_none()
+    prev_rendered_content: str | None = omit_none()
+    prev_stream: int | None = omit_none()
+    stream: int | None = omit_none()
+    prev_topic: str | None = omit_none()
+    topic: str | None = omit_none()
 
 
 class MessagePayload(Payload):
@@ -64,10 +64,10 @@ class MessagePayload(Payload):
     display_recipient: str | list[DisplayRecipientUser]
     type: Literal["stream", "private"]
     avatar_url: str | None
-    stream_id: int | None = _omit_none()
-    edit_history: list[EditHistoryEntry] | None = _omit_none()
-    last_edit_timestamp: int | None = _omit_none()
-    last_moved_timestamp: int | None = _omit_none()
+    stream_id: int | None = omit_none()
+    edit_history: list[EditHistoryEntry] | None = omit_none()
+    last_edit_timestamp: int | None = omit_none()
+    last_moved_timestamp: int | None = omit_none()
 
 
 class MessageEventInternal(Payload):
@@ -98,17 +98,17 @@ class MessageEvent(Event):
     type: Literal["message"] = "message"
     message: MessagePayload
     flags: list[str]
-    local_message_id: str | None = _omit_none()
+    local_message_id: str | None = omit_none()
     internal: MessageEventInternal
 
 
 class UnreadMessageDetails(Payload):
     type: Literal["stream", "private"]
-    mentioned: bool | None = _omit_none()
-    user_ids: list[int] | None = _omit_none()
-    stream_id: int | None = _omit_none()
-    topic: str | None = _omit_none()
-    unmuted_stream_msg: bool | None = _omit_none()
+    mentioned: bool | None = omit_none()
+    user_ids: list[int] | None = omit_none()
+    stream_id: int | None = omit_none()
+    topic: str | None = omit_none()
+    unmuted_stream_msg: bool | None = omit_none()
 
 
 class UpdateMessageFlagsAdd(Event):
@@ -129,7 +129,7 @@ class UpdateMessageFlagsRemove(Event):
     messages: list[int]
     all: bool = False
     # Only for the read flag: what clients need to count the messages as unread again.
-    message_details: dict[str, UnreadMessageDetails] | None = _omit_none()
+    message_details: dict[str, UnreadMessageDetails] | None = omit_none()
 
 
 class DeleteMessage(Event):
@@ -138,9 +138,9 @@ class DeleteMessage(Event):
     type: Literal["delete_message"] = "delete_message"
     message_type: Literal["stream", "private"]
     message_ids: list[int]
-    message_id: int | None = _omit_none()
-    stream_id: int | None = _omit_none()
-    topic: str | None = _omit_none()
+    message_id: int | None = omit_none()
+    stream_id: int | None = omit_none()
+    topic: str | None = omit_none()
 
 
 # reaction ------------------------------------------------------------------------------------
@@ -187,18 +187,18 @@ class UpdateMessage(Event):
     message_ids: list[int]
     flags: list[str]
     rendering_only: bool = False
-    stream_name: str | None = _omit_none()
-    stream_id: int | None = _omit_none()
-    new_stream_id: int | None = _omit_none()
-    propagate_mode: Literal["change_one", "change_later", "change_all"] | None = _omit_none()
-    orig_subject: str | None = _omit_none()
-    subject: str | None = _omit_none()
-    topic_links: list[TopicLink] | None = _omit_none()
-    orig_content: str | None = _omit_none()
-    orig_rendered_content: str | None = _omit_none()
-    content: str | None = _omit_none()
-    rendered_content: str | None = _omit_none()
-    is_me_message: bool | None = _omit_none()
+    stream_name: str | None = omit_none()
+    stream_id: int | None = omit_none()
+    new_stream_id: int | None = omit_none()
+    propagate_mode: Literal["change_one", "change_later", "change_all"] | None = omit_none()
+    orig_subject: str | None = omit_none()
+    subject: str | None = omit_none()
+    topic_links: list[TopicLink] | None = omit_none()
+    orig_content: str | None = omit_none()
+    orig_rendered_content: str | None = omit_none()
+    content: str | None = omit_none()
+    rendered_content: str | None = omit_none()
+    is_me_message: bool | None = omit_none()
 
 
 class AttachmentPayload(Payload):

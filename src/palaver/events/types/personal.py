@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from palaver.events.types.base import Event, Payload, _omit_none
+from palaver.events.types.base import Event, Payload, omit_none
 
 # alert_words, muted_users, user_topic, muted_topics ------------------------------------------
 
@@ -52,8 +52,8 @@ class NavigationViewPayload(Payload):
 
 class NavigationViewUpdateData(Payload):
     # Only what changed is sent.
-    is_pinned: bool | None = _omit_none()
-    name: str | None = _omit_none()
+    is_pinned: bool | None = omit_none()
+    name: str | None = omit_none()
 
 
 class NavigationViewAdd(Event):

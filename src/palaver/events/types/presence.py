@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from palaver.events.types.base import Event, Payload, _omit_none
+from palaver.events.types.base import Event, Payload, omit_none
 
 # typing, typing_edit_message, presence, user_status -----------------------------------------
 
@@ -22,9 +22,9 @@ class _TypingBase(Event):
     type: Literal["typing"] = "typing"
     message_type: Literal["direct", "stream"]
     sender: TypingUser
-    recipients: list[TypingUser] | None = _omit_none()
-    stream_id: int | None = _omit_none()
-    topic: str | None = _omit_none()
+    recipients: list[TypingUser] | None = omit_none()
+    stream_id: int | None = omit_none()
+    topic: str | None = omit_none()
 
 
 class TypingStart(_TypingBase):
@@ -37,9 +37,9 @@ class TypingStop(_TypingBase):
 
 class TypingEditRecipient(Payload):
     type: Literal["direct", "channel"]
-    channel_id: int | None = _omit_none()
-    topic: str | None = _omit_none()
-    user_ids: list[int] | None = _omit_none()
+    channel_id: int | None = omit_none()
+    topic: str | None = omit_none()
+    user_ids: list[int] | None = omit_none()
 
 
 class _TypingEditMessageBase(Event):
@@ -75,11 +75,11 @@ class PresenceEvent(Event):
     """
 
     type: Literal["presence"] = "presence"
-    user_id: int | None = _omit_none()
-    email: str | None = _omit_none()
-    server_timestamp: float | None = _omit_none()
-    presence: dict[str, LegacyPresenceClient] | None = _omit_none()
-    presences: dict[str, ModernPresence] | None = _omit_none()
+    user_id: int | None = omit_none()
+    email: str | None = omit_none()
+    server_timestamp: float | None = omit_none()
+    presence: dict[str, LegacyPresenceClient] | None = omit_none()
+    presences: dict[str, ModernPresence] | None = omit_none()
 
 
 class UserStatusEvent(Event):
@@ -87,8 +87,8 @@ class UserStatusEvent(Event):
 
     type: Literal["user_status"] = "user_status"
     user_id: int
-    away: bool | None = _omit_none()
-    status_text: str | None = _omit_none()
-    emoji_name: str | None = _omit_none()
-    emoji_code: str | None = _omit_none()
-    reaction_type: str | None = _omit_none()
+    away: bool | None = omit_none()
+    status_text: str | None = omit_none()
+    emoji_name: str | None = omit_none()
+    emoji_code: str | None = omit_none()
+    reaction_type: str | None = omit_none()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from palaver.events.types.base import Event, Payload, _omit_none
+from palaver.events.types.base import Event, Payload, omit_none
 from palaver.events.types.user_groups import GroupSettingPayload
 
 # realm (organization settings) and realm_user_settings_defaults ------------------------------
@@ -140,7 +140,7 @@ class CustomProfileFieldPayload(Payload):
     required: bool
     editable_by_user: bool
     # Sent only when true, as clients read a missing value as false.
-    display_in_profile_summary: bool | None = _omit_none()
+    display_in_profile_summary: bool | None = omit_none()
 
 
 class CustomProfileFields(Event):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from palaver.events.types.base import Event, Payload, _omit_none
+from palaver.events.types.base import Event, Payload, omit_none
 
 # group settings (who may do something: a user group's ID, or an anonymous group) -------------
 
@@ -64,15 +64,15 @@ class UserGroupAdd(Event):
 class UserGroupChange(Payload):
     """The properties that changed; the others are absent."""
 
-    name: str | None = _omit_none()
-    description: str | None = _omit_none()
-    deactivated: bool | None = _omit_none()
-    can_add_members_group: GroupSettingPayload | None = _omit_none()
-    can_join_group: GroupSettingPayload | None = _omit_none()
-    can_leave_group: GroupSettingPayload | None = _omit_none()
-    can_manage_group: GroupSettingPayload | None = _omit_none()
-    can_mention_group: GroupSettingPayload | None = _omit_none()
-    can_remove_members_group: GroupSettingPayload | None = _omit_none()
+    name: str | None = omit_none()
+    description: str | None = omit_none()
+    deactivated: bool | None = omit_none()
+    can_add_members_group: GroupSettingPayload | None = omit_none()
+    can_join_group: GroupSettingPayload | None = omit_none()
+    can_leave_group: GroupSettingPayload | None = omit_none()
+    can_manage_group: GroupSettingPayload | None = omit_none()
+    can_mention_group: GroupSettingPayload | None = omit_none()
+    can_remove_members_group: GroupSettingPayload | None = omit_none()
 
 
 class UserGroupUpdate(Event):
@@ -83,7 +83,7 @@ class UserGroupUpdate(Event):
     # Set on edits of a group that is already deactivated, for the queue layer alone: clients
     # without include_deactivated_groups do not know the group, so they must not get the
     # edit. Never delivered (events/tailoring.user_group_event_for_client strips it).
-    group_is_deactivated: Literal[True] | None = _omit_none()
+    group_is_deactivated: Literal[True] | None = omit_none()
 
 
 class UserGroupRemove(Event):

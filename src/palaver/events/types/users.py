@@ -6,14 +6,14 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict
 
-from palaver.events.types.base import Event, Payload, _omit_none
+from palaver.events.types.base import Event, Payload, omit_none
 
 # realm_user ---------------------------------------------------------------------------
 
 
 class ProfileDataValue(Payload):
     value: str
-    rendered_value: str | None = _omit_none()
+    rendered_value: str | None = omit_none()
 
 
 class RealmUserPerson(Payload):
@@ -34,7 +34,7 @@ class RealmUserPerson(Payload):
     avatar_url: str | None
     avatar_version: int
     is_imported_stub: bool
-    profile_data: dict[str, ProfileDataValue] | None = _omit_none()
+    profile_data: dict[str, ProfileDataValue] | None = omit_none()
 
 
 class RealmUserAdd(Event):
@@ -80,7 +80,7 @@ class PersonDeliveryEmail(Payload):
 class CustomProfileFieldChange(Payload):
     id: int
     value: str | None
-    rendered_value: str | None = _omit_none()
+    rendered_value: str | None = omit_none()
 
 
 class PersonCustomProfileField(Payload):
@@ -191,7 +191,7 @@ class UserSettingsUpdate(Event):
     op: Literal["update"] = "update"
     property: str
     value: bool | int | str
-    language_name: str | None = _omit_none()
+    language_name: str | None = omit_none()
 
 
 class RealmBotRemovedBot(Payload):
@@ -215,7 +215,7 @@ class UpdateDisplaySettings(Event):
     user: str
     setting_name: str
     setting: bool | int | str
-    language_name: str | None = _omit_none()
+    language_name: str | None = omit_none()
 
 
 class UpdateGlobalNotifications(Event):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 
 _CONTAINER_LANGS = frozenset({"quote", "spoiler"})
@@ -110,3 +111,13 @@ def _zulip_block_rule(state: StateBlock, start_line: int, end_line: int, silent:
         state.lineMax = old_line_max
     state.line = next_line + (1 if closed else 0)
     return True
+
+
+def install_block_rules(md: MarkdownIt) -> None:
+    """Add the quote, spoiler and math fences to ``md``, ahead of markdown-it's own fences."""
+    md.block.ruler.before(
+        "fence",
+        "palaver_zulip_block",
+        _zulip_block_rule,
+        {"alt": ["paragraph", "reference", "blockquote", "list"]},
+    )

@@ -5,27 +5,28 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_inline import StateInline
 
 from palaver.lib.emoji import ZULIP_EXTRA_EMOJI_NAMES, emoji_code_for_name
 from palaver.lib.markdown.contract import MarkdownContext, UserRef
-from palaver.lib.markdown.state import _Collector, _collector, _emoji_html, _push_html
+from palaver.lib.markdown.state import Collector, collector_of, emoji_html, push_html
 from palaver.lib.markdown.syntax import (
-    _CHANNEL_LINK,
-    _EMOJI_SHORTCODE,
-    _GROUP_MENTION,
-    _ID_SYNTAX,
-    _INLINE_MATH,
-    _MESSAGE_LINK_TOPIC,
-    _URL_BODY,
-    _URL_SCHEME_BEFORE,
-    _USER_MENTION,
+    CHANNEL_LINK,
+    EMOJI_SHORTCODE,
+    GROUP_MENTION,
+    ID_SYNTAX,
+    INLINE_MATH,
+    MESSAGE_LINK_TOPIC,
     STREAM_WILDCARDS,
     TOPIC_WILDCARDS,
-    _at_word_start,
+    URL_BODY,
+    URL_SCHEME_BEFORE,
+    USER_MENTION,
+    at_word_start,
 )
-from palaver.lib.markdown.urls import _trim_url, channel_narrow_url, encode_hash_component
+from palaver.lib.markdown.urls import channel_narrow_url, encode_hash_component, trim_url
 from palaver.lib.math import tex_to_html
 
 _GLOBAL_TIME = re.compile(r"<time:([^>\n]*)>")
@@ -34,7 +35,7 @@ _GLOBAL_TIME = re.compile(r"<time:([^>\n]*)>")
 # -- inline rules ------------------------------------------------------------------------------
 
 
-def _user_mention_html(collector: _Collector, text: str, silent: bool) -> str | None:
+def _user_mention_html(collector: Collector, text: str, silent: bool) -> str | None:
     ctx = collector.ctx
     if ctx is None:
         return None
@@ -51,7 +52,7 @@ def _user_mention_html(collector: _Collector, text: str, silent: bool) -> str | 
         collector.topic_wildcard |= not silent
         return f'<span class="topic-mention{silent_class}">{escapeHtml(shown)}</span>'
     user: UserRef | None
-    id_match = _ID_SYNTAX.fullmatch(text)
+    id_match = ID_SYNTAX.fullmatch(text)
     if id_match is not None:
         user = ctx.users_by_id.get(int(id_match.group(2)))
         name = id_match.group(1)
@@ -67,7 +68,7 @@ def _user_mention_html(collector: _Collector, text: str, silent: bool) -> str | 
     return f'<span class="user-mention{silent_class}" data-user-id="{user.id}">{escapeHtml(shown)}</span>'
 
 
-def _group_mention_html(collector: _Collector, text: str, silent: bool) -> str | None:
+def _group_mention_html(collector: Collector, text: str, silent: bool) -> str | None:
     if collector.ctx is None:
         return None
     group = collector.ctx.groups_by_name.get(text.lower())
@@ -85,24 +86,24 @@ def _group_mention_html(collector: _Collector, text: str, silent: bool) -> str |
 
 def _mention_rule(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
-    if src[pos] != "@" or not _at_word_start(src, pos):
+    if src[pos] != "@" or not at_word_start(src, pos):
         return False
-    collector = _collector(state.env)
+    collector = collector_of(state.env)
     if silent:
         # A look-ahead (e.g. while scanning a link label) must not record mentions.
-        collector = _Collector(collector.ctx)
+        collector = Collector(collector.ctx)
     html: str | None = None
-    match = _USER_MENTION.match(src, pos, state.posMax)
+    match = USER_MENTION.match(src, pos, state.posMax)
     if match is not None:
         html = _user_mention_html(collector, match.group(2), bool(match.group(1)))
     else:
-        match = _GROUP_MENTION.match(src, pos, state.posMax)
+        match = GROUP_MENTION.match(src, pos, state.posMax)
         if match is not None:
             html = _group_mention_html(collector, match.group(2), bool(match.group(1)))
     if match is None or html is None:
         return False
     if not silent:
-        _push_html(state, html)
+        push_html(state, html)
     state.pos = match.end()
     return True
 
@@ -117,7 +118,7 @@ def _channel_link_html(ctx: MarkdownContext, text: str) -> str | None:
     if not has_topic:
         return f'<a class="stream" data-stream-id="{stream.id}" href="{url}">#{label}</a>'
     message_id: str | None = None
-    message_match = _MESSAGE_LINK_TOPIC.fullmatch(topic)
+    message_match = MESSAGE_LINK_TOPIC.fullmatch(topic)
     if message_match is not None:
         topic, message_id = message_match.group(1), message_match.group(2)
     topic_url = f"{url}/topic/{encode_hash_component(topic)}"
@@ -137,17 +138,17 @@ def _channel_link_html(ctx: MarkdownContext, text: str) -> str | None:
 
 def _channel_link_rule(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
-    if src[pos] != "#" or state.linkLevel > 0 or not _at_word_start(src, pos):
+    if src[pos] != "#" or state.linkLevel > 0 or not at_word_start(src, pos):
         return False
-    ctx = _collector(state.env).ctx
-    match = _CHANNEL_LINK.match(src, pos, state.posMax)
+    ctx = collector_of(state.env).ctx
+    match = CHANNEL_LINK.match(src, pos, state.posMax)
     if ctx is None or match is None:
         return False
     html = _channel_link_html(ctx, match.group(1))
     if html is None:
         return False
     if not silent:
-        _push_html(state, html)
+        push_html(state, html)
     state.pos = match.end()
     return True
 
@@ -160,11 +161,11 @@ def _inline_math_rule(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
     if src[pos] != "$" or (pos > 0 and src[pos - 1] == "$"):
         return False
-    match = _INLINE_MATH.match(src, pos, state.posMax)
+    match = INLINE_MATH.match(src, pos, state.posMax)
     if match is None:
         return False
     if not silent:
-        _push_html(state, _math_html(match.group(1), display=False))
+        push_html(state, _math_html(match.group(1), display=False))
     state.pos = match.end()
     return True
 
@@ -173,7 +174,7 @@ def _emoji_rule(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
     if src[pos] != ":" or (pos > 0 and (src[pos - 1].isalnum() or src[pos - 1] == "_")):
         return False
-    match = _EMOJI_SHORTCODE.match(src, pos, state.posMax)
+    match = EMOJI_SHORTCODE.match(src, pos, state.posMax)
     if match is None:
         return False
     name = match.group(1)
@@ -181,7 +182,7 @@ def _emoji_rule(state: StateInline, silent: bool) -> bool:
     if code is None:
         return False
     if not silent:
-        _push_html(state, _emoji_html(name, code))
+        push_html(state, emoji_html(name, code))
     state.pos = match.end()
     return True
 
@@ -191,14 +192,14 @@ def _bare_url_rule(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
     if state.linkLevel > 0 or not src.startswith("://", pos):
         return False
-    scheme_match = _URL_SCHEME_BEFORE.search(state.pending)
+    scheme_match = URL_SCHEME_BEFORE.search(state.pending)
     if scheme_match is None:
         return False
     scheme = scheme_match.group(1)
-    body = _URL_BODY.match(src, pos, state.posMax)
+    body = URL_BODY.match(src, pos, state.posMax)
     if body is None:
         return False
-    url = _trim_url(scheme + body.group(0))
+    url = trim_url(scheme + body.group(0))
     if len(url) <= len(scheme) + 3:
         return False
     href = state.md.normalizeLink(url)
@@ -242,6 +243,17 @@ def _global_time_rule(state: StateInline, silent: bool) -> bool:
     except OverflowError:
         return False
     if not silent:
-        _push_html(state, f'<time datetime="{stamp}">{escapeHtml(text)}</time>')
+        push_html(state, f'<time datetime="{stamp}">{escapeHtml(text)}</time>')
     state.pos = match.end()
     return True
+
+
+def install_inline_rules(md: MarkdownIt) -> None:
+    """Add the inline rules to ``md``: bare URLs before emphasis sees their ``_``, then emoji,
+    mentions, channel links and math after plain text; global times before autolinks."""
+    md.inline.ruler.after("text", "palaver_bare_url", _bare_url_rule)
+    md.inline.ruler.after("palaver_bare_url", "palaver_emoji", _emoji_rule)
+    md.inline.ruler.after("palaver_emoji", "palaver_mention", _mention_rule)
+    md.inline.ruler.after("palaver_mention", "palaver_channel_link", _channel_link_rule)
+    md.inline.ruler.after("palaver_channel_link", "palaver_inline_math", _inline_math_rule)
+    md.inline.ruler.before("autolink", "palaver_global_time", _global_time_rule)

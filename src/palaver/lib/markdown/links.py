@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
 from palaver.lib.emoji import emoji_name_for_code, find_emoji_sequences
 from palaver.lib.markdown.contract import LinkifierRef
-from palaver.lib.markdown.state import _Collector, _collector, _emoji_html
-from palaver.lib.markdown.urls import _linkifier_matches
+from palaver.lib.markdown.state import Collector, collector_of, emoji_html
+from palaver.lib.markdown.urls import file_name, linkifier_matches
 
 _IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
 _VIDEO_EXTENSIONS = (".mp4", ".webm", ".mov", ".m4v")
@@ -33,7 +34,7 @@ def _split_text(content: str, linkifiers: Sequence[LinkifierRef], in_link: bool)
     """Linkifier links and Unicode emoji within one text token; None when there are none."""
     spans: list[tuple[int, int, str, str]] = []
     if linkifiers and not in_link:
-        spans.extend((s, e, "link", url) for s, e, url in _linkifier_matches(content, linkifiers))
+        spans.extend((s, e, "link", url) for s, e, url in linkifier_matches(content, linkifiers))
     emoji = find_emoji_sequences(content)
     if not spans and not emoji:
         return None
@@ -55,7 +56,7 @@ def _split_text(content: str, linkifiers: Sequence[LinkifierRef], in_link: bool)
         else:
             name = emoji_name_for_code(value) or value
             html = Token("palaver_html", "", 0)
-            html.content = _emoji_html(name, value)
+            html.content = emoji_html(name, value)
             tokens.append(html)
         last = end
     if last < len(content):
@@ -89,11 +90,7 @@ def _upload_kind(href: str) -> str | None:
     return None
 
 
-def _file_name(href: str) -> str:
-    return urlsplit(href).path.rsplit("/", 1)[-1]
-
-
-def _media_html(token: Token, src: str, collector: _Collector) -> str | None:
+def _media_html(token: Token, src: str, collector: Collector) -> str | None:
     """Markdown image syntax: only uploaded images and audio are shown as media."""
     kind = _upload_kind(src)
     alt = escapeHtml("".join(child.content for child in token.children or ()))
@@ -101,14 +98,14 @@ def _media_html(token: Token, src: str, collector: _Collector) -> str | None:
         collector.has_image = True
         return f'<img alt="{alt}" class="inline-image" src="{escapeHtml(src)}">'
     if kind == "audio":
-        name = escapeHtml(_file_name(src))
+        name = escapeHtml(file_name(src))
         return f'<audio controls preload="metadata" src="{escapeHtml(src)}" title="{name}"></audio>'
     return None
 
 
 def _inline_children_rule(state: StateCore) -> None:
     """Per inline run: linkifiers, Unicode emoji, image syntax, and link bookkeeping."""
-    collector = _collector(state.env)
+    collector = collector_of(state.env)
     ctx = collector.ctx
     linkifiers = ctx.linkifiers if ctx is not None else ()
     realm_url = ctx.realm_url if ctx is not None else ""
@@ -163,7 +160,7 @@ def _preview_rule(state: StateCore) -> None:
     Previews follow the top-level block, or the paragraph inside a spoiler (so that they
     stay hidden with it); links in quotes get none, as a quoted image was already shown.
     """
-    collector = _collector(state.env)
+    collector = collector_of(state.env)
     if not collector.has_attachment:
         return
     result: list[Token] = []
@@ -204,3 +201,9 @@ def _preview_rule(state: StateCore) -> None:
                 previews += 1
                 collector.has_image |= kind == "image"
     state.tokens = result
+
+
+def install_link_rules(md: MarkdownIt) -> None:
+    """Add the passes over each parsed message: linkifiers and link bookkeeping, then previews."""
+    md.core.ruler.after("text_join", "palaver_inline_children", _inline_children_rule)
+    md.core.ruler.after("palaver_inline_children", "palaver_preview", _preview_rule)

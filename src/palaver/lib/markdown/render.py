@@ -7,17 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from palaver.lib.markdown.contract import MarkdownContext, RenderResult
-from palaver.lib.markdown.parser import _parser
+from palaver.lib.markdown.parser import zulip_parser
 from palaver.lib.markdown.sanitize import sanitize
-from palaver.lib.markdown.state import _ENV_KEY, _Collector
+from palaver.lib.markdown.state import ENV_KEY, Collector
 
 # -- entry points ---------------------------------------------------------------------------------
 
 
 def render_markdown(text: str) -> str:
     """Render a description or profile field: Markdown and emoji, no mentions."""
-    env: dict[str, Any] = {_ENV_KEY: _Collector(None)}
-    return sanitize(_parser().render(text, env))
+    env: dict[str, Any] = {ENV_KEY: Collector(None)}
+    return sanitize(zulip_parser().render(text, env))
 
 
 def is_me_message(content: str) -> bool:
@@ -25,8 +25,8 @@ def is_me_message(content: str) -> bool:
 
 
 def render_message(content: str, ctx: MarkdownContext) -> RenderResult:
-    collector = _Collector(ctx)
-    html = sanitize(_parser().render(content, {_ENV_KEY: collector}))
+    collector = Collector(ctx)
+    html = sanitize(zulip_parser().render(content, {ENV_KEY: collector}))
     return RenderResult(
         html=html,
         mentioned_user_ids=frozenset(collector.mentioned_user_ids),

@@ -6,11 +6,12 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.token import Token
 
-from palaver.lib.markdown.inline import _math_html
-from palaver.lib.markdown.links import _file_name
+from palaver.lib.markdown.urls import file_name
+from palaver.lib.math import tex_to_html
 
 # -- renderer -----------------------------------------------------------------------------------
 
@@ -67,7 +68,7 @@ def _render_del_close(self: Any, tokens: Sequence[Token], idx: int, options: Any
 
 
 def _render_math_block(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
-    return f"<p>{_math_html(tokens[idx].content.strip(), display=True)}</p>\n"
+    return f"<p>{tex_to_html(tokens[idx].content.strip(), display=True)}</p>\n"
 
 
 def _render_spoiler_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
@@ -105,7 +106,28 @@ def _render_preview(self: Any, tokens: Sequence[Token], idx: int, options: Any, 
             f'<div class="message_inline_image message_inline_video"><a href="{href}">'
             f'<video preload="metadata" src="{href}"></video></a></div>\n'
         )
-    title = escapeHtml(_file_name(raw_href))
+    title = escapeHtml(file_name(raw_href))
     return (
         f'<div class="message_inline_image"><a href="{href}" title="{title}"><img src="{href}"></a></div>\n'
     )
+
+
+def install_render_rules(md: MarkdownIt) -> None:
+    """Render the rules' token types, and markdown-it's where Zulip's HTML differs."""
+    rules: dict[str, RenderRule] = {
+        "palaver_html": _render_html,
+        "fence": _render_code,
+        "code_block": _render_code,
+        # Zulip marks strikethrough as <del>, markdown-it as <s>.
+        "s_open": _render_del_open,
+        "s_close": _render_del_close,
+        "palaver_math_block": _render_math_block,
+        "palaver_spoiler_open": _render_spoiler_open,
+        "palaver_spoiler_content": _render_spoiler_content,
+        "palaver_spoiler_close": _render_spoiler_close,
+        "palaver_preview": _render_preview,
+        "th_open": _render_table_cell,
+        "td_open": _render_table_cell,
+    }
+    for name, rule in rules.items():
+        md.add_render_rule(name, rule)

@@ -16,11 +16,12 @@ from palaver.lib.markdown.contract import MarkdownContext
 
 # -- rendering state -----------------------------------------------------------------------
 
-_ENV_KEY = "palaver"
+# The key of the ``Collector`` in the env markdown-it hands every rule.
+ENV_KEY = "palaver"
 
 
 @dataclass
-class _Collector:
+class Collector:
     """What rules learn while rendering one message."""
 
     ctx: MarkdownContext | None
@@ -33,19 +34,22 @@ class _Collector:
     has_attachment: bool = False
 
 
-def _collector(env: MutableMapping[str, Any]) -> _Collector:
-    found = env.get(_ENV_KEY)
-    if not isinstance(found, _Collector):
-        found = env[_ENV_KEY] = _Collector(None)
+def collector_of(env: MutableMapping[str, Any]) -> Collector:
+    """The message's collector in ``env`` (an empty one, without context, if the caller gave none)."""
+    found = env.get(ENV_KEY)
+    if not isinstance(found, Collector):
+        found = env[ENV_KEY] = Collector(None)
     return found
 
 
-def _push_html(state: StateInline, html: str) -> None:
+def push_html(state: StateInline, html: str) -> None:
+    """Emit ready HTML as a token of its own (rendered verbatim; sanitized with the rest)."""
     token = state.push("palaver_html", "", 0)
     token.content = html
 
 
-def _emoji_html(name: str, code: str) -> str:
+def emoji_html(name: str, code: str) -> str:
+    """Zulip's HTML for one emoji: an image for Zulip's own, a styled span for Unicode."""
     if code in ZULIP_EXTRA_EMOJI_NAMES:
         src = f"/static/generated/emoji/images/emoji/unicode/{name}.png"
         return f'<img alt=":{name}:" class="emoji" src="{src}" title="{name}">'

@@ -12,22 +12,27 @@ import re
 # after whitespace, an opening quote or bracket, a comma or colon, or at the start.
 _BOUNDARY_CHARS = frozenset(" \t\n'\"(,:<")
 
-_USER_MENTION = re.compile(r"@(_?)\*\*([^*\n]+)\*\*")
-_GROUP_MENTION = re.compile(r"@(_?)\*([^*\n]+)\*")
-_CHANNEL_LINK = re.compile(r"#\*\*([^*\n]+)\*\*")
-_ID_SYNTAX = re.compile(r"(.*)\|(\d+)")
-_MESSAGE_LINK_TOPIC = re.compile(r"(.*)@(\d+)")
-_INLINE_MATH = re.compile(r"\$\$([^\n$](?:\\\$|[^$\n])*?)\$\$(?!\$)")
-_EMOJI_SHORTCODE = re.compile(r":([a-z0-9_+\-]+):")
-_URL_SCHEME_BEFORE = re.compile(r"(?:^|[^a-z0-9.+\-])(https?|ftp)$", re.IGNORECASE)
-_URL_BODY = re.compile(r"://[^\s<>\"]+")
-_UNBALANCED_TRAILERS = ".,:;!?'\"*"
+# @**Full Name** and @_**Full Name** (silent); @*group* and @_*group*; #**channel>topic**.
+USER_MENTION = re.compile(r"@(_?)\*\*([^*\n]+)\*\*")
+GROUP_MENTION = re.compile(r"@(_?)\*([^*\n]+)\*")
+CHANNEL_LINK = re.compile(r"#\*\*([^*\n]+)\*\*")
+# "Name|123" inside a mention; "channel@123" inside a message link's topic part.
+ID_SYNTAX = re.compile(r"(.*)\|(\d+)")
+MESSAGE_LINK_TOPIC = re.compile(r"(.*)@(\d+)")
+# $$tex$$ on one line; :shortcode:; a URL's scheme just before "://", and the rest of it.
+INLINE_MATH = re.compile(r"\$\$([^\n$](?:\\\$|[^$\n])*?)\$\$(?!\$)")
+EMOJI_SHORTCODE = re.compile(r":([a-z0-9_+\-]+):")
+URL_SCHEME_BEFORE = re.compile(r"(?:^|[^a-z0-9.+\-])(https?|ftp)$", re.IGNORECASE)
+URL_BODY = re.compile(r"://[^\s<>\"]+")
+# Punctuation that ends a sentence rather than a bare URL (trimmed from its end).
+UNBALANCED_TRAILERS = ".,:;!?'\"*"
 
 STREAM_WILDCARDS = frozenset({"all", "everyone", "stream", "channel"})
 TOPIC_WILDCARDS = frozenset({"topic"})
 
 
-def _at_word_start(src: str, pos: int) -> bool:
+def at_word_start(src: str, pos: int) -> bool:
+    """Whether ``pos`` starts a word, where mentions, channel links and linkifiers may begin."""
     return pos == 0 or src[pos - 1] in _BOUNDARY_CHARS or src[pos - 1].isspace()
 
 
@@ -38,9 +43,9 @@ def possible_mention_names(content: str) -> set[str]:
     in ``possible_mention_ids``). A superset: it does not skip code blocks.
     """
     names: set[str] = set()
-    for match in _USER_MENTION.finditer(content):
+    for match in USER_MENTION.finditer(content):
         text = match.group(2)
-        id_match = _ID_SYNTAX.fullmatch(text)
+        id_match = ID_SYNTAX.fullmatch(text)
         if id_match is not None:
             text = id_match.group(1)
         if text and text.lower() not in STREAM_WILDCARDS | TOPIC_WILDCARDS:
@@ -51,16 +56,16 @@ def possible_mention_names(content: str) -> set[str]:
 def possible_mention_ids(content: str) -> set[int]:
     """User IDs named by the ``@**Name|123**`` syntax."""
     ids: set[int] = set()
-    for match in _USER_MENTION.finditer(content):
-        id_match = _ID_SYNTAX.fullmatch(match.group(2))
+    for match in USER_MENTION.finditer(content):
+        id_match = ID_SYNTAX.fullmatch(match.group(2))
         if id_match is not None:
             ids.add(int(id_match.group(2)))
     return ids
 
 
 def possible_group_names(content: str) -> set[str]:
-    return {m.group(2) for m in _GROUP_MENTION.finditer(content)}
+    return {m.group(2) for m in GROUP_MENTION.finditer(content)}
 
 
 def possible_channel_names(content: str) -> set[str]:
-    return {m.group(1).split(">", 1)[0] for m in _CHANNEL_LINK.finditer(content)}
+    return {m.group(1).split(">", 1)[0] for m in CHANNEL_LINK.finditer(content)}

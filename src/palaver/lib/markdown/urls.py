@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from palaver.lib.linkifier_regex import LinkifierPatternError, compile_linkifier
 from palaver.lib.markdown.contract import LinkifierRef, StreamRef
-from palaver.lib.markdown.syntax import _UNBALANCED_TRAILERS
+from palaver.lib.markdown.syntax import UNBALANCED_TRAILERS
 
 # -- URLs --------------------------------------------------------------------------------
 
@@ -69,7 +69,7 @@ def expand_url_template(template: str, values: Mapping[str, str | None]) -> str:
     return _TEMPLATE_EXPRESSION.sub(expand, template)
 
 
-def _linkifier_matches(text: str, linkifiers: Sequence[LinkifierRef]) -> list[tuple[int, int, str]]:
+def linkifier_matches(text: str, linkifiers: Sequence[LinkifierRef]) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, url) matches; earlier linkifiers win ties."""
     found: list[tuple[int, int, int, str]] = []
     for order, linkifier in enumerate(linkifiers):
@@ -89,11 +89,16 @@ def _linkifier_matches(text: str, linkifiers: Sequence[LinkifierRef]) -> list[tu
     return chosen
 
 
-def _trim_url(url: str) -> str:
+def file_name(href: str) -> str:
+    """The last path segment of a link: the file name an upload's title shows."""
+    return urlsplit(href).path.rsplit("/", 1)[-1]
+
+
+def trim_url(url: str) -> str:
     """Drop trailing punctuation that ends the sentence rather than the URL."""
     while url:
         last = url[-1]
-        if last in _UNBALANCED_TRAILERS or (last == ")" and url.count("(") < url.count(")")):
+        if last in UNBALANCED_TRAILERS or (last == ")" and url.count("(") < url.count(")")):
             url = url[:-1]
         else:
             break
@@ -105,9 +110,9 @@ _TOPIC_URL = re.compile(r"(?<![^\s'\"(,:<])(?:https?|ftp)://[^\s<>\"]+", re.IGNO
 
 def topic_links(topic: str, linkifiers: Sequence[LinkifierRef]) -> list[dict[str, str]]:
     """Links for a topic name: linkifier matches and bare URLs, in order of position."""
-    spans = [(start, end, url) for start, end, url in _linkifier_matches(topic, linkifiers)]
+    spans = [(start, end, url) for start, end, url in linkifier_matches(topic, linkifiers)]
     for match in _TOPIC_URL.finditer(topic):
-        url = _trim_url(match.group(0))
+        url = trim_url(match.group(0))
         if "://" in url and len(url) > url.index("://") + 3:
             start = match.start()
             spans.append((start, start + len(url), url))
