@@ -2,7 +2,8 @@
 // the OpenID Foundation), installed by scripts/install-auth-providers into a cache directory
 // named by OIDC_PROVIDER_MODULES, configured from the JSON in OIDC_TEST_CONFIG:
 //   {"port", "issuer", "client": {client_id, client_secret, redirect_uris},
-//    "accounts": {login: {email, email_verified, name}}, "jwks": {"keys": [private JWK]}}
+//    "accounts": {login: {email, email_verified, name, groups?}}, "jwks": {"keys": [private JWK]}}
+// The "groups" scope releases the account's "groups" claim (as Keycloak, Authentik... do).
 // Its own development login and consent pages (devInteractions) take any password for a
 // login listed in "accounts". Loopback only.
 import { join } from "node:path";
@@ -25,8 +26,8 @@ const provider = new Provider(config.issuer, {
   ],
   jwks: config.jwks,
   pkce: { required: () => true, methods: ["S256"] },
-  scopes: ["openid", "email", "profile"],
-  claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
+  scopes: ["openid", "email", "profile", "groups"],
+  claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups"] },
   cookies: { keys: ["palaver-test-cookie-key"] },
   features: { devInteractions: { enabled: true } },
   ttl: { IdToken: config.id_token_ttl || 3600 },

@@ -470,3 +470,80 @@ def test_register_a_passkey_and_sign_in_with_it(
     page.click("#passkey-login")
     page.wait_for_selector("#passkey-error:not([hidden])")
     assert "not registered here" in page.inner_text("#passkey-error")
+
+
+def _virtual_authenticator(page: Any) -> None:
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+                "automaticPresenceSimulation": True,
+            }
+        },
+    )
+
+
+def test_a_passkey_as_the_second_factor_after_the_password(
+    localhost_server: LiveServer, new_page: Callable[..., Any]
+) -> None:
+    server = localhost_server
+    email = "othello@example.com"
+    page = new_page()
+    _virtual_authenticator(page)
+    _password_login(page, server, email)
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    page.goto(server.url + "/accounts/2fa/")
+    page.fill("#passkey-name", "Phone")
+    page.click("#passkey-add")
+    page.wait_for_selector("#passkey-list li")
+
+    owner = server.api("desdemona")
+    assert owner.patch("realm", data={"require_two_factor": "true"}).status_code == 200
+    try:
+        # The organization requires a second factor: the passkey is one, asked after the password.
+        _sign_out(page)
+        _password_login(page, server, email)
+        page.wait_for_selector("#tf-passkey")
+        assert page.locator("#two-factor-form").count() == 0
+        page.click("#tf-passkey")
+        page.wait_for_url(server.url + "/")
+        page.wait_for_load_state()
+        assert page.title().endswith(" - Palaver")
+        me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
+        assert me["email"] == email
+        # The password alone fetches no API key any more.
+        response = httpx.post(
+            f"{server.url}/api/v1/fetch_api_key", data={"username": email, "password": PASSWORD}
+        )
+        assert response.status_code == 401 and response.json()["code"] == "TWO_FACTOR_REQUIRED"
+    finally:
+        assert owner.patch("realm", data={"require_two_factor": "false"}).status_code == 200
+
+    # With an authenticator too, the step offers both; the passkey, with "don't ask again".
+    page.goto(server.url + "/accounts/2fa/")
+    secret = page.inner_text("#tf-secret").strip()
+    page.fill("#id_code", _code(secret))
+    page.click("#two-factor-setup button[type=submit]")
+    page.wait_for_selector("#recovery-codes")
+    _sign_out(page)
+    _password_login(page, server, email)
+    page.wait_for_selector("#two-factor-form")
+    assert page.is_visible("#tf-passkey")
+    page.check("#id_remember")
+    page.click("#tf-passkey")
+    page.wait_for_url(server.url + "/")
+    page.wait_for_load_state()
+    assert page.title().endswith(" - Palaver")
+    _sign_out(page)
+    _password_login(page, server, email)
+    page.wait_for_url(server.url + "/")
+    page.wait_for_load_state()
+    assert page.title().endswith(" - Palaver")
+    owner.close()

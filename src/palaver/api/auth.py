@@ -17,7 +17,7 @@ from palaver.lib.exceptions import (
 from palaver.lib.rate_limit import RateLimitResult, raise_if_limited
 from palaver.lib.realm import realm_email_host
 from palaver.lib.storage import make_storage
-from palaver.lib.two_factor import GUARDED_METHODS, confirmed_device
+from palaver.lib.two_factor import GUARDED_METHODS, second_factors_owed
 from palaver.lib.users import get_user_by_delivery_email
 from palaver.models import UserProfile
 
@@ -113,7 +113,7 @@ def _stored_password_user(ctx: Ctx, username: str, password: str) -> UserProfile
 @router.post("/fetch_api_key", auth="none", rate_limited=False)
 def fetch_api_key(ctx: Ctx, username: str, password: str) -> JsonDict:
     user, method = check_login(ctx, username, password)
-    if method in GUARDED_METHODS and confirmed_device(ctx.session, user.id) is not None:
+    if method in GUARDED_METHODS and second_factors_owed(ctx.session, user) is not None:
         # The password alone must not hand out a key that never expires.
         raise TwoFactorRequiredError()
     do_record_login(ctx.session, user, client=ctx.user_agent, method=method, ip_address=ctx.client_ip)

@@ -15,7 +15,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.lib.web_sessions import hash_token
-from palaver.models.auth import PendingLogin, TrustedBrowser, TwoFactorDevice
+from palaver.models import UserProfile
+from palaver.models.auth import Passkey, PendingLogin, TrustedBrowser, TwoFactorDevice
 
 STEP_SECONDS = 30
 TRUSTED_COOKIE = "palaver_2fa_trusted"
@@ -29,6 +30,37 @@ def confirmed_device(session: Session, user_id: int) -> TwoFactorDevice | None:
         select(TwoFactorDevice).where(TwoFactorDevice.user_profile_id == user_id)
     ).first()
     return device if device is not None and device.confirmed else None
+
+
+def has_passkey(session: Session, user_id: int) -> bool:
+    return session.scalar(select(Passkey.id).where(Passkey.user_profile_id == user_id).limit(1)) is not None
+
+
+@dataclass(frozen=True)
+class SecondFactors:
+    """The ways a password sign-in that owes a second factor may finish."""
+
+    totp: bool
+    passkey: bool
+
+
+def second_factors_owed(session: Session, user: UserProfile) -> SecondFactors | None:
+    """What a password sign-in must finish with, or None when it owes no second factor.
+
+    An authenticator, once set up, is always asked for; a passkey is offered beside it. A
+    passkey alone is asked for when the organization requires a second factor (elsewhere a
+    passkey is a sign-in of its own, not a step after the password).
+    """
+    totp = confirmed_device(session, user.id) is not None
+    passkey = has_passkey(session, user.id)
+    if totp or (passkey and user.realm.require_two_factor):
+        return SecondFactors(totp=totp, passkey=passkey)
+    return None
+
+
+def has_second_factor(session: Session, user_id: int) -> bool:
+    """Whether the user meets an organization's two-factor requirement (an authenticator or a passkey)."""
+    return confirmed_device(session, user_id) is not None or has_passkey(session, user_id)
 
 
 def provisioning_uri(secret: str, email: str, issuer: str) -> str:

@@ -39,7 +39,13 @@ from palaver.lib.exceptions import (
 )
 from palaver.lib.i18n import N_, client_catalog_json, gettext, install, set_request_language
 from palaver.lib.realm import get_realm_by_string_id, realm_url, subdomain_for_host
-from palaver.lib.two_factor import GUARDED_METHODS, TRUSTED_COOKIE, confirmed_device, is_trusted_browser
+from palaver.lib.two_factor import (
+    GUARDED_METHODS,
+    TRUSTED_COOKIE,
+    has_second_factor,
+    is_trusted_browser,
+    second_factors_owed,
+)
 from palaver.lib.web_sessions import (
     CSRF_COOKIE,
     CSRF_FORM_FIELD,
@@ -219,7 +225,7 @@ def show_root(pages: Pages, request: Request) -> Response:
         )
         if found is not None and found[1].is_active and not realm.deactivated:
             row, user = found
-            if realm.require_two_factor and confirmed_device(session, user.id) is None:
+            if realm.require_two_factor and not has_second_factor(session, user.id):
                 # The organization requires a second factor: set one up before anything else.
                 return RedirectResponse(
                     "/accounts/2fa/", status_code=302, headers={"Cache-Control": "no-store"}
@@ -327,11 +333,13 @@ def second_factor_challenge(
     error: str | None = None,
     pending: str | None = None,
 ) -> HTMLResponse | None:
-    """The code page, when a password sign-in owes a second factor (none for a browser its
-    owner asked to remember, and none for the methods with their own: providers, passkeys)."""
+    """The second-factor page (a code, or a passkey), when a password sign-in owes one (none
+    for a browser its owner asked to remember, and none for the methods with their own:
+    providers, passkeys)."""
     services = pages.services
     now = services.clock()
-    if method not in GUARDED_METHODS or confirmed_device(session, user.id) is None:
+    factors = second_factors_owed(session, user) if method in GUARDED_METHODS else None
+    if factors is None:
         return None
     if mobile_flow_otp is None and is_trusted_browser(
         session, user.id, request.cookies.get(TRUSTED_COOKIE), now
@@ -351,6 +359,8 @@ def second_factor_challenge(
         pending=pending,
         error=error,
         remember_days=services.settings.two_factor_remember_days,
+        totp=factors.totp,
+        passkey=factors.passkey,
     )
     response.set_cookie(CSRF_COOKIE, csrf, httponly=False, samesite="lax", secure=pages.secure, path="/")
     if mobile_flow_otp is not None:

@@ -1,6 +1,7 @@
-"""Passkeys (WebAuthn, py_webauthn): registering them on the security page and signing in with
-one instead of a password. The page's script (static/login/passkeys.js) runs the browser's
-side; these JSON endpoints make the options and verify what the authenticator signed.
+"""Passkeys (WebAuthn, py_webauthn): registering them on the security page, signing in with
+one instead of a password, or using one after a password as the second factor. The page's
+script (static/login/passkeys.js) runs the browser's side; these JSON endpoints make the
+options and verify what the authenticator signed.
 
 Each ceremony's challenge is stored server-side, named by an HttpOnly cookie, and used once.
 Writes carry the CSRF token in ``X-CSRFToken``: the session's for registration, the login
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -39,13 +41,19 @@ from palaver.actions.passkeys import (
     do_store_webauthn_challenge,
     do_take_webauthn_challenge,
 )
+from palaver.actions.two_factor import do_finish_pending_login
 from palaver.lib.app_flow import valid_otp
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.passkeys import CHALLENGE_COOKIE, passkey_by_credential_id, passkeys_of, relying_party
+from palaver.lib.two_factor import pending_login
 from palaver.lib.web_sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, tokens_match
 from palaver.models import UserProfile
 from palaver.web.pages import Pages, finish_login, login_token, no_realm, realm_for, safe_next
 from palaver.web.sessions import session_user
+from palaver.web.two_factor import remember_browser
+
+# The challenge of a passkey used as the second factor, after a password.
+SECOND_FACTOR = "second_factor"
 
 
 def _error(message: str, status: int = 400) -> JSONResponse:
@@ -237,7 +245,112 @@ def login_verify(pages: Pages, request: Request, raw: bytes, client_ip: str) -> 
             next_path=safe_next(str(body.get("next") or "/")),
             mobile_flow_otp=otp if isinstance(otp, str) and valid_otp(otp) else None,
         )
-    # The page's script follows the redirect itself (it may be the app's zulip:// URL).
+    return _follow(pages, redirect)
+
+
+def _pending_user(pages: Pages, request: Request, session: Session, token: str) -> UserProfile | None:
+    """The user a password sign-in owes a second factor for, on this organization's host."""
+    realm = realm_for(session, pages, request.headers.get("host", ""))
+    pending = pending_login(session, token, pages.services.clock())
+    user = session.get(UserProfile, pending.user_id) if pending is not None else None
+    if realm is None or user is None or user.realm_id != realm.id or not user.is_active:
+        return None
+    return user
+
+
+def second_factor_options(pages: Pages, request: Request, raw: bytes) -> Response:
+    """A challenge for one of the pending user's own passkeys (the step after a password)."""
+    services = pages.services
+    with services.db.session() as session:
+        if not _login_csrf_ok(request):
+            return _error("Your login form had expired. Please reload the page.", 403)
+        user = _pending_user(pages, request, session, str(_json(raw).get("pending") or ""))
+        if user is None:
+            return _error("This sign-in has expired. Sign in again.", 401)
+        passkeys = passkeys_of(session, user.id)
+        if not passkeys:
+            return _error("You have no passkey yet.")
+        rp_id, _ = relying_party(services.settings, user.realm)
+        options = generate_authentication_options(
+            rp_id=rp_id,
+            user_verification=UserVerificationRequirement.PREFERRED,
+            allow_credentials=[
+                PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id)) for p in passkeys
+            ],
+        )
+        token = do_store_webauthn_challenge(
+            session,
+            realm_id=user.realm_id,
+            user_id=user.id,
+            purpose=SECOND_FACTOR,
+            challenge=bytes_to_base64url(options.challenge),
+            now=services.clock(),
+        )
+    return _with_challenge(pages, options_to_json(options), token)
+
+
+def second_factor_verify(pages: Pages, request: Request, raw: bytes, client_ip: str) -> Response:
+    """The pending sign-in finished by one of the user's passkeys, in place of a code."""
+    services = pages.services
+    body = _json(raw)
+    credential = body.get("credential")
+    token = str(body.get("pending") or "")
+    with services.db.session() as session:
+        if not _login_csrf_ok(request):
+            return _error("Your login form had expired. Please reload the page.", 403)
+        user = _pending_user(pages, request, session, token)
+        pending = pending_login(session, token, services.clock())
+        if user is None or pending is None:
+            return _error("This sign-in has expired. Sign in again.", 401)
+        # Counted with the codes: one limit on every way of finishing this sign-in.
+        limit = services.rate_limiter.hit(f"2fa:{user.id}", services.settings.auth_rate_limit_per_username)
+        if not limit.allowed:
+            return _error("Too many attempts. Please wait a while and try again.", 429)
+        challenge = do_take_webauthn_challenge(
+            session,
+            token=request.cookies.get(CHALLENGE_COOKIE, ""),
+            realm_id=user.realm_id,
+            purpose=SECOND_FACTOR,
+            now=services.clock(),
+        )
+        if challenge is None or challenge.user_id != user.id or not isinstance(credential, dict):
+            return _error("This passkey request has expired. Try again.")
+        passkey = passkey_by_credential_id(session, str(credential.get("id") or ""))
+        if passkey is None or passkey.user_profile_id != user.id:
+            return _error("This passkey is not one of yours.", 401)
+        rp_id, origin = relying_party(services.settings, user.realm)
+        try:
+            verified = verify_authentication_response(
+                credential=credential,
+                expected_challenge=base64url_to_bytes(challenge.challenge),
+                expected_rp_id=rp_id,
+                expected_origin=origin,
+                credential_public_key=base64url_to_bytes(passkey.public_key),
+                credential_current_sign_count=passkey.sign_count,
+            )
+        except InvalidAuthenticationResponse as e:
+            return _error(f"The passkey was not accepted: {e}", 401)
+        do_record_passkey_use(session, passkey, sign_count=verified.new_sign_count, now=services.clock())
+        do_finish_pending_login(session, token)
+        redirect = finish_login(
+            pages,
+            session,
+            user.realm,
+            user,
+            method=pending.method,
+            client_ip=client_ip,
+            user_agent=request.headers.get("user-agent", ""),
+            next_path=pending.next_path,
+            mobile_flow_otp=pending.mobile_flow_otp,
+        )
+        if body.get("remember") is True and pending.mobile_flow_otp is None:
+            remember_browser(pages, session, user, redirect)
+    return _follow(pages, redirect)
+
+
+def _follow(pages: Pages, redirect: Response) -> Response:
+    """The sign-in's redirect as JSON, for the page's script to follow (it may be the app's
+    zulip:// URL), with the redirect's cookies."""
     response = JSONResponse({"result": "success", "msg": "", "redirect": redirect.headers["location"]})
     response.raw_headers.extend((k, v) for k, v in redirect.raw_headers if k == b"set-cookie")
     response.delete_cookie(CHALLENGE_COOKIE, path="/accounts/", secure=pages.secure, httponly=True)
@@ -282,10 +395,20 @@ def passkey_routes(pages: Pages) -> list[Route]:
         raw = await request.body()
         return await run_in_threadpool(login_verify, pages, request, raw, ip(request))
 
+    async def second_options(request: Request) -> Response:
+        raw = await request.body()
+        return await run_in_threadpool(second_factor_options, pages, request, raw)
+
+    async def second_verify(request: Request) -> Response:
+        raw = await request.body()
+        return await run_in_threadpool(second_factor_verify, pages, request, raw, ip(request))
+
     return [
         Route("/accounts/login/passkey/", page, methods=["GET"]),
         Route("/accounts/passkeys/register/options", reg_options, methods=["POST"]),
         Route("/accounts/passkeys/register/verify", reg_verify, methods=["POST"]),
         Route("/accounts/login/passkey/options", auth_options, methods=["POST"]),
         Route("/accounts/login/passkey/verify", auth_verify, methods=["POST"]),
+        Route("/accounts/login/2fa/passkey/options", second_options, methods=["POST"]),
+        Route("/accounts/login/2fa/passkey/verify", second_verify, methods=["POST"]),
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.requests import Request
@@ -101,18 +102,23 @@ def verify(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
             mobile_flow_otp=pending.mobile_flow_otp,
         )
         if _field(form, "remember") and pending.mobile_flow_otp is None:
-            days = settings.two_factor_remember_days
-            trusted = do_trust_browser(session, user, now=now, days=days)
-            response.set_cookie(
-                TRUSTED_COOKIE,
-                trusted,
-                max_age=days * 86400,
-                httponly=True,
-                samesite="lax",
-                secure=pages.secure,
-                path="/accounts/login/",
-            )
+            remember_browser(pages, session, user, response)
     return response
+
+
+def remember_browser(pages: Pages, session: Session, user: UserProfile, response: Response) -> None:
+    """Skip the second factor on this browser for ``two_factor_remember_days`` (its owner asked)."""
+    days = pages.services.settings.two_factor_remember_days
+    trusted = do_trust_browser(session, user, now=pages.services.clock(), days=days)
+    response.set_cookie(
+        TRUSTED_COOKIE,
+        trusted,
+        max_age=days * 86400,
+        httponly=True,
+        samesite="lax",
+        secure=pages.secure,
+        path="/accounts/login/",
+    )
 
 
 def setup(pages: Pages, request: Request, form: FormData | None) -> Response:

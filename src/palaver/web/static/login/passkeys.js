@@ -1,5 +1,6 @@
-// Passkeys on the server-rendered sign-in pages: signing in with one (login page) and
-// registering one (security page, /accounts/2fa/). The server makes the options and checks
+// Passkeys on the server-rendered sign-in pages: signing in with one (login page), using one
+// as the second factor after a password (/accounts/login/2fa/), and registering one
+// (security page, /accounts/2fa/). The server makes the options and checks
 // the answers (web/passkeys.py); this only hands them to the browser's WebAuthn API.
 
 function csrfToken() {
@@ -43,6 +44,27 @@ async function signIn(button) {
   }
 }
 
+async function secondFactor(button) {
+  const status = document.getElementById("passkey-error");
+  status.hidden = true;
+  try {
+    const pending = button.dataset.pending;
+    const options = await post("/accounts/login/2fa/passkey/options", { pending });
+    const credential = await navigator.credentials.get({
+      publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options),
+    });
+    const remember = document.getElementById("id_remember");
+    const result = await post("/accounts/login/2fa/passkey/verify", {
+      credential: credential.toJSON(),
+      pending,
+      remember: Boolean(remember && remember.checked),
+    });
+    window.location.assign(result.redirect);
+  } catch (error) {
+    showError(status, error);
+  }
+}
+
 async function register(button) {
   const status = document.getElementById("passkey-status");
   status.hidden = true;
@@ -60,7 +82,8 @@ async function register(button) {
 }
 
 const supported = typeof window.PublicKeyCredential === "function";
-for (const [id, action] of [["passkey-login", signIn], ["passkey-add", register]]) {
+const actions = [["passkey-login", signIn], ["passkey-add", register], ["tf-passkey", secondFactor]];
+for (const [id, action] of actions) {
   const button = document.getElementById(id);
   if (!button) continue;
   button.hidden = !supported;
