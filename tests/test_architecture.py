@@ -10,7 +10,10 @@ import ast
 import shutil
 import subprocess
 import sys
+from importlib.machinery import SourceFileLoader
+from importlib.util import module_from_spec, spec_from_loader
 from pathlib import Path
+from types import ModuleType
 
 import grimp
 
@@ -97,3 +100,50 @@ def test_import_contracts_hold() -> None:
         [lint_imports, "--no-logo", "--no-cache"], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _private_name_check() -> ModuleType:
+    path = ROOT / "scripts" / "check-private-imports"
+    loader = SourceFileLoader("check_private_imports", str(path))
+    spec = spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    script = ROOT / "scripts" / "check-private-imports"
+    result = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_private_name_check_finds_each_kind_of_use() -> None:
+    source = """
+from palaver.lib.markdown.state import _Collector, __all__, Collector
+from .syntax import _USER_MENTION
+from palaver.lib import register
+import palaver.lib.markdown.urls
+from tests import event_validation as validation
+
+register._registry.clear()
+palaver.lib.markdown.urls._TOPIC_URL.match("")
+monkeypatch.setattr(register, "_discovered", True)
+validation._failures
+register.state_provider
+Collector(None)._private_field
+"""
+    check = _private_name_check()
+    found = [(line, name) for line, name, _ in check.hits(source, "palaver.lib.markdown.links")]
+    assert sorted(found) == [
+        (2, "_Collector"),
+        (3, "_USER_MENTION"),
+        (8, "_registry"),
+        (9, "_TOPIC_URL"),
+        (10, "_discovered"),
+        (11, "_failures"),
+    ]
+    # A module's own private names, imported by a relative import of itself, are its own.
+    assert list(check.hits("from .links import _file_name\n", "palaver.lib.markdown.links")) == []

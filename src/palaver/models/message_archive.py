@@ -14,9 +14,7 @@ from datetime import datetime
 from sqlalchemy import Column, ForeignKey, Integer, PrimaryKeyConstraint, String, Table
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models import attachments as _attachments  # noqa: F401  (their tables first)
-from palaver.models import messages as _messages  # noqa: F401
-from palaver.models import submessages as _submessages  # noqa: F401
+from palaver.models import attachments, messages, submessages  # noqa: F401  (their tables first)
 from palaver.models.base import Base
 from palaver.timeutil import utcnow
 
