@@ -1,149 +1,222 @@
-"""The one-write response cycle puts the same bytes on the wire as uvicorn's own, fewer times."""
+"""``palaver serve``'s uvicorn options on a real socket: within the limits the bytes are plain
+uvicorn's; past the head limits the answer is a 408 or 431 and the connection closes.
+
+Each server here is ``uvicorn.Server`` started in this process on 127.0.0.1, once with the
+options ``palaver serve`` passes (``serving.uvicorn_options``: the guarded protocol, the
+eager-accept loop) and once with uvicorn's plain ``httptools`` and ``uvloop``. An uvicorn
+upgrade that moves the parser callbacks the guard extends, or changes what it answers, fails
+here (and in ``tests/e2e/test_limits_e2e.py``, against ``palaver serve`` itself).
+"""
 
 from __future__ import annotations
 
-import asyncio
-import logging
+import contextlib
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
-from uvicorn.protocols.http.flow_control import FlowControl
-from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+import orjson
+import pytest
+import uvicorn
 
-from palaver.serving import OneWriteCycle
+from palaver.config import Settings
+from palaver.serving import uvicorn_options
+from tests.conftest import make_test_settings
 
-DEFAULT_HEADERS = [(b"server", b"uvicorn"), (b"date", b"Sat, 28 Nov 2026 09:00:00 GMT")]
-
-
-class RecordingTransport:
-    """What the cycle sees of a socket: the writes, in order, and whether it was closed."""
-
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(bytes(data))
-
-    def close(self) -> None:
-        self.closed = True
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
+HEADER_TIMEOUT = 0.5
 
 
-def _play(
-    cls: type[RequestResponseCycle], method: str, keep_alive: bool, messages: list[Any]
-) -> dict[str, Any]:
-    async def run() -> dict[str, Any]:
-        transport = RecordingTransport()
-        completed: list[bool] = []
-        cycle = cls(
-            scope={"type": "http", "method": method, "http_version": "1.1"},  # type: ignore[typeddict-item]
-            transport=transport,  # type: ignore[arg-type]
-            flow=FlowControl(transport),  # type: ignore[arg-type]
-            logger=logging.getLogger("test"),
-            access_logger=logging.getLogger("test.access"),
-            access_log=False,
-            default_headers=list(DEFAULT_HEADERS),
-            message_event=asyncio.Event(),
-            expect_100_continue=False,
-            keep_alive=keep_alive,
-            on_response=lambda: completed.append(True),
-        )
-        error: str | None = None
-        for message in messages:
-            try:
-                await cycle.send(message)
-            except (RuntimeError, ValueError) as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                break
-        return {
-            "wire": b"".join(transport.writes),
-            "writes": len(transport.writes),
-            "closed": transport.closed,
-            "error": error,
-            "complete": cycle.response_complete,
-            "keep_alive": cycle.keep_alive,
-            "on_response": len(completed),
+async def echo(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Answers with what it was asked and what body it read; streams when asked to."""
+    assert scope["type"] == "http"
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body", False):
+            break
+    answer = orjson.dumps(
+        {
+            "method": scope["method"],
+            "path": scope["path"],
+            "query": scope["query_string"].decode(),
+            "body": body.decode(),
         }
-
-    return asyncio.run(run())
-
-
-def _start(status: int, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
-    return {"type": "http.response.start", "status": status, "headers": headers}
-
-
-def _body(body: bytes, more: bool = False) -> dict[str, Any]:
-    return {"type": "http.response.body", "body": body, "more_body": more}
-
-
-def test_a_json_answer_is_one_write_of_what_uvicorn_would_send() -> None:
-    body = b'{"result":"success","msg":"","events":[]}'
-    messages = [
-        _start(200, [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]),
-        _body(body),
-    ]
-    ours = _play(OneWriteCycle, "GET", True, messages)
-    theirs = _play(RequestResponseCycle, "GET", True, messages)
-    assert ours["writes"] == 1
-    assert theirs["writes"] == 2
-    assert ours == {**theirs, "writes": 1}
-    assert ours["wire"].endswith(b"\r\n\r\n" + body)
+    )
+    if scope["path"] == "/stream":
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]}
+        )
+        await send({"type": "http.response.body", "body": b"one,", "more_body": True})
+        await send({"type": "http.response.body", "body": b"two"})
+        return
+    status = 404 if scope["path"] == "/missing" else 200
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer})
 
 
-_header = st.sampled_from(
-    [
-        (b"content-type", b"application/json"),
-        (b"Content-Length", b"5"),
-        (b"content-length", b"0"),
-        (b"content-length", b"x"),
-        (b"transfer-encoding", b"chunked"),
-        (b"connection", b"close"),
-        (b"connection", b"keep-alive"),
-        (b"x-request-id", b"abc"),
-        (b"x-bad", b"line\nbreak"),
-        (b"bad name", b"value"),
-    ]
-)
-_message = st.one_of(
-    st.builds(_start, st.sampled_from([200, 204, 304, 404, 500]), st.lists(_header, max_size=4)),
-    st.builds(_body, st.sampled_from([b"", b"hello", b"hello!", b"x" * 70_000]), st.booleans()),
-)
+def _settings(tmp_path: Path) -> Settings:
+    return make_test_settings(
+        f"sqlite:///{tmp_path / 'unused.db'}",
+        tmp_path,
+        max_request_header_kib=4,
+        max_request_headers=20,
+        request_header_timeout_seconds=HEADER_TIMEOUT,
+        keep_alive_timeout_seconds=5,
+    )
 
 
-def test_the_first_bad_header_names_the_error_as_uvicorn_does() -> None:
-    # Found by Hypothesis (below): a bad value before a bad name is reported as the value.
-    messages = [_start(200, [(b"Content-Length", b"5"), (b"x-bad", b"line\nbreak"), (b"bad name", b"value")])]
-    ours = _play(OneWriteCycle, "GET", True, messages)
-    theirs = _play(RequestResponseCycle, "GET", True, messages)
-    assert ours["error"] == theirs["error"] == "RuntimeError: Invalid HTTP header value."
+@contextlib.contextmanager
+def running(**options: Any) -> Iterator[int]:
+    """``uvicorn.Server`` with ``options`` on a free loopback port, in a thread; yields the port."""
+    options.update(
+        host="127.0.0.1", port=0, lifespan="off", ws="none", date_header=False, log_level="warning"
+    )
+    server = uvicorn.Server(uvicorn.Config(echo, **options))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
-@given(
-    method=st.sampled_from(["GET", "POST", "HEAD"]),
-    keep_alive=st.booleans(),
-    messages=st.lists(_message, min_size=1, max_size=4),
-)
-def test_any_sequence_of_messages_gives_uvicorns_bytes_state_and_errors(
-    method: str, keep_alive: bool, messages: list[Any]
+@pytest.fixture
+def palaver_port(tmp_path: Path) -> Iterator[int]:
+    with running(**uvicorn_options(_settings(tmp_path))) as port:
+        yield port
+
+
+@pytest.fixture
+def plain_port() -> Iterator[int]:
+    with running(http="httptools", loop="uvloop") as port:
+        yield port
+
+
+def exchange(port: int, *parts: bytes, pause: float = 0, wait: float = 3) -> tuple[bytes, bool]:
+    """Send ``parts`` (``pause`` seconds apart); what came back, and whether the server closed."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        for i, part in enumerate(parts):
+            if i and pause:
+                time.sleep(pause)
+            with contextlib.suppress(OSError):
+                sock.sendall(part)
+        sock.settimeout(wait)
+        received = b""
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except TimeoutError:
+            return received, False
+        except ConnectionResetError:
+            pass
+        return received, True
+
+
+REQUESTS = [
+    b"GET /users/me?x=1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    b"GET /missing HTTP/1.0\r\nHost: a\r\n\r\n",
+    b"HEAD /users/me HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    b"POST /form HTTP/1.1\r\nHost: a\r\nContent-Length: 7\r\nConnection: close\r\n\r\na=1&b=2",
+    b"POST /chunks HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
+    b"POST /continue HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n"
+    b"Connection: close\r\n\r\nok",
+    b"GET /stream HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    # Two requests in one write (pipelined), then a third on the same connection.
+    b"GET /first HTTP/1.1\r\nHost: a\r\n\r\nGET /second HTTP/1.1\r\nHost: a\r\n\r\n"
+    b"GET /third HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    # A head just within both limits (4 KiB, 20 fields).
+    b"GET /big HTTP/1.1\r\nHost: a\r\n"
+    + b"".join(b"X-F%d: %s\r\n" % (i, b"v" * 150) for i in range(18))
+    + b"Connection: close\r\n\r\n",
+    # Malformed: uvicorn's own 400.
+    b"GET / HTTP/1.1\r\nBad Header\r\n\r\n",
+]
+
+
+@pytest.mark.parametrize("request_bytes", REQUESTS, ids=range(len(REQUESTS)))
+def test_within_the_limits_the_bytes_are_plain_uvicorns(
+    palaver_port: int, plain_port: int, request_bytes: bytes
 ) -> None:
-    ours = _play(OneWriteCycle, method, keep_alive, messages)
-    theirs = _play(RequestResponseCycle, method, keep_alive, messages)
-    assert ours.pop("writes") <= theirs.pop("writes")
-    our_wire, their_wire = ours.pop("wire"), theirs.pop("wire")
-    assert ours == theirs
-    if theirs["complete"] or theirs["error"]:
-        assert our_wire == their_wire
-    else:
-        # An app that stops after the head (uvicorn then closes the connection): the held
-        # head is not sent, and the client sees the connection close either way.
-        assert their_wire.startswith(our_wire)
+    ours, ours_closed = exchange(palaver_port, request_bytes)
+    theirs, theirs_closed = exchange(plain_port, request_bytes)
+    assert ours.startswith(b"HTTP/1.1 ")
+    assert (ours, ours_closed) == (theirs, theirs_closed)
+
+
+def _envelope(answer: bytes) -> dict[str, Any]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert b"connection: close" in head.lower()
+    assert re.search(rb"content-type: application/json", head)
+    parsed: dict[str, Any] = orjson.loads(body)
+    return parsed
+
+
+def test_an_oversized_head_is_431_and_closed(palaver_port: int) -> None:
+    answer, closed = exchange(
+        palaver_port, b"GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + b"a" * 5000 + b"\r\n\r\n"
+    )
+    assert answer.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n") and closed
+    assert _envelope(answer) == {
+        "result": "error",
+        "msg": "Request header fields too large",
+        "code": "BAD_REQUEST",
+    }
+    # A long URL counts toward the head too.
+    answer, closed = exchange(palaver_port, b"GET /" + b"u" * 5000 + b" HTTP/1.1\r\nHost: a\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 431") and closed
+
+
+def test_too_many_header_fields_is_431_and_closed(palaver_port: int) -> None:
+    fields = b"".join(b"X-F%d: 1\r\n" % i for i in range(25))
+    answer, closed = exchange(palaver_port, b"GET / HTTP/1.1\r\nHost: a\r\n" + fields + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 431") and closed
+
+
+def test_the_limits_hold_for_every_request_on_a_connection(palaver_port: int) -> None:
+    first = b"GET /ok HTTP/1.1\r\nHost: a\r\n\r\n"
+    second = b"GET /again HTTP/1.1\r\nHost: a\r\nX-Big: " + b"a" * 5000 + b"\r\n\r\n"
+    answer, closed = exchange(palaver_port, first, second, pause=0.1)
+    assert answer.startswith(b"HTTP/1.1 200") and closed
+    assert b"HTTP/1.1 431" in answer
+
+
+def test_a_head_that_trickles_in_is_408_and_closed(palaver_port: int) -> None:
+    # Slowloris: a byte of header every 0.2 s never completes the head within 0.5 s.
+    started = time.monotonic()
+    parts = [b"GET / HTTP/1.1\r\nHost: a\r\n", *(b"X-A: 1\r\n" for _ in range(10))]
+    answer, closed = exchange(palaver_port, *parts, pause=0.2, wait=5)
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n") and closed
+    assert _envelope(answer)["msg"] == "The request headers did not arrive in time"
+    assert time.monotonic() - started < HEADER_TIMEOUT + 2.5
+
+
+def test_a_connection_that_sends_nothing_is_408_and_closed(palaver_port: int) -> None:
+    started = time.monotonic()
+    answer, closed = exchange(palaver_port, wait=5)
+    assert answer.startswith(b"HTTP/1.1 408") and closed
+    assert time.monotonic() - started < HEADER_TIMEOUT + 2
+
+
+def test_plain_uvicorn_leaves_the_head_unbounded(plain_port: int) -> None:
+    """Why the guard exists: with uvicorn's public options (httptools), neither a large head
+    nor a silent or trickling client is stopped. If this fails, uvicorn has grown head limits
+    of its own, and ``GuardedHttpToolsProtocol`` can give way to them."""
+    answer, _ = exchange(
+        plain_port,
+        b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n",
+    )
+    assert answer.startswith(b"HTTP/1.1 200")
+    answer, closed = exchange(plain_port, b"GET / HTTP/1.1\r\n", wait=HEADER_TIMEOUT * 4)
+    assert (answer, closed) == (b"", False)

@@ -7,7 +7,6 @@ functions that serve: one-off commands (``migrate``, ``open_services``) start wi
 from __future__ import annotations
 
 import gc
-import math
 import multiprocessing
 import os
 import pickle
@@ -15,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import TextIO
 
 from sqlalchemy import func, select
 
@@ -25,7 +24,7 @@ from palaver.lib.logs import configure_logging
 from palaver.lib.metrics import prepare_multiprocess_dir
 from palaver.models import Realm
 from palaver.services import Services, build_services
-from palaver.serving import GuardedHttpToolsProtocol, configure_protocol
+from palaver.serving import uvicorn_options
 
 
 def migrate_database(settings: Settings) -> None:
@@ -163,16 +162,8 @@ def tune_gc_for_serving(full_collection_seconds: float = FULL_COLLECTION_SECONDS
 def run_server(settings: Settings, config_file: str | None) -> None:
     import uvicorn
 
-    options: dict[str, Any] = {
-        "host": settings.host,
-        "port": settings.port,
-        "log_level": settings.log_level,
-        # uvloop, accepting every waiting connection per turn of the loop (listening.py).
-        "loop": "palaver.listening:new_event_loop",
-        "http": "httptools",
-        "timeout_graceful_shutdown": 5,
-    }
-    options.update(_operational_options(settings))
+    configure_logging(settings)
+    options = uvicorn_options(settings)
     if settings.workers == 1:
         from palaver.app import create_app
 
@@ -230,23 +221,3 @@ def _fork_workers_from_an_imported_app() -> None:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(worker_modules())
     uvicorn._subprocess.spawn = context  # type: ignore[assignment]  # a start method, as documented above
-
-
-def _operational_options(settings: Settings) -> dict[str, Any]:
-    """uvicorn options for limits, proxies and logs (README "Operating")."""
-    configure_logging(settings)
-    configure_protocol(settings)
-    return {
-        # Header size, count and time limits (serving.py); workers configure it themselves.
-        "http": GuardedHttpToolsProtocol,
-        "timeout_keep_alive": math.ceil(settings.keep_alive_timeout_seconds),
-        # X-Forwarded-* are believed only from trusted_proxies, by the app (api/middleware.py).
-        "proxy_headers": False,
-        # The app writes its own access log, with request IDs, users and durations.
-        "access_log": False,
-        "log_config": None,
-        # A worker starting (or answering the supervisor's ping) on a loaded machine can take
-        # more than uvicorn's 5 s; too short, and a rolling restart aborts or a busy worker
-        # is killed as hung.
-        "timeout_worker_healthcheck": 30,
-    }

@@ -1,37 +1,40 @@
-"""What a serving process does around uvicorn: answering long-polls when told to stop.
+"""What a serving process adds to uvicorn: long-polls answered on a stop signal, and limits
+on the request head.
 
 uvicorn, on SIGTERM or SIGINT, stops accepting connections and then waits for every open
 request to finish. A parked ``GET /events`` would wait its whole heartbeat interval, past
 the graceful-shutdown timeout, and then be cancelled into a 500. So each process chains
-its own handler in front of uvicorn's: the signal first drains the queue backend (every
-parked long-poll answers at once with a heartbeat or its events, and no new one parks),
-then uvicorn's handler proceeds as usual. Clients poll again with the same queue and
-``last_event_id`` and reach the next process; nothing is lost because queues are saved
-(memory store) or live in Redis.
+its own handler in front of uvicorn's (``on_stop_signals``): the signal first drains the
+queue backend (every parked long-poll answers at once with a heartbeat or its events, and
+no new one parks), then uvicorn's handler proceeds as usual. Clients poll again with the
+same queue and ``last_event_id`` and reach the next process; nothing is lost because
+queues are saved (memory store) or live in Redis.
+
+Where each request limit is enforced, once: the head (size, field count, time to send it)
+by ``GuardedHttpToolsProtocol`` here, before the app sees the request; the body (size,
+pause between chunks) by the ASGI middleware (``api/middleware.py``); idle keep-alive
+connections by uvicorn's own ``timeout_keep_alive``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from http import HTTPStatus
 from types import FrameType
 from typing import Any
 
 import orjson
-from uvicorn._types import ASGISendEvent
-from uvicorn.protocols.http.httptools_impl import (
-    HEADER_RE,
-    HEADER_VALUE_RE,
-    STATUS_LINE,
-    HttpToolsProtocol,
-    RequestResponseCycle,
-)
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from palaver.config import Settings
+from palaver.lib.exceptions import JsonableError
+from palaver.lib.operational_errors import RequestHeadersTooLargeError, RequestHeadTimeoutError
 
 logger = logging.getLogger("palaver.server")
 
@@ -73,18 +76,23 @@ def on_stop_signals(on_stop: Callable[[], None]) -> Iterator[None]:
                 signal.signal(number, earlier)
 
 
-# The HTTP protocol, with limits uvicorn leaves open ------------------------------------------
+# The request head's limits, which uvicorn has no option for --------------------------------
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol, plus limits on the request head.
 
-    uvicorn bounds neither the size nor the number of header fields with httptools, nor
-    the time a client may take to send them (a connection that trickles a header byte
-    every few seconds is held forever: slowloris). Here a request head must arrive within
-    ``header_timeout`` of its first byte (or of the connection opening), and stay within
-    ``max_header_bytes`` and ``max_headers``, else the connection gets a 408 or a 431 and
-    is closed. Body limits and body pace are the ASGI middleware's (api/middleware.py).
+    uvicorn's public options bound a request head neither in size nor in number of fields
+    (with httptools), nor in the time a client takes to send it: a connection that trickles a
+    header byte every few seconds, or sends nothing, is held forever (slowloris). Here a
+    request head must arrive within ``header_timeout`` of its first byte (or of the
+    connection opening), and stay within ``max_header_bytes`` and ``max_headers``, else the
+    connection gets a 408 or a 431 in the error envelope and is closed. Everything else is
+    uvicorn's, unchanged: only the parser callbacks that see the head are extended, each
+    calling uvicorn's own (``tests/test_serving.py`` checks that a request within the limits
+    gets the same bytes as from ``HttpToolsProtocol``, and ``tests/e2e/test_limits_e2e.py``
+    that the limits hold on a real socket, so an uvicorn upgrade that moves these callbacks
+    fails there). The body's limits are the ASGI middleware's (``api/middleware.py``).
     """
 
     # Slots, not instance attributes: uvicorn's protocol already has 27, and a 28th to 31st
@@ -119,7 +127,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def _head_timed_out(self) -> None:
         self._head_timer = None
         if not self.transport.is_closing():
-            self._reject(408, b"Request Timeout", "The request headers did not arrive in time")
+            self._reject(RequestHeadTimeoutError())
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -150,31 +158,23 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._disarm_head_timer()
         super().on_headers_complete()
-        # uvicorn builds the cycle by name inside a long method; giving the fresh object our
-        # subclass keeps that method whole. Its task has not run yet, so ``send`` resolves
-        # to ours from the first message on.
-        cycle = self.cycle
-        if type(cycle) is RequestResponseCycle:
-            cycle.__class__ = OneWriteCycle
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
         super().connection_lost(exc)
 
-    def timeout_keep_alive_handler(self) -> None:
-        self._disarm_head_timer()
-        super().timeout_keep_alive_handler()
-
     def send_400_response(self, msg: str) -> None:
         if self._head_too_large:
-            self._reject(431, b"Request Header Fields Too Large", "Request header fields too large")
+            self._reject(RequestHeadersTooLargeError())
         else:
             super().send_400_response(msg)
 
-    def _reject(self, status: int, reason: bytes, msg: str) -> None:
+    def _reject(self, error: JsonableError) -> None:
+        """Answer ``error`` in the envelope and close: the rest of the head cannot be trusted."""
         self._disarm_head_timer()
-        body = orjson.dumps({"result": "error", "msg": msg, "code": "BAD_REQUEST"})
-        head = [b"HTTP/1.1 %d %s\r\n" % (status, reason)]
+        body = orjson.dumps(error.to_dict())
+        status = HTTPStatus(error.http_status)
+        head = [b"HTTP/1.1 %d %s\r\n" % (status.value, status.phrase.encode())]
         for name, value in self.server_state.default_headers:
             head.append(name + b": " + value + b"\r\n")
         head.append(b"content-type: application/json\r\ncontent-length: %d\r\n" % len(body))
@@ -183,95 +183,33 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
-class OneWriteCycle(RequestResponseCycle):
-    """uvicorn's request/response cycle, writing a response of known length in one piece.
-
-    uvicorn writes the head when the app starts the response and the body when it sends
-    it: two writes, two system calls and two TCP segments for every JSON answer, thousands
-    at once when a message wakes the long-polls. Here a head that declares its length is
-    held until the body comes and both go out in one write (about 1 µs of server CPU less
-    per answer). Anything else (no length, a streamed
-    body, HEAD, connection handling by the app, an access log) takes uvicorn's own path
-    unchanged, after any held head. The one difference on the wire: an app that fails or
-    stops between head and body gets its connection closed without the head, where
-    uvicorn sends the head and then closes.
-    """
-
-    _held: bytes | None = None
-
-    async def send(self, message: ASGISendEvent) -> None:
-        held = self._held
-        if held is not None:
-            self._held = None
-            if self.flow.write_paused and not self.disconnected:
-                await self.flow.drain()
-            if message["type"] == "http.response.body" and not self.disconnected:
-                body = message.get("body", b"")
-                if not message.get("more_body", False) and len(body) == self.expected_content_length:
-                    self.transport.write(held + body)
-                    self.expected_content_length = 0
-                    self.response_complete = True
-                    self.message_event.set()
-                    if not self.keep_alive:
-                        self.transport.close()
-                    self.on_response()
-                    return
-            if not self.disconnected:
-                self.transport.write(held)
-        elif message["type"] == "http.response.start" and self._hold_head(message):
-            return
-        await super().send(message)
-
-    def _hold_head(self, message: Any) -> bool:
-        """Build and keep the head of a plain fixed-length response; False leaves it to uvicorn."""
-        if self.response_started or self.disconnected or self.flow.write_paused or self.access_log:
-            return False
-        status = message["status"]
-        if self.scope["method"] == "HEAD" or status < 200 or status in (204, 304):
-            return False
-        headers = self.default_headers + list(message.get("headers", ()))
-        length: bytes | None = None
-        head = [STATUS_LINE[status]]
-        for name, value in headers:
-            lowered = name.lower()
-            if lowered in _FRAMING:
-                return False
-            if lowered == b"content-length":
-                if length is not None:
-                    return False
-                length = value
-            head += (lowered, b": ", value, b"\r\n")
-        if length is None or not length.isdigit():
-            return False
-        # uvicorn's checks, once over all names and once over all values: a forbidden byte
-        # is found in the concatenation exactly when it is in one of the parts. Only then
-        # are the headers checked one by one, as uvicorn does, so that the error names the
-        # first bad header's fault (a bad value can come before a bad name).
-        if HEADER_RE.search(b"".join(name for name, _ in headers)) or HEADER_VALUE_RE.search(
-            b"".join(value for _, value in headers)
-        ):
-            for name, value in headers:
-                if HEADER_RE.search(name):
-                    raise RuntimeError("Invalid HTTP header name.")
-                if HEADER_VALUE_RE.search(value):
-                    raise RuntimeError("Invalid HTTP header value.")
-        if not self.keep_alive:
-            head.append(b"connection: close\r\n")
-        head.append(b"\r\n")
-        self.response_started = True
-        self.waiting_for_100_continue = False
-        self.chunked_encoding = False
-        self.expected_content_length = int(length)
-        self._held = b"".join(head)
-        return True
-
-
-# Header fields that change how the response is framed or the connection kept: uvicorn
-# interprets them, so a response carrying one goes its way.
-_FRAMING = frozenset((b"transfer-encoding", b"connection"))
-
-
 def configure_protocol(settings: Settings) -> None:
+    """Set the head limits of this process's protocol class (uvicorn builds it from the class)."""
     GuardedHttpToolsProtocol.max_header_bytes = settings.max_request_header_kib * 1024
     GuardedHttpToolsProtocol.max_headers = settings.max_request_headers
     GuardedHttpToolsProtocol.header_timeout = settings.request_header_timeout_seconds
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """The ``uvicorn.Config`` options of ``palaver serve``, all public ones (README "Operating")."""
+    configure_protocol(settings)
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        # uvloop, accepting every waiting connection per turn of the loop (listening.py).
+        "loop": "palaver.listening:new_event_loop",
+        # Head size, field count and time limits (above); workers configure them themselves.
+        "http": GuardedHttpToolsProtocol,
+        "timeout_keep_alive": math.ceil(settings.keep_alive_timeout_seconds),
+        "timeout_graceful_shutdown": 5,
+        # X-Forwarded-* are believed only from trusted_proxies, by the app (api/middleware.py).
+        "proxy_headers": False,
+        # The app writes its own access log, with request IDs, users and durations.
+        "access_log": False,
+        "log_config": None,
+        # A worker starting (or answering the supervisor's ping) on a loaded machine can take
+        # more than uvicorn's 5 s; too short, and a rolling restart aborts or a busy worker
+        # is killed as hung.
+        "timeout_worker_healthcheck": 30,
+    }

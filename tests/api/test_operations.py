@@ -181,14 +181,6 @@ def test_uploads_have_their_own_limit(tmp_path: Path, database_url: str) -> None
         assert too_big.status_code == 413
 
 
-def test_too_many_headers_is_431(api: Api, realm: SeededRealm) -> None:
-    headers = {f"x-filler-{i}": "1" for i in range(120)}
-    response = api.get(realm.hamlet, "users/me", headers=headers)
-    assert_json_error(response, "Request header fields too large", status=431)
-    big = api.get(realm.hamlet, "users/me", headers={"x-big": "a" * 20000})
-    assert big.status_code == 431
-
-
 def test_invalid_utf8_in_multipart_is_400(api: Api, realm: SeededRealm) -> None:
     boundary = "XyZ"
     body = (

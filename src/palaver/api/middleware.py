@@ -5,9 +5,11 @@ One pure ASGI middleware (no per-request Request object), outermost of the app's
 - a request ID (a sane incoming ``X-Request-Id`` is kept, else a new one), in the
   ``X-Request-Id`` response header and on every log line written while serving it;
 - ``X-Forwarded-For`` / ``X-Forwarded-Proto`` believed only from ``trusted_proxies``;
-- header count and size limits (431), the body size limit enforced while the body
-  streams in (413; a declared ``Content-Length`` over it is refused before reading), and
-  a limit on the pause between body chunks (408), so a slow sender cannot hold a task;
+- the body's limits: its size, enforced while it streams in (413; a declared
+  ``Content-Length`` over it is refused before reading), and the pause between its
+  chunks (408), so a slow sender cannot hold a task. The head's limits (size, field
+  count, time) are the HTTP protocol's, enforced before a request reaches any ASGI app
+  (serving.py); nothing is checked in both places;
 - a client that disconnects mid-request ends quietly (no traceback);
 - one access-log line and the request metrics per request, by route template.
 """
@@ -36,7 +38,6 @@ from palaver.lib.logs import RequestLog, current_request
 from palaver.lib.operational_errors import (
     ConflictingWriteError,
     RequestBodyTooLargeError,
-    RequestHeadersTooLargeError,
     RequestTimeoutError,
 )
 
@@ -58,13 +59,11 @@ _QUIET_ROUTES = frozenset({"/health", "/health/ready", "/metrics"})
 
 
 class Limits:
-    """The request limits, from settings, in bytes and seconds."""
+    """The request body's limits, from settings, in bytes and seconds."""
 
     def __init__(self, settings: Settings) -> None:
         self.body_bytes = settings.max_request_body_kib * 1024
         self.upload_bytes = settings.max_file_upload_size_mib * 1024 * 1024 + MULTIPART_SLACK_BYTES
-        self.header_bytes = settings.max_request_header_kib * 1024
-        self.header_count = settings.max_request_headers
         self.body_timeout = settings.request_body_timeout_seconds
 
 
@@ -139,7 +138,7 @@ class RequestMiddleware:
         try:
             if self.proxies:
                 self._apply_forwarded(scope, headers)
-            error = self._check_headers(headers)
+            error = self._check_declared_length(headers)
             long_poll = self.long_polls.match(scope) if error is None and self.long_polls else None
             if long_poll is not None and self.long_polls is not None:
                 # No body to guard: the short path takes only requests without one.
@@ -180,11 +179,7 @@ class RequestMiddleware:
 
     # Checks ----------------------------------------------------------------------------------
 
-    def _check_headers(self, headers: list[tuple[bytes, bytes]]) -> JsonableError | None:
-        if len(headers) > self.limits.header_count:
-            return RequestHeadersTooLargeError()
-        if sum(len(k) + len(v) + 4 for k, v in headers) > self.limits.header_bytes:
-            return RequestHeadersTooLargeError()
+    def _check_declared_length(self, headers: list[tuple[bytes, bytes]]) -> JsonableError | None:
         length = _header(headers, b"content-length")
         if length is not None and length.isdigit() and int(length) > self._body_limit(headers):
             return RequestBodyTooLargeError(self._body_limit(headers))

@@ -39,6 +39,12 @@ class RequestTimeoutError(JsonableError):
         self.headers["Connection"] = "close"
 
 
+class RequestHeadTimeoutError(RequestTimeoutError):
+    def __init__(self) -> None:
+        super().__init__()
+        self.msg = "The request headers did not arrive in time"
+
+
 class ServiceUnavailableError(JsonableError):
     """A dependency (database, Redis) or a capacity limit stops the server answering now.
 
