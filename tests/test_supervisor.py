@@ -1,4 +1,5 @@
-"""The supervisor's health check of a worker (supervisor.answer_or_death), with real processes."""
+"""The supervisor's health check of a worker (supervisor.answer_or_death), with real
+processes; and that what supervisor.py and serving.py extend of uvicorn is still there."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import multiprocessing
 import time
 from multiprocessing.connection import Connection
 
-from uvicorn.supervisors.multiprocess import Process
+import pytest
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
-from palaver.supervisor import answer_or_death
+from palaver.serving import GuardedHttpToolsProtocol
+from palaver.supervisor import SlotProcess, SlotSupervisor, answer_or_death
 
 
 def _answer_once(conn: Connection) -> None:
@@ -49,3 +53,35 @@ def test_uvicorn_still_checks_health_through_the_overridden_method() -> None:
     source = inspect.getsource(Process.ping) + inspect.getsource(Process.is_ready)
     assert "_healthcheck" in vars(Process)
     assert source.count("self._healthcheck(") == 2
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [(SlotSupervisor, Multiprocess), (SlotProcess, Process), (GuardedHttpToolsProtocol, HttpToolsProtocol)],
+    ids=["supervisor", "process", "protocol"],
+)
+def test_every_override_still_overrides_a_method_uvicorn_calls(ours: type, theirs: type) -> None:
+    """An uvicorn release that renames or re-signs a method Palaver extends would leave the
+    extension unused without an error; this names the method instead (pyproject pins the
+    tested range)."""
+    for name, method in vars(ours).items():
+        if not callable(method) or name.startswith("__") or name in _OWN_HELPERS:
+            continue
+        original = getattr(theirs, name, None)
+        assert original is not None, f"uvicorn's {theirs.__name__} has no {name} any more"
+        ours_parameters = list(inspect.signature(method).parameters)
+        assert ours_parameters == list(inspect.signature(original).parameters), name
+
+
+# Methods of Palaver's own in those classes, not overrides of uvicorn's.
+_OWN_HELPERS = frozenset(
+    {
+        "_add_slot",
+        "_start_worker",
+        "_arm_head_timer",
+        "_disarm_head_timer",
+        "_head_timed_out",
+        "_count_head",
+        "_reject",
+    }
+)
