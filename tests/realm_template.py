@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, func, insert, inspect, select, text, update
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.passwords import generate_api_key
 from palaver.lib.realm import realm_email_host
 from palaver.models import Base, Realm

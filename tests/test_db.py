@@ -1,4 +1,4 @@
-"""The write transaction of db.py: on SQLite writers of one process wait their turn; on
+"""The write transaction (db/transaction.py): on SQLite writers of one process wait their turn; on
 PostgreSQL a request's reads and its write share one transaction."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event, text, update
 
-from palaver import db
-from palaver.db import Database, transaction
+from palaver.db import engine
+from palaver.db.database import Database
+from palaver.db.transaction import notification, transaction
 from palaver.events.bus import InProcessEventBus
 from palaver.events.types import TypingStop, TypingUser
 from palaver.lib.dependencies import dependency_of
@@ -27,7 +28,7 @@ from tests.helpers import SeededRealm
 def sqlite_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Database]:
     # A busy timeout far shorter than the writes below: a writer left to SQLite's busy
     # handler fails with "database is locked" (what 32 concurrent senders used to get).
-    monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_MS", 50)
     settings = make_test_settings(f"sqlite:///{tmp_path / 'db.sqlite'}", tmp_path)
     database = Database(settings, InProcessEventBus())
     with database.session() as session, transaction(session):
@@ -149,7 +150,7 @@ def test_a_notification_neither_waits_for_the_write_lock_nor_lets_a_write_throug
     try:
         assert writing.wait(5)
         started = time.monotonic()
-        with sqlite_db.session() as session, db.notification(session) as tx:
+        with sqlite_db.session() as session, notification(session) as tx:
             session.execute(text("SELECT count(*) FROM item")).scalar()
             tx.send_event(
                 1, TypingStop(message_type="direct", sender=TypingUser(user_id=1, email="a@b.c")), [1]
@@ -164,7 +165,7 @@ def test_a_notification_neither_waits_for_the_write_lock_nor_lets_a_write_throug
 
     published.clear()
     with sqlite_db.session() as session:
-        with pytest.raises(RuntimeError, match="a write in a notification"), db.notification(session) as tx:
+        with pytest.raises(RuntimeError, match="a write in a notification"), notification(session) as tx:
             tx.send_event(
                 1, TypingStop(message_type="direct", sender=TypingUser(user_id=1, email="a@b.c")), [1]
             )

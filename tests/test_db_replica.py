@@ -17,7 +17,8 @@ from sqlalchemy import Engine, event, text
 from sqlalchemy.exc import InternalError
 
 from palaver.app import create_app
-from palaver.db import Database, is_replica_session, set_actor, transaction
+from palaver.db.database import Database
+from palaver.db.transaction import is_replica_session, set_actor, transaction
 from palaver.events.bus import InProcessEventBus
 from palaver.events.realm_state import ALL_REALMS, REALM_STATE_TABLES
 from palaver.services import Services, build_services

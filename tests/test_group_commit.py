@@ -13,7 +13,7 @@ from sqlalchemy import event, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from palaver.db import Tx
+from palaver.db.transaction import Tx
 from palaver.events.types.client import Heartbeat
 from palaver.services import Services
 from tests.sqlite_services import sqlite_services

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 import time
 
-from palaver.read_fence import WriteFence, fence_key_prefix
+from palaver.db.read_fence import WriteFence, fence_key_prefix
 from tests import helpers
 from tests.servers import free_port
 

@@ -58,10 +58,10 @@ class Settings(BaseModel):
     # writes, reads inside writes and realm-state cache loads always use database_url.
     database_replica_url: str | None = None
     # After a user's write commits, that user's reads stay on the primary this long
-    # (read-your-writes; read_fence.py). 0 sends every eligible read to the replica.
+    # (read-your-writes; db/read_fence.py). 0 sends every eligible read to the replica.
     database_replica_fence_seconds: float = Field(default=10, ge=0, le=3600)
     # PostgreSQL connections each process may open, plus 8, as concurrent requests need
-    # them; opened ones stay open, and requests past the limit wait for one (db.py). Cache
+    # them; opened ones stay open, and requests past the limit wait for one (db/engine.py). Cache
     # loads have up to 8 of their own. Processes x (this + 16) must stay under
     # PostgreSQL's max_connections.
     database_pool_size: int = Field(default=10, ge=1, le=1000)

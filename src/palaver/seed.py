@@ -27,7 +27,7 @@ from palaver.actions.message_recipients import get_or_create_dm_group
 from palaver.actions.new_channels import NewChannel
 from palaver.actions.subscriptions import do_add_subscriptions
 from palaver.actions.users import do_create_user
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.channels import get_stream_by_name
 from palaver.lib.passwords import generate_api_key
 from palaver.lib.realm import realm_email_host
@@ -257,7 +257,7 @@ class _Writer:
                     for row in user_messages:
                         copy.write_row(row)
             else:
-                # The engine's connections run in autocommit (db.py issues BEGIN itself), so
+                # The engine's connections run in autocommit (db/engine.py issues BEGIN itself), so
                 # without this every row would be a transaction of its own.
                 cursor.execute("BEGIN IMMEDIATE")
                 marks = ", ".join("?" * 14)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from palaver.config import Settings
-from palaver.db import Database
+from palaver.db.database import Database
 from palaver.events.memory_backend import MemoryQueueBackend
 from palaver.events.queues import QueueBackend
 from palaver.lib.dependencies import OutageMonitor
@@ -65,7 +65,7 @@ def configure_queue_limits(bus: QueueBackend, settings: Settings) -> QueueBacken
 
 def build_services(settings: Settings, *, one_off: bool = False) -> Services:
     """The services of a serving process, or of a ``one_off`` command run beside the servers
-    (whose changes reach them through the change log when there is no Redis: db.py)."""
+    (whose changes reach them through the change log when there is no Redis: db/database.py)."""
     bus = configure_queue_limits(build_queue_backend(settings), settings)
     limiter: RateLimiter
     if not settings.rate_limiting:

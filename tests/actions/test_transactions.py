@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from palaver.actions.users import do_change_full_name, do_change_user_role
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.exceptions import JsonableError
 from palaver.models import Role, UserProfile
 from palaver.services import Services

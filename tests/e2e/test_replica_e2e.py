@@ -20,7 +20,7 @@ import zulip
 from sqlalchemy import create_engine, text
 
 from palaver.config import load_settings
-from palaver.read_fence import fence_key_prefix
+from palaver.db.read_fence import fence_key_prefix
 from tests import helpers
 from tests.e2e.demo import empty_database
 from tests.servers import RunningServer, http_post, server_environment, start_running_server, stop

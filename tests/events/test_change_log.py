@@ -15,7 +15,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.users import do_change_full_name
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events import change_log
 from palaver.events.change_log import ChangeLogFollower
 from palaver.events.realm_state import RealmStateStore

@@ -33,7 +33,7 @@ from palaver.actions.users import (
 )
 from palaver.app import create_app
 from palaver.config import Settings
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events.invalidation import RedisInvalidation
 from palaver.lib.realm_cache import realm_users
 from palaver.lib.realm_cache.loaders import USERS

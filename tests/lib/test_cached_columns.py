@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events.realm_state import Component
 from palaver.lib import realm_cache
 from palaver.lib.avatars import GRAVATAR, UPLOADED

@@ -16,7 +16,10 @@ import redis
 from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from palaver.db import Database, driver_executemany, statement_tables, transaction
+from palaver.db.bulk import driver_executemany
+from palaver.db.database import Database
+from palaver.db.transaction import transaction
+from palaver.db.written import statement_tables
 from palaver.events.bus import InProcessEventBus
 from palaver.events.invalidation import RedisInvalidation
 from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, Component, RealmStateStore, concerns_cache

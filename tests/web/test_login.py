@@ -264,7 +264,7 @@ def test_deactivated_realm_ends_sessions_and_says_so(
     web: TestClient, realm: SeededRealm, services: Services
 ) -> None:
     from palaver.actions.web_sessions import do_revoke_realm_web_sessions
-    from palaver.db import transaction
+    from palaver.db.transaction import transaction
     from palaver.models import Realm
 
     log_in(web, realm.hamlet)

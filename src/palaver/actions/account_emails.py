@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.actions.users import do_change_password
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.exceptions import JsonableError

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import delete, func
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.alert_words import clean_alert_words, user_alert_words
 from palaver.models import UserProfile

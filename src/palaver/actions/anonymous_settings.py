@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.db import Tx
+from palaver.db.transaction import Tx
 from palaver.events import types as ev
 from palaver.lib.channels import metadata_access_user_ids
 from palaver.lib.group_settings import RenderedGroupSetting, render_group_settings

@@ -9,7 +9,7 @@ from sqlalchemy import delete, insert
 from sqlalchemy.orm import Session
 
 from palaver.actions.thumbnails import delete_thumbnails, record_image
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.attachments import (
     claimable_attachments,

@@ -6,7 +6,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.bot_storage import STORAGE_SIZE_LIMIT, check_is_bot, check_key, storage_size
 from palaver.lib.exceptions import JsonableError
 from palaver.models.bot_storage import BotStorageData

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.user_creation import bot_event_recipients, bot_payload, send_bot_added
 from palaver.actions.users import do_change_full_name, do_change_user_role, do_create_user
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.bots import (
     bot_extra_fields,

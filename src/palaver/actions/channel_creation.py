@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from palaver.actions.messages import SendContext
 from palaver.actions.new_channels import NewChannel, announce_new_channels, create_channel
 from palaver.actions.subscriptions import add_subscriptions
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.channels import check_stream_name, get_streams_by_names, has_metadata_access, viewer_for
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.subscriptions import can_add_subscribers, can_subscribe_self, check_subscription_property

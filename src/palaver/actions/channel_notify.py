@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.db import Tx
+from palaver.db.transaction import Tx
 from palaver.events import types as ev
 from palaver.lib.channels import default_stream_ids, format_stream
 from palaver.models import Role, UserProfile

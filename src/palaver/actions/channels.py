@@ -25,7 +25,7 @@ from palaver.actions.channel_rules import (
     has_realm_permission,
 )
 from palaver.actions.group_settings import set_group_setting
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channel_folders import get_channel_folder
 from palaver.lib.channels import (

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import default_stream_ids
 from palaver.lib.default_stream_groups import (

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from sqlalchemy import ColumnElement, delete, func, literal, select
 from sqlalchemy.orm import Session
 
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import metadata_access_user_ids, subscriber_ids
 from palaver.lib.exceptions import JsonableError

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.devices import PushKey, PushToken, access_device, format_device
 from palaver.lib.exceptions import JsonableError, MissingArgumentError

@@ -8,7 +8,7 @@ import orjson
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.drafts import (
     DraftData,

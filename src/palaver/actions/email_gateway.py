@@ -26,7 +26,8 @@ from palaver.actions.attachments import do_upload_file
 from palaver.actions.messages import SendContext, do_send_message
 from palaver.actions.users import do_create_user
 from palaver.config import Settings
-from palaver.db import Database, in_write_transaction, transaction
+from palaver.db.database import Database
+from palaver.db.transaction import in_write_transaction, transaction
 from palaver.lib.attachments import upload_url
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.email.incoming import (

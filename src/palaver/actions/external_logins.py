@@ -23,7 +23,7 @@ from palaver.actions.users import (
     validate_profile_value,
 )
 from palaver.auth_config import OAuthProvider
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.exceptions import JsonableError, RealmDeactivatedError, UserDeactivatedError
 from palaver.lib.external_auth import (
     ExternalAccount,

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.db import Tx
+from palaver.db.transaction import Tx
 from palaver.events import types as ev
 from palaver.lib.conversations import user_ids_sharing_conversations
 from palaver.lib.profile_fields import profile_data_for_users

@@ -17,7 +17,7 @@ from palaver.actions.messages import SendContext, do_send_message
 from palaver.actions.notification_bot import get_or_create_notification_bot
 from palaver.actions.subscriptions import add_subscriptions
 from palaver.actions.users import do_create_user
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.exceptions import JsonableError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.legacy_push import get_token
 from palaver.models.legacy_push import LegacyPushToken

@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.account_emails import queue_login_notice
 from palaver.actions.users import send_person_update
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.models import UserProfile
 from palaver.models.auth import LoginRecord

@@ -7,7 +7,8 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from palaver.db import lock_rows, transaction
+from palaver.db.locks import lock_rows
+from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.channels import subscriber_ids
 from palaver.lib.conversations import stream_for_message

@@ -20,7 +20,7 @@ from palaver.actions.message_edit_plan import EditContext, EditPlan, MessageEdit
 from palaver.actions.message_mentions import mentioned_users
 from palaver.actions.message_moves import change_channel_rows, move_messages
 from palaver.actions.messages import note_messages_arrived
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
 from palaver.lib.channels import Viewer, subscriber_ids, viewer_for

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from palaver.db import Tx
+from palaver.db.transaction import Tx
 from palaver.events import types as ev
 from palaver.lib.message_flags import flag_names
 from palaver.lib.message_format import finalize_message

@@ -18,7 +18,7 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, func, insert, literal, select, update
 from sqlalchemy.orm import Session
 
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.conversations import streams_by_recipient

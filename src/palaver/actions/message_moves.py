@@ -11,7 +11,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.message_edit_plan import EditPlan
-from palaver.db import Tx
+from palaver.db.transaction import Tx
 from palaver.events import types as ev
 from palaver.lib.message_edit import edit_history_entries
 from palaver.models import UserProfile

@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.messages import SendContext
 from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.message_access import access_message
 from palaver.lib.message_reports import check_report, moderation_channel, report_content, report_topic
 from palaver.models import UserProfile

@@ -32,7 +32,8 @@ from palaver.actions.message_recipients import (
 )
 from palaver.actions.service_bot_queue import direct_service_bot_ids, queue_service_bot_events
 from palaver.actions.submessages import create_widget_submessages
-from palaver.db import Tx, driver_executemany, grouped_write
+from palaver.db.bulk import driver_executemany
+from palaver.db.transaction import Tx, grouped_write
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
 from palaver.lib.channels import AnyStream, metadata_access_user_ids, subscriber_ids

@@ -17,7 +17,7 @@ from palaver.actions.channel_rules import (
 from palaver.actions.group_settings import default_group_setting, store_group_setting_value
 from palaver.actions.messages import SendContext
 from palaver.actions.notification_bot import get_or_create_notification_bot, internal_send_stream_message
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.lib.channel_folders import get_channel_folder
 from palaver.lib.channels import (
     STREAM_GROUP_RULES,

@@ -20,7 +20,7 @@ from palaver.actions.messages import (
     send_written_message_events,
 )
 from palaver.actions.user_creation import create_user
-from palaver.db import in_write_transaction, transaction
+from palaver.db.transaction import in_write_transaction, transaction
 from palaver.lib.channels import subscriber_ids
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_render import render_content

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.web_sessions import hash_token, new_token
 from palaver.models import UserProfile

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from palaver.actions.user_groups import do_set_provider_group_membership
 from palaver.actions.users import do_change_user_role
 from palaver.auth_config import OAuthProvider
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.provider_groups import mapped_role, wanted_group_memberships
 from palaver.lib.user_groups import get_named_group_by_name
 from palaver.lib.users import is_last_owner

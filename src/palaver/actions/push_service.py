@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.models.push_service import PushServiceRealm, PushServiceServer
 from palaver.models.realm import Realm
 from palaver.timeutil import utcnow

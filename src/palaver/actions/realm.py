@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.new_channels import NewChannel, create_initial_channels
 from palaver.actions.users import do_create_user
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.realm import get_realm_by_string_id
 from palaver.lib.user_groups import (

@@ -12,7 +12,7 @@ from sqlalchemy import or_, update
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
-from palaver.db import Tx, rowcount, transaction
+from palaver.db.transaction import Tx, rowcount, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.ids import get_row

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from palaver.actions.group_settings import set_group_setting
 from palaver.actions.user_creation import set_system_group_membership
 from palaver.config import Settings
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.auth_methods import realm_authentication_methods
 from palaver.lib.channels import access_announcement_channel

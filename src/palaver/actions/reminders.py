@@ -11,7 +11,7 @@ import orjson
 from sqlalchemy.orm import Session
 
 from palaver.actions.messages import SendContext, check_message
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.message_access import access_message
 from palaver.lib.message_send import DirectTarget

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, Table, delete, func, insert, literal, select, update
 from sqlalchemy.orm import Session
 
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import subscriber_ids_by_stream
 from palaver.models import Realm

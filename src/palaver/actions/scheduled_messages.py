@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from palaver.actions.messages import SendContext, check_message, do_send_message
 from palaver.actions.notification_bot import get_or_create_notification_bot
 from palaver.config import Settings
-from palaver.db import Tx, rowcount, transaction
+from palaver.db.transaction import Tx, rowcount, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_send import ChannelTarget, SendTarget, normalize_topic, parse_send_target

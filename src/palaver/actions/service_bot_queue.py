@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
-from palaver.db import rowcount, transaction
+from palaver.db.transaction import rowcount, transaction
 from palaver.models.member import Member
 from palaver.models.service_bots import ServiceBotEvent
 from palaver.models.users import BotType, UserProfile

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.web_sessions import hash_token
 from palaver.models.auth import SsoAttempt
 

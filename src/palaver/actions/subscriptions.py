@@ -19,7 +19,8 @@ from sqlalchemy.orm import Session
 from palaver.actions.channel_notify import notify_stream_created, notify_stream_deleted
 from palaver.actions.guest_access import GuestAccessTracker
 from palaver.actions.message_flags import mark_unsubscribed_channels_read
-from palaver.db import Tx, lock_rows, transaction
+from palaver.db.locks import lock_rows
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import (
     get_stream_by_id,

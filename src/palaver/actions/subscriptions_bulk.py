@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from palaver.actions.channel_creation import ChannelRequest, do_subscribe_by_name
 from palaver.actions.new_channels import NewChannel
 from palaver.actions.subscriptions import do_unsubscribe_by_name
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.models.users import UserProfile
 
 

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from palaver.db import rowcount, transaction
+from palaver.db.transaction import rowcount, transaction
 from palaver.events import types as ev
 from palaver.lib.message_flags import flag_names
 from palaver.lib.storage import FileStorage

@@ -10,7 +10,7 @@ import pyotp
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from palaver.db import rowcount, transaction
+from palaver.db.transaction import rowcount, transaction
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.two_factor import PENDING_LIFETIME, matching_step
 from palaver.lib.web_sessions import hash_token, new_token

@@ -10,7 +10,7 @@ from typing import Literal
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from palaver.db import notification
+from palaver.db.transaction import notification
 from palaver.events import types as ev
 from palaver.lib.channels import subscriber_ids
 from palaver.lib.conversations import stream_for_message

@@ -6,7 +6,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from palaver.actions.user_creation import bot_event_recipients
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.users import (

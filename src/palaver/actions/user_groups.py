@@ -14,7 +14,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.group_settings import default_group_setting, set_group_setting, store_group_setting_value
-from palaver.db import Tx, lock_row, transaction
+from palaver.db.locks import lock_row
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import (

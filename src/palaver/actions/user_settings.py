@@ -14,7 +14,7 @@ from palaver.actions.users import (
     do_change_timezone,
     do_change_user_setting,
 )
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.models import UserProfile
 
 

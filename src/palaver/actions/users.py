@@ -30,7 +30,7 @@ from palaver.actions.user_creation import (
     set_system_group_membership,
 )
 from palaver.actions.web_sessions import do_revoke_user_web_sessions
-from palaver.db import Tx, transaction
+from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.avatars import avatar_url
 from palaver.lib.channels import get_announcement_channel

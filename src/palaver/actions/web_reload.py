@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.realm import active_user_ids
 from palaver.models import Realm

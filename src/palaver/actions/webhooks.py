@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from palaver.actions.messages import SendContext, do_send_message
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.webhooks import webhook_target
 from palaver.models import UserProfile
 from palaver.webhooks.base import Notification

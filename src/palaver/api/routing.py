@@ -33,7 +33,7 @@ from starlette.responses import Response
 from palaver.api.context import Ctx
 from palaver.api.multipart import read_multipart
 from palaver.api.params import ParamSpec, RawParams, build_param_specs, parse_params
-from palaver.db import set_actor
+from palaver.db.transaction import set_actor
 from palaver.lib.exceptions import (
     JsonableError,
     MethodNotAllowedError,

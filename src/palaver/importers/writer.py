@@ -34,7 +34,7 @@ from palaver.actions.realm import check_string_id, do_create_realm
 from palaver.actions.realm_emoji import do_add_realm_emoji
 from palaver.actions.user_groups import NewUserGroup, do_create_user_group
 from palaver.actions.users import ProfileDataChange, do_update_user_custom_profile_data
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.importers.model import (
     REALM_SETTINGS,
     ImportedChannel,

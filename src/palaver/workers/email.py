@@ -20,7 +20,7 @@ import orjson
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.email.build import build_email
 from palaver.lib.email.digest import queue_due_digests
 from palaver.lib.email.missed import queue_due_missed_message_emails

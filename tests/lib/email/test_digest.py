@@ -7,7 +7,7 @@ from functools import partial
 
 from sqlalchemy import update
 
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.email.digest import queue_due_digests
 from palaver.lib.email.transport import SmtpTransport
 from palaver.models import UserProfile

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from palaver.cli import main
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.email.outbox import claim_email, queue_email
 from palaver.lib.email.transport import DirectoryTransport, SmtpTransport
 from palaver.models.email_outbox import EmailOutbox

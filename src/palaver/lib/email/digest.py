@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.notification_bot import topic_narrow_path
 from palaver.models import UserProfile

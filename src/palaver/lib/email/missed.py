@@ -23,7 +23,7 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
-from palaver.db import rowcount, transaction
+from palaver.db.transaction import rowcount, transaction
 from palaver.lib.conversation_muting import is_muted_conversation
 from palaver.lib.email.outbox import queue_email
 from palaver.lib.notification_bot import topic_narrow_path

@@ -17,7 +17,7 @@ from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
-from palaver.db import transaction
+from palaver.db.transaction import transaction
 from palaver.models.email_outbox import EmailOutbox
 
 # Retries wait 1, 2, 4 ... minutes, at most an hour; after MAX_ATTEMPTS the row is abandoned.

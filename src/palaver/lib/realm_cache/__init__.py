@@ -52,7 +52,8 @@ from typing import Any, TypeVar
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from palaver.db import Database, written_tables
+from palaver.db.database import Database
+from palaver.db.written import written_tables
 from palaver.events.realm_state import REALM_STATE_TABLES, columns
 from palaver.lib.realm_cache.loaders import (
     ALERT_WORDS,

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 
 class WriteTransaction(Protocol):
-    """What a batch needs of ``db.Tx`` (imported by db.py, so not importing it)."""
+    """What a batch needs of ``Tx`` (``db/transaction.py``, which runs batches through this module)."""
 
     @property
     def events(self) -> list[Any]: ...
