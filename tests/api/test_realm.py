@@ -56,6 +56,7 @@ def test_update_simple_property(
         ("allow_message_editing", False, False),
         ("message_content_edit_limit_seconds", 1200, 1200),
         ("message_content_edit_limit_seconds", "unlimited", None),
+        ("message_content_delete_limit_seconds", 300, 300),
         ("move_messages_within_stream_limit_seconds", 60, 60),
         ("move_messages_between_streams_limit_seconds", "unlimited", None),
     ],
@@ -68,6 +69,17 @@ def test_edit_settings_use_update_dict(
     assert event == {"type": "realm", "op": "update_dict", "property": "default", "data": {prop: expected}}
     assert users == everyone(realm)
     assert realm_state(api, realm)[f"realm_{prop}"] == expected
+
+
+def test_the_delete_time_limit_is_set_and_lifted(api: Api, realm: SeededRealm) -> None:
+    assert_json_success(api.patch(realm.iago, "realm", {"message_content_delete_limit_seconds": 600}))
+    assert realm_state(api, realm)["realm_message_content_delete_limit_seconds"] == 600
+    assert_json_success(api.patch(realm.iago, "realm", {"message_content_delete_limit_seconds": "unlimited"}))
+    assert realm_state(api, realm)["realm_message_content_delete_limit_seconds"] is None
+    assert_json_error(
+        api.patch(realm.iago, "realm", {"message_content_delete_limit_seconds": 0}),
+        "Bad value for 'message_content_delete_limit_seconds': 0",
+    )
 
 
 def test_topics_policy_keeps_mandatory_topics(api: Api, realm: SeededRealm, events: EventRecorder) -> None:

@@ -412,7 +412,7 @@ def test_settings_channels_api_key_and_drafts(live_server: LiveServer, app_page:
 
     page.get_by_role("button", name="Settings").click()
     dialog = page.get_by_role("dialog", name="Settings")
-    dialog.get_by_role("tab", name="Channels").click()
+    dialog.get_by_role("tab", name="Channels", exact=True).click()
     name = unique("willow").replace(" ", "-")
     dialog.get_by_label("Name", exact=True).fill(name)
     dialog.get_by_label("Description").fill("Where the brook runs")

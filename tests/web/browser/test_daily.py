@@ -104,8 +104,8 @@ def test_on_a_phone_settings_scroll_and_log_out_is_there(live_server: LiveServer
     box = tabs.bounding_box()
     assert box and box["width"] <= PHONE["width"]
     # Every tab can be reached (the row scrolls) and opens its section.
-    page.get_by_role("tab", name="Organization").click()
-    assert page.get_by_role("tab", name="Organization").get_attribute("aria-selected") == "true"
+    page.get_by_role("tab", name="Organization", exact=True).click()
+    assert page.get_by_role("tab", name="Organization", exact=True).get_attribute("aria-selected") == "true"
     page.get_by_role("button", name="Log out").click()
     page.get_by_label("Email").wait_for()
     assert page.url.rstrip("/") == live_server.url

@@ -2,7 +2,8 @@
 // the affected views. Pure with respect to the DOM: unit-tested in the browser.
 //
 // Change tags: "feed" (messages shown), "sidebar" (channels, topics, DMs, counts), "users",
-// "typing", "realm", "settings", "drafts".
+// "typing", "realm", "settings", "drafts", and for the settings panels "bots", "groups",
+// "linkifiers", "playgrounds", "default_streams".
 
 import { dmKeyIds, messageDmIds } from "../narrow.js";
 import { Permissions } from "./permissions.js";
@@ -196,12 +197,50 @@ const HANDLERS = {
       case "remove_subgroups":
         if (group) group.direct_subgroup_ids = (group.direct_subgroup_ids || []).filter((id) => !event.direct_subgroup_ids.includes(id));
         break;
+      case "update":
+        if (group) Object.assign(group, event.data || {});
+        break;
+      case "remove":
+        // Deactivated: clients without include_deactivated_groups forget the group.
+        state.groups = state.groups.filter((g) => g.id !== event.group_id);
+        break;
       default:
         return;
     }
     const me = state.users.get(state.myId);
     state.permissions = new Permissions(state.realm, state.myId, state.groups, Boolean(me && me.role <= 300));
-    changes.add("feed");
+    changes.add("feed").add("groups");
+  },
+
+  // Administrators hear of every bot, other people of their own.
+  realm_bot(state, event, changes) {
+    const bots = state.realm.realm_bots || (state.realm.realm_bots = []);
+    const at = bots.findIndex((b) => b.user_id === event.bot.user_id);
+    if (event.op === "add") {
+      if (at >= 0) bots[at] = event.bot;
+      else bots.push(event.bot);
+    } else if (event.op === "update" && at >= 0) {
+      bots[at] = { ...bots[at], ...event.bot };
+    } else if ((event.op === "delete" || event.op === "remove") && at >= 0) {
+      bots.splice(at, 1);
+    }
+    changes.add("bots");
+  },
+
+  realm_linkifiers(state, event, changes) {
+    state.realm.realm_linkifiers = event.realm_linkifiers || [];
+    changes.add("linkifiers");
+  },
+
+  realm_playgrounds(state, event, changes) {
+    state.realm.realm_playgrounds = event.realm_playgrounds || [];
+    changes.add("playgrounds");
+  },
+
+  default_streams(state, event, changes) {
+    // Channel IDs (objects before feature level 330).
+    state.realm.realm_default_streams = (event.default_streams || []).map((s) => (typeof s === "number" ? s : s.stream_id));
+    changes.add("default_streams");
   },
 
   realm_emoji(state, event, changes) {

@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   "message", "update_message", "delete_message", "reaction", "update_message_flags", "subscription", "stream",
   "realm", "realm_user", "typing", "presence", "user_settings", "drafts", "user_group", "realm_emoji",
   "recent_private_conversations", "starred_messages", "user_topic", "user_status", "submessage", "heartbeat", "restart",
+  // For the settings panels (bots, linkifiers, playgrounds, default channels).
+  "realm_bot", "realm_linkifiers", "realm_playgrounds", "default_streams",
 ];
 
 // State sections fetched at register whose name differs from their event's type.

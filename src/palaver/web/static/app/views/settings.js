@@ -6,6 +6,7 @@ import { h, clear, toast, trapFocus } from "./dom.js";
 import { renderChannels } from "./settings_channels.js";
 import { renderOrganization, renderUsers } from "./settings_admin.js";
 import { renderEmoji, renderInvitations } from "./settings_org.js";
+import { lazyPanels } from "./settings_panels.js";
 
 export function openSettings(app, tab = "profile") {
   const existing = document.getElementById("settings-overlay");
@@ -20,6 +21,12 @@ export function openSettings(app, tab = "profile") {
     ["emoji", t("Custom emoji")],
     ...(admin ? [["users", "Users"], ["organization", "Organization"]] : []),
   ];
+  // Sections in modules of their own, loaded when first shown (settings_panels.js).
+  const lazy = lazyPanels(app);
+  for (const entry of lazy) {
+    const at = tabs.findIndex(([name]) => name === entry.after);
+    tabs.splice(at < 0 ? tabs.length : at + 1, 0, [entry.name, entry.label]);
+  }
   const panel = h("div", { class: "settings-panel", role: "tabpanel", id: "settings-panel", tabindex: "-1" });
   const tabList = h("div", { class: "settings-tabs", role: "tablist", "aria-label": t("Settings sections"), "aria-orientation": "vertical" });
   const close = () => {
@@ -36,8 +43,18 @@ export function openSettings(app, tab = "profile") {
     clear(panel);
     // A section that follows live changes sets panel.redraw (main.js calls it).
     panel.redraw = null;
+    panel.redrawOn = null;
+    panel.dataset.section = name;
     const render = { profile: renderProfile, preferences: renderPreferences, account: renderAccount, channels: renderChannels, users: renderUsers, organization: renderOrganization, invitations: renderInvitations, emoji: renderEmoji }[name];
-    render(app, panel);
+    if (render) {
+      render(app, panel);
+      return;
+    }
+    const entry = lazy.find((p) => p.name === name);
+    entry.load().then((module) => {
+      // Another section may have been chosen while the module loaded.
+      if (panel.dataset.section === name && panel.isConnected) module.render(app, panel);
+    }).catch((error) => app.showError(error));
   };
   for (const [name, label] of tabs) {
     tabList.append(h("button", { type: "button", role: "tab", id: `settings-tab-${name}`, "aria-controls": "settings-panel", dataset: { tab: name }, text: label, onclick: () => show(name) }));

@@ -1,0 +1,89 @@
+// Pieces the settings panels share: who is in which system group, a chooser for a
+// group-setting value, a confirmation, a text download.
+
+import { t } from "../i18n.js";
+import { userInGroupSetting } from "../store/permissions.js";
+import { h } from "./dom.js";
+
+// The system groups in the order Zulip offers them, narrowest first; role:internet
+// (spectators) is never a choice in these panels.
+const SYSTEM_GROUPS = ["role:nobody", "role:owners", "role:administrators", "role:moderators", "role:fullmembers", "role:members", "role:everyone"];
+
+export function systemGroupLabel(name) {
+  return {
+    "role:nobody": t("Nobody"),
+    "role:owners": t("Owners"),
+    "role:administrators": t("Administrators"),
+    "role:moderators": t("Administrators and moderators"),
+    "role:fullmembers": t("Full members"),
+    "role:members": t("Everyone except guests"),
+    "role:everyone": t("Everyone, including guests"),
+    "role:internet": t("Everyone on the Internet"),
+  }[name] || name;
+}
+
+export function myRole(app) {
+  return (app.state.users.get(app.state.myId) || {}).role || 400;
+}
+
+export function isAdmin(app) {
+  return myRole(app) <= 200;
+}
+
+export function groupName(group) {
+  return group.is_system_group ? systemGroupLabel(group.name) : group.name;
+}
+
+export function groupsById(app) {
+  return new Map(app.state.groups.map((g) => [g.id, g]));
+}
+
+// Does the signed-in person hold this group-setting value?
+export function holds(app, value) {
+  return userInGroupSetting(value, app.state.myId, groupsById(app));
+}
+
+// A <select> of who holds a permission: the system groups, then the organization's own
+// groups. A value that is a set of people and groups (not one group) shows as "Custom",
+// kept as it is until another choice is made.
+export function groupSettingSelect(app, id, value, { disabled = false, systemOnly = false, onChange } = {}) {
+  const byName = new Map(app.state.groups.filter((g) => g.is_system_group).map((g) => [g.name, g]));
+  const select = h("select", { id, disabled });
+  for (const name of SYSTEM_GROUPS) {
+    const group = byName.get(name);
+    if (group) select.append(h("option", { value: String(group.id), text: systemGroupLabel(name) }));
+  }
+  if (!systemOnly) {
+    const own = app.state.groups.filter((g) => !g.is_system_group && !g.deactivated).sort((a, b) => a.name.localeCompare(b.name));
+    if (own.length) select.append(h("optgroup", { label: t("User groups") }, own.map((g) => h("option", { value: String(g.id), text: g.name }))));
+  }
+  setGroupSettingSelect(select, value);
+  if (onChange) select.addEventListener("change", () => onChange(Number(select.value)));
+  return select;
+}
+
+export function setGroupSettingSelect(select, value) {
+  const custom = select.querySelector('option[value="custom"]');
+  if (typeof value === "number" && select.querySelector(`option[value="${value}"]`)) {
+    if (custom) custom.remove();
+    select.value = String(value);
+    return;
+  }
+  if (!custom) select.append(h("option", { value: "custom", text: t("Custom"), disabled: true }));
+  select.value = "custom";
+}
+
+export function readOnlyNote(text) {
+  return h("p", { class: "hint settings-read-only", text });
+}
+
+// A file of text offered for download (a bot's zuliprc).
+export function downloadLink(name, text, label) {
+  const url = URL.createObjectURL(new Blob([text], { type: "text/plain" }));
+  return h("a", { href: url, download: name, class: "button-link", text: label });
+}
+
+export function zuliprc(email, apiKey) {
+  const site = document.body.dataset.realmUrl || window.location.origin;
+  return `[api]\nemail=${email}\nkey=${apiKey}\nsite=${site}\n`;
+}
