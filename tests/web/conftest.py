@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from sqlalchemy import select
 
 from palaver.config import load_settings
 from tests.servers import ServerProcess, clean_environment, free_port, http_client, launch, wait_until_healthy
@@ -140,11 +141,21 @@ def seed_organization(settings_values: dict[str, Any]) -> dict[str, tuple[str, s
     return users
 
 
-def start_live_server(tmp: Path, **extra: str) -> LiveServer:
-    """A seeded ``palaver serve`` on a free loopback port; ``extra`` settings may name the
-    port as ``{port}`` (a second origin on the same server, say)."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+def start_live_server(
+    tmp: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    config: Path | None = None,
+    open_signup: bool = False,
+    **extra: str,
+) -> LiveServer:
+    """A seeded ``palaver serve`` on a free loopback port (or ``port``), at ``http://{host}:{port}``
+    (``localhost`` for WebAuthn, which takes host names only). ``config`` is a palaver.toml
+    (sign-in providers); ``open_signup`` lets anyone join without an invitation. ``extra``
+    settings may name the port as ``{port}`` (a second origin on the same server, say)."""
+    port = port if port is not None else free_port()
+    url = f"http://{host}:{port}"
     values = {
         "data_dir": str(tmp / "data"),
         "database_url": f"sqlite:///{tmp / 'palaver.db'}",
@@ -155,8 +166,11 @@ def start_live_server(tmp: Path, **extra: str) -> LiveServer:
         **{name: value.format(port=port) for name, value in extra.items()},
     }
     users = seed_organization(values)
+    if open_signup:
+        _open_signup(values)
     env = clean_environment(
         **{f"PALAVER_{name.upper()}": value for name, value in values.items()},
+        **({"PALAVER_CONFIG": str(config)} if config is not None else {}),
         PALAVER_HOST="127.0.0.1",
         PALAVER_PORT=str(port),
         PALAVER_CREATE_DEMO_REALM="false",
@@ -171,6 +185,15 @@ def start_live_server(tmp: Path, **extra: str) -> LiveServer:
     server = LiveServer(url, port, tmp / "data", env, tmp / "server.log", users=users)
     server.start()
     return server
+
+
+def _open_signup(settings_values: dict[str, Any]) -> None:
+    from palaver.bootstrap import open_services
+    from palaver.models import Realm
+
+    settings = load_settings(env={}, **settings_values)
+    with open_services(settings) as services, services.db.session() as session, session.begin():
+        session.scalars(select(Realm).where(Realm.string_id == "")).one().invite_required = False
 
 
 @pytest.fixture(scope="session")

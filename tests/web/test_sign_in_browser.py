@@ -20,7 +20,7 @@ from palaver.config import load_settings
 from palaver.models import UserProfile
 from tests.oidc_server import CLIENT_ID, CLIENT_SECRET, Provider, running_provider
 from tests.servers import clean_environment, free_port
-from tests.web.conftest import PASSWORD, LiveServer, seed_organization
+from tests.web.conftest import PASSWORD, LiveServer, start_live_server
 
 ACCOUNTS: dict[str, dict[str, Any]] = {
     "ada": {"email": "ada@corp.example", "email_verified": True, "name": "Ada Lovelace"},
@@ -49,16 +49,6 @@ def sso_server(
     tmp_path_factory: pytest.TempPathFactory, server_port: int, provider: Provider
 ) -> Iterator[LiveServer]:
     tmp = tmp_path_factory.mktemp("sso-server")
-    url = f"http://127.0.0.1:{server_port}"
-    values = {
-        "data_dir": str(tmp / "data"),
-        "database_url": f"sqlite:///{tmp / 'palaver.db'}",
-        "external_url": url,
-        "root_realm_string_id": "",
-        "password_time_cost": "1",
-        "password_memory_cost_kib": "8",
-    }
-    users = seed_organization(values)
     secret = tmp / "client-secret"
     secret.write_text(CLIENT_SECRET + "\n")
     config = tmp / "palaver.toml"
@@ -70,31 +60,11 @@ client_id = "{CLIENT_ID}"
 client_secret_file = "{secret}"
 """
     )
-    env = clean_environment(
-        **{f"PALAVER_{name.upper()}": value for name, value in values.items()},
-        PALAVER_CONFIG=str(config),
-        PALAVER_HOST="127.0.0.1",
-        PALAVER_PORT=str(server_port),
-        PALAVER_CREATE_DEMO_REALM="false",
-        PALAVER_LOG_LEVEL="warning",
-        PALAVER_AUTH_RATE_LIMIT_PER_IP="1000/60",
-    )
-    server = LiveServer(url, server_port, tmp / "data", env, tmp / "server.log", users=users)
-    _open_signup(values)
-    server.start()
+    server = start_live_server(tmp, port=server_port, config=config, open_signup=True)
     try:
         yield server
     finally:
         server.stop()
-
-
-def _open_signup(values: dict[str, str]) -> None:
-    from palaver.models import Realm
-
-    settings = load_settings(env={}, **values)
-    with open_services(settings) as services, services.db.session() as session, session.begin():
-        realm = session.scalars(select(Realm).where(Realm.string_id == "")).one()
-        realm.invite_required = False
 
 
 def _user(server: LiveServer, email: str) -> UserProfile | None:
@@ -377,27 +347,7 @@ def test_organization_can_require_two_factor(sso_server: LiveServer, new_page: C
 @pytest.fixture(scope="module")
 def localhost_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """A server whose URL is http://localhost:PORT: WebAuthn takes host names, not IP addresses."""
-    tmp = tmp_path_factory.mktemp("passkey-server")
-    port = free_port()
-    url = f"http://localhost:{port}"
-    values = {
-        "data_dir": str(tmp / "data"),
-        "database_url": f"sqlite:///{tmp / 'palaver.db'}",
-        "external_url": url,
-        "root_realm_string_id": "",
-        "password_time_cost": "1",
-        "password_memory_cost_kib": "8",
-    }
-    users = seed_organization(values)
-    env = clean_environment(
-        **{f"PALAVER_{name.upper()}": value for name, value in values.items()},
-        PALAVER_HOST="127.0.0.1",
-        PALAVER_PORT=str(port),
-        PALAVER_CREATE_DEMO_REALM="false",
-        PALAVER_LOG_LEVEL="warning",
-    )
-    server = LiveServer(url, port, tmp / "data", env, tmp / "server.log", users=users)
-    server.start()
+    server = start_live_server(tmp_path_factory.mktemp("passkey-server"), host="localhost")
     try:
         yield server
     finally:
