@@ -513,6 +513,17 @@ client_secret = "gh-secret"
             '[auth.oidc.corp]\nclient_id = "x"\nissuer = "https://x"\nclient_secret_file = "/nonexistent"',
             "cannot be read",
         ),
+        ('[auth.saml.corp]\nsp_key_file = "/etc/hostname"\nsp_cert_file = "/etc/hostname"', "give one of"),
+        (
+            '[auth.saml.corp]\nidp_metadata_url = "https://idp"\nsp_key_file = "/nonexistent"\n'
+            'sp_cert_file = "/etc/hostname"',
+            "/nonexistent cannot be read",
+        ),
+        (
+            '[auth.saml.corp]\nidp_metadata_url = "ftp://idp"\nsp_key_file = "/etc/hostname"\n'
+            'sp_cert_file = "/etc/hostname"',
+            "http:// or https://",
+        ),
     ],
 )
 def test_bad_auth_tables_are_configuration_errors(tmp_path: Path, table: str, message: str) -> None:

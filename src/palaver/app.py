@@ -43,6 +43,7 @@ from palaver.services import Services, build_services
 from palaver.serving import on_stop_signals
 from palaver.web.pages import build_pages, web_routes
 from palaver.web.passkeys import passkey_routes
+from palaver.web.saml import saml_routes
 from palaver.web.sso import sso_routes
 from palaver.web.two_factor import two_factor_routes
 from palaver.web_pages import web_page_routes
@@ -373,6 +374,8 @@ def create_app(
     pages = build_pages(services)
     # Server-rendered pages start in the browser's language (lib/i18n.py).
     app.add_middleware(AcceptLanguageMiddleware)
+    # Before the OpenID Connect routes, whose patterns would take /complete/saml/ too.
+    app.router.routes.extend(saml_routes(pages))
     app.router.routes.extend(sso_routes(pages))
     app.router.routes.extend(two_factor_routes(pages))
     app.router.routes.extend(passkey_routes(pages))

@@ -1,8 +1,9 @@
 """The server's sign-in providers: the ``[auth.…]`` tables of the TOML configuration.
 
 ``[auth.ldap]`` is one company directory; ``[auth.oidc.NAME]`` is one OpenID Connect
-provider (any number); ``[auth.github]``, ``[auth.gitlab]`` and ``[auth.google]`` are the
-presets, which need only a client id and secret. Secrets are given inline, by file
+provider (any number); ``[auth.saml.NAME]`` is one SAML 2.0 identity provider (any number);
+``[auth.github]``, ``[auth.gitlab]`` and ``[auth.google]`` are the presets, which need only a
+client id and secret. Secrets are given inline, by file
 (``…_file``, read at start-up) or by environment variable (``…_env``); a secret named but
 unreadable is a configuration error, never an empty password.
 
@@ -197,11 +198,71 @@ class OAuthProvider(BaseModel):
         return f"oidc/{self.name}" if self.preset == "oidc" else self.preset
 
 
+class SamlIdp(BaseModel):
+    """One SAML 2.0 identity provider, and the service provider Palaver is towards it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = ""
+    display_name: str = ""
+    # An icon URL for the button (absolute, or relative to the server).
+    icon_url: str | None = None
+    # The IdP's metadata (entity ID, endpoints, signing certificates): by URL or by file.
+    idp_metadata_url: str = ""
+    idp_metadata_file: Path | None = None
+    # Our entity ID at the IdP; empty: each organization's ``<its URL>/saml/metadata.xml``.
+    sp_entity_id: str = ""
+    # Our key pair: signs our requests, and the IdP encrypts assertions to the certificate.
+    sp_key_file: Path
+    sp_cert_file: Path
+    # Where the IdP's assertion carries the email, the name and (optionally) the groups.
+    email_attribute: str = "email"
+    name_attribute: str = "name"
+    groups_attribute: str = ""
+    # When set, only members of one of these groups (in groups_attribute) may sign in.
+    required_groups: list[str] = Field(default_factory=list)
+    # Accept responses no sign-in started here asked for (an IdP's own portal); off, as such
+    # responses cannot be bound to the browser that brings them.
+    idp_initiated: bool = False
+    # Assertions issued a little in the future or expired a little ago are still accepted.
+    clock_skew_seconds: int = Field(default=120, ge=0, le=600)
+
+    @model_validator(mode="after")
+    def _check(self) -> SamlIdp:
+        if bool(self.idp_metadata_url) == (self.idp_metadata_file is not None):
+            raise ValueError("give one of idp_metadata_url, idp_metadata_file")
+        if self.idp_metadata_url and urlsplit(self.idp_metadata_url).scheme not in ("http", "https"):
+            raise ValueError("idp_metadata_url must be an http:// or https:// URL")
+        files = [self.sp_key_file, self.sp_cert_file, self.idp_metadata_file]
+        for path in (p for p in files if p is not None):
+            if not path.is_file():
+                raise ValueError(f"{path} cannot be read")
+        if self.required_groups and not self.groups_attribute:
+            raise ValueError("required_groups needs groups_attribute")
+        if not self.display_name:
+            object.__setattr__(self, "display_name", self.name or "SAML")
+        return self
+
+    @property
+    def zulip_method(self) -> str:
+        return "SAML"
+
+    @property
+    def button_name(self) -> str:
+        """``server_settings`` ``external_authentication_methods`` ``name``, as Zulip spells it."""
+        return f"saml:{self.name}"
+
+    @property
+    def path(self) -> str:
+        return f"saml/{self.name}"
+
+
 class AuthSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     ldap: LdapSettings | None = None
     oidc: dict[str, OAuthProvider] = Field(default_factory=dict)
+    saml: dict[str, SamlIdp] = Field(default_factory=dict)
     github: OAuthProvider | None = None
     gitlab: OAuthProvider | None = None
     google: OAuthProvider | None = None
@@ -221,6 +282,13 @@ class AuthSettings(BaseModel):
                 raise ValueError(f"provider name {name!r}: use lowercase letters, digits, - and _")
             named[name] = {**table, "name": name, "preset": "oidc"} if isinstance(table, dict) else table
         values["oidc"] = named
+        saml = values.get("saml") or {}
+        if not isinstance(saml, dict):
+            raise ValueError("[auth.saml] must hold one table per identity provider: [auth.saml.NAME]")
+        for name in saml:
+            if not _PROVIDER_NAME.match(name):
+                raise ValueError(f"provider name {name!r}: use lowercase letters, digits, - and _")
+        values["saml"] = {n: {**t, "name": n} if isinstance(t, dict) else t for n, t in saml.items()}
         for preset in ("github", "gitlab", "google"):
             table = values.get(preset)
             if isinstance(table, dict):
@@ -234,3 +302,7 @@ class AuthSettings(BaseModel):
 
     def provider(self, path: str) -> OAuthProvider | None:
         return next((p for p in self.providers() if p.path == path), None)
+
+    def buttons(self) -> list[OAuthProvider | SamlIdp]:
+        """Every "Sign in with …" button, in display order: SAML's after the others."""
+        return [*self.providers(), *self.saml.values()]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from palaver.auth_config import OAuthProvider
+from palaver.auth_config import OAuthProvider, SamlIdp
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError
 from palaver.models import Realm
@@ -18,13 +18,15 @@ from palaver.models import Realm
 EMAIL = "Email"
 LDAP = "LDAP"
 OPENID_CONNECT = "OpenID Connect"
+SAML = "SAML"
 # Every method Palaver implements, in the order the settings panel lists them.
-ALL_METHODS = (EMAIL, LDAP, OPENID_CONNECT, "GitHub", "GitLab", "Google")
+ALL_METHODS = (EMAIL, LDAP, OPENID_CONNECT, SAML, "GitHub", "GitLab", "Google")
 # ``server_settings`` ``authentication_methods`` keys, by method.
 SERVER_SETTINGS_KEYS = {
     EMAIL: ("password", "email"),
     LDAP: ("ldap",),
     OPENID_CONNECT: ("openid connect",),
+    SAML: ("saml",),
     "GitHub": ("github",),
     "GitLab": ("gitlab",),
     "Google": ("google",),
@@ -37,7 +39,7 @@ def available_methods(settings: Settings) -> set[str]:
     methods = {EMAIL}
     if settings.auth.ldap is not None:
         methods.add(LDAP)
-    methods.update(p.zulip_method for p in settings.auth.providers())
+    methods.update(p.zulip_method for p in settings.auth.buttons())
     return methods
 
 
@@ -91,9 +93,9 @@ def check_authentication_methods(settings: Settings, realm: Realm, value: object
     return ",".join(m for m in ALL_METHODS if m in disabled)
 
 
-def enabled_providers(settings: Settings, realm: Realm | None) -> list[OAuthProvider]:
+def enabled_providers(settings: Settings, realm: Realm | None) -> list[OAuthProvider | SamlIdp]:
     """The "Sign in with …" buttons of an organization (all configured ones without one)."""
-    providers = settings.auth.providers()
+    providers = settings.auth.buttons()
     if realm is None:
         return providers
     enabled = enabled_methods(settings, realm)

@@ -176,3 +176,29 @@ class WebAuthnChallenge(Base):
     purpose: Mapped[str] = mapped_column(String(16))
     challenge: Mapped[str] = mapped_column(String(200))
     created: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SamlAssertion(Base):
+    """A SAML assertion accepted once: its ID is kept until the assertion expires, so the same
+    assertion brought again (a replay) is refused while it would still be valid."""
+
+    __tablename__ = "saml_assertion"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # "<IdP entity ID> <assertion ID>": IDs are unique per issuer only.
+    assertion_key: Mapped[str] = mapped_column(String(600), unique=True)
+    expires: Mapped[datetime] = mapped_column(index=True)
+
+
+class SamlSession(Base):
+    """The IdP session a browser session was signed in by, for single logout."""
+
+    __tablename__ = "saml_session"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    web_session_id: Mapped[int] = mapped_column(ForeignKey("web_session.id", ondelete="CASCADE"), unique=True)
+    # SamlIdp.path: "saml/NAME".
+    provider: Mapped[str] = mapped_column(String(64))
+    # The assertion's NameID element, as XML (its format and qualifiers go back in the logout).
+    name_id: Mapped[str] = mapped_column(Text)
+    session_index: Mapped[str] = mapped_column(String(255), default="")

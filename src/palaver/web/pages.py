@@ -9,6 +9,7 @@ token, which the app sends in ``X-CSRFToken`` with every write to /json.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from palaver.lib.exceptions import (
 )
 from palaver.lib.i18n import N_, client_catalog_json, gettext, install, set_request_language
 from palaver.lib.realm import get_realm_by_string_id, realm_url, subdomain_for_host
+from palaver.lib.saml_sessions import saml_logout_url
 from palaver.lib.two_factor import (
     GUARDED_METHODS,
     TRUSTED_COOKIE,
@@ -55,6 +57,7 @@ from palaver.lib.web_sessions import (
     tokens_match,
 )
 from palaver.models import Realm, UserProfile
+from palaver.models.web_sessions import WebSession
 from palaver.services import Services
 from palaver.web.sessions import lifetime, session_user
 from palaver.web.static import StaticTree, load_static_tree, static_routes
@@ -381,9 +384,11 @@ def finish_login(
     user_agent: str,
     next_path: str,
     mobile_flow_otp: str | None,
+    on_session: Callable[[WebSession], None] | None = None,
 ) -> Response:
     """The answer to a successful sign-in by any method: the app's ``zulip://`` redirect with
-    its encrypted key (``mobile_flow_otp``), or a browser session and the page it was going to."""
+    its encrypted key (``mobile_flow_otp``), or a browser session and the page it was going to
+    (``on_session`` is told of the session, as single logout needs)."""
     services = pages.services
     channel = "app" if mobile_flow_otp is not None else "web"
     do_record_login(session, user, client=user_agent, method=method, channel=channel, ip_address=client_ip)
@@ -398,6 +403,8 @@ def finish_login(
         # Starlette's RedirectResponse would quote the custom scheme; the URL is ours, built above.
         return Response(status_code=302, headers={"Location": location, "Cache-Control": "no-store"})
     token, row = do_create_web_session(session, user, now=services.clock(), lifetime=lifetime(services))
+    if on_session is not None:
+        on_session(row)
     response = RedirectResponse(next_path, status_code=302, headers={"Cache-Control": "no-store"})
     set_session_cookies(pages, response, token, row.csrf_token)
     return response
@@ -417,17 +424,36 @@ def set_session_cookies(pages: Pages, response: Response, token: str, csrf: str)
 
 def log_out(pages: Pages, request: Request, form: FormData) -> Response:
     services = pages.services
+    idp_logout: str | None = None
+    realm_name = "Palaver"
     with services.db.session() as session:
         found = session_user(
             session, services, request.headers.get("host", ""), request.cookies.get(SESSION_COOKIE)
         )
         if found is not None:
-            row, _ = found
+            row, user = found
             given = form.get(CSRF_FORM_FIELD) or request.headers.get(CSRF_HEADER)
             if not tokens_match(row.csrf_token, given if isinstance(given, str) else None):
                 return pages.html("<!doctype html><title>Forbidden</title><p>CSRF error: try again.</p>", 403)
+            realm_name = user.realm.name
+            idp_logout = saml_logout_url(
+                services.settings, session, row, realm_url(services.settings, user.realm)
+            )
+            # Palaver's session ends here, whatever the IdP answers to the logout.
             do_delete_web_session(session, row)
-    response = RedirectResponse("/", status_code=302, headers={"Cache-Control": "no-store"})
+    if idp_logout is not None:
+        # A page, not a redirect: the logout form's form-action 'self' would stop a redirect
+        # to the IdP, while a navigation the page starts itself is not a form's.
+        response: Response = pages.render(
+            "signed_out.html",
+            200,
+            realm_name=realm_name,
+            heading=gettext("You are signed out"),
+            text=gettext("Signing you out of your identity provider too…"),
+            continue_url=idp_logout,
+        )
+    else:
+        response = RedirectResponse("/", status_code=302, headers={"Cache-Control": "no-store"})
     response.delete_cookie(SESSION_COOKIE, path="/", secure=pages.secure, httponly=True, samesite="lax")
     response.delete_cookie(CSRF_COOKIE, path="/", secure=pages.secure, samesite="lax")
     return response

@@ -33,7 +33,7 @@ SSO_COOKIE = "palaver_sso"
 _COOKIE_PATH = "/complete/"
 
 
-def _page(pages: Pages, realm: Realm | None, heading: str, text: str, status: int) -> HTMLResponse:
+def error_page(pages: Pages, realm: Realm | None, heading: str, text: str, status: int) -> HTMLResponse:
     return pages.render(
         "sso_error.html",
         status,
@@ -47,7 +47,7 @@ def _redirect_uri(pages: Pages, realm: Realm, provider: OAuthProvider) -> str:
     return f"{realm_url(pages.services.settings, realm)}/complete/{provider.path}/"
 
 
-def _check_ip(pages: Pages, client_ip: str) -> bool:
+def ip_allowed(pages: Pages, client_ip: str) -> bool:
     settings = pages.services.settings
     return pages.services.rate_limiter.hit(f"auth-ip:{client_ip}", settings.auth_rate_limit_per_ip).allowed
 
@@ -66,7 +66,7 @@ def begin(pages: Pages, request: Request, path: str, params: dict[str, str], cli
         if realm is None:
             return no_realm(pages)
         if realm.deactivated:
-            return _page(
+            return error_page(
                 pages,
                 realm,
                 gettext("Organization deactivated"),
@@ -75,26 +75,26 @@ def begin(pages: Pages, request: Request, path: str, params: dict[str, str], cli
             )
         provider = _provider_for(pages, realm, path)
         if provider is None:
-            return _page(
+            return error_page(
                 pages,
                 realm,
                 gettext("Sign-in method not available"),
                 gettext("This organization does not use it."),
                 404,
             )
-        if not _check_ip(pages, client_ip):
-            return _page(
+        if not ip_allowed(pages, client_ip):
+            return error_page(
                 pages, realm, gettext("Too many attempts"), gettext("Please wait a while and try again."), 429
             )
         otp = params.get("mobile_flow_otp")
         if otp is not None and not valid_otp(otp):
-            return _page(
+            return error_page(
                 pages, realm, gettext("Bad request"), gettext("The app sent an invalid mobile_flow_otp."), 400
             )
         try:
             authorization = oidc.begin(provider, _redirect_uri(pages, realm, provider))
         except JsonableError as e:
-            return _page(
+            return error_page(
                 pages,
                 realm,
                 gettext("%(provider)s is unavailable", provider=provider.display_name),
@@ -137,15 +137,15 @@ def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Respo
             return no_realm(pages)
         provider = _provider_for(pages, realm, path)
         if provider is None:
-            return _page(
+            return error_page(
                 pages,
                 realm,
                 gettext("Sign-in method not available"),
                 gettext("This organization does not use it."),
                 404,
             )
-        if not _check_ip(pages, client_ip):
-            return _page(
+        if not ip_allowed(pages, client_ip):
+            return error_page(
                 pages, realm, gettext("Too many attempts"), gettext("Please wait a while and try again."), 429
             )
         pending = do_take_sso_attempt(
@@ -158,13 +158,13 @@ def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Respo
             text = gettext(
                 "This sign-in has expired, was already used, or was started in another browser. Try again."
             )
-            return _clear_cookie(pages, _page(pages, realm, gettext("Sign-in expired"), text, 400))
+            return _clear_cookie(pages, error_page(pages, realm, gettext("Sign-in expired"), text, 400))
         if "error" in params or "code" not in params:
             reason = params.get("error_description") or params.get("error") or "no authorization code"
             text = gettext(
                 "%(provider)s did not sign you in: %(reason)s", provider=provider.display_name, reason=reason
             )
-            return _clear_cookie(pages, _page(pages, realm, gettext("Sign-in cancelled"), text, 403))
+            return _clear_cookie(pages, error_page(pages, realm, gettext("Sign-in cancelled"), text, 403))
         try:
             account = oidc.complete(
                 provider,
@@ -183,10 +183,12 @@ def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Respo
             )
         except UserDeactivatedError:
             text = gettext("Your account has been deactivated. Ask an administrator of the organization.")
-            return _clear_cookie(pages, _page(pages, realm, gettext("Account deactivated"), text, 403))
+            return _clear_cookie(pages, error_page(pages, realm, gettext("Account deactivated"), text, 403))
         except JsonableError as e:
             session.rollback()
-            return _clear_cookie(pages, _page(pages, realm, gettext("Sign-in refused"), e.msg, e.http_status))
+            return _clear_cookie(
+                pages, error_page(pages, realm, gettext("Sign-in refused"), e.msg, e.http_status)
+            )
         response = finish_login(
             pages,
             session,

@@ -1,0 +1,56 @@
+"""SAML sign-ins' state: assertions already used (against replays), and which IdP session
+each browser session came from (for single logout)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from palaver.db.transaction import transaction
+from palaver.lib.exceptions import JsonableError
+from palaver.models.auth import SamlAssertion, SamlSession
+
+
+class AssertionReplayedError(JsonableError):
+    code = "SSO_REFUSED"
+    http_status = 403
+
+
+def do_spend_saml_assertion(
+    session: Session, *, assertion_key: str, expires: datetime, now: datetime
+) -> None:
+    """Use an assertion up: the same one again, while it would still be valid, is a replay.
+
+    The unique key decides between two concurrent posts of one assertion: one insert wins.
+    """
+    with transaction(session):
+        session.execute(delete(SamlAssertion).where(SamlAssertion.expires <= now))
+        seen = session.scalars(
+            select(SamlAssertion.id).where(SamlAssertion.assertion_key == assertion_key)
+        ).first()
+        if seen is None:
+            try:
+                with session.begin_nested():
+                    session.add(SamlAssertion(assertion_key=assertion_key, expires=expires))
+                    session.flush()
+            except IntegrityError:
+                seen = -1
+    if seen is not None:
+        raise AssertionReplayedError("This sign-in answer was already used. Sign in again.")
+
+
+def do_link_saml_session(
+    session: Session, *, web_session_id: int, provider: str, name_id_xml: str, session_index: str
+) -> None:
+    with transaction(session):
+        session.add(
+            SamlSession(
+                web_session_id=web_session_id,
+                provider=provider,
+                name_id=name_id_xml,
+                session_index=session_index,
+            )
+        )

@@ -1,0 +1,277 @@
+"""Signing in with SAML 2.0 in a real Chromium, against pysaml2's IdP run as its own process
+(tests/saml_server.py) and a real ``palaver serve``: sign-in and first-sign-in accounts,
+encrypted assertions, the refusals (a broken signature, another audience, an expired
+assertion, a replayed one, an unsolicited one), the apps' flow and single logout."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from palaver.bootstrap import open_services
+from palaver.config import load_settings
+from palaver.models import Realm, UserProfile
+from tests.saml_server import IdentityProvider, running_idp
+from tests.servers import clean_environment, free_port
+from tests.web.conftest import LiveServer, seed_organization
+
+ACCOUNTS: dict[str, dict[str, Any]] = {
+    "grace": {"email": "grace@corp.example", "name": "Grace Hopper"},
+    "hamlet": {"email": "hamlet@example.com", "name": "Hamlet of Denmark"},
+    "iago": {"email": "iago@example.com", "name": "Iago"},
+}
+for n in range(8):
+    ACCOUNTS[f"temp{n}"] = {"email": f"temp{n}@corp.example", "name": f"Temp {n}"}
+
+
+@pytest.fixture(scope="module")
+def server_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def idp(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> Iterator[IdentityProvider]:
+    metadata = f"http://127.0.0.1:{server_port}/saml/metadata.xml"
+    with running_idp(tmp_path_factory.mktemp("saml-idp"), metadata, ACCOUNTS) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def saml_server(
+    tmp_path_factory: pytest.TempPathFactory, server_port: int, idp: IdentityProvider
+) -> Iterator[LiveServer]:
+    tmp = tmp_path_factory.mktemp("saml-server")
+    url = f"http://127.0.0.1:{server_port}"
+    values = {
+        "data_dir": str(tmp / "data"),
+        "database_url": f"sqlite:///{tmp / 'palaver.db'}",
+        "external_url": url,
+        "root_realm_string_id": "",
+        "password_time_cost": "1",
+        "password_memory_cost_kib": "8",
+    }
+    users = seed_organization(values)
+    config = tmp / "palaver.toml"
+    config.write_text(
+        f"""[auth.saml.corp]
+display_name = "Corp SAML"
+idp_metadata_url = "{idp.metadata_url}"
+sp_key_file = "{idp.sp_key}"
+sp_cert_file = "{idp.sp_cert}"
+"""
+    )
+    env = clean_environment(
+        **{f"PALAVER_{name.upper()}": value for name, value in values.items()},
+        PALAVER_CONFIG=str(config),
+        PALAVER_HOST="127.0.0.1",
+        PALAVER_PORT=str(server_port),
+        PALAVER_CREATE_DEMO_REALM="false",
+        PALAVER_LOG_LEVEL="warning",
+        PALAVER_AUTH_RATE_LIMIT_PER_IP="1000/60",
+    )
+    server = LiveServer(url, server_port, tmp / "data", env, tmp / "server.log", users=users)
+    settings = load_settings(env={}, **values)
+    with open_services(settings) as services, services.db.session() as session, session.begin():
+        session.scalars(select(Realm).where(Realm.string_id == "")).one().invite_required = False
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _user(server: LiveServer, email: str) -> UserProfile | None:
+    database_url = f"sqlite:///{server.data_dir.parent / 'palaver.db'}"
+    settings = load_settings(env={}, database_url=database_url, data_dir=str(server.data_dir))
+    with open_services(settings) as services, services.db.session() as session:
+        user = session.scalars(select(UserProfile).where(UserProfile.delivery_email == email)).one_or_none()
+        if user is not None:
+            session.expunge(user)
+        return user
+
+
+def _through_idp(page: Any, login: str) -> None:
+    """The IdP's login form, as a person fills it; its answer posts itself to Palaver."""
+    page.wait_for_selector("input[name=username]")
+    page.fill("input[name=username]", login)
+    page.fill("input[name=password]", "any-password")
+    page.click("button[type=submit]")
+
+
+def _sign_in(page: Any, server: LiveServer, login: str) -> None:
+    page.goto(server.url + "/")
+    page.click("a[data-provider='saml:corp']")
+    _through_idp(page, login)
+
+
+def _cookies(page: Any) -> set[str]:
+    return {c["name"] for c in page.context.cookies()}
+
+
+@pytest.fixture
+def mode(idp: IdentityProvider) -> Iterator[Callable[[str | None], None]]:
+    yield idp.set_mode
+    idp.set_mode(None)
+
+
+def test_metadata_and_server_settings(saml_server: LiveServer) -> None:
+    metadata = httpx.get(f"{saml_server.url}/saml/metadata.xml")
+    assert metadata.status_code == 200
+    assert f'entityID="{saml_server.url}/saml/metadata.xml"' in metadata.text
+    assert f'Location="{saml_server.url}/complete/saml/"' in metadata.text
+    assert "X509Certificate" in metadata.text
+    body = httpx.get(f"{saml_server.url}/api/v1/server_settings").json()
+    assert body["external_authentication_methods"] == [
+        {
+            "name": "saml:corp",
+            "display_name": "Corp SAML",
+            "display_icon": None,
+            "login_url": "/accounts/login/social/saml/corp",
+            "signup_url": "/accounts/register/social/saml/corp",
+        }
+    ]
+    assert body["authentication_methods"]["saml"] is True
+
+
+@pytest.mark.parametrize("encrypted", [False, True])
+def test_sign_in_makes_the_account_and_single_logout_ends_both_sessions(
+    saml_server: LiveServer,
+    idp: IdentityProvider,
+    new_page: Callable[..., Any],
+    mode: Callable[[str | None], None],
+    encrypted: bool,
+) -> None:
+    login = "grace" if not encrypted else "temp6"
+    mode("encrypt" if encrypted else None)
+    page = new_page()
+    _sign_in(page, saml_server, login)
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
+    assert me["full_name"] == ACCOUNTS[login]["name"]
+    user = _user(saml_server, ACCOUNTS[login]["email"])
+    assert user is not None and user.password is None
+    assert "palaver_saml" not in _cookies(page)
+    # The IdP saw a signed request from Palaver's entity.
+    assert idp.state()["requests"][-1]["issuer"] == f"{saml_server.url}/saml/metadata.xml"
+
+    # Logging out ends Palaver's session, then the IdP's (SP-initiated single logout).
+    page.goto("about:blank")
+    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    page.goto(saml_server.url + "/accounts/2fa/")
+    page.evaluate(
+        """csrf => { const f = document.createElement('form'); f.method = 'post';
+        f.action = '/accounts/logout/'; const i = document.createElement('input');
+        i.type = 'hidden'; i.name = 'csrfmiddlewaretoken'; i.value = csrf; f.append(i);
+        document.body.append(f); f.submit(); }""",
+        csrf,
+    )
+    page.wait_for_selector("#signed-out-text:has-text('too.')")
+    assert "Corp SAML" in page.inner_text("#signed-out-text")
+    assert idp.state()["logouts"][-1]["name_id"] == f"idp-{login}"
+    assert "palaver_session" not in _cookies(page)
+    assert page.evaluate("fetch('/json/users/me').then(r => r.status)") == 401
+
+
+def test_existing_account_is_linked_by_its_email_then_by_name_id(
+    saml_server: LiveServer, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    _sign_in(page, saml_server, "hamlet")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
+    assert me["user_id"] == _user(saml_server, "hamlet@example.com").id  # type: ignore[union-attr]
+    assert me["full_name"] == "Hamlet of Denmark"
+
+
+@pytest.mark.parametrize(
+    ("misbehaviour", "login", "message"),
+    [
+        ("tamper", "temp0", "has no valid signature"),
+        ("audience", "temp1", "was issued to another service"),
+        ("expired", "temp2", "has expired"),
+    ],
+)
+def test_refused_answers_show_a_clear_page_and_make_no_account(
+    saml_server: LiveServer,
+    new_page: Callable[..., Any],
+    mode: Callable[[str | None], None],
+    misbehaviour: str,
+    login: str,
+    message: str,
+) -> None:
+    mode(misbehaviour)
+    page = new_page()
+    _sign_in(page, saml_server, login)
+    page.wait_for_selector("#sso-error")
+    assert message in page.inner_text("#sso-error")
+    for email in (ACCOUNTS[login]["email"], "mallory@evil.example"):
+        assert _user(saml_server, email) is None
+    assert "palaver_session" not in _cookies(page)
+
+
+def test_a_replayed_answer_is_refused(
+    saml_server: LiveServer, new_page: Callable[..., Any], mode: Callable[[str | None], None]
+) -> None:
+    first = new_page()
+    _sign_in(first, saml_server, "temp3")
+    first.wait_for_function("document.title.endsWith(' - Palaver')")
+    mode("replay")
+    page = new_page()
+    _sign_in(page, saml_server, "temp3")
+    page.wait_for_selector("#sso-error")
+    assert "already used" in page.inner_text("#sso-error")
+    assert "palaver_session" not in _cookies(page)
+
+
+def test_an_unsolicited_answer_is_refused_when_idp_initiated_is_off(
+    saml_server: LiveServer, idp: IdentityProvider, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    page.goto(f"{idp.url}/unsolicited")
+    _through_idp(page, "temp4")
+    page.wait_for_selector("#sso-error")
+    assert "was not started here" in page.inner_text("#sso-error")
+    assert _user(saml_server, ACCOUNTS["temp4"]["email"]) is None
+    assert "palaver_session" not in _cookies(page)
+
+
+def test_an_answer_brought_by_another_browser_is_refused(
+    saml_server: LiveServer, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    page.goto(saml_server.url + "/")
+    page.click("a[data-provider='saml:corp']")
+    page.wait_for_selector("input[name=username]")
+    # The binding cookie is gone, as if another browser brought the IdP's answer.
+    page.context.clear_cookies(name="palaver_saml")
+    _through_idp(page, "temp5")
+    page.wait_for_selector("#sso-error")
+    assert "started in another browser" in page.inner_text("#sso-error")
+    assert "palaver_session" not in _cookies(page)
+
+
+def _decrypt(encrypted: str, otp: str) -> str:
+    return bytes.fromhex(
+        "".join(f"{int(a, 16) ^ int(b, 16):x}" for a, b in zip(encrypted, otp, strict=True))
+    ).decode()
+
+
+def test_the_apps_flow_through_saml(saml_server: LiveServer, new_page: Callable[..., Any]) -> None:
+    otp = secrets.token_hex(32)
+    page = new_page()
+    with page.expect_response(lambda r: r.url.endswith("/complete/saml/")) as done:
+        page.goto(f"{saml_server.url}/accounts/login/social/saml/corp?mobile_flow_otp={otp}")
+        _through_idp(page, "iago")
+    location = done.value.headers["location"]
+    assert location.startswith("zulip://login?"), location
+    params = dict(httpx.QueryParams(location.split("?", 1)[1]))
+    assert params["email"] == "iago@example.com" and params["realm"] == saml_server.url
+    api_key = _decrypt(params["otp_encrypted_api_key"], otp)
+    me = httpx.get(f"{saml_server.url}/api/v1/users/me", auth=("iago@example.com", api_key)).json()
+    assert me["user_id"] == int(params["user_id"])
+    assert "palaver_session" not in _cookies(page)
