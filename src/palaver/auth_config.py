@@ -221,6 +221,11 @@ class SamlIdp(BaseModel):
     groups_attribute: str = ""
     # When set, only members of one of these groups (in groups_attribute) may sign in.
     required_groups: list[str] = Field(default_factory=list)
+    # As for OpenID Connect: IdP group -> Palaver role (the highest wins, default_role when
+    # none maps), and IdP group -> Palaver user group, applied at each sign-in.
+    role_map: dict[str, ProviderRole] = Field(default_factory=dict)
+    default_role: ProviderRole = "member"
+    group_map: dict[str, str] = Field(default_factory=dict)
     # Accept responses no sign-in started here asked for (an IdP's own portal); off, as such
     # responses cannot be bound to the browser that brings them.
     idp_initiated: bool = False
@@ -237,8 +242,8 @@ class SamlIdp(BaseModel):
         for path in (p for p in files if p is not None):
             if not path.is_file():
                 raise ValueError(f"{path} cannot be read")
-        if self.required_groups and not self.groups_attribute:
-            raise ValueError("required_groups needs groups_attribute")
+        if (self.required_groups or self.role_map or self.group_map) and not self.groups_attribute:
+            raise ValueError("required_groups, role_map and group_map need groups_attribute")
         if not self.display_name:
             object.__setattr__(self, "display_name", self.name or "SAML")
         return self

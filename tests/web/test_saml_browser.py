@@ -27,6 +27,7 @@ ACCOUNTS: dict[str, dict[str, Any]] = {
 }
 for n in range(8):
     ACCOUNTS[f"temp{n}"] = {"email": f"temp{n}@corp.example", "name": f"Temp {n}"}
+ACCOUNTS["temp7"]["groups"] = ["staff", "chat-admins"]
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +64,8 @@ display_name = "Corp SAML"
 idp_metadata_url = "{idp.metadata_url}"
 sp_key_file = "{idp.sp_key}"
 sp_cert_file = "{idp.sp_cert}"
+groups_attribute = "groups"
+role_map = {{ "chat-admins" = "administrator" }}
 """
     )
     env = clean_environment(
@@ -253,6 +256,14 @@ def test_an_answer_brought_by_another_browser_is_refused(
     page.wait_for_selector("#sso-error")
     assert "started in another browser" in page.inner_text("#sso-error")
     assert "palaver_session" not in _cookies(page)
+
+
+def test_groups_in_the_assertion_map_to_a_role(saml_server: LiveServer, new_page: Callable[..., Any]) -> None:
+    page = new_page()
+    _sign_in(page, saml_server, "temp7")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    user = _user(saml_server, "temp7@corp.example")
+    assert user is not None and user.role == 200
 
 
 def _decrypt(encrypted: str, otp: str) -> str:

@@ -22,7 +22,7 @@ from palaver.actions.users import (
     do_update_user_custom_profile_data,
     validate_profile_value,
 )
-from palaver.auth_config import OAuthProvider
+from palaver.auth_config import OAuthProvider, SamlIdp
 from palaver.db.transaction import transaction
 from palaver.lib.exceptions import JsonableError, RealmDeactivatedError, UserDeactivatedError
 from palaver.lib.external_auth import (
@@ -82,7 +82,7 @@ def do_external_sign_in(
     *,
     email_host: str,
     storage: FileStorage,
-    provider: OAuthProvider | None = None,
+    provider: OAuthProvider | SamlIdp | None = None,
 ) -> UserProfile:
     """The active user ``account`` signs in as; links it on first use, and takes what the
     provider says about them (name, email, picture, profile fields; with ``provider``'s

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.user_groups import do_set_provider_group_membership
 from palaver.actions.users import do_change_user_role
-from palaver.auth_config import OAuthProvider
+from palaver.auth_config import OAuthProvider, SamlIdp
 from palaver.db.transaction import transaction
 from palaver.lib.provider_groups import mapped_role, wanted_group_memberships
 from palaver.lib.user_groups import get_named_group_by_name
@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 
 def do_apply_provider_groups(
-    session: Session, user: UserProfile, provider: OAuthProvider, groups: frozenset[str]
+    session: Session, user: UserProfile, provider: OAuthProvider | SamlIdp, groups: frozenset[str]
 ) -> None:
     """Give the user the role and the mapped user groups their provider groups say, each
     change with its events. The organization's last owner is never demoted this way."""

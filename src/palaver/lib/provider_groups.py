@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from palaver.auth_config import OAuthProvider
+from palaver.auth_config import OAuthProvider, SamlIdp
 from palaver.models import Role
 
 ROLES = {
@@ -24,7 +24,7 @@ def groups_from_claim(value: object) -> frozenset[str] | None:
     return None
 
 
-def mapped_role(provider: OAuthProvider, groups: frozenset[str]) -> int | None:
+def mapped_role(provider: OAuthProvider | SamlIdp, groups: frozenset[str]) -> int | None:
     """The role these groups give (the highest mapped; ``default_role`` when none maps),
     or None when the provider maps no roles."""
     if not provider.role_map:
@@ -34,7 +34,7 @@ def mapped_role(provider: OAuthProvider, groups: frozenset[str]) -> int | None:
     return min(roles) if roles else ROLES[provider.default_role]
 
 
-def wanted_group_memberships(provider: OAuthProvider, groups: frozenset[str]) -> dict[str, bool]:
+def wanted_group_memberships(provider: OAuthProvider | SamlIdp, groups: frozenset[str]) -> dict[str, bool]:
     """Each mapped Palaver group's name, and whether the person belongs in it (any of the
     provider groups mapped to it is one of theirs)."""
     wanted: dict[str, bool] = {}

@@ -243,12 +243,12 @@ def complete(idp: SamlIdp, realm_url: str, encoded: str, in_response_to: str) ->
     email = _first(attributes.get(idp.email_attribute))
     if "@" not in email:
         raise SamlRefusedError(f"{idp.display_name} did not tell us your email address.")
-    if idp.required_groups:
-        groups = attributes.get(idp.groups_attribute) or []
-        if not set(idp.required_groups) & {g for g in groups if isinstance(g, str)}:
-            raise SamlRefusedError(
-                f"{idp.display_name} says you are in none of the groups that may use this organization."
-            )
+    # An assertion without the attribute puts them in no group: a mapping then takes them away.
+    groups = frozenset(g for g in attributes.get(idp.groups_attribute) or [] if isinstance(g, str))
+    if idp.required_groups and not set(idp.required_groups) & groups:
+        raise SamlRefusedError(
+            f"{idp.display_name} says you are in none of the groups that may use this organization."
+        )
     subject = (response.name_id.text or "").strip()
     if not subject or len(subject) > 255:
         raise SamlRefusedError(f"{idp.display_name}'s answer names nobody.")
@@ -260,7 +260,11 @@ def complete(idp: SamlIdp, realm_url: str, encoded: str, in_response_to: str) ->
     statements = response.assertion.authn_statement or []
     session_index = (statements[0].session_index or "") if statements else ""
     account = ExternalAccount(
-        idp.button_name, subject, email.lower(), _first(attributes.get(idp.name_attribute))
+        idp.button_name,
+        subject,
+        email.lower(),
+        _first(attributes.get(idp.name_attribute)),
+        groups=groups if idp.groups_attribute else None,
     )
     return SamlSignIn(
         account,

@@ -30,6 +30,7 @@ from palaver.lib.auth_methods import SAML, method_enabled
 from palaver.lib.exceptions import JsonableError, UserDeactivatedError
 from palaver.lib.i18n import gettext
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.storage import make_storage
 from palaver.lib.web_sessions import new_token
 from palaver.models import Realm
 from palaver.models.web_sessions import WebSession
@@ -193,7 +194,12 @@ def _sign_in(
     next_path, otp = taken
     try:
         user = do_external_sign_in(
-            session, realm, signed_in.account, email_host=realm_email_host(services.settings, realm)
+            session,
+            realm,
+            signed_in.account,
+            email_host=realm_email_host(services.settings, realm),
+            storage=make_storage(services.settings),
+            provider=idp,
         )
     except UserDeactivatedError:
         text = gettext("Your account has been deactivated. Ask an administrator of the organization.")
