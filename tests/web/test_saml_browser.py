@@ -15,10 +15,10 @@ from sqlalchemy import select
 
 from palaver.bootstrap import open_services
 from palaver.config import load_settings
-from palaver.models import Realm, UserProfile
+from palaver.models import UserProfile
 from tests.saml_server import IdentityProvider, running_idp
-from tests.servers import clean_environment, free_port
-from tests.web.conftest import LiveServer, seed_organization
+from tests.servers import free_port
+from tests.web.conftest import LiveServer, start_live_server
 
 ACCOUNTS: dict[str, dict[str, Any]] = {
     "grace": {"email": "grace@corp.example", "name": "Grace Hopper"},
@@ -47,16 +47,6 @@ def saml_server(
     tmp_path_factory: pytest.TempPathFactory, server_port: int, idp: IdentityProvider
 ) -> Iterator[LiveServer]:
     tmp = tmp_path_factory.mktemp("saml-server")
-    url = f"http://127.0.0.1:{server_port}"
-    values = {
-        "data_dir": str(tmp / "data"),
-        "database_url": f"sqlite:///{tmp / 'palaver.db'}",
-        "external_url": url,
-        "root_realm_string_id": "",
-        "password_time_cost": "1",
-        "password_memory_cost_kib": "8",
-    }
-    users = seed_organization(values)
     config = tmp / "palaver.toml"
     config.write_text(
         f"""[auth.saml.corp]
@@ -68,20 +58,7 @@ groups_attribute = "groups"
 role_map = {{ "chat-admins" = "administrator" }}
 """
     )
-    env = clean_environment(
-        **{f"PALAVER_{name.upper()}": value for name, value in values.items()},
-        PALAVER_CONFIG=str(config),
-        PALAVER_HOST="127.0.0.1",
-        PALAVER_PORT=str(server_port),
-        PALAVER_CREATE_DEMO_REALM="false",
-        PALAVER_LOG_LEVEL="warning",
-        PALAVER_AUTH_RATE_LIMIT_PER_IP="1000/60",
-    )
-    server = LiveServer(url, server_port, tmp / "data", env, tmp / "server.log", users=users)
-    settings = load_settings(env={}, **values)
-    with open_services(settings) as services, services.db.session() as session, session.begin():
-        session.scalars(select(Realm).where(Realm.string_id == "")).one().invite_required = False
-    server.start()
+    server = start_live_server(tmp, port=server_port, config=config, open_signup=True)
     try:
         yield server
     finally:
