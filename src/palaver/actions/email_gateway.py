@@ -19,15 +19,15 @@ import secrets
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import do_upload_file
 from palaver.actions.messages import SendContext, do_send_message
+from palaver.actions.user_creation import get_or_create_bot
 from palaver.actions.users import do_create_user
 from palaver.config import Settings
 from palaver.db.database import Database
-from palaver.db.transaction import in_write_transaction, transaction
+from palaver.db.transaction import transaction
 from palaver.lib.attachments import upload_url
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.email.incoming import (
@@ -80,29 +80,20 @@ def get_email_gateway_bot(session: Session, realm_id: int, email_host: str) -> U
 
 
 def get_or_create_email_gateway_bot(session: Session, realm: Realm, email_host: str) -> UserProfile:
-    nested = in_write_transaction(session)
-    try:
-        with transaction(session):
-            bot = get_email_gateway_bot(session, realm.id, email_host)
-            if bot is None:
-                bot = do_create_user(
-                    session,
-                    realm,
-                    email=_gateway_bot_email(email_host),
-                    full_name=EMAIL_GATEWAY_BOT_NAME,
-                    password_hash=None,
-                    email_host=email_host,
-                    bot_type=BotType.GENERIC,
-                )
-            return bot
-    except (IntegrityError, JsonableError):
-        if nested:
-            raise
-        session.rollback()
-        bot = get_email_gateway_bot(session, realm.id, email_host)
-        if bot is None:
-            raise
-        return bot
+    """The realm's Email Gateway bot, the sender of mailed-in messages, made on first use."""
+    return get_or_create_bot(
+        session,
+        lambda: get_email_gateway_bot(session, realm.id, email_host),
+        lambda: do_create_user(
+            session,
+            realm,
+            email=_gateway_bot_email(email_host),
+            full_name=EMAIL_GATEWAY_BOT_NAME,
+            password_hash=None,
+            email_host=email_host,
+            bot_type=BotType.GENERIC,
+        ),
+    )
 
 
 # Channel addresses ---------------------------------------------------------------------------

@@ -8,7 +8,6 @@ event code so they reach clients exactly like other messages.
 from __future__ import annotations
 
 from sqlalchemy import insert
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.actions.message_mentions import mentioned_users
@@ -19,10 +18,9 @@ from palaver.actions.messages import (
     recipient_flags,
     send_written_message_events,
 )
-from palaver.actions.user_creation import create_user
-from palaver.db.transaction import in_write_transaction, transaction
+from palaver.actions.user_creation import create_user, get_or_create_bot
+from palaver.db.transaction import transaction
 from palaver.lib.channels import subscriber_ids
-from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_render import render_content
 from palaver.lib.message_send import normalize_content
 from palaver.lib.notification_bot import (
@@ -38,35 +36,20 @@ from palaver.timeutil import utcnow
 
 
 def get_or_create_notification_bot(session: Session, realm: Realm, email_host: str) -> UserProfile:
-    """The realm's Notification Bot, created on first use.
-
-    Outside a write transaction, a concurrent creation by another process (two schedulers
-    delivering reminders at once) is recovered from by reading theirs. Inside one, the
-    caller's transaction is already lost when that happens, so the error propagates.
-    """
-    nested = in_write_transaction(session)
-    try:
-        with transaction(session):
-            bot = get_notification_bot(session, realm.id, email_host)
-            if bot is None:
-                bot = create_user(
-                    session,
-                    realm,
-                    email=notification_bot_email(email_host),
-                    full_name=NOTIFICATION_BOT_NAME,
-                    password_hash=None,
-                    email_host=email_host,
-                    bot_type=NOTIFICATION_BOT_TYPE,
-                )
-            return bot
-    except (IntegrityError, JsonableError):
-        if nested:
-            raise
-        session.rollback()
-        bot = get_notification_bot(session, realm.id, email_host)
-        if bot is None:
-            raise
-        return bot
+    """The realm's Notification Bot, created on first use (``get_or_create_bot``)."""
+    return get_or_create_bot(
+        session,
+        lambda: get_notification_bot(session, realm.id, email_host),
+        lambda: create_user(
+            session,
+            realm,
+            email=notification_bot_email(email_host),
+            full_name=NOTIFICATION_BOT_NAME,
+            password_hash=None,
+            email_host=email_host,
+            bot_type=NOTIFICATION_BOT_TYPE,
+        ),
+    )
 
 
 def internal_send_stream_message(

@@ -7,7 +7,7 @@ adds what only a person joining gets (default channels, the signup notice).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
@@ -15,7 +15,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from palaver.db.transaction import Tx, transaction
+from palaver.db.transaction import Tx, in_write_transaction, transaction
 from palaver.events import types as ev
 from palaver.lib.avatars import avatar_url
 from palaver.lib.bots import bot_extra_fields
@@ -174,3 +174,27 @@ def create_user(
         if user.is_bot and announce_bot:
             send_bot_added(tx, session, user)
     return user
+
+
+def get_or_create_bot(
+    session: Session, find: Callable[[], UserProfile | None], create: Callable[[], UserProfile]
+) -> UserProfile:
+    """A realm's built-in bot (``find``), made by ``create`` on first use.
+
+    Outside a write transaction, a concurrent creation by another process (two schedulers
+    delivering reminders at once) is recovered from by reading theirs. Inside one, the
+    caller's transaction is already lost when that happens, so the error propagates.
+    """
+    nested = in_write_transaction(session)
+    try:
+        with transaction(session):
+            bot = find()
+            return bot if bot is not None else create()
+    except (IntegrityError, JsonableError):
+        if nested:
+            raise
+        session.rollback()
+        bot = find()
+        if bot is None:
+            raise
+        return bot
