@@ -17,6 +17,7 @@ from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
 from palaver.app import _ApiRoutes, create_app
 from palaver.config import Settings
+from palaver.lib.realm_cache import realm_settings
 from palaver.services import Services
 from tests.client import TestClient
 from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success, basic_auth
@@ -164,12 +165,13 @@ def plain(ctx: Ctx) -> Response:
 
 @router.get("/open", auth="none")
 def open_endpoint(ctx: Ctx) -> JsonDict:
-    return {"realm": ctx.realm_or_none.string_id if ctx.realm_or_none else None}
+    realm_id = ctx.realm_id_or_none
+    return {"realm": None if realm_id is None else realm_settings(ctx.session, realm_id).string_id}
 
 
 @router.get("/async_echo")
 async def async_echo(ctx: Ctx, n: int) -> JsonDict:
-    return {"n": n, "user_id": ctx.me.id}
+    return {"n": n, "user_id": ctx.requester.user_id}
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ from palaver.lib.users import (
 )
 from palaver.models import Realm, UserProfile
 from palaver.models.invites import Confirmation, ConfirmationKind
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 CONFIRMATION_VALID_HOURS = 24
@@ -148,7 +149,7 @@ def do_confirm_email_change(session: Session, confirmation: Confirmation, email_
         audience = user_ids_who_can_access(session, user)
         viewers = session.scalars(select(UserProfile).where(UserProfile.id.in_(audience)))
         for viewer in viewers:
-            if can_view_delivery_email(viewer, user):
+            if can_view_delivery_email(Requester.of(viewer), user):
                 person = ev.PersonDeliveryEmail(user_id=user.id, delivery_email=new_email)
                 tx.send_event(user.realm_id, ev.RealmUserUpdate(person=person), [viewer.id])
         api_email = api_email_for(email_host, user)

@@ -31,6 +31,7 @@ from palaver.lib.realm import active_user_ids
 from palaver.lib.user_groups import is_user_in_group
 from palaver.lib.users import check_full_name, get_realm_user, get_user_by_delivery_email
 from palaver.models.bots import BotDefaults, BotService, ServiceInterface
+from palaver.models.requester import Requester
 from palaver.models.service_bots import BotConfigData
 from palaver.models.users import BotType, UserProfile
 
@@ -101,7 +102,9 @@ def _apply_defaults(
             continue
         stream_id = None
         if stream_name != "":
-            stream_id = access_stream_by_name(session, acting, stream_name, require_content_access=True).id
+            stream_id = access_stream_by_name(
+                session, Requester.of(acting), stream_name, require_content_access=True
+            ).id
         if getattr(defaults, f"{name}_id") != stream_id:
             setattr(defaults, f"{name}_id", stream_id)
             if announce:

@@ -24,6 +24,7 @@ from palaver.lib.subscriptions import can_add_subscribers, can_subscribe_self, c
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.names import name_key
+from palaver.models.requester import Requester
 
 
 def do_create_channel(
@@ -87,7 +88,7 @@ def do_subscribe_by_name(
         # are one channel, made or joined once.
         names.setdefault(name_key(name), (name, request))
     with transaction(session) as tx:
-        viewer = viewer_for(session, acting_user)
+        viewer = viewer_for(session, Requester.of(acting_user))
         existing = get_streams_by_names(session, acting_user.realm_id, [name for name, _ in names.values()])
         others = any(u.id != acting_user.id for u in users)
         chosen: list[tuple[Stream, ChannelRequest]] = []

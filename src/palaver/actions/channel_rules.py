@@ -8,23 +8,25 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import IncompatibleParametersError, JsonableError
 from palaver.lib.group_settings import user_has_permission
-from palaver.models import UserGroup, UserProfile
+from palaver.lib.realm_cache import realm_settings
+from palaver.models import UserGroup
 from palaver.models.channels import Stream
+from palaver.models.requester import Requester
 
 INSUFFICIENT_PERMISSION = "Insufficient permission"
 
 
-def has_realm_permission(session: Session, user: UserProfile, setting: str) -> bool:
+def has_realm_permission(session: Session, user: Requester, setting: str) -> bool:
     """Whether the user is in the group the realm's ``setting`` (a ``can_…_group`` name) names."""
-    return user_has_permission(session, user, getattr(user.realm, setting))
+    return user_has_permission(session, user, realm_settings(session, user.realm_id)[setting])
 
 
 def check_privacy_permissions(
-    session: Session, user: UserProfile, *, invite_only: bool, is_web_public: bool
+    session: Session, user: Requester, *, invite_only: bool, is_web_public: bool
 ) -> None:
     """Refuse a channel the user may not create (or make) public, private or web-public."""
     if is_web_public:
-        if not user.realm.enable_spectator_access:
+        if not realm_settings(session, user.realm_id).enable_spectator_access:
             raise JsonableError("Web-public channels are not enabled.")
         if not has_realm_permission(session, user, "can_create_web_public_channel_group"):
             raise JsonableError(INSUFFICIENT_PERMISSION)

@@ -64,6 +64,7 @@ from palaver.lib.realm import active_user_ids
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import DefaultStream, Stream
 from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS
+from palaver.models.requester import Requester
 from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME
 
 
@@ -83,13 +84,13 @@ class ChannelChanges:
     group_settings: dict[str, GroupSettingUpdate] = field(default_factory=dict)
 
 
-def _require_administer(viewer: Viewer[UserProfile], stream: Stream) -> None:
+def _require_administer(viewer: Viewer, stream: Stream) -> None:
     if not can_administer_stream(viewer, stream):
         raise JsonableError("You do not have permission to administer this channel.")
 
 
 def _check_update_permissions(
-    session: Session, viewer: Viewer[UserProfile], stream: Stream, changes: ChannelChanges
+    session: Session, viewer: Viewer, stream: Stream, changes: ChannelChanges
 ) -> None:
     user = viewer.user
     if changes.is_default_stream is not None and not user.is_realm_admin:
@@ -128,7 +129,7 @@ def _update_event(
 
 
 def _apply_privacy(
-    session: Session, viewer: Viewer[UserProfile], stream: Stream, changes: ChannelChanges
+    session: Session, viewer: Viewer, stream: Stream, changes: ChannelChanges
 ) -> list[ev.StreamUpdate]:
     invite_only = stream.invite_only if changes.is_private is None else changes.is_private
     web_public = changes.is_web_public
@@ -198,7 +199,7 @@ def do_update_stream(
     """PATCH /streams/{id}: every change applies, or none does."""
     with transaction(session) as tx:
         tx.lock(stream)
-        viewer = viewer_for(session, acting_user)
+        viewer = viewer_for(session, Requester.of(acting_user))
         _check_update_permissions(session, viewer, stream, changes)
         before = metadata_access_user_ids(session, stream)
         updates: list[ev.StreamUpdate] = []
@@ -289,7 +290,7 @@ def do_archive_stream(session: Session, stream: Stream, acting_user: UserProfile
     """Archive a channel: it leaves lists and the default channels, its subscriptions stay."""
     with transaction(session) as tx:
         tx.lock(stream)
-        _require_administer(viewer_for(session, acting_user), stream)
+        _require_administer(viewer_for(session, Requester.of(acting_user)), stream)
         if stream.deactivated:
             raise JsonableError("Channel is already deactivated")
         recipients = metadata_access_user_ids(session, stream)

@@ -47,6 +47,7 @@ from palaver.models import BotType, Realm, UserProfile
 from palaver.models.channels import Recipient, Stream
 from palaver.models.email_outbox import ChannelEmailAddress, MissedMessageAddress
 from palaver.models.messages import Message, UserMessage
+from palaver.models.requester import Requester
 
 EMAIL_GATEWAY_BOT_NAME = "Email Gateway"
 EMAIL_GATEWAY_LOCAL_PART = "emailgateway"
@@ -109,7 +110,7 @@ def do_get_channel_email_address(
 ) -> str:
     """The channel's address for mail sent as ``sender_id`` (default: the Email Gateway bot)."""
     with transaction(session):
-        stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
+        stream = access_stream_by_id(session, Requester.of(user), stream_id, require_content_access=True)
         domain = gateway_domain(settings)
         if domain is None:
             raise JsonableError("The email gateway is not set up on this server")
@@ -217,7 +218,7 @@ def do_receive_email(settings: Settings, db: Database, raw: bytes, recipient: st
             client=GATEWAY_CLIENT,
         )
         try:
-            return do_send_message(session, sender, target, content, context)
+            return do_send_message(session, Requester.of(sender), target, content, context)
         except JsonableError as e:
             raise GatewayError(f"550 5.7.1 {e.msg}") from None
 

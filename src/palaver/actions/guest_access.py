@@ -20,6 +20,7 @@ from palaver.lib.profile_fields import profile_data_for_users
 from palaver.lib.users import format_user, user_access_restricted
 from palaver.models import Role, UserProfile
 from palaver.models.channels import Subscription
+from palaver.models.requester import Requester
 
 
 class GuestAccessTracker:
@@ -41,7 +42,7 @@ class GuestAccessTracker:
                 UserProfile.id.in_(in_channels) | UserProfile.id.in_(list(user_ids)),
             )
         )
-        self.guests = [g for g in candidates if user_access_restricted(session, g)]
+        self.guests = [g for g in candidates if user_access_restricted(session, Requester.of(g))]
         self.before = {g.id: self._accessible(g) for g in self.guests}
 
     def _accessible(self, guest: UserProfile) -> set[int]:
@@ -70,7 +71,10 @@ class GuestAccessTracker:
                 if user_id in users:
                     target = users[user_id]
                     data = format_user(
-                        target, guest, client_gravatar=False, profile_data=profiles.get(user_id, {})
+                        target,
+                        Requester.of(guest),
+                        client_gravatar=False,
+                        profile_data=profiles.get(user_id, {}),
                     )
                     tx.send_event(
                         self.realm_id, ev.RealmUserAdd(person=ev.RealmUserPerson(**data)), [guest.id]

@@ -39,6 +39,7 @@ from palaver.lib.users import get_user_by_delivery_email
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.invites import Invitation, InviteStatus
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 
@@ -271,4 +272,4 @@ def _notify_referrer(
     bot = get_or_create_notification_bot(session, realm, email_host)
     content = f"{silent_mention(new_user)} accepted your invitation to join {realm.name}!"
     context = SendContext(realm_url="", email_host=email_host)
-    do_send_message(session, bot, DirectTarget(user_ids=(referrer.id,)), content, context)
+    do_send_message(session, Requester.of(bot), DirectTarget(user_ids=(referrer.id,)), content, context)

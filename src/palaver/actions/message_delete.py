@@ -19,6 +19,7 @@ from palaver.lib.message_access import access_message
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, Reaction, UserMessage
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 NOT_AUTHORIZED_TO_DELETE = "You don't have permission to delete this message"
@@ -53,7 +54,7 @@ def do_delete_message(session: Session, user: UserProfile, message_id: int) -> N
     with transaction(session) as tx:
         # A concurrent delete of the same message waits here, then finds it gone.
         lock_rows(session, Message, storable_ids([message_id]))
-        message, _ = access_message(session, user, message_id)
+        message, _ = access_message(session, Requester.of(user), message_id)
         stream = stream_for_message(session, message) if message.is_channel_message else None
         _check_can_delete(session, user, message, stream)
         audience = set(

@@ -38,6 +38,7 @@ from palaver.lib.message_flags import flag_names
 from palaver.lib.topics import topic_participant_ids
 from palaver.models import UserProfile
 from palaver.models.messages import Message, MessageFlag, UserMessage
+from palaver.models.requester import Requester
 from palaver.timeutil import to_timestamp, utcnow
 
 _MENTION_BITS = (
@@ -50,11 +51,11 @@ def do_update_message(
 ) -> list[dict[str, Any]]:
     """Apply an edit; returns the detached uploads (the editor's files no message links now)."""
     with transaction(session) as tx:
-        message, _ = access_message(session, user, message_id)
+        message, _ = access_message(session, Requester.of(user), message_id)
         # Concurrent edits of one message apply one after the other (SQLite: the write lock).
         session.execute(select(Message.id).where(Message.id == message.id).with_for_update())
         session.refresh(message)
-        viewer = viewer_for(session, user)
+        viewer = viewer_for(session, Requester.of(user))
         plan = plan_edit(session, user, viewer, message, edit, context.realm_url)
         return _apply(tx, session, user, viewer, plan, edit, context)
 
@@ -62,9 +63,7 @@ def do_update_message(
 # Applying -------------------------------------------------------------------------------------
 
 
-def _messages_to_move(
-    session: Session, viewer: Viewer[UserProfile], plan: EditPlan, mode: str
-) -> list[TopicMessage]:
+def _messages_to_move(session: Session, viewer: Viewer, plan: EditPlan, mode: str) -> list[TopicMessage]:
     message = plan.message
     assert plan.orig_stream is not None
     if mode == "change_one":
@@ -80,7 +79,7 @@ def _apply(
     tx: Tx,
     session: Session,
     user: UserProfile,
-    viewer: Viewer[UserProfile],
+    viewer: Viewer,
     plan: EditPlan,
     edit: MessageEdit,
     context: EditContext,

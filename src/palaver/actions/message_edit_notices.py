@@ -19,7 +19,7 @@ from palaver.models.channels import Stream
 def send_edit_notifications(
     session: Session,
     user: UserProfile,
-    viewer: Viewer[UserProfile],
+    viewer: Viewer,
     plan: EditPlan,
     edit: MessageEdit,
     context: EditContext,

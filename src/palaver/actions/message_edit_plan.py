@@ -31,6 +31,7 @@ from palaver.lib.topics import topic_exists, topic_participant_ids
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message
+from palaver.models.requester import Requester
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class EditPlan:
 def plan_edit(
     session: Session,
     user: UserProfile,
-    viewer: Viewer[UserProfile],
+    viewer: Viewer,
     message: Message,
     edit: MessageEdit,
     realm_url: str,
@@ -124,7 +125,9 @@ def plan_edit(
     if stream_id is not None:
         if not is_storable_id(stream_id):
             raise JsonableError("Invalid channel ID")
-        target_stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
+        target_stream = access_stream_by_id(
+            session, Requester.of(user), stream_id, require_content_access=True
+        )
     orig_topic = message.subject
     target_topic = topic if topic is not None else orig_topic
     resolved, unresolved = (
@@ -176,7 +179,7 @@ def plan_edit(
 def _render_edit(
     session: Session,
     user: UserProfile,
-    viewer: Viewer[UserProfile],
+    viewer: Viewer,
     plan: EditPlan,
     content: str,
     realm_url: str,
@@ -184,12 +187,12 @@ def _render_edit(
     # Emptying a message leaves a visible tombstone, as in Zulip.
     content = normalize_content(content if content.strip() else "(deleted)")
     message = plan.message
-    rendered = render_content(session, user, content, realm_url)
+    rendered = render_content(session, Requester.of(user), content, realm_url)
     participants: set[int] = set()
     if plan.orig_stream is not None and rendered.topic_wildcard:
         participants = topic_participant_ids(session, message.recipient_id, plan.target_topic) | {
             message.sender_id
         }
-    check_mentions(session, user, rendered, plan.orig_stream, participants, set(viewer.groups))
+    check_mentions(session, Requester.of(user), rendered, plan.orig_stream, participants, set(viewer.groups))
     plan.content = content
     plan.rendered = rendered

@@ -31,8 +31,8 @@ from palaver.lib.narrow import build_narrow_filter
 from palaver.lib.unreads import unread_message_details
 from palaver.models import UserProfile
 from palaver.models.channels import Stream, Subscription
-from palaver.models.member import Member
 from palaver.models.messages import Message, MessageFlag, UserMessage
+from palaver.models.requester import Requester
 from palaver.models.topic_names import topic_for_lookup
 
 _READ = int(MessageFlag.READ)
@@ -70,10 +70,10 @@ _UNSUBSCRIBED_CHANNEL_MESSAGES = select(_MESSAGES.id, _MESSAGES.recipient_id).wh
 
 
 def _unsubscribed_channel_messages(
-    session: Session, user: Member, message_ids: Collection[int]
+    session: Session, user: Requester, message_ids: Collection[int]
 ) -> tuple[set[int], list[int]]:
     """Of these, the channel messages outside the user's subscriptions, and those channels."""
-    params = {"user_id": user.id, "realm_id": user.realm_id, "message_ids": storable_ids(message_ids)}
+    params = {"user_id": user.user_id, "realm_id": user.realm_id, "message_ids": storable_ids(message_ids)}
     rows = session.execute(_UNSUBSCRIBED_CHANNEL_MESSAGES, params).all()
     streams = streams_by_recipient(session, user.realm_id, {recipient_id for _, recipient_id in rows})
     return {message_id for message_id, _ in rows}, sorted({s.id for s in streams.values()})
@@ -81,7 +81,7 @@ def _unsubscribed_channel_messages(
 
 def _flags_event(
     session: Session,
-    user: Member,
+    user: Requester,
     op: str,
     flag: str,
     messages: list[int],
@@ -129,7 +129,7 @@ _CLEAR_FLAGS = _flags_update(_USER_MESSAGES.flags.op("&")(bindparam("bits")))
 
 
 def update_flags(
-    tx: Tx, session: Session, user: Member, op: str, flag: str, message_ids: Sequence[int]
+    tx: Tx, session: Session, user: Requester, op: str, flag: str, message_ids: Sequence[int]
 ) -> FlagsResult:
     """Change one flag on messages, inside the caller's transaction."""
     check_flag_operation(op, flag)
@@ -144,7 +144,7 @@ def update_flags(
         result.ignored_because_not_subscribed_channels = channels
 
     # Larger numbers name no message, and PostgreSQL refuses to compare with them.
-    rows = session.execute(_FLAGS_OF_MESSAGES, {"user_id": user.id, "message_ids": storable_ids(ids)})
+    rows = session.execute(_FLAGS_OF_MESSAGES, {"user_id": user.user_id, "message_ids": storable_ids(ids)})
     current = {message_id: flags for message_id, flags in rows}
     changed = [i for i in ids if (current.get(i, DEFAULT_HISTORICAL_FLAGS) & bit) != target]
     historical = [i for i in changed if i not in current]
@@ -154,19 +154,19 @@ def update_flags(
         bits = (int(DEFAULT_HISTORICAL_FLAGS) & ~bit) | target
         session.execute(
             insert(UserMessage),
-            [{"user_profile_id": user.id, "message_id": i, "flags": bits} for i in historical],
+            [{"user_profile_id": user.user_id, "message_id": i, "flags": bits} for i in historical],
         )
     existing = [i for i in changed if i in current]
     if existing:
-        params = {"user_id": user.id, "message_ids": existing, "bits": bit if adding else ~bit}
+        params = {"user_id": user.user_id, "message_ids": existing, "bits": bit if adding else ~bit}
         session.execute(_SET_FLAGS if adding else _CLEAR_FLAGS, params)
     result.messages = changed
-    tx.send_event(user.realm_id, _flags_event(session, user, op, flag, changed), [user.id])
+    tx.send_event(user.realm_id, _flags_event(session, user, op, flag, changed), [user.user_id])
     return result
 
 
 def do_update_message_flags(
-    session: Session, user: Member, op: str, flag: str, message_ids: Sequence[int]
+    session: Session, user: Requester, op: str, flag: str, message_ids: Sequence[int]
 ) -> FlagsResult:
     check_flag_operation(op, flag)
     with transaction(session) as tx:
@@ -199,10 +199,10 @@ def do_update_message_flags_for_narrow(
         raise JsonableError("The anchor can only be excluded at an end of the range")
     num_before, num_after = _clamp_range(num_before, num_after)
     with transaction(session) as tx:
-        nf = build_narrow_filter(session, user, narrow)
+        nf = build_narrow_filter(session, Requester.of(user), narrow)
         fetched = fetch_message_rows(
             session,
-            user,
+            Requester.of(user),
             nf,
             anchor=anchor,
             include_anchor=include_anchor,
@@ -210,7 +210,7 @@ def do_update_message_flags_for_narrow(
             num_after=num_after,
         )
         ids = [message_id for message_id, _ in fetched.rows]
-        outcome = update_flags(tx, session, user, op, flag, ids)
+        outcome = update_flags(tx, session, Requester.of(user), op, flag, ids)
     body: dict[str, Any] = {
         "processed_count": len(ids),
         "updated_count": len(outcome.messages),
@@ -256,13 +256,13 @@ def do_mark_all_as_read(session: Session, user: UserProfile) -> None:
 
 def do_mark_stream_as_read(session: Session, user: UserProfile, stream_id: int) -> None:
     with transaction(session) as tx:
-        stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
+        stream = access_stream_by_id(session, Requester.of(user), stream_id, require_content_access=True)
         mark_read(tx, session, user, [Message.recipient_id == stream.recipient_id])
 
 
 def do_mark_topic_as_read(session: Session, user: UserProfile, stream_id: int, topic_name: str) -> None:
     with transaction(session) as tx:
-        stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
+        stream = access_stream_by_id(session, Requester.of(user), stream_id, require_content_access=True)
         topic = topic_for_lookup(topic_name)
         in_topic = [
             Message.recipient_id == stream.recipient_id,

@@ -11,14 +11,14 @@ from palaver.lib.message_send import WILDCARD_MENTION_THRESHOLD
 from palaver.lib.realm_cache import realm_settings
 from palaver.lib.user_groups import recursive_member_ids
 from palaver.models import UserGroup
-from palaver.models.member import Member
+from palaver.models.requester import Requester
 
 # Mentions -----------------------------------------------------------------------------------
 
 
 def check_mentions(
     session: Session,
-    sender: Member,
+    sender: Requester,
     rendered: RenderResult,
     stream: AnyStream | None,
     topic_participants: set[int],

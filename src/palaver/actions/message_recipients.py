@@ -23,8 +23,8 @@ from palaver.lib.user_groups import NOBODY
 from palaver.lib.users import access_user_by_email, get_realm_user, user_access_restricted
 from palaver.models import UserGroup, UserProfile
 from palaver.models.channels import Recipient, RecipientType, Subscription
-from palaver.models.member import Member
 from palaver.models.messages import DirectMessageGroup, Message
+from palaver.models.requester import Requester
 
 # A conversation's members go in through Core, marked as no concern of the realm-state cache.
 _SUBSCRIPTION_TABLE = Subscription.metadata.tables[Subscription.__tablename__]
@@ -32,7 +32,7 @@ _SUBSCRIPTION_TABLE = Subscription.metadata.tables[Subscription.__tablename__]
 # Channel messages -----------------------------------------------------------------------------
 
 
-def stream_for_send(session: Session, sender: Member, target: ChannelTarget) -> StreamInfo:
+def stream_for_send(session: Session, sender: Requester, target: ChannelTarget) -> StreamInfo:
     """The channel a message is sent to, by ID or name, or the error Zulip gives."""
     # The realm-state cache's channel, not the row: sending reads it and never changes it
     # (a channel's first message is set on the row, in the write: messages.note_messages_arrived).
@@ -56,13 +56,15 @@ def stream_for_send(session: Session, sender: Member, target: ChannelTarget) -> 
     return stream
 
 
-def _bot_owner(session: Session, sender: Member) -> UserProfile | None:
+def _bot_owner(session: Session, sender: Requester) -> UserProfile | None:
     if not sender.is_bot or sender.bot_owner_id is None:
         return None
     return session.get(UserProfile, sender.bot_owner_id)
 
 
-def check_stream_send_access(session: Session, sender: Member, stream: AnyStream, groups: set[int]) -> None:
+def check_stream_send_access(
+    session: Session, sender: Requester, stream: AnyStream, groups: set[int]
+) -> None:
     """Zulip's rules for posting; a bot may post wherever its owner may."""
     owner = _bot_owner(session, sender)
     if stream.can_send_message_group not in groups and (
@@ -74,7 +76,7 @@ def check_stream_send_access(session: Session, sender: Member, stream: AnyStream
         raise not_authorized
     if stream.is_web_public or not (stream.invite_only or sender.is_guest):
         return
-    if stream.id in subscribed_stream_ids(session, sender.id):
+    if stream.id in subscribed_stream_ids(session, sender.user_id):
         return
     if owner is not None and stream.id in subscribed_stream_ids(session, owner.id):
         return
@@ -85,7 +87,7 @@ def check_stream_send_access(session: Session, sender: Member, stream: AnyStream
 
 
 def check_topic_creation(
-    session: Session, sender: Member, stream: AnyStream, topic: str, groups: set[int]
+    session: Session, sender: Requester, stream: AnyStream, topic: str, groups: set[int]
 ) -> None:
     """Refuse a new topic the sender (or a bot's owner) may not start, or one the realm forbids."""
     # A sender in the group may create topics, so whether this one exists does not matter.
@@ -122,7 +124,7 @@ def direct_recipients(
         except JsonableError:
             raise JsonableError(f"Invalid email '{email}'") from None
         users[user.id] = user
-    if user_access_restricted(session, sender):
+    if user_access_restricted(session, Requester.of(sender)):
         visible = set(user_ids_sharing_conversations(session, sender.id)) | {sender.id}
         if any(u.id not in visible and not u.is_bot for u in users.values()):
             raise JsonableError("You do not have permission to access some of the recipients.")

@@ -10,6 +10,7 @@ from palaver.db.transaction import transaction
 from palaver.lib.message_access import access_message
 from palaver.lib.message_reports import check_report, moderation_channel, report_content, report_topic
 from palaver.models import UserProfile
+from palaver.models.requester import Requester
 
 
 def do_report_message(
@@ -29,7 +30,7 @@ def do_report_message(
     with transaction(session):
         realm = reporter.realm
         moderation = moderation_channel(session, realm)
-        message, _ = access_message(session, reporter, message_id)
+        message, _ = access_message(session, Requester.of(reporter), message_id)
         reported = session.get(UserProfile, message.sender_id)
         assert reported is not None
         content = report_content(

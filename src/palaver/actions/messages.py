@@ -53,11 +53,11 @@ from palaver.lib.message_send import (
 )
 from palaver.lib.realm_cache import users_muting
 from palaver.lib.topics import topic_participant_ids
-from palaver.lib.users import loaded_user
+from palaver.lib.users import requester_user
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
-from palaver.models.member import Member
 from palaver.models.messages import Message, MessageFlag, UserMessage
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 # The rows of a send go in through Core statements built once: the ORM's unit of work (and
@@ -125,7 +125,7 @@ class MessageRecipients:
 
 def _resolve_target(
     session: Session,
-    sender: Member,
+    sender: Requester,
     target: SendTarget,
     context: SendContext,
     groups: set[int],
@@ -140,7 +140,7 @@ def _resolve_target(
         assert stream.recipient_id is not None
         return MessageRecipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
     # Direct messages check the sender's realm and visibility rules: the whole user.
-    loaded = loaded_user(session, sender)
+    loaded = requester_user(session, sender)
     users = direct_recipients(session, loaded, target, context.email_host)
     member_ids = {u.id for u in users} | {loaded.id}
     group = get_dm_group(session, member_ids)
@@ -162,7 +162,7 @@ class CheckedMessage:
 
 
 def check_message(
-    session: Session, sender: Member, target: SendTarget, content: str, context: SendContext
+    session: Session, sender: Requester, target: SendTarget, content: str, context: SendContext
 ) -> CheckedMessage:
     """Run the checks of sending without sending; call inside a transaction.
 
@@ -175,7 +175,7 @@ def check_message(
 
 def _check(
     session: Session,
-    sender: Member,
+    sender: Requester,
     target: SendTarget,
     content: str,
     context: SendContext,
@@ -183,7 +183,7 @@ def _check(
     create_conversation: bool,
 ) -> CheckedMessage:
     content = normalize_content(content)
-    groups = groups_containing_user(session, sender.id)
+    groups = groups_containing_user(session, sender.user_id)
     recipients = _resolve_target(
         session, sender, target, context, groups, create_conversation=create_conversation
     )
@@ -191,7 +191,9 @@ def _check(
     participants: set[int] = set()
     if recipients.stream is not None and rendered.topic_wildcard:
         assert recipients.recipient_id is not None
-        participants = topic_participant_ids(session, recipients.recipient_id, recipients.topic) | {sender.id}
+        participants = topic_participant_ids(session, recipients.recipient_id, recipients.topic) | {
+            sender.user_id
+        }
     check_mentions(session, sender, rendered, recipients.stream, participants, groups)
     return CheckedMessage(content, recipients, rendered, participants)
 
@@ -217,14 +219,14 @@ class _Prepared:
 
 
 def _prepare(
-    session: Session, sender: Member, target: SendTarget, content: str, context: SendContext
+    session: Session, sender: Requester, target: SendTarget, content: str, context: SendContext
 ) -> _Prepared:
     checked = _check(session, sender, target, content, context, create_conversation=False)
     recipients, rendered = checked.recipients, checked.rendered
     stream = recipients.stream
     values: dict[str, Any] = {
         "realm_id": sender.realm_id,
-        "sender_id": sender.id,
+        "sender_id": sender.user_id,
         "recipient_id": recipients.recipient_id,
         "subject": recipients.topic,
         "content": checked.content,
@@ -247,7 +249,7 @@ def _prepare(
         message=message,
         wide=wide,
         routing=EventRouting(
-            sender_id=sender.id,
+            sender_id=sender.user_id,
             public_channel=stream is not None and not stream.invite_only,
             local_id=context.local_id,
             sender_queue_id=context.sender_queue_id,
@@ -263,7 +265,7 @@ def _prepare(
 
 
 def do_send_message(
-    session: Session, sender: Member, target: SendTarget, content: str, context: SendContext
+    session: Session, sender: Requester, target: SendTarget, content: str, context: SendContext
 ) -> int:
     """Send a message; returns its ID. ``sender`` may be the realm cache's row of the user
     (a request by known credentials): a channel message's checks read only that."""
@@ -321,7 +323,7 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
     if wide is None:
         # A new conversation: its recipient exists only now.
         sender = session.get_one(UserProfile, sender_id)
-        wide = new_message_wide_dict(session, message, sender, None, recipients.dm_members)
+        wide = new_message_wide_dict(session, message, Requester.of(sender), None, recipients.dm_members)
     wide["id"] = message_id
     send_message_events(tx, message, wide, flags, prepared.routing, submessages)
     # Outgoing-webhook and embedded bots mentioned or written to (workers/outgoing_webhooks.py).
@@ -403,7 +405,7 @@ def send_written_message_events(
     """The message events of a message just written (not by ``do_send_message``); a direct
     message needs ``dm_members`` (or they are read back from the database)."""
     if stream is not None or dm_members:
-        wide = new_message_wide_dict(session, message, sender, stream, dm_members)
+        wide = new_message_wide_dict(session, message, Requester.of(sender), stream, dm_members)
     else:
         wide = wide_message_dicts(session, [message])[message.id]
     routing = EventRouting(

@@ -39,6 +39,7 @@ from palaver.lib.markdown.render import render_markdown
 from palaver.lib.notification_bot import silent_mention
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import STREAM_GROUP_SETTINGS, DefaultStream, Recipient, RecipientType, Stream
+from palaver.models.requester import Requester
 
 NEW_CHANNELS_TOPIC = "new channels"
 
@@ -61,13 +62,15 @@ class NewChannel:
 
 def check_can_create_channel(session: Session, user: UserProfile, new: NewChannel) -> None:
     """Permission to create a channel configured like ``new``."""
-    check_privacy_permissions(session, user, invite_only=new.invite_only, is_web_public=new.is_web_public)
+    check_privacy_permissions(
+        session, Requester.of(user), invite_only=new.invite_only, is_web_public=new.is_web_public
+    )
     if new.message_retention_days is not None and not user.is_realm_owner:
         raise OrganizationOwnerRequiredError()
     if new.is_default_stream and not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
     if new.topics_policy != "inherit" and not has_realm_permission(
-        session, user, "can_set_topics_policy_group"
+        session, Requester.of(user), "can_set_topics_policy_group"
     ):
         raise JsonableError(INSUFFICIENT_PERMISSION)
 

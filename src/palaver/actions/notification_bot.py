@@ -32,6 +32,7 @@ from palaver.lib.notification_bot import (
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, MessageFlag, UserMessage
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 
@@ -66,7 +67,7 @@ def internal_send_stream_message(
     content = normalize_content(content)
     with transaction(session) as tx:
         assert stream.recipient_id is not None
-        rendered = render_content(session, sender, content, context.realm_url)
+        rendered = render_content(session, Requester.of(sender), content, context.realm_url)
         message = Message(
             realm_id=sender.realm_id,
             sender_id=sender.id,

@@ -26,10 +26,10 @@ from palaver.lib.presence import (
     legacy_client_presence,
     modern_presence,
 )
-from palaver.lib.users import loaded_user, user_ids_who_can_access
+from palaver.lib.users import requester_user, user_ids_who_can_access
 from palaver.models import UserProfile
-from palaver.models.member import Member
 from palaver.models.presence import PresenceSequence, UserPresence
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 PresenceStatus = Literal["active", "idle"]
@@ -65,18 +65,18 @@ def _next_update_id(session: Session, realm_id: int) -> int:
 
 
 def do_update_user_presence(
-    session: Session, user: Member, status: PresenceStatus, *, now: datetime | None = None
+    session: Session, user: Requester, status: PresenceStatus, *, now: datetime | None = None
 ) -> None:
     now = now or utcnow()
     # Decided outside the write transaction: most pings change nothing and should not
     # take the database's write lock.
-    if not _needs_write(get_presence_row(session, user.id), status, now):
+    if not _needs_write(get_presence_row(session, user.user_id), status, now):
         return
     with transaction(session) as tx:
         # Re-read under the lock: a concurrent ping from another window may have written.
         locked = (
             select(UserPresence)
-            .where(UserPresence.user_profile_id == user.id)
+            .where(UserPresence.user_profile_id == user.user_id)
             .with_for_update()
             .execution_options(populate_existing=True)
         )
@@ -84,7 +84,9 @@ def do_update_user_presence(
         if not _needs_write(presence, status, now):
             return
         if presence is None:
-            presence = UserPresence(user_profile_id=user.id, realm_id=user.realm_id, last_connected_time=now)
+            presence = UserPresence(
+                user_profile_id=user.user_id, realm_id=user.realm_id, last_connected_time=now
+            )
             session.add(presence)
             came_online = True
         else:
@@ -100,7 +102,7 @@ def do_update_user_presence(
         presence.last_update_id = _next_update_id(session, user.realm_id)
         session.flush()
         if came_online and user.presence_enabled and not user.is_bot and _broadcasts_presence(session, user):
-            _send_presence(tx, session, loaded_user(session, user), presence)
+            _send_presence(tx, session, requester_user(session, user), presence)
 
 
 def do_announce_presence_enabled(
@@ -139,7 +141,7 @@ def do_announce_presence_enabled(
         _send_presence(tx, session, user, presence)
 
 
-def _broadcasts_presence(session: Session, user: Member) -> bool:
+def _broadcasts_presence(session: Session, user: Requester) -> bool:
     """Whether coming online is news worth an event in the user's realm.
 
     As in Zulip, large organizations get none: their clients poll every minute, and the

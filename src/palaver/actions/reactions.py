@@ -29,6 +29,7 @@ from palaver.lib.message_audience import message_audience
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS
 from palaver.models import UserProfile
 from palaver.models.messages import Message, Reaction, UserMessage
+from palaver.models.requester import Requester
 
 
 class ReactionExistsError(JsonableError):
@@ -82,7 +83,7 @@ def do_add_reaction(
     reaction_type: str | None = None,
 ) -> None:
     with transaction(session) as tx:
-        message, user_message = access_message(session, user, message_id)
+        message, user_message = access_message(session, Requester.of(user), message_id)
         if emoji_code is None or reaction_type is None:
             emoji_code, reaction_type = emoji_for_name(session, message.realm_id, emoji_name)
         elif reaction_type not in REACTION_TYPES:
@@ -165,7 +166,7 @@ def do_remove_reaction(
     reaction_type: str | None = None,
 ) -> None:
     with transaction(session) as tx:
-        message, _ = access_message(session, user, message_id)
+        message, _ = access_message(session, Requester.of(user), message_id)
         if emoji_code is None:
             if emoji_name is None:
                 raise JsonableError(

@@ -17,6 +17,7 @@ from palaver.lib.message_access import access_message
 from palaver.lib.message_send import DirectTarget
 from palaver.lib.scheduled_messages import access_reminder, format_reminder, reminder_content
 from palaver.models import UserProfile
+from palaver.models.requester import Requester
 from palaver.models.scheduled_messages import DeliveryType, ScheduledMessage
 
 
@@ -29,11 +30,13 @@ def do_create_reminder(
     context: SendContext,
 ) -> ScheduledMessage:
     with transaction(session) as tx:
-        message, _ = access_message(session, user, message_id)
+        message, _ = access_message(session, Requester.of(user), message_id)
         content = reminder_content(session, message, note, context.realm_url)
         # As in Zulip, checked as a direct message to oneself, which the user sends in
         # effect (the bot only delivers it); this also renders it for clients' lists.
-        checked = check_message(session, user, DirectTarget(user_ids=(user.id,)), content, context)
+        checked = check_message(
+            session, Requester.of(user), DirectTarget(user_ids=(user.id,)), content, context
+        )
         item = ScheduledMessage(
             realm_id=user.realm_id,
             sender_id=user.id,

@@ -33,6 +33,7 @@ from palaver.lib.scheduled_messages import (
     send_target,
 )
 from palaver.models import Realm, UserProfile
+from palaver.models.requester import Requester
 from palaver.models.scheduled_messages import DeliveryType, ScheduledMessage
 
 logger = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def _apply_checked(
     content: str,
     context: SendContext,
 ) -> None:
-    checked = check_message(session, sender, target, content, context)
+    checked = check_message(session, Requester.of(sender), target, content, context)
     stream = checked.recipients.stream
     item.type = "stream" if stream is not None else "private"
     item.stream_id = stream.id if stream is not None else None
@@ -123,7 +124,11 @@ def do_edit_scheduled_message(
             assert item.stream_id is not None
             # Only the topic changed: it must still be allowed in the channel.
             check_message(
-                session, sender, ChannelTarget(topic=topic, stream_id=item.stream_id), item.content, context
+                session,
+                Requester.of(sender),
+                ChannelTarget(topic=topic, stream_id=item.stream_id),
+                item.content,
+                context,
             )
             item.topic = normalize_topic(topic)
         if deliver_at is not None:
@@ -212,7 +217,9 @@ def do_deliver_scheduled_message(session: Session, settings: Settings, item_id: 
                 raise JsonableError("This organization has been deactivated")
             if not owner.is_active:
                 raise JsonableError("Account is deactivated")
-            message_id = do_send_message(session, sender or owner, send_target(item), item.content, context)
+            message_id = do_send_message(
+                session, Requester.of(sender or owner), send_target(item), item.content, context
+            )
             item.delivered_message_id = message_id
             _remove_event(tx, item)
         return Delivery.DELIVERED

@@ -15,7 +15,7 @@ from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from palaver.db.transaction import rowcount, transaction
-from palaver.models.member import Member
+from palaver.models.requester import Requester
 from palaver.models.service_bots import ServiceBotEvent
 from palaver.models.users import BotType, UserProfile
 
@@ -29,7 +29,7 @@ def _is_service_bot(user: UserProfile) -> bool:
     return user.is_bot and user.is_active and user.bot_type in SERVICE_BOT_TYPES
 
 
-def direct_service_bot_ids(sender: Member, dm_members: Iterable[UserProfile]) -> list[int]:
+def direct_service_bot_ids(sender: Requester, dm_members: Iterable[UserProfile]) -> list[int]:
     """The service bots a direct message from ``sender`` goes to (read with the checks of
     sending, before its write transaction).
 
@@ -37,7 +37,7 @@ def direct_service_bot_ids(sender: Member, dm_members: Iterable[UserProfile]) ->
     """
     if sender.is_bot:
         return []
-    return [m.id for m in dm_members if m.id != sender.id and _is_service_bot(m)]
+    return [m.id for m in dm_members if m.id != sender.user_id and _is_service_bot(m)]
 
 
 def queue_service_bot_events(

@@ -13,6 +13,7 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.models.messages import Message
+from palaver.models.requester import Requester
 from palaver.models.users import BotType, UserProfile
 
 logger = logging.getLogger("palaver.service_bots")
@@ -40,7 +41,7 @@ def reply_target(session: Session, bot: UserProfile, message: Message) -> SendTa
 def do_send_bot_message(
     session: Session, settings: Settings, bot: UserProfile, target: SendTarget, content: str
 ) -> int:
-    return do_send_message(session, bot, target, content, _context(settings, bot))
+    return do_send_message(session, Requester.of(bot), target, content, _context(settings, bot))
 
 
 def do_notify_bot_owner(session: Session, settings: Settings, bot: UserProfile, content: str) -> int | None:

@@ -14,6 +14,7 @@ from palaver.lib.message_access import access_message
 from palaver.lib.message_audience import message_audience
 from palaver.lib.widgets import check_widget_data, format_submessage, message_widget_type, widget_for_content
 from palaver.models.messages import Message
+from palaver.models.requester import Requester
 from palaver.models.submessages import SubMessage
 from palaver.models.users import UserProfile
 
@@ -42,7 +43,7 @@ def do_add_submessage(
 ) -> int:
     """Attach a submessage to a message the user can read; returns its ID."""
     with transaction(session) as tx:
-        message, _ = access_message(session, user, message_id)
+        message, _ = access_message(session, Requester.of(user), message_id)
         if not msg_type or len(msg_type) > MAX_MSG_TYPE_LENGTH:
             raise JsonableError("Invalid msg_type")
         widget_type, has_any = message_widget_type(session, message.id)

@@ -39,6 +39,7 @@ from palaver.lib.subscriptions import (
 )
 from palaver.models import UserProfile
 from palaver.models.channels import DefaultStream, Stream, Subscription
+from palaver.models.requester import Requester
 
 
 def _palette(count: int = 24) -> tuple[str, ...]:
@@ -221,7 +222,7 @@ def do_unsubscribe_by_name(
 ) -> tuple[list[str], list[str]]:
     """Unsubscribe users from channels by name; returns the names removed and not removed."""
     with transaction(session) as tx:
-        viewer = viewer_for(session, acting_user)
+        viewer = viewer_for(session, Requester.of(acting_user))
         found = get_streams_by_names(session, acting_user.realm_id, names)
         streams: dict[int, Stream] = {}
         for name in names:
@@ -243,7 +244,7 @@ def _subscription_for_update(
     session: Session, user: UserProfile, stream_id: int
 ) -> tuple[Stream, Subscription]:
     stream = get_stream_by_id(session, user.realm_id, stream_id)
-    if stream is None or not has_metadata_access(viewer_for(session, user), stream):
+    if stream is None or not has_metadata_access(viewer_for(session, Requester.of(user)), stream):
         raise JsonableError("Invalid channel ID")
     sub = subscriptions_by_user(session, [user.id], [stream.id]).get((user.id, stream.id))
     if sub is None or not sub.active:

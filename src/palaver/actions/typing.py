@@ -19,8 +19,8 @@ from palaver.lib.message_access import access_message
 from palaver.lib.users import get_users
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
-from palaver.models.member import Member
 from palaver.models.messages import UserMessage
+from palaver.models.requester import Requester
 
 TypingOp = Literal["start", "stop"]
 
@@ -50,7 +50,7 @@ def _check_direct_allowed(sender: UserProfile) -> None:
         raise JsonableError("User has disabled typing notifications for direct messages")
 
 
-def _check_channel_allowed(sender: Member) -> None:
+def _check_channel_allowed(sender: Requester) -> None:
     if not sender.send_stream_typing_notifications:
         raise JsonableError("User has disabled typing notifications for channel messages")
 
@@ -63,7 +63,7 @@ def do_send_direct_typing(session: Session, sender: UserProfile, to: Sequence[in
     """
     _check_direct_allowed(sender)
     wanted = set(to) | {sender.id}
-    found = {u.id: u for u in get_users(session, sender.realm_id, sender, wanted)}
+    found = {u.id: u for u in get_users(session, sender.realm_id, Requester.of(sender), wanted)}
     for user_id in to:
         if user_id not in found:
             raise JsonableError(f"Invalid user ID {user_id}")
@@ -79,7 +79,7 @@ def do_send_direct_typing(session: Session, sender: UserProfile, to: Sequence[in
 
 
 def do_send_channel_typing(
-    session: Session, sender: Member, stream: Stream, topic: str, op: TypingOp
+    session: Session, sender: Requester, stream: Stream, topic: str, op: TypingOp
 ) -> None:
     _check_channel_allowed(sender)
     subscribers = subscriber_ids(session, stream)
@@ -89,7 +89,7 @@ def do_send_channel_typing(
         event_class = ev.TypingStart if op == "start" else ev.TypingStop
         event = event_class(
             message_type="stream",
-            sender=ev.TypingUser(user_id=sender.id, email=sender.email),
+            sender=ev.TypingUser(user_id=sender.user_id, email=sender.email),
             stream_id=stream.id,
             topic=topic,
         )
@@ -100,10 +100,10 @@ def do_send_message_edit_typing(session: Session, sender: UserProfile, message_i
     """Notify whoever would see the edit: the message's recipients, or the channel's
     subscribers.
     """
-    message, _ = access_message(session, sender, message_id)
+    message, _ = access_message(session, Requester.of(sender), message_id)
     event_class = ev.TypingEditMessageStart if op == "start" else ev.TypingEditMessageStop
     if message.is_channel_message:
-        _check_channel_allowed(sender)
+        _check_channel_allowed(Requester.of(sender))
         stream = stream_for_message(session, message)
         audience = subscriber_ids(session, stream)
         if len(audience) > MAX_CHANNEL_SIZE_FOR_TYPING:

@@ -33,6 +33,7 @@ from palaver.lib.users import (
     user_ids_who_can_access,
 )
 from palaver.models import Realm, RealmUserDefault, Role, UserGroupMembership, UserProfile
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 
@@ -168,7 +169,7 @@ def create_user(
         for viewer in session.scalars(select(UserProfile).where(UserProfile.id.in_(recipients))):
             # Each recipient gets the person as they may see it (delivery_email differs).
             person = format_user(
-                user, viewer, client_gravatar=False, profile_data=None if user.is_bot else {}
+                user, Requester.of(viewer), client_gravatar=False, profile_data=None if user.is_bot else {}
             )
             tx.send_event(realm.id, ev.RealmUserAdd(person=ev.RealmUserPerson(**person)), [viewer.id])
         if user.is_bot and announce_bot:

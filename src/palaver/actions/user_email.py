@@ -17,6 +17,7 @@ from palaver.lib.users import (
     user_ids_who_can_access,
 )
 from palaver.models import UserProfile
+from palaver.models.requester import Requester
 
 
 def do_change_user_delivery_email(
@@ -37,7 +38,7 @@ def do_change_user_delivery_email(
         user.delivery_email = new_email
         recipients = user_ids_who_can_access(session, user)
         viewers = session.scalars(select(UserProfile).where(UserProfile.id.in_(recipients))).all()
-        seeing = [v.id for v in viewers if can_view_delivery_email(v, user)]
+        seeing = [v.id for v in viewers if can_view_delivery_email(Requester.of(v), user)]
         person = ev.PersonDeliveryEmail(user_id=user.id, delivery_email=new_email)
         tx.send_event(user.realm_id, ev.RealmUserUpdate(person=person), seeing)
         api_email = api_email_for(email_host, user)

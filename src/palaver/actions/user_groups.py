@@ -47,6 +47,7 @@ from palaver.lib.user_groups import (
 )
 from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
 from palaver.models.groups import GROUP_PERMISSION_SETTINGS
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 # What each setting of a new group holds, and which values it refuses.
@@ -151,7 +152,7 @@ def do_create_user_group(session: Session, creator: UserProfile, new: NewUserGro
     description = check_group_description(new.description)
     realm = creator.realm
     with transaction(session) as tx:
-        if not user_has_permission(session, creator, realm.can_create_groups):
+        if not user_has_permission(session, Requester.of(creator), realm.can_create_groups):
             raise JsonableError("Insufficient permission")
         _check_name_free(session, realm.id, name)
         members = _check_users(session, realm.id, new.members)

@@ -64,6 +64,7 @@ from palaver.models import (
 )
 from palaver.models.auth import ExternalIdentity
 from palaver.models.profile_fields import MARKDOWN_FIELD_TYPES
+from palaver.models.requester import Requester
 
 
 def send_person_update(tx: Tx, session: Session, user: UserProfile, person: ev.RealmUserUpdatePerson) -> None:
@@ -413,7 +414,7 @@ def do_change_email_visibility(session: Session, user: UserProfile, visibility: 
                 select(UserProfile).where(UserProfile.id.in_(user_ids_who_can_access(session, user)))
             )
         )
-        could_see = {v.id: can_view_delivery_email(v, user) for v in viewers}
+        could_see = {v.id: can_view_delivery_email(Requester.of(v), user) for v in viewers}
         if user.email_address_visibility == visibility:
             return
         user.email_address_visibility = visibility
@@ -427,7 +428,7 @@ def do_change_email_visibility(session: Session, user: UserProfile, visibility: 
             user.email = new_email
             send_person_update(tx, session, user, ev.PersonNewEmail(user_id=user.id, new_email=new_email))
         for viewer in viewers:
-            sees = can_view_delivery_email(viewer, user)
+            sees = can_view_delivery_email(Requester.of(viewer), user)
             if sees != could_see[viewer.id]:
                 person = ev.PersonDeliveryEmail(
                     user_id=user.id, delivery_email=user.delivery_email if sees else None

@@ -10,6 +10,7 @@ from palaver.actions.messages import SendContext, do_send_message
 from palaver.db.transaction import transaction
 from palaver.lib.webhooks import webhook_target
 from palaver.models import UserProfile
+from palaver.models.requester import Requester
 from palaver.webhooks.base import Notification
 
 
@@ -26,7 +27,11 @@ def do_send_webhook_notifications(
     with transaction(session):
         return [
             do_send_message(
-                session, sender, webhook_target(sender, stream, topic, note.topic), note.content, context
+                session,
+                Requester.of(sender),
+                webhook_target(sender, stream, topic, note.topic),
+                note.content,
+                context,
             )
             for note in notifications
         ]

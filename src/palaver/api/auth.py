@@ -15,7 +15,7 @@ from palaver.lib.exceptions import (
     UserDeactivatedError,
 )
 from palaver.lib.rate_limit import RateLimitResult, raise_if_limited
-from palaver.lib.realm import realm_email_host
+from palaver.lib.realm import get_realm, realm_email_host
 from palaver.lib.storage import make_storage
 from palaver.lib.two_factor import GUARDED_METHODS, second_factors_owed
 from palaver.lib.users import get_user_by_delivery_email
@@ -36,7 +36,7 @@ class TwoFactorRequiredError(JsonableError):
 
 
 def _username_key(ctx: Ctx, username: str) -> str:
-    return f"auth-user:{ctx.realm.id}:{username.strip().lower()}"
+    return f"auth-user:{ctx.realm_id}:{username.strip().lower()}"
 
 
 def hit_username_limit(ctx: Ctx, username: str) -> RateLimitResult:
@@ -76,7 +76,7 @@ def check_login(ctx: Ctx, username: str, password: str) -> tuple[UserProfile, st
     the same keys. The organization's methods decide which passwords count (Zulip tries its
     backends in turn the same way).
     """
-    realm = ctx.realm
+    realm = get_realm(ctx.session, ctx.realm_id)
     settings = ctx.services.settings
     _check_attempt_limits(ctx, username)
     if method_enabled(settings, realm, EMAIL):
@@ -100,7 +100,7 @@ def check_login(ctx: Ctx, username: str, password: str) -> tuple[UserProfile, st
 
 
 def _stored_password_user(ctx: Ctx, username: str, password: str) -> UserProfile | None:
-    user = get_user_by_delivery_email(ctx.session, ctx.realm.id, username)
+    user = get_user_by_delivery_email(ctx.session, ctx.realm_id, username)
     stored = user.password if user is not None and not user.is_bot else None
     if user is None or stored is None:
         # Verifying returns at once when there is no stored hash; hashing costs what a

@@ -41,7 +41,7 @@ from palaver.lib.exceptions import JsonableError, ResourceNotFoundError, Unautho
 from palaver.lib.realm import get_realm_for_host, realm_email_host
 from palaver.lib.realm_images import MAX_ICON_FILE_SIZE_MIB, MAX_LOGO_FILE_SIZE_MIB
 from palaver.lib.storage import StorageKeyError, make_storage
-from palaver.lib.users import access_user_by_email, get_realm_user
+from palaver.lib.users import access_user_by_email, get_realm_user, requester_user
 from palaver.models import Realm, UserProfile
 from palaver.services import Services
 
@@ -101,9 +101,10 @@ def _viewer(services: Services, request: Request, session: Session) -> tuple[Rea
     header = request.headers.get("authorization")
     api_key = request.query_params.get("api_key")
     if header:
-        _, user = authenticate(session, services, "required", host, header)
-        assert user is not None
-        return user.realm, user
+        requester, _ = authenticate(session, services, "required", host, header)
+        assert requester is not None
+        loaded = requester_user(session, requester)
+        return loaded.realm, loaded
     realm = get_realm_for_host(session, services.settings, host)
     if api_key:
         user = user_for_api_key(session, realm.id, api_key)

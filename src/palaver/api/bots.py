@@ -12,6 +12,7 @@ from palaver.lib.avatars import avatar_url
 from palaver.lib.bots import access_bot_by_id, bot_extra_fields, owned_bots
 from palaver.lib.outgoing_webhooks import check_service_url
 from palaver.lib.realm import realm_email_host
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.users import get_realm_user
 from palaver.models.bots import ServiceInterface
 from palaver.models.users import BotType
@@ -63,7 +64,7 @@ def create_bot(
         full_name=full_name,
         short_name=short_name,
         bot_type=bot_type,
-        email_host=realm_email_host(ctx.services.settings, ctx.realm),
+        email_host=realm_email_host(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id)),
         payload_url=payload_url,
         service_name=service_name,
         interface_type=interface_type,

@@ -31,6 +31,7 @@ from palaver.lib.channels import (
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.group_settings import GroupSettingUpdate, GroupSettingValue
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.subscriptions import principals_to_users
 from palaver.models.channels import STREAM_GROUP_SETTINGS
 
@@ -42,7 +43,7 @@ _NOT_SENT: Any = UNCHANGED
 
 
 def email_host(ctx: Ctx) -> str:
-    return realm_email_host(ctx.services.settings, ctx.realm)
+    return realm_email_host(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id))
 
 
 def given_group_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -57,7 +58,10 @@ def announcement_context(ctx: Ctx, announce: bool) -> SendContext | None:
     """What a creation announcement needs of the request, when one is asked for."""
     if not announce:
         return None
-    return SendContext(realm_url=realm_url(ctx.services.settings, ctx.realm), email_host=email_host(ctx))
+    return SendContext(
+        realm_url=realm_url(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id)),
+        email_host=email_host(ctx),
+    )
 
 
 @router.post("/channels/create")
@@ -126,7 +130,7 @@ def list_streams(
 
 @router.get("/streams/{stream_id:int}")
 def get_stream(ctx: Ctx, stream_id: int) -> JsonDict:
-    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
     return {"stream": format_stream(ctx.session, stream)}
 
 
@@ -146,7 +150,7 @@ def update_stream(
     topics_policy: str | None = None,
     **group_settings: GroupSettingUpdate | None,
 ) -> JsonDict:
-    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
     changes = ChannelChanges(
         new_name=new_name,
         description=description,
@@ -167,19 +171,19 @@ def update_stream(
 
 @router.delete("/streams/{stream_id:int}")
 def archive_stream(ctx: Ctx, stream_id: int) -> JsonDict:
-    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
     do_archive_stream(ctx.session, stream, ctx.me)
     return {}
 
 
 @router.get("/get_stream_id")
 def get_stream_id(ctx: Ctx, stream: str) -> JsonDict:
-    return {"stream_id": access_stream_by_name(ctx.session, ctx.me, stream).id}
+    return {"stream_id": access_stream_by_name(ctx.session, ctx.requester, stream).id}
 
 
 @router.get("/streams/{stream_id:int}/members")
 def get_stream_members(ctx: Ctx, stream_id: int) -> JsonDict:
-    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
     return {"subscribers": sorted(subscriber_ids(ctx.session, stream))}
 
 
@@ -192,7 +196,7 @@ def list_default_streams(ctx: Ctx) -> JsonDict:
 def add_default_stream(ctx: Ctx, stream_id: int) -> JsonDict:
     if not ctx.me.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
-    do_add_default_stream(ctx.session, access_stream_by_id(ctx.session, ctx.me, stream_id))
+    do_add_default_stream(ctx.session, access_stream_by_id(ctx.session, ctx.requester, stream_id))
     return {}
 
 
@@ -200,5 +204,5 @@ def add_default_stream(ctx: Ctx, stream_id: int) -> JsonDict:
 def remove_default_stream(ctx: Ctx, stream_id: int) -> JsonDict:
     if not ctx.me.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
-    do_remove_default_stream(ctx.session, access_stream_by_id(ctx.session, ctx.me, stream_id))
+    do_remove_default_stream(ctx.session, access_stream_by_id(ctx.session, ctx.requester, stream_id))
     return {}

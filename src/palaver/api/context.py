@@ -1,16 +1,22 @@
-"""What a view knows about its request: the services, the session and who is asking."""
+"""What a view knows about its request: the services, the session and who is asking.
+
+Authentication (``api/routing.authenticate``, ``web/sessions.authenticate_web``, or a
+remembered credential, ``api/known_credentials.py``) yields one ``Requester`` and the
+realm's ID, and that is all a ``Ctx`` holds of the user: reads and permission checks take
+the ``Requester``. A view whose action writes the user (or reads what the ``Requester``
+does not carry) loads the ``UserProfile`` with ``ctx.me``, once per request.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError, UnauthorizedError
-from palaver.lib.realm_cache import cached_user
 from palaver.lib.users import load_user
-from palaver.models import Realm, UserProfile
-from palaver.models.member import Member
+from palaver.models import UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services
 
 
@@ -20,59 +26,38 @@ class Ctx:
 
     services: Services
     session: Session
-    _realm: Realm | None
-    _user: UserProfile | None
+    # Who is asking: None for an anonymous request, which only endpoints registered with
+    # ``auth="optional"`` or ``"none"`` see.
+    requester_or_none: Requester | None
+    # The organization the request is for (the requester's, or the one its host names);
+    # None when the host names none (again only ``auth="optional"``/``"none"``).
+    realm_id_or_none: int | None
     client_ip: str
     user_agent: str
-    # A request by known credentials (api/known_credentials.py): (user ID, realm ID), the
-    # user not loaded until a view asks for ``user``.
-    _identity: tuple[int, int] | None = None
+    _user: UserProfile | None = field(default=None, repr=False)
 
     @property
-    def user(self) -> UserProfile | None:
-        """The authenticated user, or None (anonymous). Loaded on first use for a request by
-        known credentials: views that only read use ``member``, which needs no query."""
-        if self._user is None and self._identity is not None:
-            user = load_user(self.session, self._identity[0])
+    def requester(self) -> Requester:
+        """The authenticated user (401 for an anonymous request)."""
+        if self.requester_or_none is None:
+            raise UnauthorizedError()
+        return self.requester_or_none
+
+    @property
+    def realm_id(self) -> int:
+        """The request's organization (404 when its URL names none)."""
+        if self.realm_id_or_none is None:
+            raise JsonableError("There is no organization at this URL", status=404)
+        return self.realm_id_or_none
+
+    @property
+    def me(self) -> UserProfile:
+        """The requester's ``UserProfile``, loaded in this request's session on first use:
+        what an action that writes the user is given. Authentication that read the row
+        (an API key looked up, a session cookie) left it in the session, so no query then."""
+        if self._user is None:
+            user = load_user(self.session, self.requester.user_id)
             if user is None:
                 raise UnauthorizedError()
             self._user = user
         return self._user
-
-    @property
-    def loaded_user(self) -> UserProfile | None:
-        """The user if the request's authentication loaded it (never loads)."""
-        return self._user
-
-    @property
-    def member(self) -> Member:
-        """The authenticated user as reads need them: the cached user for a request by known
-        credentials, else the loaded ``UserProfile``."""
-        if self._user is None and self._identity is not None:
-            user_id, realm_id = self._identity
-            cached = cached_user(self.session, realm_id, user_id)
-            if cached is not None:
-                return cached
-        return self.me
-
-    @property
-    def realm_or_none(self) -> Realm | None:
-        # An authenticated request's realm is loaded on first use: most views need only
-        # ``me.realm_id`` or a setting from the realm cache (``lib.realm_cache.realm_settings``).
-        if self._realm is None and self.user is not None:
-            self._realm = self.user.realm
-        return self._realm
-
-    @property
-    def realm(self) -> Realm:
-        if self.realm_or_none is None:
-            raise JsonableError("There is no organization at this URL", status=404)
-        return self.realm_or_none
-
-    @property
-    def me(self) -> UserProfile:
-        """The authenticated user (views of authenticated endpoints only)."""
-        user = self.user
-        if user is None:
-            raise UnauthorizedError()
-        return user

@@ -24,7 +24,7 @@ def _admin(ctx: Ctx) -> None:
 
 
 def _streams(ctx: Ctx, names: list[str]) -> list[Stream]:
-    return [access_stream_by_name(ctx.session, ctx.me, name) for name in names]
+    return [access_stream_by_name(ctx.session, ctx.requester, name) for name in names]
 
 
 @router.post("/default_stream_groups/create")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import JsonableError, RealmDeactivatedError, UserDeactivatedError
+from palaver.lib.realm import get_realm
 from palaver.lib.users import get_user_by_delivery_email
 
 router = ApiRouter()
@@ -17,7 +18,7 @@ router = ApiRouter()
 def dev_fetch_api_key(ctx: Ctx, username: str) -> JsonDict:
     if not ctx.services.settings.development_auth:
         raise JsonableError("DevAuthBackend not enabled.")
-    realm = ctx.realm
+    realm = get_realm(ctx.session, ctx.realm_id)
     user = get_user_by_delivery_email(ctx.session, realm.id, username)
     if user is None:
         raise JsonableError("This user is not registered.", code="AUTHENTICATION_FAILED", status=401)

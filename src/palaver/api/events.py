@@ -96,20 +96,19 @@ async def get_events(
     # Runs on the event loop with the database session already closed: a long-poll holds
     # neither a thread nor a connection while it waits.
     backend = ctx.services.bus
-    user = ctx.me
+    requester = ctx.requester
     client = None
     if queue_id is None:
         client = build_client_descriptor(
-            ctx.services.settings, user, register_options(**options), user_agent=ctx.user_agent
+            ctx.services.settings, requester, register_options(**options), user_agent=ctx.user_agent
         )
         queue_id, last_event_id = client.queue_id, None
-    user_id = user.id
-    # A parked long-poll may wait a heartbeat interval, thousands at once: the detached
-    # UserProfile and its joined Realm (their loaded columns, instance state and the rows
-    # they came from), the closed session and the options would be kept that long, for
-    # every parked request. Nothing after this point needs them (``execute_async`` has let
-    # go of its own reference to ctx).
-    del user, options, ctx
+    user_id = requester.user_id
+    # A parked long-poll may wait a heartbeat interval, thousands at once: the closed
+    # session (with the user authentication loaded) and the options would be kept that
+    # long, for every parked request. Nothing after this point needs them
+    # (``execute_async`` has let go of its own reference to ctx).
+    del requester, options, ctx
     if client is not None:
         await backend.run_blocking(backend.create_queue, client)
     return await poll_queue(backend, user_id, queue_id, last_event_id, dont_block)
@@ -129,5 +128,5 @@ async def poll_queue(
 
 @router.delete("/events")
 def delete_queue(ctx: Ctx, queue_id: str) -> JsonDict:
-    ctx.services.bus.delete_queue(ctx.me.id, queue_id)
+    ctx.services.bus.delete_queue(ctx.requester.user_id, queue_id)
     return {}

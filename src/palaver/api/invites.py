@@ -20,6 +20,7 @@ from palaver.lib.invites import (
     visible_invites,
 )
 from palaver.lib.realm import realm_url
+from palaver.lib.realm_cache import realm_settings
 
 router = ApiRouter()
 
@@ -33,7 +34,7 @@ def _expiry_minutes(value: int | None) -> int | None:
 
 @router.get("/invites")
 def get_invites(ctx: Ctx) -> JsonDict:
-    url = realm_url(ctx.services.settings, ctx.realm)
+    url = realm_url(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id))
     return {"invites": [format_invite(i, url) for i in visible_invites(ctx.session, ctx.me)]}
 
 
@@ -92,7 +93,10 @@ def create_invite_link(
         include_realm_default_subscriptions=include_realm_default_subscriptions,
         expires_in_minutes=_expiry_minutes(invite_expires_in_minutes),
     )
-    return {"invite_link": realm_url(ctx.services.settings, ctx.realm) + join_path(invite)}
+    return {
+        "invite_link": realm_url(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id))
+        + join_path(invite)
+    }
 
 
 @router.delete("/invites/{invite_id:int}")

@@ -17,10 +17,11 @@ committed after replaces a snapshot.
 A full authentication takes the snapshots of the organization the request's host names
 (or, once an entry exists, the entry's) before it reads the user; when it finds the user in
 that organization, the entry holds from then on, so every request after a credential's
-first skips the look-up. A known request's view gets the user's ID and realm
-(``Ctx.member``: the cached user) and loads the ``UserProfile`` only if it asks for it
-(``Ctx.user``). Only API-key (HTTP Basic) requests take this path; the browser's cookie
-sessions are authenticated in full each time.
+first skips the look-up. An entry keeps the ``Requester`` that full authentication built,
+and a known request's view gets that same value: its role, activity and settings are in
+``user_profile`` too, so they are as current as the key. The view loads the
+``UserProfile`` only if it asks for it (``Ctx.me``). Only API-key (HTTP Basic) requests
+take this path; the browser's cookie sessions are authenticated in full each time.
 """
 
 from __future__ import annotations
@@ -36,19 +37,18 @@ from palaver.events.realm_state import RealmStateStore
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.lib.realm_cache import realm_settings, realm_users
 from palaver.lib.realm_cache.loaders import REALM, USERS
+from palaver.models.requester import Requester
 
 # Credentials remembered at most (each entry is a few hundred bytes); past it, forgotten
 # all at once and learned again by the next full authentication of each.
 MAX_ENTRIES = 50_000
 
 _Key = tuple[str, str]
-Identity = tuple[int, int]  # (user ID, realm ID)
 
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    user_id: int
-    realm_id: int
+    requester: Requester
     # The realm's cached users and realm row as they were before the full authentication
     # that made the entry; None when they could not be taken (not confirmed).
     users: object | None = None
@@ -77,16 +77,16 @@ class KnownCredentials:
         realm = self._store.peek(realm_id, REALM)
         return None if users is None or realm is None else (users, realm)
 
-    def identity(self, info: RequestInfo) -> Identity | None:
-        """The user a request is known to come from, or None to authenticate it in full."""
+    def requester(self, info: RequestInfo) -> Requester | None:
+        """Who a request is known to come from, or None to authenticate it in full."""
         key = self._key(info)
         entry = None if key is None else self._entries.get(key)
         if entry is None or entry.users is None:
             return None
-        current = self._snapshots(entry.realm_id)
+        current = self._snapshots(entry.requester.realm_id)
         if current is None or current[0] is not entry.users or current[1] is not entry.realm:
             return None
-        return entry.user_id, entry.realm_id
+        return entry.requester
 
     def recorder(self, info: RequestInfo) -> PrepareObserver | None:
         """For a request authenticated in full: what remembers its outcome. None while deaf
@@ -114,7 +114,7 @@ class _Recorder:
     def before(self, session: Session) -> None:
         known = self._known
         if self._earlier is not None:
-            realm_id: int | None = self._earlier.realm_id
+            realm_id: int | None = self._earlier.requester.realm_id
         else:
             # A credential's first request: the organization its host names. That read's
             # transaction ends here, so on SQLite the authentication reads a database no
@@ -131,12 +131,12 @@ class _Recorder:
         self._before = known._snapshots(realm_id)
 
     def after(self, prepared: Prepared) -> None:
-        user = prepared.ctx.loaded_user
-        if user is None:
+        requester = prepared.ctx.requester_or_none
+        if requester is None:
             return
         before = self._before
-        if before is not None and self._realm_id == user.realm_id:
-            entry = _Entry(user.id, user.realm_id, *before)
+        if before is not None and self._realm_id == requester.realm_id:
+            entry = _Entry(requester, *before)
         else:
-            entry = _Entry(user.id, user.realm_id)
+            entry = _Entry(requester)
         self._known._remember(self._key, entry)

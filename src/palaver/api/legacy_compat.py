@@ -62,10 +62,10 @@ def mute_topic(
     if op not in ("add", "remove"):
         raise JsonableError("Invalid op")
     if stream_id is not None:
-        channel = access_stream_by_id(ctx.session, ctx.me, stream_id)
+        channel = access_stream_by_id(ctx.session, ctx.requester, stream_id)
     else:
         assert stream is not None
-        channel = access_stream_by_name(ctx.session, ctx.me, stream)
+        channel = access_stream_by_name(ctx.session, ctx.requester, stream)
     # Since feature level 170 muting a muted topic (or unmuting an unmuted one) succeeds.
     policy = VisibilityPolicy.MUTED if op == "add" else VisibilityPolicy.INHERIT
     do_set_user_topic_visibility_policy(ctx.session, ctx.me, channel, normalize_topic(topic), policy)

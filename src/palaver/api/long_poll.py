@@ -114,9 +114,9 @@ class LongPolls:
         if "queue_id" not in raw.values:
             # Not a poll of an existing queue (the view answers the error): the full path.
             return execute_async(self.services, endpoint, info, raw)
-        identity = self.known.identity(info)
-        if identity is not None:
-            return self._answer_known(endpoint, identity[0], info, raw)
+        requester = self.known.requester(info)
+        if requester is not None:
+            return self._answer_known(endpoint, requester.user_id, info, raw)
         return execute_async(self.services, endpoint, info, raw, self.known.recorder(info))
 
     async def _answer_known(

@@ -11,6 +11,7 @@ from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.message_edit import message_history
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.realm_cache import realm_settings
 
 router = ApiRouter()
 
@@ -37,7 +38,10 @@ def update_message(
         prev_content_sha256=prev_content_sha256,
     )
     settings = ctx.services.settings
-    context = EditContext(realm_url(settings, ctx.realm), realm_email_host(settings, ctx.realm))
+    context = EditContext(
+        realm_url(settings, realm_settings(ctx.session, ctx.realm_id)),
+        realm_email_host(settings, realm_settings(ctx.session, ctx.realm_id)),
+    )
     return {"detached_uploads": do_update_message(ctx.session, ctx.me, message_id, edit, context)}
 
 

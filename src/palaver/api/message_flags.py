@@ -24,7 +24,7 @@ NonNegative = Annotated[int, Field(ge=0)]
 
 @router.post("/messages/flags")
 def update_message_flags(ctx: Ctx, messages: list[int], op: str, flag: str) -> JsonDict:
-    result = do_update_message_flags(ctx.session, ctx.member, op, flag, messages)
+    result = do_update_message_flags(ctx.session, ctx.requester, op, flag, messages)
     body: JsonDict = {"messages": result.messages}
     if result.ignored_because_not_subscribed_channels is not None:
         body["ignored_because_not_subscribed_channels"] = result.ignored_because_not_subscribed_channels

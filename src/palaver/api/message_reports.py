@@ -9,6 +9,7 @@ from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.rate_limit import raise_if_limited
 from palaver.lib.realm import realm_url
+from palaver.lib.realm_cache import realm_settings
 
 router = ApiRouter()
 
@@ -17,6 +18,9 @@ router = ApiRouter()
 def report_message(ctx: Ctx, message_id: int, report_type: str, description: str = "") -> JsonDict:
     rule = ctx.services.settings.message_report_rate_limit
     raise_if_limited(ctx.services.rate_limiter.hit(f"message_report:{ctx.me.id}", rule), "message_report")
-    context = SendContext(realm_url=realm_url(ctx.services.settings, ctx.realm), email_host=email_host(ctx))
+    context = SendContext(
+        realm_url=realm_url(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id)),
+        email_host=email_host(ctx),
+    )
     do_report_message(ctx.session, ctx.me, message_id, report_type, description, context)
     return {}

@@ -35,7 +35,7 @@ NonNegative = Annotated[int, Field(ge=0)]
 
 def _cached_realm(ctx: Ctx) -> RealmRow:
     """The user's realm from the realm cache: these views need two of its columns."""
-    return realm_settings(ctx.session, ctx.member.realm_id)
+    return realm_settings(ctx.session, ctx.realm_id)
 
 
 def _realm_url(ctx: Ctx) -> str:
@@ -63,7 +63,7 @@ def send_message(
         sender_queue_id=queue_id,
         read_by_sender=read_by_sender,
     )
-    return {"id": do_send_message(ctx.session, ctx.member, target, content, context)}
+    return {"id": do_send_message(ctx.session, ctx.requester, target, content, context)}
 
 
 @router.get("/messages")
@@ -94,7 +94,7 @@ def fetch_messages(
             raise IncompatibleParametersError(sorted(["message_ids", *conflicting]))
         return get_messages(
             ctx.session,
-            ctx.member,
+            ctx.requester,
             narrow=narrow,
             anchor=None,
             include_anchor=True,
@@ -115,11 +115,11 @@ def fetch_messages(
     # History and search tolerate the read replica's lag (messages others sent in the last
     # moments reach the client as events); a fetch of messages by ID is of ones the client
     # has just heard of, so it stays on the primary, as do the user's reads after a write.
-    member = ctx.member
-    with ctx.services.db.read_session(ctx.session, member.id) as session:
+    requester = ctx.requester
+    with ctx.services.db.read_session(ctx.session, requester.user_id) as session:
         return get_messages(
             session,
-            member,
+            requester,
             narrow=narrow,
             # A "near" term says where to open the view when the client gives no anchor.
             anchor=parse_anchor(
@@ -140,7 +140,7 @@ def fetch_message(
     options = FormatOptions(
         apply_markdown, client_gravatar=False, allow_empty_topic_name=allow_empty_topic_name
     )
-    message, raw_content = get_message(ctx.session, ctx.me, message_id, options)
+    message, raw_content = get_message(ctx.session, ctx.requester, message_id, options)
     return {"raw_content": raw_content, "message": message}
 
 
@@ -152,20 +152,20 @@ def delete_message(ctx: Ctx, message_id: int) -> JsonDict:
 
 @router.post("/messages/render")
 def render_message(ctx: Ctx, content: str) -> JsonDict:
-    return {"rendered": render_content(ctx.session, ctx.me, content, _realm_url(ctx)).html}
+    return {"rendered": render_content(ctx.session, ctx.requester, content, _realm_url(ctx)).html}
 
 
 @router.get("/messages/matches_narrow")
 def matches_narrow(ctx: Ctx, msg_ids: list[int], narrow: list[Any]) -> JsonDict:
-    return {"messages": messages_matching_narrow(ctx.session, ctx.member, msg_ids, narrow)}
+    return {"messages": messages_matching_narrow(ctx.session, ctx.requester, msg_ids, narrow)}
 
 
 @router.get("/users/me/{stream_id:int}/topics")
 def get_topics(ctx: Ctx, stream_id: int, allow_empty_topic_name: bool = False) -> JsonDict:
     # A topic others started in the last moments reaches the client as an event: the
     # replica's lag is tolerable here too (the user's own, after a write, is fenced).
-    member = ctx.member
-    with ctx.services.db.read_session(ctx.session, member.id) as session:
-        stream = access_stream_by_id(session, member, stream_id, require_content_access=True)
-        topics = get_topic_history(session, member, stream, allow_empty_topic_name=allow_empty_topic_name)
+    requester = ctx.requester
+    with ctx.services.db.read_session(ctx.session, requester.user_id) as session:
+        stream = access_stream_by_id(session, requester, stream_id, require_content_access=True)
+        topics = get_topic_history(session, requester, stream, allow_empty_topic_name=allow_empty_topic_name)
     return {"topics": topics}

@@ -10,6 +10,7 @@ from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.presence import presence_response, user_presence
 from palaver.lib.realm import realm_email_host
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.users import access_user_by_email, access_user_by_id
 
 router = ApiRouter()
@@ -28,16 +29,16 @@ def update_presence(
 ) -> JsonDict:
     if status not in ("active", "idle"):
         raise JsonableError(f"Invalid status: {status}")
-    member = ctx.member
-    if member.presence_enabled:
-        do_update_user_presence(ctx.session, member, "active" if status == "active" else "idle")
+    requester = ctx.requester
+    if requester.presence_enabled:
+        do_update_user_presence(ctx.session, requester, "active" if status == "active" else "idle")
     if ping_only:
         return {}
     # Clients that track update IDs read the modern format whatever slim_presence says.
     modern = slim_presence or last_update_id is not None
     return presence_response(
         ctx.session,
-        member,
+        requester,
         modern=modern,
         last_update_id=last_update_id,
         history_limit_days=history_limit_days,
@@ -46,7 +47,7 @@ def update_presence(
 
 @router.get("/realm/presence")
 def get_realm_presence(ctx: Ctx) -> JsonDict:
-    response = presence_response(ctx.session, ctx.me, modern=False)
+    response = presence_response(ctx.session, ctx.requester, modern=False)
     return {"presences": response["presences"], "server_timestamp": response["server_timestamp"]}
 
 
@@ -55,6 +56,6 @@ def get_user_presence(ctx: Ctx, user_id_or_email: str) -> JsonDict:
     if user_id_or_email.isascii() and user_id_or_email.isdigit():
         target = access_user_by_id(ctx.session, ctx.me, int(user_id_or_email), allow_deactivated=True)
     else:
-        email_host = realm_email_host(ctx.services.settings, ctx.realm)
+        email_host = realm_email_host(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id))
         target = access_user_by_email(ctx.session, ctx.me, user_id_or_email, email_host=email_host)
     return {"presence": user_presence(ctx.session, target, user_id_or_email)}

@@ -50,7 +50,7 @@ def send_test_notification(ctx: Ctx, token: str | None = None) -> JsonDict:
     me = ctx.me
     if not push_targets(ctx.session, me.id, token) and not legacy_targets(ctx.session, me.id, token):
         raise InvalidPushDeviceTokenError()
-    realm = ctx.realm
+    realm = me.realm
     with relay_client() as client:
         deliverer = Deliverer(services, client)
         payload = ping_payload(deliverer.identity(realm, me.id), to_timestamp(utcnow()))

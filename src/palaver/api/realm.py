@@ -83,7 +83,7 @@ def update_realm(
     if authentication_methods is not None:
         # Stored as the methods turned off, judged against what this server offers.
         values["disabled_authentication_methods"] = check_authentication_methods(
-            ctx.services.settings, ctx.realm, authentication_methods
+            ctx.services.settings, ctx.me.realm, authentication_methods
         )
     updates = {key: value for key, value in group_settings.items() if value is not None}
     do_update_realm_settings(ctx.session, ctx.me, values, updates, settings=ctx.services.settings)

@@ -14,5 +14,5 @@ router = ApiRouter()
 def deactivate_realm(ctx: Ctx) -> JsonDict:
     if not ctx.me.is_realm_owner:
         raise OrganizationOwnerRequiredError()
-    do_deactivate_realm(ctx.session, ctx.realm)
+    do_deactivate_realm(ctx.session, ctx.me.realm)
     return {}

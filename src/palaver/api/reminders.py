@@ -8,6 +8,7 @@ from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.message_send import client_name_from_user_agent
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.scheduled_messages import (
     check_delivery_time,
     check_reminder_note,
@@ -30,8 +31,8 @@ def create_reminder(
     deliver_at = check_delivery_time(scheduled_delivery_timestamp)
     settings = ctx.services.settings
     context = SendContext(
-        realm_url=realm_url(settings, ctx.realm),
-        email_host=realm_email_host(settings, ctx.realm),
+        realm_url=realm_url(settings, realm_settings(ctx.session, ctx.realm_id)),
+        email_host=realm_email_host(settings, realm_settings(ctx.session, ctx.realm_id)),
         client=client_name_from_user_agent(ctx.user_agent),
     )
     item = do_create_reminder(ctx.session, ctx.me, message_id, deliver_at, check_reminder_note(note), context)

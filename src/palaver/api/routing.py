@@ -47,7 +47,8 @@ from palaver.lib.passwords import has_api_key_format
 from palaver.lib.rate_limit import raise_if_limited
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.lib.realm_cache import realm_settings
-from palaver.models import Realm, UserProfile
+from palaver.models import UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services
 from palaver.web.sessions import WebCredentials, authenticate_web, web_credentials
 
@@ -284,19 +285,20 @@ _USER_BY_API_KEY = select(UserProfile).where(UserProfile.api_key == bindparam("a
 
 def authenticate(
     session: Session, services: Services, auth: AuthPolicy, host: str, header: str | None
-) -> tuple[Realm | None, UserProfile | None]:
-    """The request's realm and user. With a user the realm is None: it is ``user.realm``,
-    loaded only if the view asks (``Ctx.realm``)."""
+) -> tuple[Requester | None, int | None]:
+    """Who sends the request (None: anonymous) and the ID of the organization it is for
+    (None: the host names none, which only ``auth="none"``/``"optional"`` allow)."""
     string_id = subdomain_for_host(services.settings, host)
     if auth == "none":
         # Views that need no login (server settings, fetching a key) judge the realm's state.
-        return get_realm_by_string_id(session, string_id), None
+        realm = get_realm_by_string_id(session, string_id)
+        return None, None if realm is None else realm.id
     if auth == "optional" and not header:
         realm = get_realm_by_string_id(session, string_id)
         if realm is not None and realm.deactivated:
             # Anonymous (spectator) access must not outlive the organization.
             raise RealmDeactivatedError()
-        return realm, None
+        return None, None if realm is None else realm.id
     if not header:
         raise UnauthorizedError()
     email, api_key = _credentials(header)
@@ -306,12 +308,12 @@ def authenticate(
     api_key = api_key.strip()
     if not has_api_key_format(api_key):
         raise UnauthorizedError("Malformed API key")
-    # One indexed lookup by key; the email must then name the same account.
+    # One indexed lookup by key; the email must then name the same account. The row stays
+    # in the session, so a view's ``ctx.me`` loads nothing more.
     user = session.scalars(_USER_BY_API_KEY, {"api_key": api_key}).one_or_none()
     if user is None or email.strip().lower() not in (user.email.lower(), user.delivery_email.lower()):
         raise UnauthorizedError("Invalid API key")
-    # The realm's row from this process's cache (every change to it drops the cached one):
-    # the ORM's ``Realm`` is loaded only for views that use it (``Ctx.realm``).
+    # The realm's row from this process's cache (every change to it drops the cached one).
     cached = realm_settings(session, user.realm_id)
     if cached.string_id != string_id:
         raise UnauthorizedError("Account is not associated with this subdomain")
@@ -319,7 +321,7 @@ def authenticate(
         raise RealmDeactivatedError()
     if not user.is_active:
         raise UserDeactivatedError()
-    return None, user
+    return Requester.of(user), user.realm_id
 
 
 def _rate_limit(services: Services, user_id: int | None, client_ip: str) -> dict[str, str]:
@@ -377,18 +379,10 @@ def _prepare(
     session: Session, services: Services, endpoint: Endpoint, info: RequestInfo, raw: RawParams
 ) -> Prepared:
     if info.web is not None:
-        realm, user = authenticate_web(session, services, endpoint.auth, info.host, info.web)
+        requester, realm_id = authenticate_web(session, services, endpoint.auth, info.host, info.web)
     else:
-        realm, user = authenticate(session, services, endpoint.auth, info.host, info.authorization)
-    if user is not None:
-        # Its writes fence this user's reads off the read replica for a while (db.read_session).
-        set_actor(session, user.id)
-    kwargs, ignored, headers = admit(
-        services, endpoint, user.id if user is not None else None, info.client_ip, raw
-    )
-    return Prepared(
-        Ctx(services, session, realm, user, info.client_ip, info.user_agent), kwargs, ignored, headers
-    )
+        requester, realm_id = authenticate(session, services, endpoint.auth, info.host, info.authorization)
+    return _admitted(session, services, endpoint, info, raw, requester, realm_id)
 
 
 def _prepare_known(
@@ -397,13 +391,27 @@ def _prepare_known(
     endpoint: Endpoint,
     info: RequestInfo,
     raw: RawParams,
-    identity: tuple[int, int],
+    requester: Requester,
 ) -> Prepared:
     """``_prepare`` for a request by known credentials: no authentication query."""
-    user_id = identity[0]
-    set_actor(session, user_id)
+    return _admitted(session, services, endpoint, info, raw, requester, requester.realm_id)
+
+
+def _admitted(
+    session: Session,
+    services: Services,
+    endpoint: Endpoint,
+    info: RequestInfo,
+    raw: RawParams,
+    requester: Requester | None,
+    realm_id: int | None,
+) -> Prepared:
+    user_id = None if requester is None else requester.user_id
+    if user_id is not None:
+        # Its writes fence this user's reads off the read replica for a while (db.read_session).
+        set_actor(session, user_id)
     kwargs, ignored, headers = admit(services, endpoint, user_id, info.client_ip, raw)
-    ctx = Ctx(services, session, None, None, info.client_ip, info.user_agent, identity)
+    ctx = Ctx(services, session, requester, realm_id, info.client_ip, info.user_agent)
     return Prepared(ctx, kwargs, ignored, headers)
 
 
@@ -480,8 +488,8 @@ class PrepareObserver(Protocol):
 class CredentialMemory(Protocol):
     """Credentials known to belong to a user (api/known_credentials.py)."""
 
-    def identity(self, info: RequestInfo) -> tuple[int, int] | None:
-        """(user ID, realm ID) when ``info``'s credentials are known, else None."""
+    def requester(self, info: RequestInfo) -> Requester | None:
+        """Who sent ``info`` when its credentials are known, else None."""
 
     def recorder(self, info: RequestInfo) -> PrepareObserver | None:
         """What remembers the outcome of authenticating ``info`` in full, if anything can."""
@@ -498,9 +506,9 @@ def execute(
     session = services.db.session()
     prepared: Prepared | None = None
     try:
-        identity = None if memory is None or endpoint.auth == "none" else memory.identity(info)
-        if identity is not None:
-            prepared = _prepare_known(session, services, endpoint, info, raw, identity)
+        known = None if memory is None or endpoint.auth == "none" else memory.requester(info)
+        if known is not None:
+            prepared = _prepare_known(session, services, endpoint, info, raw, known)
         else:
             observer = None if memory is None or endpoint.auth == "none" else memory.recorder(info)
             if observer is not None:
@@ -527,8 +535,7 @@ def prepare_for_async_view(
     """The blocking half of an async view's request, run on a worker thread.
 
     The session is closed before the view runs on the event loop: async views (long
-    polls) must not hold a database connection while they wait. Loaded attributes of
-    ``ctx.me`` stay readable.
+    polls) must not hold a database connection while they wait: they read ``ctx.requester``.
     """
     session = services.db.session()
     try:

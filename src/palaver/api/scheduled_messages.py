@@ -16,6 +16,7 @@ from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_send import client_name_from_user_agent, parse_send_target
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.scheduled_messages import (
     check_delivery_time,
     format_scheduled_message,
@@ -30,8 +31,8 @@ _TYPES = ("direct", "private", "stream", "channel")
 def _context(ctx: Ctx, read_by_sender: bool | None = None) -> SendContext:
     settings = ctx.services.settings
     return SendContext(
-        realm_url=realm_url(settings, ctx.realm),
-        email_host=realm_email_host(settings, ctx.realm),
+        realm_url=realm_url(settings, realm_settings(ctx.session, ctx.realm_id)),
+        email_host=realm_email_host(settings, realm_settings(ctx.session, ctx.realm_id)),
         client=client_name_from_user_agent(ctx.user_agent),
         read_by_sender=read_by_sender,
     )

@@ -14,7 +14,7 @@ from palaver.lib.auth_methods import (
 )
 from palaver.lib.channels import realm_streams
 from palaver.lib.markdown.render import render_markdown
-from palaver.lib.realm import realm_url
+from palaver.lib.realm import get_realm, realm_url
 from palaver.lib.realm_images import realm_icon_url
 from palaver.models import Realm
 
@@ -31,7 +31,7 @@ def _web_public_access_enabled(ctx: Ctx, realm: Realm) -> bool:
 @router.get("/server_settings", auth="none")
 def get_server_settings(ctx: Ctx) -> JsonDict:
     settings = ctx.services.settings
-    realm = ctx.realm_or_none
+    realm = None if ctx.realm_id_or_none is None else get_realm(ctx.session, ctx.realm_id_or_none)
     result: JsonDict = {
         "authentication_methods": server_authentication_flags(settings, realm),
         "external_authentication_methods": external_authentication_methods(settings, realm),

@@ -14,6 +14,7 @@ from palaver.api.params import set_signature
 from palaver.api.routing import ApiRouter, JsonDict
 from palaver.lib.exceptions import InvalidArgumentError, JsonableError, MissingArgumentError
 from palaver.lib.realm import realm_email_host
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.user_settings import SettingSpec, is_valid_timezone, setting_specs
 
 router = ApiRouter()
@@ -88,7 +89,7 @@ def update_settings(
     do_update_personal_settings(
         ctx.session,
         user,
-        email_host=realm_email_host(ctx.services.settings, ctx.realm),
+        email_host=realm_email_host(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id)),
         full_name=full_name,
         timezone=timezone,
         new_password_hash=new_hash,

@@ -140,6 +140,6 @@ router.patch("/users/me/subscriptions/{stream_id:int}")(update_subscription_prop
 @router.get("/users/{user_id:int}/subscriptions/{stream_id:int}")
 def get_subscription_status(ctx: Ctx, user_id: int, stream_id: int) -> JsonDict:
     target = access_user_by_id(ctx.session, ctx.me, user_id, allow_deactivated=True)
-    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
     sub = get_subscription(ctx.session, target.id, stream)
     return {"is_subscribed": sub is not None and sub.active}

@@ -33,14 +33,14 @@ def set_typing_status(
             raise JsonableError("Missing channel ID")
         if topic is None:
             raise JsonableError("Missing topic")
-        member = ctx.member
-        if not member.send_stream_typing_notifications:
+        requester = ctx.requester
+        if not requester.send_stream_typing_notifications:
             raise JsonableError("User has disabled typing notifications for channel messages")
         if not is_storable_id(stream_id):
             # Past PostgreSQL's integer column it names no channel (and must not reach SQL).
             raise JsonableError("Invalid channel ID")
-        stream = access_stream_by_id(ctx.session, member, stream_id, require_content_access=True)
-        do_send_channel_typing(ctx.session, member, stream, normalize_topic(topic), op)
+        stream = access_stream_by_id(ctx.session, requester, stream_id, require_content_access=True)
+        do_send_channel_typing(ctx.session, requester, stream, normalize_topic(topic), op)
         return {}
     if to is None:
         raise JsonableError("Missing 'to' argument")

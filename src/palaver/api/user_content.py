@@ -20,6 +20,7 @@ from palaver.lib.attachments import TEMPORARY_URL_PREFIX, user_for_api_key
 from palaver.lib.exceptions import UnauthorizedError
 from palaver.lib.realm import get_realm_for_host, is_user_content_host
 from palaver.lib.user_content import host_serves_realm, served_as, user_content_headers
+from palaver.lib.users import requester_user
 from palaver.lib.web_sessions import SESSION_COOKIE
 from palaver.models import UserProfile
 from palaver.services import Services
@@ -34,7 +35,8 @@ def content_viewer(session: Session, services: Services, request: Request) -> Us
     cookie = request.cookies.get(SESSION_COOKIE)
     user: UserProfile | None = None
     if header:
-        _, user = authenticate(session, services, "required", host, header)
+        requester, _ = authenticate(session, services, "required", host, header)
+        user = None if requester is None else requester_user(session, requester)
     elif api_key:
         realm = get_realm_for_host(session, services.settings, host)
         user = user_for_api_key(session, realm.id, api_key)

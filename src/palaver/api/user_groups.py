@@ -66,7 +66,7 @@ def create_user_group(
 @router.get("/user_groups")
 def list_user_groups(ctx: Ctx, include_deactivated_groups: bool = False) -> JsonDict:
     _no_guests(ctx)
-    groups = get_named_groups(ctx.session, ctx.realm.id, include_deactivated=include_deactivated_groups)
+    groups = get_named_groups(ctx.session, ctx.realm_id, include_deactivated=include_deactivated_groups)
     return {"user_groups": format_user_groups(ctx.session, groups)}
 
 
@@ -107,7 +107,7 @@ def update_user_group_members(
 
 @router.get("/user_groups/{user_group_id:int}/members")
 def get_user_group_members(ctx: Ctx, user_group_id: int, direct_member_only: bool = False) -> JsonDict:
-    group = get_named_group(ctx.session, ctx.realm.id, user_group_id)
+    group = get_named_group(ctx.session, ctx.realm_id, user_group_id)
     if direct_member_only:
         members = direct_member_ids(ctx.session, [group.id])[group.id]
     else:
@@ -119,7 +119,7 @@ def get_user_group_members(ctx: Ctx, user_group_id: int, direct_member_only: boo
 def get_is_user_group_member(
     ctx: Ctx, user_group_id: int, user_id: int, direct_member_only: bool = False
 ) -> JsonDict:
-    group = get_named_group(ctx.session, ctx.realm.id, user_group_id)
+    group = get_named_group(ctx.session, ctx.realm_id, user_group_id)
     target = access_user_by_id(ctx.session, ctx.me, user_id, allow_deactivated=True)
     if not target.is_active:
         # Deactivated users belong to no group, as far as clients are concerned.
@@ -144,7 +144,7 @@ def update_user_group_subgroups(
 
 @router.get("/user_groups/{user_group_id:int}/subgroups")
 def get_user_group_subgroups(ctx: Ctx, user_group_id: int, direct_subgroup_only: bool = False) -> JsonDict:
-    group = get_named_group(ctx.session, ctx.realm.id, user_group_id)
+    group = get_named_group(ctx.session, ctx.realm_id, user_group_id)
     if direct_subgroup_only:
         return {"subgroups": direct_subgroup_ids(ctx.session, [group.id])[group.id]}
     return {"subgroups": sorted(recursive_subgroup_ids(ctx.session, [group.id]) - {group.id})}

@@ -38,8 +38,8 @@ def update_status(
         emoji = ("", "", UNICODE_EMOJI)
     elif emoji_name is not None:
         if emoji_code is None or reaction_type is None:
-            emoji_code, reaction_type = emoji_for_name(ctx.session, ctx.realm.id, emoji_name)
-        check_emoji(ctx.session, ctx.realm.id, emoji_name, emoji_code, reaction_type, for_status=True)
+            emoji_code, reaction_type = emoji_for_name(ctx.session, ctx.realm_id, emoji_name)
+        check_emoji(ctx.session, ctx.realm_id, emoji_name, emoji_code, reaction_type, for_status=True)
         emoji = (emoji_name, emoji_code, reaction_type)
     elif emoji_code is not None or reaction_type is not None:
         raise JsonableError("Client must pass emoji_name if they pass either emoji_code or reaction_type.")

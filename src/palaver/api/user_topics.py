@@ -17,7 +17,7 @@ router = ApiRouter()
 def update_user_topic(ctx: Ctx, stream_id: int, topic: str, visibility_policy: int) -> JsonDict:
     if visibility_policy not in set(VisibilityPolicy):
         raise JsonableError("Invalid visibility_policy")
-    stream = access_stream_by_id(ctx.session, ctx.me, stream_id)
+    stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
     do_set_user_topic_visibility_policy(
         ctx.session, ctx.me, stream, normalize_topic(topic), visibility_policy
     )

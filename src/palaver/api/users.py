@@ -24,6 +24,7 @@ from palaver.lib.exceptions import (
 )
 from palaver.lib.profile_fields import profile_data_for_users
 from palaver.lib.realm import realm_email_host
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.users import (
     access_user_by_email,
     access_user_by_id,
@@ -61,10 +62,11 @@ def list_users(
     include_custom_profile_fields: bool = False,
     user_ids: list[int] | None = None,
 ) -> JsonDict:
-    realm = ctx.realm
-    if ctx.user is None and not realm.enable_spectator_access:
+    viewer = ctx.requester_or_none
+    realm = realm_settings(ctx.session, ctx.realm_id)
+    if viewer is None and not realm.enable_spectator_access:
         raise UnauthorizedError()
-    users = get_users(ctx.session, realm.id, ctx.user, user_ids)
+    users = get_users(ctx.session, realm.id, viewer, user_ids)
     if user_ids is not None:
         found = {u.id for u in users}
         missing = [i for i in user_ids if i not in found]
@@ -73,7 +75,7 @@ def list_users(
     members = format_users(
         ctx.session,
         users,
-        ctx.user,
+        viewer,
         client_gravatar=client_gravatar,
         include_custom_profile_fields=include_custom_profile_fields,
         email_host=realm_email_host(ctx.services.settings, realm),
@@ -97,12 +99,12 @@ def get_user(
     if user_id_or_email.isascii() and user_id_or_email.isdigit():
         target = access_user_by_id(ctx.session, ctx.me, int(user_id_or_email), allow_deactivated=True)
     else:
-        email_host = realm_email_host(ctx.services.settings, ctx.realm)
+        email_host = realm_email_host(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id))
         target = access_user_by_email(ctx.session, ctx.me, user_id_or_email, email_host=email_host)
     profile = None
     if include_custom_profile_fields:
         profile = profile_data_for_users(ctx.session, [target.id]).get(target.id, {})
-    return {"user": format_user(target, ctx.me, client_gravatar=client_gravatar, profile_data=profile)}
+    return {"user": format_user(target, ctx.requester, client_gravatar=client_gravatar, profile_data=profile)}
 
 
 @router.post("/users")
@@ -113,11 +115,11 @@ def create_user(ctx: Ctx, email: str, password: str, full_name: str) -> JsonDict
         raise JsonableError("Password cannot be empty")
     user = do_create_user(
         ctx.session,
-        ctx.realm,
+        ctx.me.realm,
         email=email,
         full_name=full_name,
         password_hash=ctx.services.passwords.hash(password),
-        email_host=realm_email_host(ctx.services.settings, ctx.realm),
+        email_host=realm_email_host(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id)),
     )
     return {"user_id": user.id}
 

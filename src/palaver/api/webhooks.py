@@ -26,6 +26,7 @@ from palaver.api.routing import authenticate, error_response, internal_error_res
 from palaver.lib.exceptions import JsonableError, UnauthorizedError
 from palaver.lib.rate_limit import raise_if_limited
 from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.users import requester_user
 from palaver.lib.webhooks import user_for_webhook_key, wanted_notifications
 from palaver.models import UserProfile
 from palaver.services import Services
@@ -45,9 +46,9 @@ def _sender(session: Session, services: Services, request: WebhookRequest, host:
     authorization = request.header("authorization")
     if not authorization:
         raise UnauthorizedError("Missing 'api_key' argument")
-    _, user = authenticate(session, services, "required", host, authorization)
-    assert user is not None
-    return user
+    requester, _ = authenticate(session, services, "required", host, authorization)
+    assert requester is not None
+    return requester_user(session, requester)
 
 
 def _handle(services: Services, integration: Integration, request: WebhookRequest, host: str) -> Response:

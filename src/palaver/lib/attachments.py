@@ -30,6 +30,7 @@ from palaver.lib.message_access import bulk_access_message_ids
 from palaver.lib.storage import UPLOAD_URL_PREFIX
 from palaver.models import UserProfile
 from palaver.models.attachments import Attachment, AttachmentMessage
+from palaver.models.requester import Requester
 from palaver.timeutil import to_timestamp
 
 TEMPORARY_URL_PREFIX = "/user_uploads/temporary/"
@@ -164,7 +165,7 @@ def can_access_attachment(session: Session, user: UserProfile, attachment: Attac
     if attachment.owner_id == user.id:
         return True
     message_ids = linked_message_ids(session, [attachment.id]).get(attachment.id, [])
-    return bool(bulk_access_message_ids(session, user, message_ids))
+    return bool(bulk_access_message_ids(session, Requester.of(user), message_ids))
 
 
 def claimable_attachments(session: Session, sender: UserProfile, path_ids: Iterable[str]) -> list[Attachment]:

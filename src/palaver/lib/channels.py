@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from operator import attrgetter
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -29,15 +29,17 @@ from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH
 from palaver.lib.markdown.contract import StreamRef
 from palaver.lib.markdown.urls import channel_narrow_url
-from palaver.lib.realm_cache import StreamInfo as StreamInfo  # noqa: PLC0414 (re-exported, lib/state uses it)
 from palaver.lib.realm_cache import (
+    RealmRow,
     active_subscriber_ids,
     active_users,
     cached_channel_by_name,
+    realm_settings,
     subscribed_channel_ids,
     user_group_ids,
     user_realm_id,
 )
+from palaver.lib.realm_cache import StreamInfo as StreamInfo  # noqa: PLC0414 (re-exported, lib/state uses it)
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
 from palaver.models import Realm, UserGroup, UserProfile
 from palaver.models.channels import (
@@ -47,9 +49,9 @@ from palaver.models.channels import (
     Stream,
     Subscription,
 )
-from palaver.models.member import Member
 from palaver.models.messages import Message
 from palaver.models.names import name_key
+from palaver.models.requester import Requester
 from palaver.timeutil import to_timestamp
 
 STREAM_GROUP_RULES: dict[str, GroupSettingRule] = {
@@ -305,34 +307,31 @@ def channel_link_syntax(stream: Stream) -> str:
 # Access -------------------------------------------------------------------------------------
 
 
-# The viewer's user: a ``UserProfile`` where a check reads the user's realm, any ``Member``
-# (the realm cache's ``CachedUser`` too) where it reads only identity and role.
-UserT_co = TypeVar("UserT_co", bound=Member, covariant=True)
-AnyUserT = TypeVar("AnyUserT", bound=Member)
-
-
 @dataclass(frozen=True)
-class Viewer(Generic[UserT_co]):
+class Viewer:
     """What access checks need to know about a user, gathered once for many channels."""
 
-    user: UserT_co
+    user: Requester
     subscribed: frozenset[int]
     groups: frozenset[int]
+    # The realm's settings from the realm cache (its permission groups).
+    realm: RealmRow
 
     def is_subscribed(self, stream: AnyStream) -> bool:
         return stream.id in self.subscribed
 
 
-def viewer_for(session: Session, user: AnyUserT) -> Viewer[AnyUserT]:
+def viewer_for(session: Session, user: Requester) -> Viewer:
     # The cache's frozensets themselves: immutable, shared, no copy.
     return Viewer(
         user,
-        subscribed_channel_ids(session, user.realm_id, user.id),
-        user_group_ids(session, user.realm_id, user.id),
+        subscribed_channel_ids(session, user.realm_id, user.user_id),
+        user_group_ids(session, user.realm_id, user.user_id),
+        realm_settings(session, user.realm_id),
     )
 
 
-def has_content_access(viewer: Viewer[Member], stream: AnyStream) -> bool:
+def has_content_access(viewer: Viewer, stream: AnyStream) -> bool:
     if viewer.is_subscribed(stream):
         return True
     if stream.invite_only:
@@ -340,17 +339,17 @@ def has_content_access(viewer: Viewer[Member], stream: AnyStream) -> bool:
     return stream.is_web_public or not viewer.user.is_guest
 
 
-def can_administer_stream(viewer: Viewer[Member], stream: AnyStream) -> bool:
+def can_administer_stream(viewer: Viewer, stream: AnyStream) -> bool:
     return viewer.user.is_realm_admin or stream.can_administer_channel_group in viewer.groups
 
 
-def has_metadata_access(viewer: Viewer[Member], stream: AnyStream) -> bool:
+def has_metadata_access(viewer: Viewer, stream: AnyStream) -> bool:
     if has_content_access(viewer, stream):
         return True
     return stream.invite_only and can_administer_stream(viewer, stream)
 
 
-def _access_stream(session: Session, user: Member, stream: Stream | None, *, content: bool) -> Stream:
+def _access_stream(session: Session, user: Requester, stream: Stream | None, *, content: bool) -> Stream:
     if stream is not None:
         viewer = viewer_for(session, user)
         allowed = has_content_access(viewer, stream) if content else has_metadata_access(viewer, stream)
@@ -360,7 +359,7 @@ def _access_stream(session: Session, user: Member, stream: Stream | None, *, con
 
 
 def access_stream_by_id(
-    session: Session, user: Member, stream_id: int, *, require_content_access: bool = False
+    session: Session, user: Requester, stream_id: int, *, require_content_access: bool = False
 ) -> Stream:
     """Fetch a channel the user may see; missing and forbidden look the same."""
     stream = get_stream_by_id(session, user.realm_id, stream_id)
@@ -368,7 +367,7 @@ def access_stream_by_id(
 
 
 def access_stream_by_name(
-    session: Session, user: Member, name: str, *, require_content_access: bool = False
+    session: Session, user: Requester, name: str, *, require_content_access: bool = False
 ) -> Stream:
     stream = get_stream_by_name(session, user.realm_id, name)
     try:
@@ -386,7 +385,7 @@ def access_announcement_channel(session: Session, user: UserProfile, stream_id: 
         raise JsonableError("Invalid channel ID")
     # Only a channel whose messages the administrator may read, so that choosing one does
     # not reveal a private channel they were never let into.
-    return access_stream_by_id(session, user, stream.id, require_content_access=True).id
+    return access_stream_by_id(session, Requester.of(user), stream.id, require_content_access=True).id
 
 
 def metadata_access_user_ids(session: Session, stream: Stream) -> set[int]:
@@ -421,7 +420,7 @@ def get_streams_for_user(
     include_owner_subscribed: bool = False,
     include_can_access_content: bool = False,
 ) -> list[Stream]:
-    viewer = viewer_for(session, user)
+    viewer = viewer_for(session, Requester.of(user))
     defaults = set(default_stream_ids(session, user.realm_id)) if include_default else set()
     owner_subscribed: set[int] = set()
     if include_owner_subscribed and user.is_bot and user.bot_owner_id is not None:

@@ -18,6 +18,7 @@ from palaver.lib.limits import MAX_TOPIC_LENGTH
 from palaver.lib.message_send import normalize_content, truncate
 from palaver.lib.users import get_users
 from palaver.models.drafts import Draft
+from palaver.models.requester import Requester
 from palaver.models.users import UserProfile
 from palaver.timeutil import to_timestamp, utcnow
 
@@ -70,13 +71,13 @@ def _check_channel_target(session: Session, user: UserProfile, to: list[int]) ->
     if len(to) != 1:
         raise JsonableError("Must specify exactly 1 channel ID for channel messages")
     # Content access, as sending the draft would need it; a hidden channel reads as missing.
-    access_stream_by_id(session, user, to[0], require_content_access=True)
+    access_stream_by_id(session, Requester.of(user), to[0], require_content_access=True)
     return list(to)
 
 
 def _check_direct_targets(session: Session, user: UserProfile, to: list[int]) -> list[int]:
     wanted = sorted(set(to))
-    found = {u.id: u for u in get_users(session, user.realm_id, user, wanted)}
+    found = {u.id: u for u in get_users(session, user.realm_id, Requester.of(user), wanted)}
     for user_id in wanted:
         # Unknown, other realms', hidden and deactivated users all read the same.
         target = found.get(user_id)

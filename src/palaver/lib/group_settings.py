@@ -21,6 +21,7 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.realm_cache import known_system_group_id, user_group_ids, user_realm_id
 from palaver.lib.user_groups import NOBODY
 from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
+from palaver.models.requester import Requester
 
 
 class AnonymousGroupValue(BaseModel):
@@ -221,8 +222,8 @@ def groups_containing_user(session: Session, user_id: int) -> set[int]:
     return set() if realm_id is None else set(user_group_ids(session, realm_id, user_id))
 
 
-def user_has_permission(session: Session, user: UserProfile, group_id: int | None) -> bool:
+def user_has_permission(session: Session, user: Requester, group_id: int | None) -> bool:
     """Whether an active user holds the permission a setting grants."""
     if group_id is None or not user.is_active:
         return False
-    return group_id in user_group_ids(session, user.realm_id, user.id)
+    return group_id in user_group_ids(session, user.realm_id, user.user_id)

@@ -19,6 +19,7 @@ from palaver.lib.user_groups import is_user_in_group
 from palaver.models import Realm, Role, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.invites import Invitation, InviteStatus
+from palaver.models.requester import Requester
 from palaver.timeutil import to_timestamp, utcnow
 
 # The reference's INVITATION_LINK_VALIDITY_MINUTES default: ten days.
@@ -117,7 +118,7 @@ def check_invite_streams(session: Session, user: UserProfile, stream_ids: list[i
     and either default channels or ones they may add subscribers to."""
     if not stream_ids:
         return []
-    viewer = viewer_for(session, user)
+    viewer = viewer_for(session, Requester.of(user))
     defaults = set(default_stream_ids(session, user.realm_id))
     streams: list[Stream] = []
     for stream_id in dict.fromkeys(stream_ids):

@@ -17,8 +17,8 @@ from palaver.lib.channels import AnyStream, Viewer, has_content_access, viewer_f
 from palaver.lib.conversations import stream_for_message, streams_by_recipient
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row, storable_ids
-from palaver.models.member import Member
 from palaver.models.messages import Message, UserMessage
+from palaver.models.requester import Requester
 
 INVALID_MESSAGE = "Invalid message(s)"
 
@@ -27,14 +27,14 @@ def invalid_message() -> JsonableError:
     return JsonableError(INVALID_MESSAGE)
 
 
-def can_access_stream_history(viewer: Viewer[Member], stream: AnyStream) -> bool:
+def can_access_stream_history(viewer: Viewer, stream: AnyStream) -> bool:
     """Whether the user may read the channel's messages from before they subscribed."""
     if stream.is_web_public:
         return True
     return stream.history_public_to_subscribers and has_content_access(viewer, stream)
 
 
-def bulk_access_message_ids(session: Session, user: Member, message_ids: Collection[int]) -> set[int]:
+def bulk_access_message_ids(session: Session, user: Requester, message_ids: Collection[int]) -> set[int]:
     """The messages among these the user may read: received ones, or shared channel history."""
     ids = set(storable_ids(message_ids))
     if not ids:
@@ -42,7 +42,7 @@ def bulk_access_message_ids(session: Session, user: Member, message_ids: Collect
     received = set(
         session.scalars(
             select(UserMessage.message_id).where(
-                UserMessage.user_profile_id == user.id, UserMessage.message_id.in_(ids)
+                UserMessage.user_profile_id == user.user_id, UserMessage.message_id.in_(ids)
             )
         )
     )
@@ -60,14 +60,14 @@ def bulk_access_message_ids(session: Session, user: Member, message_ids: Collect
     return received | {message_id for message_id, recipient_id in rows if recipient_id in allowed}
 
 
-def access_message(session: Session, user: Member, message_id: int) -> tuple[Message, UserMessage | None]:
+def access_message(session: Session, user: Requester, message_id: int) -> tuple[Message, UserMessage | None]:
     """A message the user may read, with their row for it; missing and hidden look the same."""
     message = get_row(session, Message, message_id)
     if message is None or message.realm_id != user.realm_id:
         raise invalid_message()
     user_message = session.scalars(
         select(UserMessage).where(
-            UserMessage.user_profile_id == user.id, UserMessage.message_id == message_id
+            UserMessage.user_profile_id == user.user_id, UserMessage.message_id == message_id
         )
     ).one_or_none()
     if user_message is not None:

@@ -25,6 +25,7 @@ from palaver.lib.realm_cache import StreamInfo
 from palaver.models import Realm, Role, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, UserMessage
+from palaver.models.requester import Requester
 from palaver.models.topic_names import EMPTY_TOPIC_DISPLAY_NAME, RESOLVED_TOPIC_PREFIX, display_topic
 from palaver.timeutil import to_timestamp, utcnow
 
@@ -113,18 +114,18 @@ def check_content_edit_allowed(user: UserProfile, message: Message) -> None:
         raise JsonableError("The time limit for editing this message has passed")
 
 
-def can_resolve_topics(viewer: Viewer[UserProfile], stream: Stream) -> bool:
-    realm_group = viewer.user.realm.can_resolve_topics_group
+def can_resolve_topics(viewer: Viewer, stream: Stream) -> bool:
+    realm_group = viewer.realm.can_resolve_topics_group
     return realm_group in viewer.groups or stream.can_resolve_topics_group in viewer.groups
 
 
-def can_move_within_channel(viewer: Viewer[UserProfile], stream: Stream) -> bool:
-    realm_group = viewer.user.realm.can_move_messages_between_topics_group
+def can_move_within_channel(viewer: Viewer, stream: Stream) -> bool:
+    realm_group = viewer.realm.can_move_messages_between_topics_group
     return realm_group in viewer.groups or stream.can_move_messages_within_channel_group in viewer.groups
 
 
-def can_move_out_of_channel(viewer: Viewer[UserProfile], stream: Stream) -> bool:
-    realm_group = viewer.user.realm.can_move_messages_between_channels_group
+def can_move_out_of_channel(viewer: Viewer, stream: Stream) -> bool:
+    realm_group = viewer.realm.can_move_messages_between_channels_group
     return realm_group in viewer.groups or stream.can_move_messages_out_of_channel_group in viewer.groups
 
 
@@ -153,7 +154,7 @@ class TopicMessage:
 
 
 def topic_messages_for_user(
-    session: Session, viewer: Viewer[UserProfile], stream: Stream, topic: str, *, from_id: int | None = None
+    session: Session, viewer: Viewer, stream: Stream, topic: str, *, from_id: int | None = None
 ) -> list[TopicMessage]:
     """The topic's messages the user may access, oldest first (from ``from_id`` on).
 
@@ -168,7 +169,7 @@ def topic_messages_for_user(
         query = query.where(Message.id >= from_id)
     if not can_access_stream_history(viewer, stream):
         query = query.join(UserMessage, UserMessage.message_id == Message.id).where(
-            UserMessage.user_profile_id == viewer.user.id
+            UserMessage.user_profile_id == viewer.user.user_id
         )
     return [TopicMessage(r.id, r.date_sent) for r in session.execute(query.order_by(Message.id))]
 
@@ -234,7 +235,7 @@ def message_history(
     """GET /messages/{id}/history: snapshots after each edit, oldest (the original) first."""
     if not user.realm.allow_edit_history:
         raise JsonableError("Message edit history is disabled in this organization")
-    message, _ = access_message(session, user, message_id)
+    message, _ = access_message(session, Requester.of(user), message_id)
     content = message.content
     rendered = message.rendered_content or ""
     topic = message.subject

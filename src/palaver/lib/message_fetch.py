@@ -34,11 +34,10 @@ from palaver.lib.narrow import (
     narrowed_statement,
 )
 from palaver.lib.realm_cache import realm_settings
-from palaver.models import UserProfile
 from palaver.models.base import MAX_ID
 from palaver.models.channels import Subscription
-from palaver.models.member import Member
 from palaver.models.messages import Message, MessageFlag, UserMessage
+from palaver.models.requester import Requester
 
 # "newest" as an anchor: past any message ID that will ever exist (Zulip's value).
 LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000
@@ -202,13 +201,13 @@ class FetchResult:
     history_limited: bool = False
 
 
-def first_unread_anchor(session: Session, user: Member, nf: NarrowFilter) -> int:
+def first_unread_anchor(session: Session, user: Requester, nf: NarrowFilter) -> int:
     """The oldest unread message in the narrow (outside muted channels unless it names one)."""
     query, id_column = narrowed_query(user, replace(nf, needs_message=True))
     query = query.where(UserMessage.flags.op("&")(int(MessageFlag.READ)) == 0)
     if not nf.has_channel_term:
         muted = select(Subscription.recipient_id).where(
-            Subscription.user_profile_id == user.id, Subscription.active, Subscription.is_muted
+            Subscription.user_profile_id == user.user_id, Subscription.active, Subscription.is_muted
         )
         query = query.where(Message.recipient_id.not_in(muted))
     found = session.scalar(query.order_by(id_column.asc()).limit(1).with_only_columns(id_column))
@@ -217,7 +216,7 @@ def first_unread_anchor(session: Session, user: Member, nf: NarrowFilter) -> int
 
 def fetch_message_rows(
     session: Session,
-    user: Member,
+    user: Requester,
     nf: NarrowFilter,
     *,
     anchor: int | None,
@@ -241,7 +240,7 @@ def fetch_message_rows(
             statement = _page_statement(nf, descending, edit_history)
             if statement is not None:
                 parameters = {
-                    "page_user_id": user.id,
+                    "page_user_id": user.user_id,
                     "page_realm_id": user.realm_id,
                     "page_bound": bound,
                     "page_limit": limit,
@@ -275,7 +274,7 @@ def fetch_message_rows(
 
 def fetch_rows_by_ids(
     session: Session,
-    user: Member,
+    user: Requester,
     nf: NarrowFilter,
     message_ids: Collection[int],
     with_messages: WithMessages | None = None,
@@ -303,7 +302,7 @@ def _page_rows(
 
 def get_messages(
     session: Session,
-    user: Member,
+    user: Requester,
     *,
     narrow: Sequence[Any] | None,
     anchor: int | None,
@@ -351,11 +350,13 @@ def get_messages(
 
 
 def get_message(
-    session: Session, user: UserProfile, message_id: int, options: FormatOptions
+    session: Session, user: Requester, message_id: int, options: FormatOptions
 ) -> tuple[dict[str, Any], str]:
     """One message as GET /messages/{id} returns it, and its raw Markdown."""
     message, user_message = access_message(session, user, message_id)
-    wide = wide_message_dicts(session, [message], allow_edit_history=user.realm.allow_edit_history)
+    wide = wide_message_dicts(
+        session, [message], allow_edit_history=realm_settings(session, user.realm_id).allow_edit_history
+    )
     bits = DEFAULT_HISTORICAL_FLAGS if user_message is None else user_message.flags
     formatted = finalize_message(
         wide[message.id],
@@ -368,7 +369,7 @@ def get_message(
 
 
 def messages_matching_narrow(
-    session: Session, user: Member, message_ids: Collection[int], narrow: Sequence[Any]
+    session: Session, user: Requester, message_ids: Collection[int], narrow: Sequence[Any]
 ) -> dict[str, dict[str, str]]:
     """For GET /messages/matches_narrow: which of the user's received messages match."""
     # Only messages the user received, as the narrow applies to their own history.

@@ -35,8 +35,8 @@ from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
 from palaver.lib.realm_cache import StreamInfo, realm_settings
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
-from palaver.models.member import Member
 from palaver.models.messages import Message, Reaction
+from palaver.models.requester import Requester
 from palaver.models.topic_names import display_topic
 from palaver.timeutil import to_timestamp
 
@@ -61,7 +61,7 @@ def wide_message_dicts(
 def new_message_wide_dict(
     session: Session,
     message: Message,
-    sender: Member,
+    sender: Requester,
     stream: Stream | StreamInfo | None,
     dm_members: Iterable[UserProfile] = (),
 ) -> dict[str, Any]:
@@ -75,8 +75,8 @@ def new_message_wide_dict(
     facts = {u.id: user_facts(u, realm_str) for u in dm_members}
     if isinstance(sender, UserProfile):
         facts[sender.id] = user_facts(sender, realm_str)
-    elif sender.id not in facts:
-        facts.update(user_facts_by_id(session, message.realm_id, [sender.id]))
+    elif sender.user_id not in facts:
+        facts.update(user_facts_by_id(session, message.realm_id, [sender.user_id]))
     streams: dict[int, Stream | StreamInfo] = {}
     members: dict[int, list[int]] = {}
     if stream is not None:

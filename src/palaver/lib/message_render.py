@@ -23,10 +23,10 @@ from palaver.lib.markdown.syntax import (
 from palaver.lib.realm_cache import realm_settings
 from palaver.lib.thumbnails import apply_media_markup
 from palaver.models import UserGroup, UserProfile
-from palaver.models.member import Member
+from palaver.models.requester import Requester
 
 
-def markdown_context(session: Session, sender: Member, content: str, realm_url: str) -> MarkdownContext:
+def markdown_context(session: Session, sender: Requester, content: str, realm_url: str) -> MarkdownContext:
     """What the content may mention or link to, loading only the candidates it names."""
     names = possible_mention_names(content)
     ids = set(storable_ids(possible_mention_ids(content)))
@@ -83,7 +83,7 @@ def markdown_context(session: Session, sender: Member, content: str, realm_url: 
 
     return MarkdownContext(
         realm_url=realm_url,
-        sender_id=sender.id,
+        sender_id=sender.user_id,
         sender_full_name=sender.full_name,
         users_by_name=users_by_name,
         users_by_id=users_by_id,
@@ -93,7 +93,7 @@ def markdown_context(session: Session, sender: Member, content: str, realm_url: 
     )
 
 
-def render_content(session: Session, sender: Member, content: str, realm_url: str) -> RenderResult:
+def render_content(session: Session, sender: Requester, content: str, realm_url: str) -> RenderResult:
     rendered = render_message(content, markdown_context(session, sender, content, realm_url))
     # Uploaded images show their thumbnails (or a placeholder while they are made).
     return apply_media_markup(session, realm_settings(session, sender.realm_id), rendered)

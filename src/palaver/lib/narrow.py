@@ -41,7 +41,6 @@ from palaver.lib.message_access import access_message, can_access_stream_history
 from palaver.lib.realm_cache import StreamInfo, cached_channel, cached_channel_by_name, realm_channels
 from palaver.lib.users import can_view_delivery_email, get_realm_user
 from palaver.models import UserProfile
-from palaver.models.member import Member
 from palaver.models.messages import DirectMessageGroup, Message, UserMessage
 from palaver.models.narrow import (
     NarrowChannel,
@@ -54,6 +53,7 @@ from palaver.models.narrow import (
 )
 from palaver.models.narrow_flags import HISTORY_SAFE_IS
 from palaver.models.narrow_operators import compile_term
+from palaver.models.requester import Requester
 
 
 class BadNarrowError(JsonableError):
@@ -99,13 +99,13 @@ def normalize_narrow(raw: str | Sequence[Any] | None) -> list[dict[str, Any]]:
 class DatabaseResolver:
     """``models/narrow.NarrowResolver`` for one user: names looked up as the user may see them."""
 
-    def __init__(self, session: Session, user: Member) -> None:
+    def __init__(self, session: Session, user: Requester) -> None:
         self.session = session
         self._user = user
-        self._viewer: Viewer[Member] | None = None
+        self._viewer: Viewer | None = None
 
     @property
-    def user(self) -> Member:
+    def user(self) -> Requester:
         return self._user
 
     @property
@@ -113,7 +113,7 @@ class DatabaseResolver:
         return self.session.get_bind().dialect.name
 
     @property
-    def viewer(self) -> Viewer[Member]:
+    def viewer(self) -> Viewer:
         if self._viewer is None:
             self._viewer = viewer_for(self.session, self._user)
         return self._viewer
@@ -172,7 +172,7 @@ class NarrowFilter:
 
 
 def build_narrow_filter(
-    session: Session, user: Member, narrow_terms: str | Sequence[Any] | None
+    session: Session, user: Requester, narrow_terms: str | Sequence[Any] | None
 ) -> NarrowFilter:
     resolver = DatabaseResolver(session, user)
     ctx = SqlContext(resolver)
@@ -207,7 +207,7 @@ _message = _message_table.c
 _user_message = _user_message_table.c
 
 
-def narrowed_query(user: Member, nf: NarrowFilter) -> tuple[Select[int, int | None], IdColumn]:
+def narrowed_query(user: Requester, nf: NarrowFilter) -> tuple[Select[int, int | None], IdColumn]:
     """Rows of (message ID, the user's flags or None) matching the filter, and the ID column.
 
     The two columns are named ``id`` and ``flags`` (``lib/message_fetch`` reads a page of
@@ -217,7 +217,7 @@ def narrowed_query(user: Member, nf: NarrowFilter) -> tuple[Select[int, int | No
     full-text index's rowid, so the query walks the matches from the anchor outwards and
     stops at the page's end, instead of collecting every match of a common word first.
     """
-    return narrowed_statement(nf, user.id, user.realm_id)
+    return narrowed_statement(nf, user.user_id, user.realm_id)
 
 
 UserOrRealmId = int | BindParameter[int]
@@ -287,7 +287,7 @@ def _expand_with(resolver: DatabaseResolver, terms: list[NarrowTerm]) -> list[Na
         stream = realm_channels(session, message.realm_id).by_recipient[message.recipient_id]
         return [NarrowTerm("channel", stream.id), NarrowTerm("topic", message.subject), *rest]
     members = conversation_member_ids(session, [message.recipient_id])[message.recipient_id]
-    return [NarrowTerm("dm", members or [user.id]), *rest]
+    return [NarrowTerm("dm", members or [user.user_id]), *rest]
 
 
 def narrow_anchor(raw: Sequence[Any] | None) -> int | None:

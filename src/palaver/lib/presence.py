@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.users import accessible_user_filter
 from palaver.models import UserProfile
-from palaver.models.member import Member
 from palaver.models.presence import UserPresence
+from palaver.models.requester import Requester
 from palaver.timeutil import to_timestamp, utcnow
 
 # Clients ping every 60 s; three missed pings plus slack and the user is offline.
@@ -68,7 +68,7 @@ def get_presence_row(session: Session, user_id: int) -> UserPresence | None:
 
 def realm_presences(
     session: Session,
-    viewer: Member,
+    viewer: Requester,
     *,
     modern: bool,
     last_update_id: int | None = None,
@@ -117,7 +117,7 @@ def realm_presences(
 
 def presence_response(
     session: Session,
-    viewer: Member,
+    viewer: Requester,
     *,
     modern: bool,
     last_update_id: int | None = None,

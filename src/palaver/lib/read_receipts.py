@@ -14,13 +14,14 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_access import access_message
 from palaver.models.messages import MessageFlag, UserMessage
 from palaver.models.muted_users import MutedUser
+from palaver.models.requester import Requester
 from palaver.models.users import UserProfile
 
 
 def read_receipt_user_ids(session: Session, user: UserProfile, message_id: int) -> list[int]:
     if not user.realm.enable_read_receipts:
         raise JsonableError("Read receipts are disabled in this organization.")
-    message, _ = access_message(session, user, message_id)
+    message, _ = access_message(session, Requester.of(user), message_id)
     muted = select(MutedUser.muted_user_id).where(MutedUser.user_profile_id == user.id)
     muting = select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == user.id)
     query = (

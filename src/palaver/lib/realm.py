@@ -64,6 +64,15 @@ def get_realm_by_string_id(session: Session, string_id: str) -> Realm | None:
     return session.scalars(_REALM_BY_STRING_ID, {"string_id": string_id}).one_or_none()
 
 
+def get_realm(session: Session, realm_id: int) -> Realm:
+    """The realm of this ID through the ORM: the session's copy when the request's
+    authentication loaded it, so an anonymous view's look-up costs no query."""
+    realm = session.get(Realm, realm_id)
+    if realm is None:
+        raise JsonableError("There is no organization at this URL", status=404)
+    return realm
+
+
 def get_realm_for_host(session: Session, settings: Settings, host: str) -> Realm:
     realm = get_realm_by_string_id(session, subdomain_for_host(settings, host))
     if realm is None:

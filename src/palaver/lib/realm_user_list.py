@@ -33,6 +33,7 @@ from palaver.lib.avatars import GRAVATAR, avatar_url_for, gravatar_enabled
 from palaver.lib.realm_cache import Loaded, cached_component, columns
 from palaver.lib.users import accessible_user_filter, can_view_delivery_email, user_access_restricted
 from palaver.models import CustomProfileField, CustomProfileFieldValue, EmailVisibility, Role, UserProfile
+from palaver.models.requester import Requester
 from palaver.timeutil import to_iso
 
 # Table columns rather than ORM attributes: the rows then skip the ORM's loading machinery.
@@ -320,7 +321,9 @@ def visible_email_levels(viewer: UserProfile) -> frozenset[int]:
     return frozenset(
         level
         for level in EmailVisibility
-        if can_view_delivery_email(viewer, UserProfile(id=0, is_bot=False, email_address_visibility=level))
+        if can_view_delivery_email(
+            Requester.of(viewer), UserProfile(id=0, is_bot=False, email_address_visibility=level)
+        )
     )
 
 
@@ -330,12 +333,12 @@ def realm_user_json(session: Session, viewer: UserProfile, *, client_gravatar: b
     realm_id = viewer.realm_id
     gravatar = gravatar_enabled(session)
     levels = visible_email_levels(viewer)
-    if user_access_restricted(session, viewer):
+    if user_access_restricted(session, Requester.of(viewer)):
         entries = _entries(
             session.connection(),
             realm_id,
             gravatar=gravatar,
-            condition=accessible_user_filter(session, viewer),
+            condition=accessible_user_filter(session, Requester.of(viewer)),
         )
         active, inactive = _encode(entries, levels, client_gravatar, viewer_id=viewer.id)
         return active.json, inactive.json

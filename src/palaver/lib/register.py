@@ -34,6 +34,7 @@ from palaver.events.queues import LONGPOLL_TIMEOUT_SECONDS, ClientDescriptor, Qu
 from palaver.lib.channels import IncludeSubscribers
 from palaver.lib.exceptions import JsonableError
 from palaver.models import Realm, UserProfile
+from palaver.models.requester import Requester
 
 StateDict = dict[str, Any]
 
@@ -185,7 +186,7 @@ def _version_fields() -> StateDict:
 
 
 def build_client_descriptor(
-    settings: Settings, user: UserProfile, options: RegisterOptions, *, user_agent: str = ""
+    settings: Settings, user: Requester, options: RegisterOptions, *, user_agent: str = ""
 ) -> ClientDescriptor:
     if options.all_public_streams and user.is_guest:
         # Guests see only channels they are subscribed to, so never all public ones.
@@ -194,7 +195,7 @@ def build_client_descriptor(
     now = time.time()
     return ClientDescriptor(
         queue_id=new_queue_id(),
-        user_id=user.id,
+        user_id=user.user_id,
         realm_id=user.realm_id,
         event_types=event_types,
         apply_markdown=options.apply_markdown,
@@ -220,7 +221,7 @@ def register_queue(
     user_agent: str = "",
 ) -> StateDict:
     """Create the client's queue, then read its initial state."""
-    client = build_client_descriptor(settings, user, options, user_agent=user_agent)
+    client = build_client_descriptor(settings, Requester.of(user), options, user_agent=user_agent)
     backend.create_queue(client)
     fetch_types = options.fetch_event_types if options.fetch_event_types is not None else options.event_types
     ctx = StateContext(

@@ -246,7 +246,7 @@ def used_colors(session: Session, user_ids: Sequence[int]) -> dict[int, set[str]
     return taken
 
 
-def can_subscribe_self(viewer: Viewer[UserProfile], stream: Stream) -> bool:
+def can_subscribe_self(viewer: Viewer, stream: Stream) -> bool:
     if viewer.is_subscribed(stream) or can_administer_stream(viewer, stream):
         return True
     if stream.invite_only or viewer.user.is_guest:
@@ -254,21 +254,21 @@ def can_subscribe_self(viewer: Viewer[UserProfile], stream: Stream) -> bool:
     return True
 
 
-def can_add_subscribers(viewer: Viewer[UserProfile], stream: Stream) -> bool:
+def can_add_subscribers(viewer: Viewer, stream: Stream) -> bool:
     """Whether the viewer may subscribe other users to the channel."""
     if can_administer_stream(viewer, stream) or stream.can_add_subscribers_group in viewer.groups:
         return True
-    realm_allows = viewer.user.realm.can_add_subscribers_group in viewer.groups
+    realm_allows = viewer.realm.can_add_subscribers_group in viewer.groups
     return realm_allows and not viewer.user.is_guest and has_content_access(viewer, stream)
 
 
-def can_remove_subscribers(
-    viewer: Viewer[UserProfile], stream: Stream, targets: Iterable[UserProfile]
-) -> bool:
+def can_remove_subscribers(viewer: Viewer, stream: Stream, targets: Iterable[UserProfile]) -> bool:
     """Whether the viewer may unsubscribe these other users (their own bots always)."""
     if can_administer_stream(viewer, stream) or stream.can_remove_subscribers_group in viewer.groups:
         return True
-    return all(t.id == viewer.user.id or (t.is_bot and t.bot_owner_id == viewer.user.id) for t in targets)
+    return all(
+        t.id == viewer.user.user_id or (t.is_bot and t.bot_owner_id == viewer.user.user_id) for t in targets
+    )
 
 
 def principals_to_users(

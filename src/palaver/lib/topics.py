@@ -11,13 +11,13 @@ from sqlalchemy import func, literal, select
 from sqlalchemy.orm import Session
 
 from palaver.models.channels import Stream
-from palaver.models.member import Member
 from palaver.models.messages import Message, Reaction, UserMessage
+from palaver.models.requester import Requester
 from palaver.models.topic_names import display_topic
 
 
 def get_topic_history(
-    session: Session, user: Member, stream: Stream, *, allow_empty_topic_name: bool
+    session: Session, user: Requester, stream: Stream, *, allow_empty_topic_name: bool
 ) -> list[dict[str, Any]]:
     """A channel's topics the user may see, newest first, each named as in its latest message."""
     lowered = func.lower(Message.subject)
@@ -30,7 +30,7 @@ def get_topic_history(
     if not stream.history_public_to_subscribers:
         # Protected history: only topics of messages the user received.
         query = query.join(UserMessage, UserMessage.message_id == Message.id).where(
-            UserMessage.user_profile_id == user.id
+            UserMessage.user_profile_id == user.user_id
         )
     max_ids = [int(i) for i in session.scalars(query)]
     names = {

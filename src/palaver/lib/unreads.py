@@ -15,8 +15,8 @@ from palaver.lib.conversation_muting import conversation_muting
 from palaver.lib.conversations import conversation_member_ids, streams_by_recipient
 from palaver.lib.ids import storable_ids
 from palaver.models import UserProfile
-from palaver.models.member import Member
 from palaver.models.messages import ANY_MENTION_FLAGS, Message, MessageFlag, UserMessage
+from palaver.models.requester import Requester
 from palaver.models.topic_names import display_topic
 
 # Zulip's bound on the unread messages /register lists (the newest ones).
@@ -108,13 +108,13 @@ _MESSAGES_WITH_FLAGS = (
 
 
 def unread_message_details(
-    session: Session, user: Member, message_ids: Collection[int]
+    session: Session, user: Requester, message_ids: Collection[int]
 ) -> dict[str, dict[str, Any]]:
     """What clients need to count these messages as unread again (flags remove events)."""
     if not message_ids:
         return {}
     # Larger numbers name no message, and PostgreSQL refuses to compare with them.
-    params = {"user_id": user.id, "message_ids": storable_ids(message_ids)}
+    params = {"user_id": user.user_id, "message_ids": storable_ids(message_ids)}
     rows = session.execute(_MESSAGES_WITH_FLAGS, params).all()
     streams = streams_by_recipient(
         session, user.realm_id, {r.recipient_id for r in rows if r.is_channel_message}
@@ -126,7 +126,7 @@ def unread_message_details(
         if row.is_channel_message:
             item = {"type": "stream", "stream_id": streams[row.recipient_id].id, "topic": row.subject}
         else:
-            others = [uid for uid in members.get(row.recipient_id, []) if uid != user.id]
+            others = [uid for uid in members.get(row.recipient_id, []) if uid != user.user_id]
             item = {"type": "private", "user_ids": others}
         if row.flags & ANY_MENTION_FLAGS:
             item["mentioned"] = True

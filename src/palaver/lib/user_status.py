@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.users import accessible_user_filter
 from palaver.models import UserProfile
+from palaver.models.requester import Requester
 from palaver.models.user_status import UserStatus
 
 
@@ -45,7 +46,7 @@ def realm_user_statuses(session: Session, viewer: UserProfile) -> dict[str, dict
                 UserStatus.status_text != "",
                 UserStatus.emoji_name != "",
             ),
-            accessible_user_filter(session, viewer),
+            accessible_user_filter(session, Requester.of(viewer)),
         )
     )
     result: dict[str, dict[str, Any]] = {}

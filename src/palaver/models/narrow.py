@@ -28,8 +28,8 @@ from typing import Any, Protocol
 import orjson
 from sqlalchemy import ColumnElement
 
-from palaver.models.member import Member
 from palaver.models.messages import DirectMessageGroup, UserMessage
+from palaver.models.requester import Requester
 from palaver.models.users import UserProfile
 
 
@@ -149,7 +149,7 @@ class NarrowResolver(Protocol):
     """Database lookups the SQL side needs, with the user's access rules (``lib/narrow.py``)."""
 
     @property
-    def user(self) -> Member: ...
+    def user(self) -> Requester: ...
 
     @property
     def dialect(self) -> str: ...
@@ -184,7 +184,7 @@ class SqlContext:
     fts_match: str | None = None
 
     @property
-    def user(self) -> Member:
+    def user(self) -> Requester:
         return self.resolver.user
 
 

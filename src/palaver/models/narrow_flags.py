@@ -37,7 +37,7 @@ def _topic_policy_sql(ctx: SqlContext, policies: Sequence[int]) -> ColumnElement
         select(UserTopic.id)
         .join(Stream, Stream.id == UserTopic.stream_id)
         .where(
-            UserTopic.user_profile_id == ctx.user.id,
+            UserTopic.user_profile_id == ctx.user.user_id,
             Stream.recipient_id == Message.recipient_id,
             func.lower(UserTopic.topic_name) == func.lower(Message.subject),
             UserTopic.visibility_policy.in_([int(p) for p in policies]),
@@ -55,7 +55,7 @@ def _muted_sql(ctx: SqlContext) -> ColumnElement[bool]:
     # As the web client's home view: a muted channel hides its topics unless the user
     # unmuted or follows them; a muted topic is hidden anywhere.
     muted_channels = select(Subscription.recipient_id).where(
-        Subscription.user_profile_id == ctx.user.id, Subscription.active, Subscription.is_muted
+        Subscription.user_profile_id == ctx.user.user_id, Subscription.active, Subscription.is_muted
     )
     return and_(
         Message.is_channel_message,

@@ -159,7 +159,7 @@ class DmOperator(Operator):
         if users is None:
             raise NarrowOperandError(f"unknown user in {term.operand}")
         ctx.needs_message = True
-        group = ctx.resolver.dm_group({u.id for u in users} | {ctx.user.id})
+        group = ctx.resolver.dm_group({u.id for u in users} | {ctx.user.user_id})
         if group is None or group.recipient_id is None:
             return false()
         return _in_conversation(group.recipient_id)
@@ -224,11 +224,15 @@ class SenderOperator(Operator):
     name = "sender"
 
     def to_sql(self, ctx: SqlContext, term: NarrowTerm) -> ColumnElement[bool]:
-        sender = ctx.user if term.operand == "me" else ctx.resolver.find_user(term.operand)
-        if sender is None:
-            raise NarrowOperandError(f"unknown user {term.operand}")
+        if term.operand == "me":
+            sender_id = ctx.user.user_id
+        else:
+            sender = ctx.resolver.find_user(term.operand)
+            if sender is None:
+                raise NarrowOperandError(f"unknown user {term.operand}")
+            sender_id = sender.id
         ctx.needs_message = True
-        return Message.sender_id == sender.id
+        return Message.sender_id == sender_id
 
     def matches(self, term: NarrowTerm, message: Mapping[str, Any], env: MatchEnv) -> bool | None:
         if term.operand == "me":

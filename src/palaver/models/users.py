@@ -45,7 +45,7 @@ class _HasRole(Protocol):
 
 class RoleChecks:
     """The role questions of anything with a ``role``: ``UserProfile`` and the realm cache's
-    ``CachedUser`` (``models/member.py``) ask them the same way."""
+    ``Requester`` (``models/requester.py``) and the realm cache's ``CachedUser`` ask them the same way."""
 
     __slots__ = ()
 

@@ -300,7 +300,7 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
                 username=username,
                 mobile_flow_otp=otp,
             )
-        ctx = Ctx(services, session, realm, None, client_ip, request.headers.get("user-agent", ""))
+        ctx = Ctx(services, session, None, realm.id, client_ip, request.headers.get("user-agent", ""))
         try:
             user, method = check_login(ctx, username, password)
         except JsonableError as error:

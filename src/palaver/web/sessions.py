@@ -33,7 +33,8 @@ from palaver.lib.web_sessions import (
     get_live_web_session,
     tokens_match,
 )
-from palaver.models import Realm, UserProfile
+from palaver.models import UserProfile
+from palaver.models.requester import Requester
 from palaver.models.web_sessions import WebSession
 from palaver.services import Services
 
@@ -121,8 +122,9 @@ def session_user(
 
 def authenticate_web(
     session: Session, services: Services, auth: str, host: str, credentials: WebCredentials
-) -> tuple[Realm | None, UserProfile | None]:
-    """``routing.authenticate`` for /json: the same policies, with the cookie as credential."""
+) -> tuple[Requester | None, int | None]:
+    """``routing.authenticate`` for /json: the same policies and the same ``Requester``, with
+    the cookie as credential."""
     found = session_user(session, services, host, credentials.session_token)
     if found is None:
         if auth == "required":
@@ -130,20 +132,20 @@ def authenticate_web(
         realm = get_realm_by_string_id(session, subdomain_for_host(services.settings, host))
         if auth == "optional" and realm is not None and realm.deactivated:
             raise RealmDeactivatedError()
-        return realm, None
+        return None, None if realm is None else realm.id
     row, user = found
     check_csrf(row, credentials)
     if auth == "none":
         # Views that need no login (fetch_api_key) judge the realm's state themselves.
-        return user.realm, None
+        return None, user.realm_id
     if realm_settings(session, user.realm_id).deactivated:
         raise RealmDeactivatedError()
     if not user.is_active:
         raise UserDeactivatedError()
+    requester = Requester.of(user)
     do_touch_web_session(session, row, now=services.clock(), lifetime=lifetime(services))
     current_web_session_id.set(row.id)
-    # The ORM's Realm is loaded when a view asks for it (``Ctx.realm``), as for /api/v1.
-    return None, user
+    return requester, requester.realm_id
 
 
 def web_credentials(request: Request) -> WebCredentials:

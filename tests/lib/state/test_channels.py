@@ -249,11 +249,12 @@ def _reference_state(
     from palaver.lib.subscriptions import add_subscriber_lists, format_subscriptions
     from palaver.models import UserProfile
     from palaver.models.channels import Stream, Subscription
+    from palaver.models.requester import Requester
 
     with services.db.session() as session:
         user = session.get(UserProfile, user_id)
         assert user is not None
-        viewer = viewer_for(session, user)
+        viewer = viewer_for(session, Requester.of(user))
         streams = [
             s
             for s in realm_streams(session, user.realm_id, include_archived=with_archived)

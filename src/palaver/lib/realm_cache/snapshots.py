@@ -12,7 +12,39 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from palaver.models import Role
-from palaver.models.member import CachedUser as CachedUser  # noqa: PLC0414 (a snapshot type; defined with Member)
+from palaver.models.users import RoleChecks
+
+
+class _CachedUserRow(NamedTuple):
+    """A user's identity and the facts access checks, mentions and recipients need.
+
+    A named tuple, not a frozen dataclass: made from a row in 0.6 µs instead of 4.2, and a
+    change to any user of a 10,000-user realm rebuilds them all on the next request.
+    """
+
+    id: int
+    realm_id: int
+    email: str
+    delivery_email: str
+    full_name: str
+    role: int
+    is_active: bool
+    is_bot: bool
+    bot_type: int | None
+    bot_owner_id: int | None
+    avatar_source: str
+    avatar_version: int
+    email_address_visibility: int
+    is_imported_stub: bool
+    date_joined: datetime
+    send_stream_typing_notifications: bool
+    presence_enabled: bool
+
+
+class CachedUser(_CachedUserRow, RoleChecks):
+    """``_CachedUserRow`` with the role checks a ``UserProfile`` has."""
+
+    __slots__ = ()
 
 
 class ActiveUsers(NamedTuple):

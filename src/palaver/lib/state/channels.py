@@ -18,18 +18,19 @@ from sqlalchemy.orm import Session
 from palaver.lib.channel_folders import format_channel_folder, get_channel_folders
 from palaver.lib.channels import (
     StreamInfo,
-    Viewer,
     default_stream_ids,
     format_streams,
     has_metadata_access,
     realm_stream_infos,
+    viewer_for,
 )
 from palaver.lib.realm import deactivated_user_ids
-from palaver.lib.realm_cache import Loaded, cached_component, columns, subscribed_channel_ids, user_group_ids
+from palaver.lib.realm_cache import Loaded, cached_component, columns
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.subscriptions import SubscriptionRow, add_subscriber_lists, subscription_properties
 from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
 from palaver.models.channels import Stream, Subscription
+from palaver.models.requester import Requester
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,11 +119,7 @@ def _visible_channels(ctx: StateContext) -> _VisibleChannels:
         return cached
     with_archived = ctx.client.has_capability("archived_channels")
     session, user = ctx.session, ctx.user
-    viewer = Viewer(
-        user,
-        subscribed_channel_ids(session, user.realm_id, user.id),
-        user_group_ids(session, user.realm_id, user.id),
-    )
+    viewer = viewer_for(session, Requester.of(user))
     realm = cached_component(session, user.realm_id, _CHANNEL_STATE)
     streams = [
         s for s in realm.streams if (with_archived or not s.deactivated) and has_metadata_access(viewer, s)

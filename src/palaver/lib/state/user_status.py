@@ -11,6 +11,7 @@ from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_status import realm_user_statuses
 from palaver.lib.users import user_access_restricted
 from palaver.models import Role, UserProfile
+from palaver.models.requester import Requester
 from palaver.models.user_status import UserStatus
 
 
@@ -33,7 +34,7 @@ _STATUSES = Loaded(
 
 @state_provider("user_status")
 def user_status(ctx: StateContext) -> StateDict:
-    if user_access_restricted(ctx.session, ctx.user):
+    if user_access_restricted(ctx.session, Requester.of(ctx.user)):
         return {"user_status": realm_user_statuses(ctx.session, ctx.user)}
     encoded = cached_component(ctx.session, ctx.realm.id, _STATUSES)
     # Already JSON: orjson writes fragments as they are.
