@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from palaver.actions.presence import do_update_user_presence
 from palaver.models import UserProfile
 from palaver.models.presence import UserPresence
+from palaver.models.requester import Requester
 from palaver.services import Services
 from palaver.timeutil import utcnow
 from tests.api.test_messages_send import set_user
@@ -78,17 +79,17 @@ def test_writes_are_throttled(services: Services, realm: SeededRealm) -> None:
     with services.db.session() as session:
         user = session.get(UserProfile, realm.hamlet.id)
         assert user is not None
-        do_update_user_presence(session, user, "idle", now=now)
+        do_update_user_presence(session, Requester.of(user), "idle", now=now)
         first = session.get(UserPresence, user.id)
         assert first is not None and first.last_active_time is None
         update_id = first.last_update_id
-        do_update_user_presence(session, user, "idle", now=now + timedelta(seconds=30))
+        do_update_user_presence(session, Requester.of(user), "idle", now=now + timedelta(seconds=30))
         row = session.get(UserPresence, user.id)
         assert row is not None and row.last_update_id == update_id
-        do_update_user_presence(session, user, "active", now=now + timedelta(seconds=31))
+        do_update_user_presence(session, Requester.of(user), "active", now=now + timedelta(seconds=31))
         assert row.last_active_time == now + timedelta(seconds=31)
         assert row.last_connected_time == now
-        do_update_user_presence(session, user, "idle", now=now + timedelta(seconds=60))
+        do_update_user_presence(session, Requester.of(user), "idle", now=now + timedelta(seconds=60))
         assert row.last_connected_time == now + timedelta(seconds=60)
 
 

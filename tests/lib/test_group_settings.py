@@ -25,6 +25,7 @@ from palaver.lib.group_settings import (
 )
 from palaver.lib.user_groups import get_system_groups
 from palaver.models import UserGroup, UserGroupMembership, UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services
 from tests.helpers import SeededRealm
 
@@ -204,23 +205,23 @@ def test_expected_old_value(session: Session, realm: SeededRealm) -> None:
 def test_permission_follows_subgroups_and_members(session: Session, realm: SeededRealm) -> None:
     groups = _groups(session, realm)
     owner, hamlet, guest = (_user(session, u.id) for u in (realm.desdemona, realm.hamlet, realm.polonius))
-    assert user_has_permission(session, owner, groups["role:moderators"])
-    assert not user_has_permission(session, hamlet, groups["role:moderators"])
-    assert user_has_permission(session, guest, groups["role:everyone"])
-    assert not user_has_permission(session, guest, groups["role:members"])
-    assert not user_has_permission(session, owner, None)
+    assert user_has_permission(session, Requester.of(owner), groups["role:moderators"])
+    assert not user_has_permission(session, Requester.of(hamlet), groups["role:moderators"])
+    assert user_has_permission(session, Requester.of(guest), groups["role:everyone"])
+    assert not user_has_permission(session, Requester.of(guest), groups["role:members"])
+    assert not user_has_permission(session, Requester.of(owner), None)
     mixed = store_group_setting_value(
         session,
         realm.id,
         ResolvedValue(members=frozenset({hamlet.id}), subgroups=frozenset({groups["role:administrators"]})),
     )
-    assert user_has_permission(session, hamlet, mixed)
-    assert user_has_permission(session, owner, mixed)
-    assert not user_has_permission(session, guest, mixed)
+    assert user_has_permission(session, Requester.of(hamlet), mixed)
+    assert user_has_permission(session, Requester.of(owner), mixed)
+    assert not user_has_permission(session, Requester.of(guest), mixed)
     assert mixed in groups_containing_user(session, owner.id)
     assert groups["role:internet"] in groups_containing_user(session, owner.id)
     do_deactivate_user(session, hamlet, acting_user=None)
-    assert not user_has_permission(session, hamlet, mixed)
+    assert not user_has_permission(session, Requester.of(hamlet), mixed)
 
 
 def test_creator_default(session: Session, realm: SeededRealm) -> None:

@@ -15,6 +15,7 @@ from palaver.lib.narrow import build_narrow_filter, normalize_narrow, parse_narr
 from palaver.models import UserProfile
 from palaver.models.narrow import NarrowTerm
 from palaver.models.narrow_operators import OPERATORS, message_matches_narrow
+from palaver.models.requester import Requester
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel, send_dm, send_stream
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
@@ -202,11 +203,11 @@ def test_build_narrow_filter_directly(services: Services, realm: SeededRealm, ap
     with services.db.session() as session:
         user = session.get(UserProfile, realm.othello.id)
         assert user is not None
-        nf = build_narrow_filter(session, user, [["channel", "Denmark"]])
+        nf = build_narrow_filter(session, Requester.of(user), [["channel", "Denmark"]])
         assert nf.include_history and nf.needs_message and nf.has_channel_term
-        nf = build_narrow_filter(session, user, [["channel", "Denmark"], ["is", "starred"]])
+        nf = build_narrow_filter(session, Requester.of(user), [["channel", "Denmark"], ["is", "starred"]])
         assert not nf.include_history
-        nf = build_narrow_filter(session, user, [["is", "unread"]])
+        nf = build_narrow_filter(session, Requester.of(user), [["is", "unread"]])
         assert not nf.needs_message and not nf.has_channel_term
     assert {"channel", "channels", "topic", "dm", "dm-including", "is", "sender", "id"} <= set(OPERATORS)
 

@@ -42,6 +42,7 @@ from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import Message
 from palaver.models.narrow import MatchEnv, parse_terms
 from palaver.models.narrow_operators import term_matches
+from palaver.models.requester import Requester
 from palaver.models.user_topics import UserTopic
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel, send_dm, send_stream
@@ -302,13 +303,13 @@ def _in_sql(world: World, narrow: list[Any]) -> set[int]:
     with world.services.db.session() as session:
         user = session.get(UserProfile, world.user(VIEWER).id)
         assert user is not None
-        nf = build_narrow_filter(session, user, narrow)
-        query, _ = narrowed_query(user, nf)
+        nf = build_narrow_filter(session, Requester.of(user), narrow)
+        query, _ = narrowed_query(Requester.of(user), nf)
         found = {int(row[0]) for row in session.execute(query)}
         # GET /messages runs the page statement kept for the narrow's shape: the same rows.
         page = fetch_message_rows(
             session,
-            user,
+            Requester.of(user),
             nf,
             anchor=LARGER_THAN_MAX_MESSAGE_ID,
             include_anchor=True,

@@ -27,6 +27,7 @@ from palaver.lib.message_edit import (
 )
 from palaver.lib.message_render import render_content
 from palaver.lib.message_send import normalize_content, normalize_topic
+from palaver.lib.realm_cache import realm_settings
 from palaver.lib.topics import topic_exists, topic_participant_ids
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
@@ -148,7 +149,7 @@ def plan_edit(
     )
     if plan.moved:
         assert target_stream is not None
-        check_topic_allowed(user.realm, target_stream, target_topic)
+        check_topic_allowed(realm_settings(session, user.realm_id), target_stream, target_topic)
 
     if plan.topic_edited:
         assert orig_stream is not None

@@ -20,8 +20,7 @@ from sqlalchemy.orm import Session
 from palaver.lib.channels import Viewer
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_access import access_message, can_access_stream_history
-from palaver.lib.realm import AnyRealm
-from palaver.lib.realm_cache import StreamInfo
+from palaver.lib.realm_cache import RealmRow, StreamInfo
 from palaver.models import Realm, Role, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, UserMessage
@@ -59,13 +58,13 @@ def is_exempt_from_move_limits(user: UserProfile) -> bool:
     return user.role <= Role.MODERATOR
 
 
-def effective_topics_policy(realm: AnyRealm, stream: Stream | StreamInfo) -> str:
+def effective_topics_policy(realm: RealmRow, stream: Stream | StreamInfo) -> str:
     if stream.topics_policy != "inherit":
         return stream.topics_policy
     return "disable_empty_topic" if realm.mandatory_topics else realm.topics_policy
 
 
-def check_topic_allowed(realm: AnyRealm, stream: Stream | StreamInfo, topic: str) -> None:
+def check_topic_allowed(realm: RealmRow, stream: Stream | StreamInfo, topic: str) -> None:
     """The channel's topics policy, for a message arriving in ``topic`` (sent or moved)."""
     policy = effective_topics_policy(realm, stream)
     if policy == "disable_empty_topic" and topic == "":

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from palaver.config import Settings
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.realm_cache.snapshots import RealmRow
 from palaver.models import Realm, UserProfile
 
-# A realm as the ORM loads it, or its row from the realm cache (no ORM object to build).
-AnyRealm = Realm | RealmRow
+
+class NamedRealm(Protocol):
+    """What a realm's URL is made of: a ``Realm``, or its row from the realm cache."""
+
+    @property
+    def string_id(self) -> str: ...
 
 
 def _strip_port(host: str) -> str:
@@ -80,7 +83,7 @@ def get_realm_for_host(session: Session, settings: Settings, host: str) -> Realm
     return realm
 
 
-def realm_url(settings: Settings, realm: AnyRealm) -> str:
+def realm_url(settings: Settings, realm: NamedRealm) -> str:
     if realm.string_id == settings.root_realm_string_id:
         return settings.external_url
     host = settings.external_host
@@ -90,7 +93,7 @@ def realm_url(settings: Settings, realm: AnyRealm) -> str:
     return f"{settings.external_scheme}://{realm.string_id}.{host}"
 
 
-def realm_email_host(settings: Settings, realm: AnyRealm) -> str:
+def realm_email_host(settings: Settings, realm: NamedRealm) -> str:
     """Domain of API-only emails for users who hide their real address."""
     return _strip_port(realm_url(settings, realm).split("://", 1)[1])
 

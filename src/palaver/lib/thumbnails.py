@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.images import BadImageError, image_info, resize_frames
 from palaver.lib.markdown.contract import RenderResult
-from palaver.lib.realm import AnyRealm
+from palaver.lib.realm_cache import RealmRow
 from palaver.lib.storage import UPLOAD_URL_PREFIX, FileStorage
 from palaver.lib.user_content import RASTER_IMAGE_TYPES, detect_type
 from palaver.models.media import ImageAttachment
@@ -189,7 +189,7 @@ def has_placeholder(html: str) -> bool:
     return "image-loading-placeholder" in html
 
 
-def apply_media_markup(session: Session, realm: AnyRealm, result: RenderResult) -> RenderResult:
+def apply_media_markup(session: Session, realm: RealmRow, result: RenderResult) -> RenderResult:
     """A rendered message with its uploaded images shown as the organization wants them."""
     html = result.html
     if "message_inline_image" not in html:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from palaver.lib.realm_user_list import realm_user_json
 from palaver.lib.users import format_users, get_users
 from palaver.models import UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services
 from tests.api.test_channels import set_realm, system_groups
 from tests.helpers import Api, SeededRealm, assert_json_success
@@ -47,8 +48,8 @@ def test_realm_user_dicts_match_format_users(
             viewer = session.get_one(UserProfile, realm.users[name].id)
             expected = format_users(
                 session,
-                get_users(session, viewer.realm_id, viewer),
-                viewer,
+                get_users(session, viewer.realm_id, Requester.of(viewer)),
+                Requester.of(viewer),
                 client_gravatar=client_gravatar,
                 include_custom_profile_fields=True,
                 email_host=realm.host,
@@ -70,8 +71,8 @@ def test_a_restricted_guest_gets_only_the_users_they_may_see(
         got = realm_user_dicts(session, guest, client_gravatar=True)
         expected = format_users(
             session,
-            get_users(session, guest.realm_id, guest),
-            guest,
+            get_users(session, guest.realm_id, Requester.of(guest)),
+            Requester.of(guest),
             client_gravatar=True,
             include_custom_profile_fields=True,
             email_host=realm.host,

@@ -177,9 +177,8 @@ class CachedEmoji(NamedTuple):
 
 class RealmRow(Mapping[str, Any]):
     """A realm's columns from the cache (every column: settings, permission groups, flags),
-    by key or by attribute, so that code reading a few settings takes a ``Realm`` or this
-    (``AnyRealm``) without loading the ORM object. mypy checks the attributes against
-    ``Realm``, the other half of that union."""
+    by key or by attribute: what a read or check of a few realm settings takes, so it needs
+    no ORM ``Realm``. The attributes are ``Any`` to mypy, which cannot check their names."""
 
     __slots__ = ("_values",)
 
