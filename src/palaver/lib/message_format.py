@@ -68,14 +68,12 @@ def new_message_wide_dict(
     """``wide_message_dicts`` of a message being sent, from what sending already loaded.
 
     A new message has no reactions or edits yet; ``dm_members`` are the conversation's
-    members (sender included) for a direct message. A sender from the realm cache
-    (``CachedUser``) has its facts read as any message's are (``user_facts_by_id``).
+    members (sender included) for a direct message. A channel message's sender has their
+    facts read as any message's are (``user_facts_by_id``, from the realm cache).
     """
     realm_str = realm_settings(session, message.realm_id).string_id
     facts = {u.id: user_facts(u, realm_str) for u in dm_members}
-    if isinstance(sender, UserProfile):
-        facts[sender.id] = user_facts(sender, realm_str)
-    elif sender.user_id not in facts:
+    if sender.user_id not in facts:
         facts.update(user_facts_by_id(session, message.realm_id, [sender.user_id]))
     streams: dict[int, Stream | StreamInfo] = {}
     members: dict[int, list[int]] = {}
