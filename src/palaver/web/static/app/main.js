@@ -10,7 +10,7 @@ import { applyEvent, expireTyping, typingKeyForNarrow } from "./store/dispatch.j
 import { createState, EVENT_TYPES, FETCH_TYPES } from "./store/state.js";
 import { MessageActions } from "./views/actions.js";
 import { Compose } from "./views/compose.js";
-import { toast, announce } from "./views/dom.js";
+import { applyDisplaySettings, toast, announce } from "./views/dom.js";
 import { FeedView, INITIAL_FETCH, messagesParams } from "./views/feed.js";
 import { renderInbox, renderRecent } from "./views/overview.js";
 import { Sidebar } from "./views/sidebar.js";
@@ -150,6 +150,9 @@ class App {
         this.followMovedTopic(event);
       } else if (event.type === "realm_user" && event.person && event.person.user_id === this.state.myId && event.person.is_active === false) {
         window.location.assign("/");
+      } else if (event.type === "user_settings" && event.property === "default_language") {
+        // The page carries one language's messages (and its direction): a new language is a new page.
+        window.location.reload();
       }
     }
     if (sentByMe && this.feed.list && this.feed.list.foundNewest) this.stickToBottom = true;
@@ -177,6 +180,11 @@ class App {
   onNewMessage(message, flags) {
     const inView = this.current.view === "narrow" || this.current.view === "feed" ? messageMatches(this.current.terms, message, this.state.myId) : false;
     if (inView && message.sender_id !== this.state.myId) announce(`New message from ${message.sender_full_name}`);
+    // A sound for what would notify (DMs, mentions), whether or not notifications are on.
+    const settings = this.state.settings;
+    if (settings.enable_sounds && settings.notification_sound !== "none" && shouldNotify(message, flags, this.state.myId, {})) {
+      import("./views/sounds.js").then((m) => m.play(settings.notification_sound)).catch(() => {});
+    }
     if (shouldNotify(message, flags, this.state.myId, this.state.settings)) {
       const where = message.type === "stream" ? `#${this.state.subs.name(message.stream_id)} > ${message.subject}` : "Direct message";
       notifyMessage(message, `${message.sender_full_name} (${where})`, () => this.goToMessage(message));
@@ -220,6 +228,8 @@ class App {
   flush(changes) {
     if (!this.state) return;
     this.countsCache = null;
+    // First: the display settings (time format, emoji set) change how the views draw.
+    if (changes.has("settings")) this.applyTheme();
     if (changes.has("sidebar") || changes.has("realm")) this.sidebar.render();
     if (changes.has("users")) this.users.render();
     if (!changes.has("feed") && this.current.view !== "inbox" && this.current.view !== "recent") {
@@ -244,7 +254,6 @@ class App {
     if (changes.has("users")) this.compose.refreshPeople();
     if (changes.has("drafts")) this.compose.refreshDrafts();
     if (changes.has("typing")) this.renderTyping();
-    if (changes.has("settings")) this.applyTheme();
     // An open settings section that follows live changes names them in panel.redrawOn.
     const panel = document.getElementById("settings-panel");
     if (panel && panel.redraw && (panel.redrawOn || ["emoji"]).some((change) => changes.has(change))) panel.redraw(changes);
@@ -288,6 +297,7 @@ class App {
   applyTheme() {
     const scheme = this.state ? this.state.settings.color_scheme : Number(document.body.dataset.colorScheme);
     document.documentElement.dataset.theme = THEMES[scheme] || "auto";
+    if (this.state) applyDisplaySettings(this.state.settings);
   }
 
   showError(error) {

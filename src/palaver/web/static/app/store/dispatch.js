@@ -176,6 +176,8 @@ const HANDLERS = {
   user_settings(state, event, changes) {
     if (event.op === "update") state.settings[event.property] = event.value;
     changes.add("settings");
+    // Times and emoji are drawn in every message shown.
+    if (event.property === "twenty_four_hour_time" || event.property === "emojiset") changes.add("feed");
   },
 
   user_group(state, event, changes) {

@@ -38,11 +38,19 @@ export function setHtml(el, html) {
   return el;
 }
 
-const EMOJI_IMAGES = "/static/generated/emoji/images-google-64/";
+let emojiset = "google";
 
-// A Unicode emoji as the picture Palaver serves (drawn from a packaged emoji font).
+// The person's emoji set (user setting emojiset): "text" shows emoji as their :names:.
+export function setEmojiset(name) {
+  emojiset = name || "google";
+}
+
+// A Unicode emoji as the picture Palaver serves (drawn from a packaged emoji font), or
+// its name with the "text" emoji set.
 export function emojiImage(code, name) {
-  return h("img", { class: "emoji-img", src: `${EMOJI_IMAGES}${code}.png`, alt: `:${name}:`, title: `:${name}:`, loading: "lazy" });
+  if (emojiset === "text") return h("span", { class: "emoji-text", title: `:${name}:`, text: `:${name}:` });
+  const set = emojiset === "twitter" ? "twitter" : "google";
+  return h("img", { class: "emoji-img", src: `/static/generated/emoji/images-${set}-64/${code}.png`, alt: `:${name}:`, title: `:${name}:`, loading: "lazy" });
 }
 
 // A person's status emoji (with its text as the tooltip), or null.
@@ -115,10 +123,26 @@ export function avatar(user, size = "normal") {
 }
 
 // Intl formatters are costly to make: one of each, reused for every message.
-const TIME = new Intl.DateTimeFormat(language(), { hour: "2-digit", minute: "2-digit" });
-const DATE_TIME = new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" });
+let TIME = new Intl.DateTimeFormat(language(), { hour: "2-digit", minute: "2-digit" });
+let DATE_TIME = new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short" });
+
+// The person's time format (user setting twenty_four_hour_time), for every time shown.
+export function setTimeFormat(twentyFour) {
+  const hourCycle = twentyFour ? "h23" : "h12";
+  TIME = new Intl.DateTimeFormat(language(), { hour: "2-digit", minute: "2-digit", hourCycle });
+  DATE_TIME = new Intl.DateTimeFormat(language(), { dateStyle: "medium", timeStyle: "short", hourCycle });
+}
 const DAY = new Intl.DateTimeFormat(language(), { weekday: "short", month: "short", day: "numeric" });
 const DAY_YEAR = new Intl.DateTimeFormat(language(), { weekday: "short", month: "short", day: "numeric", year: "numeric" });
+
+// The display settings that are not the theme: time format, emoji set, and the size and
+// line height of message text (CSS variables read by app.css).
+export function applyDisplaySettings(settings, root = document.documentElement) {
+  setTimeFormat(Boolean(settings.twenty_four_hour_time));
+  setEmojiset(settings.emojiset);
+  if (settings.web_font_size_px) root.style.setProperty("--message-font-size", `${settings.web_font_size_px}px`);
+  if (settings.web_line_height_percent) root.style.setProperty("--message-line-height", String(settings.web_line_height_percent / 100));
+}
 
 export function formatTime(timestamp) {
   return TIME.format(new Date(timestamp * 1000));

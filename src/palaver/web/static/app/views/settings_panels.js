@@ -19,6 +19,8 @@ const notGuests = (app) => role(app) !== 600;
 const admins = (app) => role(app) <= 200;
 
 const PANELS = [
+  { name: "avatar", label: () => t("Avatar"), after: "profile", shown: everyone, load: () => import("./settings_avatar.js") },
+  { name: "display", label: () => t("Display & language"), after: "preferences", shown: everyone, load: () => import("./settings_display.js") },
   { name: "bots", label: () => t("Bots"), after: "account", shown: notGuests, load: () => import("./settings_bots.js") },
   { name: "groups", label: () => t("User groups"), shown: notGuests, load: () => import("./settings_groups.js") },
   { name: "default_channels", label: () => t("Default channels"), shown: notGuests, load: () => import("./settings_default_channels.js") },
