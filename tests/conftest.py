@@ -7,33 +7,25 @@ database (created here, dropped afterwards) on PALAVER_TEST_POSTGRES_URL.
 from __future__ import annotations
 
 import gc
-import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _pytest.nodeid import NodeId
-from sqlalchemy import create_engine, text
 
 from palaver.app import create_app
 from palaver.config import Settings, load_settings
 from palaver.migrate import upgrade
 from palaver.services import Services, build_services
 from tests.client import TestClient
+from tests.databases import empty_database
 from tests.forked import stop_fork_server
 from tests.helpers import Api, EventRecorder, SeededRealm, seed_realm, wait_for_change_log
-
-DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 # Records the operations the suite calls and checks their bodies against the reference.
 # Validates every event the session's bus publishes against its typed model.
 pytest_plugins = ["tests.reference_fidelity", "tests.event_validation", "tests.push_helpers"]
-
-
-def _backend() -> str:
-    return os.environ.get("PALAVER_TEST_DATABASE", "sqlite")
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -118,20 +110,8 @@ def _shared_fixture_group(item: pytest.Item) -> str | None:
 
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if _backend() == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'palaver.db'}"
-        return
-    admin_url = os.environ.get("PALAVER_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN_URL)
-    name = f"palaver_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield admin_url.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with empty_database(tmp_path_factory.mktemp("db")) as url:
+        yield url
 
 
 def make_test_settings(database_url: str, data_dir: Path, **overrides: object) -> Settings:

@@ -15,38 +15,21 @@ organization's members or channels.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 import zulip
-from sqlalchemy import create_engine, text
 
+from tests import databases
 from tests.servers import RunningServer, server_environment, start_running_server, stop
-
-DEFAULT_PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
 @contextmanager
 def empty_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """An empty database of the session's kind: `serve` makes the demo only on an empty one."""
-    if os.environ.get("PALAVER_TEST_DATABASE", "sqlite") == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('e2e-db') / 'palaver.db'}"
-        return
-    admin_url = os.environ.get("PALAVER_TEST_POSTGRES_URL", DEFAULT_PG_ADMIN_URL)
-    name = f"palaver_e2e_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield admin_url.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as conn:
-            # FORCE: a server that failed to stop may still hold connections.
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with databases.empty_database(tmp_path_factory.mktemp("e2e-db"), "palaver_e2e") as url:
+        yield url
 
 
 @contextmanager
