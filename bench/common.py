@@ -577,7 +577,7 @@ def print_targets(checks: list[tuple[str, float, str, float, str]]) -> None:
     Each check is (what, figure, "<=" or ">=", target, unit). A figure that could not be
     measured (NaN) is "not met".
     """
-    print("targets (issue 11):" if checks else "targets (issue 11): none at these sizes")
+    print("targets:" if checks else "targets: none at these sizes")
     for what, value, op, target, unit in checks:
         met = value <= target if op == "<=" else value >= target
         shown = "n/a" if math.isnan(value) else f"{value:,.2f}"

@@ -1,4 +1,4 @@
-"""Fan-out latency (issue 11 7e): N clients parked in GET /events, one channel message to all.
+"""Fan-out latency: N clients parked in GET /events, one channel message to all.
 
 Run: .venv/bin/python bench/events_fanout.py [--quick] [--clients 1000,5000]
                                              [--database-url URL] [--redis-url URL] [--no-pin]

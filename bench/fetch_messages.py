@@ -1,4 +1,4 @@
-"""Reading messages (issue 11 7c, 7d): newest 50 in narrows, and search, on 1,000,000 messages.
+"""Reading messages: newest 50 in narrows, and search, on 1,000,000 messages.
 
 Run: .venv/bin/python bench/fetch_messages.py [--quick] [--messages 1000000] [--requests 300]
                                               [--concurrency 8] [--search WORD]

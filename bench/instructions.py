@@ -13,7 +13,7 @@ The app runs without its lifespan, so no background worker, timer or queue colle
 runs in the process: the counts are of the requests alone (and of nothing a worker would do
 off the request path, such as delivering push notifications or emails they queue).
 
-``poll`` is one turn of a long-poll (issue 11 item 6): a ``GET /events`` parks on a queue
+``poll`` is one turn of a long-poll: a ``GET /events`` parks on a queue
 registered for messages, one message event (a copy of a real send's) is published to that
 user, and the poll answers with it. Each turn counts the request, the parking, the delivery
 to the queue, the wake-up and the answer: what every client costs per event it receives.

@@ -1,4 +1,4 @@
-"""Capacity under a realistic mix (issue 11 item 6): how many users one worker holds within
+"""Capacity under a realistic mix: how many users one worker holds within
 Mattermost's health gate.
 
 Run: .venv/bin/python bench/mix.py [--quick] [--steps 100,200,300,500,...] [--step-seconds 60]

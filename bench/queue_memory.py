@@ -1,4 +1,4 @@
-"""Server memory (issue 11 7g) per idle event queue and per parked long-poll, 10,000 queues.
+"""Server memory per idle event queue and per parked long-poll, 10,000 queues.
 
 Run: .venv/bin/python bench/queue_memory.py [--quick] [--queues 10000] [--redis-url URL]
 

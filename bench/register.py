@@ -1,4 +1,4 @@
-"""POST /register (issue 11 7f) in a large organization: 10,000 users and 1,000 channels.
+"""POST /register in a large organization: 10,000 users and 1,000 channels.
 
 Run: .venv/bin/python bench/register.py [--quick] [--users 10000] [--channels 1000]
                                         [--requests 50] [--database-url URL]

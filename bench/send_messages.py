@@ -1,4 +1,4 @@
-"""Sending messages (issue 11 7a, 7b): sequential latency and 32 concurrent senders.
+"""Sending messages: sequential latency and 32 concurrent senders.
 
 Run: .venv/bin/python bench/send_messages.py [--quick] [--messages 1000] [--concurrency 32]
                                              [--concurrent-messages 3000] [--subscribers 50]

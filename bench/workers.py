@@ -1,4 +1,4 @@
-"""Workers that add capacity (issue 11 7h): 1 vs 2 workers on PostgreSQL + Redis.
+"""Workers that add capacity: 1 vs 2 workers on PostgreSQL + Redis.
 
 Run: .venv/bin/python bench/workers.py [--quick] [--messages 3000] [--concurrency 32]
                                        [--postgres postgresql://postgres@127.0.0.1:5432/postgres]

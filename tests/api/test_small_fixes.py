@@ -1,4 +1,4 @@
-"""Small compatibility fixes found while operating Palaver (issue 12, part 9)."""
+"""Small compatibility fixes found while operating Palaver."""
 
 from __future__ import annotations
 
