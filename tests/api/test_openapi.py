@@ -354,6 +354,7 @@ ONLY_IN_PALAVER: dict[str, str] = {
         _ZULIP,
     ),
     "get-realm-logins": "Palaver's sign-in audit log (method, address, client) for administrators",
+    "reset-two-factor": "Palaver's reset of someone's authenticator by an administrator (a lost phone)",
     "list-default-streams": "reads the default channels the reference's add/remove operations change",
     "add-submessage": _ZULIP + " (poll and to-do widgets)",
     "mark-onboarding-step-as-read": _ZULIP + " (onboarding_steps in POST /register)",

@@ -11,11 +11,15 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from palaver.db.transaction import rowcount, transaction
-from palaver.lib.exceptions import JsonableError
-from palaver.lib.two_factor import PENDING_LIFETIME, matching_step
+from palaver.lib.exceptions import (
+    JsonableError,
+    OrganizationAdministratorRequiredError,
+    OrganizationOwnerRequiredError,
+)
+from palaver.lib.two_factor import PENDING_LIFETIME, TWO_FACTOR_RESET, matching_step
 from palaver.lib.web_sessions import hash_token, new_token
 from palaver.models import UserProfile
-from palaver.models.auth import PendingLogin, RecoveryCode, TrustedBrowser, TwoFactorDevice
+from palaver.models.auth import LoginRecord, PendingLogin, RecoveryCode, TrustedBrowser, TwoFactorDevice
 
 RECOVERY_CODES = 10
 _CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
@@ -144,3 +148,29 @@ def do_begin_pending_login(
 def do_finish_pending_login(session: Session, token: str) -> None:
     with transaction(session):
         session.execute(delete(PendingLogin).where(PendingLogin.token_hash == hash_token(token)))
+
+
+def do_reset_two_factor(
+    session: Session, acting_user: UserProfile, user: UserProfile, *, ip_address: str, client: str
+) -> bool:
+    """An administrator turns off someone's authenticator (a lost phone): what
+    ``palaver reset-2fa`` does, recorded in the sign-in audit log with who did it. Only an
+    owner resets an owner's. Whether there was one to turn off."""
+    if not acting_user.is_realm_admin:
+        raise OrganizationAdministratorRequiredError()
+    if user.is_realm_owner and not acting_user.is_realm_owner:
+        raise OrganizationOwnerRequiredError()
+    with transaction(session):
+        had = do_disable_two_factor(session, user)
+        session.add(
+            LoginRecord(
+                realm_id=user.realm_id,
+                user_profile_id=user.id,
+                method=TWO_FACTOR_RESET,
+                channel="admin",
+                ip_address=ip_address[:64],
+                user_agent=client[:255],
+                acting_user_id=acting_user.id,
+            )
+        )
+    return had

@@ -1,4 +1,4 @@
-"""The audit log of sign-ins, as administrators read it."""
+"""The audit log of sign-ins (and of administrators' changes to them), as administrators read it."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def recent_logins(
             "ip_address": row.ip_address,
             "user_agent": row.user_agent,
             "timestamp": to_timestamp(row.timestamp),
+            "acting_user_id": row.acting_user_id,
         }
         for row in rows
     ]

@@ -23,6 +23,8 @@ TRUSTED_COOKIE = "palaver_2fa_trusted"
 # Password-like methods the second factor guards; a provider's sign-in has its own.
 GUARDED_METHODS = frozenset({"password", "ldap"})
 PENDING_LIFETIME = timedelta(minutes=10)
+# The audit log's method for an administrator's reset of someone's second factor.
+TWO_FACTOR_RESET = "two_factor_reset"
 
 
 def confirmed_device(session: Session, user_id: int) -> TwoFactorDevice | None:

@@ -39,7 +39,8 @@ class ExternalIdentity(Base):
 
 
 class LoginRecord(Base):
-    """One successful sign-in: how, from where, with what; administrators read these."""
+    """One successful sign-in (how, from where, with what), or an administrator's change to
+    someone's sign-in; administrators read these."""
 
     __tablename__ = "login_record"
 
@@ -55,6 +56,10 @@ class LoginRecord(Base):
     ip_address: Mapped[str] = mapped_column(String(64), default="")
     user_agent: Mapped[str] = mapped_column(String(255), default="")
     timestamp: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    # Set on what an administrator did to the user's sign-in (method "two_factor_reset",
+    # channel "admin"): who did it (a soft reference: the record outlives its author's
+    # account). The address and browser are then the administrator's.
+    acting_user_id: Mapped[int | None] = mapped_column(default=None)
 
 
 class SsoAttempt(Base):

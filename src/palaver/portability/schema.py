@@ -76,6 +76,7 @@ SOFT_REFERENCES: dict[tuple[str, str], str] = {
     ("scheduled_message", "delivered_message_id"): "message",
     ("scheduled_message", "reminder_target_message_id"): "message",
     ("stream", "first_message_id"): "message",
+    ("login_record", "acting_user_id"): "user_profile",
 }
 # Realm permissions are columns holding a user group's ID (see models/realm.py).
 SOFT_REFERENCES |= {

@@ -204,6 +204,9 @@ def realm_state(ctx: StateContext) -> StateDict:
         "realm_email_auth_enabled": method_enabled(settings, realm, EMAIL),
         "realm_password_auth_enabled": bool({EMAIL, LDAP} & enabled_methods(settings, realm)),
         "realm_authentication_methods": realm_authentication_methods(settings, realm),
+        # Palaver's own sign-in settings (PATCH /realm; realm update events follow them).
+        "realm_external_signup": realm.external_signup,
+        "realm_require_two_factor": realm.require_two_factor,
         "realm_push_notifications_enabled": settings.push_configured,
         "realm_push_notifications_enabled_end_timestamp": None,
         "realm_upload_quota_mib": None,

@@ -3,6 +3,7 @@
 import { ROLE_NAMES } from "../store/users.js";
 import { h, clear } from "./dom.js";
 import { field, submit } from "./settings.js";
+import { twoFactorResetButton } from "./settings_auth.js";
 import { t } from "../i18n.js";
 
 export async function renderUsers(app, panel) {
@@ -40,7 +41,7 @@ export async function renderUsers(app, panel) {
       },
     });
     body.append(h("tr", { class: active ? "" : "inactive" },
-      h("td", { text: user.full_name }), h("td", { text: user.delivery_email || user.email }), h("td", {}, role), h("td", {}, toggle)));
+      h("td", { text: user.full_name }), h("td", { text: user.delivery_email || user.email }), h("td", {}, role), h("td", {}, toggle, twoFactorResetButton(app, user))));
   }
   table.append(h("thead", {}, h("tr", {}, h("th", { text: t("Name") }), h("th", { text: t("Email") }), h("th", { text: t("Role") }), h("th", { text: "" }))), body);
 }

@@ -27,6 +27,8 @@ const PANELS = [
   { name: "linkifiers", label: () => t("Linkifiers"), shown: everyone, load: () => import("./settings_linkifiers.js") },
   { name: "playgrounds", label: () => t("Code playgrounds"), shown: everyone, load: () => import("./settings_playgrounds.js") },
   { name: "permissions", label: () => t("Organization permissions"), shown: admins, load: () => import("./settings_permissions.js") },
+  { name: "authentication", label: () => t("Authentication methods"), shown: admins, load: () => import("./settings_auth.js") },
+  { name: "logins", label: () => t("Sign-in log"), shown: admins, load: () => import("./settings_logins.js") },
 ];
 
 export function lazyPanels(app) {
