@@ -25,6 +25,7 @@ import pytest
 from sqlalchemy import select
 
 from palaver.config import load_settings
+from palaver.models import UserProfile
 from tests.servers import ServerProcess, clean_environment, free_port, http_client, launch, wait_until_healthy
 
 if TYPE_CHECKING:
@@ -77,6 +78,19 @@ class LiveServer:
 
     def logs(self) -> str:
         return self.log.read_text()[-4000:]
+
+    def user_by_email(self, email: str) -> UserProfile | None:
+        """The account with this delivery email, read from the server's database (detached)."""
+        from palaver.bootstrap import open_services
+
+        database_url = f"sqlite:///{self.data_dir.parent / 'palaver.db'}"
+        settings = load_settings(env={}, database_url=database_url, data_dir=str(self.data_dir))
+        with open_services(settings) as services, services.db.session() as session:
+            query = select(UserProfile).where(UserProfile.delivery_email == email)
+            user = session.scalars(query).one_or_none()
+            if user is not None:
+                session.expunge(user)
+            return user
 
     def start(self) -> None:
         # Each start appends to the one log, so a failure shows what the earlier run said.

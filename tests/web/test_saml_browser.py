@@ -11,11 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
 
-from palaver.bootstrap import open_services
-from palaver.config import load_settings
-from palaver.models import UserProfile
 from tests.saml_server import IdentityProvider, running_idp
 from tests.servers import free_port
 from tests.web.conftest import LiveServer, start_live_server
@@ -63,16 +59,6 @@ role_map = {{ "chat-admins" = "administrator" }}
         yield server
     finally:
         server.stop()
-
-
-def _user(server: LiveServer, email: str) -> UserProfile | None:
-    database_url = f"sqlite:///{server.data_dir.parent / 'palaver.db'}"
-    settings = load_settings(env={}, database_url=database_url, data_dir=str(server.data_dir))
-    with open_services(settings) as services, services.db.session() as session:
-        user = session.scalars(select(UserProfile).where(UserProfile.delivery_email == email)).one_or_none()
-        if user is not None:
-            session.expunge(user)
-        return user
 
 
 def _through_idp(page: Any, login: str) -> None:
@@ -133,7 +119,7 @@ def test_sign_in_makes_the_account_and_single_logout_ends_both_sessions(
     page.wait_for_function("document.title.endsWith(' - Palaver')")
     me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
     assert me["full_name"] == ACCOUNTS[login]["name"]
-    user = _user(saml_server, ACCOUNTS[login]["email"])
+    user = saml_server.user_by_email(ACCOUNTS[login]["email"])
     assert user is not None and user.password is None
     assert "palaver_saml" not in _cookies(page)
     # The IdP saw a signed request from Palaver's entity.
@@ -164,7 +150,7 @@ def test_existing_account_is_linked_by_its_email_then_by_name_id(
     _sign_in(page, saml_server, "hamlet")
     page.wait_for_function("document.title.endsWith(' - Palaver')")
     me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
-    assert me["user_id"] == _user(saml_server, "hamlet@example.com").id  # type: ignore[union-attr]
+    assert me["user_id"] == saml_server.user_by_email("hamlet@example.com").id  # type: ignore[union-attr]
     assert me["full_name"] == "Hamlet of Denmark"
 
 
@@ -190,7 +176,7 @@ def test_refused_answers_show_a_clear_page_and_make_no_account(
     page.wait_for_selector("#sso-error")
     assert message in page.inner_text("#sso-error")
     for email in (ACCOUNTS[login]["email"], "mallory@evil.example"):
-        assert _user(saml_server, email) is None
+        assert saml_server.user_by_email(email) is None
     assert "palaver_session" not in _cookies(page)
 
 
@@ -216,7 +202,7 @@ def test_an_unsolicited_answer_is_refused_when_idp_initiated_is_off(
     _through_idp(page, "temp4")
     page.wait_for_selector("#sso-error")
     assert "was not started here" in page.inner_text("#sso-error")
-    assert _user(saml_server, ACCOUNTS["temp4"]["email"]) is None
+    assert saml_server.user_by_email(ACCOUNTS["temp4"]["email"]) is None
     assert "palaver_session" not in _cookies(page)
 
 
@@ -239,7 +225,7 @@ def test_groups_in_the_assertion_map_to_a_role(saml_server: LiveServer, new_page
     page = new_page()
     _sign_in(page, saml_server, "temp7")
     page.wait_for_function("document.title.endsWith(' - Palaver')")
-    user = _user(saml_server, "temp7@corp.example")
+    user = saml_server.user_by_email("temp7@corp.example")
     assert user is not None and user.role == 200
 
 

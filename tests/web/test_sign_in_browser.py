@@ -13,11 +13,7 @@ from typing import Any
 import httpx
 import pyotp
 import pytest
-from sqlalchemy import select
 
-from palaver.bootstrap import open_services
-from palaver.config import load_settings
-from palaver.models import UserProfile
 from tests.oidc_server import CLIENT_ID, CLIENT_SECRET, Provider, running_provider
 from tests.servers import clean_environment, free_port
 from tests.web.conftest import PASSWORD, LiveServer, start_live_server
@@ -67,16 +63,6 @@ client_secret_file = "{secret}"
         server.stop()
 
 
-def _user(server: LiveServer, email: str) -> UserProfile | None:
-    database_url = f"sqlite:///{server.data_dir.parent / 'palaver.db'}"
-    settings = load_settings(env={}, database_url=database_url, data_dir=str(server.data_dir))
-    with open_services(settings) as services, services.db.session() as session:
-        user = session.scalars(select(UserProfile).where(UserProfile.delivery_email == email)).one_or_none()
-        if user is not None:
-            session.expunge(user)
-        return user
-
-
 def _through_provider(page: Any, login: str) -> None:
     """The provider's own login and consent pages, as a person goes through them."""
     page.wait_for_selector("input[name=login]")
@@ -112,7 +98,7 @@ def test_sign_in_with_the_provider_makes_the_account(
     page.wait_for_function("document.title.endsWith(' - Palaver')")
     me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
     assert me["full_name"] == "Ada Lovelace"
-    user = _user(sso_server, "ada@corp.example")
+    user = sso_server.user_by_email("ada@corp.example")
     assert user is not None and user.password is None
     # The state cookie was used up.
     assert "palaver_sso" not in {c["name"] for c in page.context.cookies()}
@@ -127,7 +113,7 @@ def test_existing_account_signs_in_by_its_verified_email(
     _through_provider(page, "hamlet")
     page.wait_for_function("document.title.endsWith(' - Palaver')")
     me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
-    assert me["user_id"] == _user(sso_server, "hamlet@example.com").id  # type: ignore[union-attr]
+    assert me["user_id"] == sso_server.user_by_email("hamlet@example.com").id  # type: ignore[union-attr]
     # The provider's name is the one Palaver shows from now on.
     assert me["full_name"] == "Hamlet of Denmark"
 
@@ -159,7 +145,7 @@ def test_refused_sign_ins_show_a_clear_page_and_make_no_account(
         assert message in page.inner_text("#sso-error")
     finally:
         provider.tamper = None
-    assert _user(sso_server, str(ACCOUNTS[login]["email"])) is None
+    assert sso_server.user_by_email(str(ACCOUNTS[login]["email"])) is None
     assert "palaver_session" not in {c["name"] for c in page.context.cookies()}
 
 
