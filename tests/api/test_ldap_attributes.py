@@ -199,11 +199,11 @@ def test_an_administrators_deactivation_is_not_undone_by_the_directory(
     assert_json_error(_fetch(api, person), "Account is deactivated", 401, "USER_DEACTIVATED")
 
 
-def test_a_disabled_attribute_outside_active_directory(
+def test_a_disabled_attribute_and_active_directorys_thumbnail_photo(
     database_url: str, directory: Directory, tmp_path: Path, ad_services: Services
 ) -> None:
     org = seed_realm(ad_services)
-    table = directory.settings(disabled_attribute="palaverTestDisabled")
+    table = directory.settings(disabled_attribute="palaverTestDisabled", avatar_attribute="thumbnailPhoto")
     services = _services(database_url, tmp_path, table)
     try:
         with services.db.session() as session, session.begin():
@@ -212,8 +212,10 @@ def test_a_disabled_attribute_outside_active_directory(
             row.invite_required = False
         with TestClient(create_app(services.settings, services), base_url="http://palaver.test") as client:
             api = Api(client, org)
-            person = _person(directory, palaverTestDisabled="FALSE")
+            photo = image_bytes(96, 96, "JPEG", "red")
+            person = _person(directory, palaverTestDisabled="FALSE", thumbnailPhoto=photo)
             user_id = assert_json_success(_fetch(api, person))["user_id"]
+            assert _user(services, user_id).avatar_source == UPLOADED
             directory.modify(person, palaverTestDisabled="TRUE")
             assert sync_all_realms(services)[org.string_id].deactivated == [person.email]
             assert not _user(services, user_id).is_active
