@@ -4,9 +4,9 @@ uvloop's own servers (libuv underneath) take one connection off the listening so
 turn of the event loop. A busy loop turns a few dozen times a second, so when many clients
 connect together (their keep-alive connections expired at once, a restart, a network blip)
 the newcomers wait in the kernel's accept queue, each turn letting one in: with the loop
-busy 20 ms a turn, 100 connections took 2 s to be accepted (asyncio's own loop: 0.08 s),
-and ``bench/mix.py`` at 1,500 users saw 90 connections queued and actions taking 1-3 s
-whose server-side time was under 0.2 s.
+busy 20 ms a turn, 100 connections took 2 s to be accepted (asyncio's own loop: 0.08 s).
+With 16 keep-alive clients holding a process's loop 3 ms per request, 100 connections
+opened together waited up to 6 s for their first answer under plain uvloop, 0.5 s here.
 
 ``EagerAcceptLoop`` is uvloop with ``create_server`` replaced for plain TCP: the listening
 sockets are watched with ``add_reader``, and each time they are readable every waiting

@@ -1,12 +1,12 @@
 """The main process of ``palaver serve --workers N``: one listening socket per worker slot.
 
-uvicorn's supervisor binds one socket and hands it to every worker. On Linux, a burst of
+uvicorn's supervisor binds one socket and hands it to every worker. Each worker's loop
+accepts every waiting connection at once (listening.py), so on one shared socket a burst of
 connections arriving together (a load balancer opening its pool, clients reconnecting
-after a restart) is accepted almost entirely by whichever worker wakes first: its event
-loop accepts until the backlog is empty. Measured with 32 keep-alive senders and two
-workers, one worker held 29 of the 32 connections, and two workers did 0.95x the
-messages/s of one (bench/workers.py). Connections stay where they were accepted, so the
-imbalance lasts as long as they do.
+after a restart) goes almost entirely to whichever worker wakes first: of 32 keep-alive
+connections opened together, two workers held 32/0 or 23/9, where plain uvloop (one
+accept per turn, and seconds slower to let a burst in) splits them 16/16. Connections stay
+where they were accepted, so the imbalance lasts as long as they do.
 
 Here the main process binds one socket per slot on the same address with
 ``SO_REUSEPORT``, and the kernel spreads new connections over the listening sockets by a
