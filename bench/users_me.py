@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import math
 import os
 import platform
 import shutil
@@ -27,7 +26,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import common
@@ -105,33 +103,6 @@ def create_bench_realm(env: dict[str, str]) -> tuple[str, str, str]:
 # Load ----------------------------------------------------------------------------------------
 
 
-@dataclass
-class Measurement:
-    name: str
-    requests: int
-    errors: int
-    seconds: float
-    latencies: list[float]
-    # The server's CPU time over the measured requests (NaN when unknown).
-    server_cpu_seconds: float = math.nan
-
-    @property
-    def rps(self) -> float:
-        return self.requests / self.seconds if self.seconds else 0.0
-
-    @property
-    def cpu_ms(self) -> float:
-        """Server CPU milliseconds per request: unlike latency, hardly moved by other load."""
-        return 1000 * self.server_cpu_seconds / self.requests if self.requests else math.nan
-
-    def percentile(self, q: float) -> float:
-        """Nearest-rank percentile in milliseconds."""
-        if not self.latencies:
-            return math.nan
-        ordered = sorted(self.latencies)
-        return ordered[max(0, math.ceil(q * len(ordered)) - 1)] * 1000
-
-
 async def drive(
     url: str, headers: dict[str, str], concurrency: int, requests: int, seconds: float
 ) -> tuple[int, int, float, list[float]]:
@@ -173,7 +144,7 @@ def client_loop() -> tuple[str, Callable[[], asyncio.AbstractEventLoop] | None]:
 
 def measure(
     name: str, url: str, headers: dict[str, str], args: argparse.Namespace, server_pid: int
-) -> Measurement:
+) -> common.Measurement:
     with asyncio.Runner(loop_factory=client_loop()[1]) as runner:
         if args.warmup:
             runner.run(drive(url, headers, args.concurrency, args.warmup, MAX_SECONDS))
@@ -182,7 +153,7 @@ def measure(
             drive(url, headers, args.concurrency, args.requests, args.seconds)
         )
         used = cpu_seconds(server_pid) - before
-    return Measurement(name, issued, errors, elapsed, latencies, used)
+    return common.Measurement(name, issued, errors, elapsed, latencies, used)
 
 
 # Main ----------------------------------------------------------------------------------------
@@ -279,14 +250,14 @@ def main() -> None:
     for m in (ours, bare):
         print(
             f"{m.name:<16} {m.requests:>8} {m.errors:>6} {m.seconds:>8.2f} {m.rps:>9.1f} "
-            f"{m.percentile(0.50):>8.2f} {m.percentile(0.99):>8.2f} {m.cpu_ms:>10.3f}"
+            f"{m.p(0.50):>8.2f} {m.p(0.99):>8.2f} {m.server_ms:>10.3f}"
         )
     ratio = f"{ours.rps / bare.rps:.3f}" if bare.rps else "n/a"
-    p50 = ours.percentile(0.50) / bare.percentile(0.50)
-    p99 = ours.percentile(0.99) / bare.percentile(0.99)
-    cpu = ours.cpu_ms / bare.cpu_ms
+    p50 = ours.p(0.50) / bare.p(0.50)
+    p99 = ours.p(0.99) / bare.p(0.99)
+    cpu = ours.server_ms / bare.server_ms
     print(f"{'palaver/bare':<16} {'':>8} {'':>6} {'':>8} {ratio:>9} {p50:>8.2f} {p99:>8.2f} {cpu:>10.2f}")
-    print(f"server CPU above bare: {ours.cpu_ms - bare.cpu_ms:.3f} ms per request")
+    print(f"server CPU above bare: {ours.server_ms - bare.server_ms:.3f} ms per request")
     if ours.errors or bare.errors:
         raise SystemExit("some requests failed; the figures above are not comparable")
 
