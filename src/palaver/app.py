@@ -41,6 +41,7 @@ from palaver.openapi.routes import openapi_routes
 from palaver.operations import install_operations
 from palaver.services import Services, build_services
 from palaver.serving import on_stop_signals
+from palaver.web.desktop_flow import desktop_flow_routes
 from palaver.web.pages import build_pages, web_routes
 from palaver.web.passkeys import passkey_routes
 from palaver.web.saml import saml_routes
@@ -376,6 +377,7 @@ def create_app(
     app.add_middleware(AcceptLanguageMiddleware)
     # Before the OpenID Connect routes, whose patterns would take /complete/saml/ too.
     app.router.routes.extend(saml_routes(pages))
+    app.router.routes.extend(desktop_flow_routes(pages))
     app.router.routes.extend(sso_routes(pages))
     app.router.routes.extend(two_factor_routes(pages))
     app.router.routes.extend(passkey_routes(pages))

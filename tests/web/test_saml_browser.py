@@ -1,7 +1,8 @@
 """Signing in with SAML 2.0 in a real Chromium, against pysaml2's IdP run as its own process
 (tests/saml_server.py) and a real ``palaver serve``: sign-in and first-sign-in accounts,
 encrypted assertions, the refusals (a broken signature, another audience, an expired
-assertion, a replayed one, an unsolicited one), the apps' flow and single logout."""
+assertion, a replayed one, an unsolicited one), single logout, and the apps' flows: the
+mobile app's and the desktop app's (decrypted here as the desktop app does)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from tests.saml_server import IdentityProvider, running_idp
 from tests.servers import free_port
-from tests.web.conftest import LiveServer, start_live_server
+from tests.web.conftest import PASSWORD, LiveServer, start_live_server
 
 ACCOUNTS: dict[str, dict[str, Any]] = {
     "grace": {"email": "grace@corp.example", "name": "Grace Hopper"},
@@ -249,3 +251,81 @@ def test_the_apps_flow_through_saml(saml_server: LiveServer, new_page: Callable[
     me = httpx.get(f"{saml_server.url}/api/v1/users/me", auth=("iago@example.com", api_key)).json()
     assert me["user_id"] == int(params["user_id"])
     assert "palaver_session" not in _cookies(page)
+
+
+# The desktop app's flow (desktop_flow_otp) --------------------------------------------------
+
+
+def _desktop_token(page: Any, key: bytes) -> str:
+    """The token on the browser's last page, decrypted as the desktop app's clipboard
+    decrypter does: hex of a 12-byte IV, then AES-256-GCM ciphertext and tag."""
+    page.wait_for_url("**/accounts/login/desktop/done/**")
+    data = bytes.fromhex(page.input_value("#desktop-data"))
+    return AESGCM(key).decrypt(data[:12], data[12:], b"").decode()
+
+
+def _app_window_signs_in(server: LiveServer, app: Any, token: str, email: str) -> None:
+    app.goto(f"{server.url}/accounts/login/subdomain/{token}")
+    app.wait_for_function("document.title.endsWith(' - Palaver')")
+    me = app.evaluate("fetch('/json/users/me').then(r => r.json())")
+    assert me["email"] == email
+
+
+@pytest.mark.parametrize("method", ["saml", "password"])
+def test_the_desktop_flow_hands_over_an_encrypted_one_time_token(
+    saml_server: LiveServer, new_page: Callable[..., Any], method: str
+) -> None:
+    key = secrets.token_bytes(32)
+    browser = new_page()
+    if method == "saml":
+        browser.goto(f"{saml_server.url}/accounts/login/social/saml/corp?desktop_flow_otp={key.hex()}")
+        _through_idp(browser, "iago")
+        email = "iago@example.com"
+    else:
+        browser.goto(f"{saml_server.url}/?desktop_flow_otp={key.hex()}")
+        browser.fill("#id_username", "othello@example.com")
+        browser.fill("#id_password", PASSWORD)
+        browser.click("#login-form button[type=submit]")
+        email = "othello@example.com"
+    token = _desktop_token(browser, key)
+    # The browser itself is not signed in: the session is the app's.
+    assert "palaver_session" not in _cookies(browser)
+    app = new_page()
+    _app_window_signs_in(saml_server, app, token, email)
+    # The token works once.
+    again = new_page()
+    again.goto(f"{saml_server.url}/accounts/login/subdomain/{token}")
+    assert "expired or was already used" in again.inner_text("#sso-error")
+
+
+def test_the_desktop_app_page_makes_the_pad_and_takes_the_token(
+    saml_server: LiveServer, new_page: Callable[..., Any]
+) -> None:
+    """Zulip's desktop app opening a login URL: its page gets the key from the app's
+    electron_bridge, opens the browser on the same URL with the pad, and signs the app's
+    window in with the token the app decrypted from the clipboard (played here by the test)."""
+    key = secrets.token_bytes(32)
+    app = new_page(user_agent="Mozilla/5.0 ZulipElectron/5.12.0 Chrome/130")
+    app.context.add_init_script(
+        f"""window.electron_bridge = {{ decrypt_clipboard(version) {{
+            let paste; const pasted = new Promise((resolve) => {{ paste = resolve; }});
+            window.__paste = paste;
+            return {{ key: new Uint8Array({list(key)}), pasted }};
+        }} }};"""
+    )
+    with app.context.expect_page() as opened:
+        app.goto(f"{saml_server.url}/accounts/login/social/saml/corp")
+    # The browser went on to the IdP, carrying the pad (the token below decrypts with it).
+    browser = opened.value
+    _through_idp(browser, "hamlet")
+    token = _desktop_token(browser, key)
+    app.evaluate("token => window.__paste(token)", token)
+    app.wait_for_function("document.title.endsWith(' - Palaver')")
+    assert app.evaluate("fetch('/json/users/me').then(r => r.json())")["email"] == "hamlet@example.com"
+
+
+def test_both_pads_at_once_are_refused(saml_server: LiveServer) -> None:
+    pad = secrets.token_hex(32)
+    url = f"{saml_server.url}/accounts/login/social/saml/corp?mobile_flow_otp={pad}&desktop_flow_otp={pad}"
+    assert httpx.get(url).status_code == 400
+    assert httpx.get(f"{saml_server.url}/?desktop_flow_otp=xyz").status_code == 400

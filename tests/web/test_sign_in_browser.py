@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pyotp
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from tests.oidc_server import CLIENT_ID, CLIENT_SECRET, Provider, running_provider
 from tests.servers import clean_environment, free_port
@@ -219,6 +220,22 @@ def test_the_apps_flow_hands_over_an_encrypted_key(
     assert me["user_id"] == int(params["user_id"])
     # The app's sign-in makes no browser session.
     assert "palaver_session" not in {c["name"] for c in page.context.cookies()}
+
+
+def test_the_desktop_flow_through_the_provider(sso_server: LiveServer, new_page: Callable[..., Any]) -> None:
+    """desktop_flow_otp through OpenID Connect: the browser's last page holds the token
+    encrypted with the pad (AES-256-GCM), which the app's window then signs in with."""
+    key = secrets.token_bytes(32)
+    page = new_page()
+    page.goto(f"{sso_server.url}/accounts/login/social/oidc/corp?desktop_flow_otp={key.hex()}")
+    _through_provider(page, "temp6")
+    page.wait_for_url("**/accounts/login/desktop/done/**")
+    data = bytes.fromhex(page.input_value("#desktop-data"))
+    token = AESGCM(key).decrypt(data[:12], data[12:], b"").decode()
+    app = new_page()
+    app.goto(f"{sso_server.url}/accounts/login/subdomain/{token}")
+    app.wait_for_function("document.title.endsWith(' - Palaver')")
+    assert app.evaluate("fetch('/json/users/me').then(r => r.json())")["email"] == "temp6@corp.example"
 
 
 def test_invalid_otp_is_refused(sso_server: LiveServer) -> None:

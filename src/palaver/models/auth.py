@@ -79,8 +79,9 @@ class SsoAttempt(Base):
     provider: Mapped[str] = mapped_column(String(64))
     nonce: Mapped[str] = mapped_column(String(128))
     code_verifier: Mapped[str] = mapped_column(String(128))
-    # Where to go after sign-in: a same-origin path, or the apps' one-time pad.
+    # Where to go after sign-in: a same-origin path.
     next_path: Mapped[str] = mapped_column(String(2000), default="/")
+    # The apps' flow, mobile or desktop, as lib/app_flow.py stores it (AppFlow.stored()).
     mobile_flow_otp: Mapped[str | None] = mapped_column(String(64), default=None)
     created: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
@@ -207,3 +208,17 @@ class SamlSession(Base):
     # The assertion's NameID element, as XML (its format and qualifiers go back in the logout).
     name_id: Mapped[str] = mapped_column(Text)
     session_index: Mapped[str] = mapped_column(String(255), default="")
+
+
+class DesktopLoginToken(Base):
+    """A one-time token handed to the desktop app, encrypted with its pad (desktop_flow_otp):
+    it becomes a browser session in the app's own window, once and within a minute."""
+
+    __tablename__ = "desktop_login_token"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_profile_id: Mapped[int] = mapped_column(
+        ForeignKey("user_profile.id", ondelete="CASCADE"), index=True
+    )
+    created: Mapped[datetime] = mapped_column(default=utcnow, index=True)

@@ -28,6 +28,7 @@ EXCLUDED: dict[str, str] = {
     "sso_attempt": "sign-ins in progress at a provider: they last ten minutes",
     "pending_login": "sign-ins waiting for their second factor: they last ten minutes",
     "webauthn_challenge": "passkey ceremonies in progress: they last five minutes",
+    "desktop_login_token": "the desktop app's one-time sign-in tokens: they last a minute",
     "saml_assertion": "SAML assertions already used, kept until they expire (minutes)",
     "saml_session": "the IdP sessions of browser sessions, which stay with the old server",
     "trusted_browser": "browsers remembered by their cookie, which stays with the old server",

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from jinja2 import Environment, FileSystemLoader, TemplateNotFound, select_autoescape
 from sqlalchemy.orm import Session
@@ -23,13 +23,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from palaver.actions.app_flow import do_issue_desktop_token
 from palaver.actions.logins import do_record_login
 from palaver.actions.two_factor import do_begin_pending_login
 from palaver.actions.web_sessions import do_create_web_session, do_delete_web_session, do_touch_web_session
 from palaver.api.auth import check_login
 from palaver.api.context import Ctx
 from palaver.config import Settings
-from palaver.lib.app_flow import app_redirect_url, valid_otp
+from palaver.lib import app_flow as flows
 from palaver.lib.auth_methods import EMAIL, LDAP, enabled_methods, enabled_providers, usernames_are_emails
 from palaver.lib.exceptions import (
     AuthenticationFailedError,
@@ -87,6 +88,8 @@ def page_headers(settings: Settings) -> dict[str, str]:
 
 
 NO_STORE = {"Cache-Control": "no-store"}
+# Where a desktop-flow sign-in ends in the browser: the page showing the encrypted token.
+DESKTOP_DONE_PATH = "/accounts/login/desktop/done/"
 INCORRECT_LOGIN = N_("Incorrect email or password.")
 # Until the web client's own template exists, a signed-in user still gets a working page.
 _FALLBACK_APP = (
@@ -149,9 +152,10 @@ def _login_page(
     status: int = 200,
     username: str = "",
     next_path: str = "/",
-    mobile_flow_otp: str | None = None,
+    app_flow: str | None = None,
 ) -> HTMLResponse:
     set_request_language(realm_language=realm.default_language)
+    flow = flows.from_stored(app_flow)
     settings = pages.services.settings
     enabled = enabled_methods(settings, realm)
     response = pages.render(
@@ -163,7 +167,8 @@ def _login_page(
             {"name": p.button_name, "display_name": p.display_name, "icon": p.icon_url, "path": p.path}
             for p in enabled_providers(settings, realm)
         ],
-        mobile_flow_otp=mobile_flow_otp,
+        # The app's pad, passed on to every way of signing in the page offers.
+        app_params={flow.param: flow.otp} if flow is not None else {},
         realm_name=realm.name,
         realm_url=realm_url(pages.services.settings, realm),
         realm_deactivated=realm.deactivated,
@@ -175,7 +180,7 @@ def _login_page(
         next=next_path,
     )
     response.set_cookie(CSRF_COOKIE, csrf, httponly=False, samesite="lax", secure=pages.secure, path="/")
-    if mobile_flow_otp is not None:
+    if flow is not None and flow.kind == "mobile":
         # The form's answer redirects to the app (zulip://); form-action also governs redirects.
         response.headers["Content-Security-Policy"] = response.headers["Content-Security-Policy"].replace(
             "form-action 'self'", "form-action 'self' zulip:"
@@ -215,14 +220,13 @@ def show_root(pages: Pages, request: Request) -> Response:
         realm = realm_for(session, pages, request.headers.get("host", ""))
         if realm is None:
             return no_realm(pages)
-        otp = request.query_params.get("mobile_flow_otp")
-        if otp is not None:
+        try:
+            flow = flows.from_params(request.query_params)
+        except flows.InvalidAppFlowError as e:
+            return pages.html(f"<!doctype html><title>Bad request</title><p>{e}</p>", 400)
+        if flow is not None:
             # An app asks for its key: it gets one only through a sign-in made for it.
-            if not valid_otp(otp):
-                return pages.html(
-                    "<!doctype html><title>Bad request</title><p>Invalid mobile_flow_otp.</p>", 400
-                )
-            return _login_page(pages, realm, login_token(request), mobile_flow_otp=otp)
+            return _login_page(pages, realm, login_token(request), app_flow=flow.stored())
         found = session_user(
             session, pages.services, request.headers.get("host", ""), request.cookies.get(SESSION_COOKIE)
         )
@@ -269,8 +273,11 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
     username = str(form.get("username") or "").strip()
     password = str(form.get("password") or "")
     next_path = safe_next(str(form.get("next") or "/"))
-    otp_field = form.get("mobile_flow_otp")
-    otp = otp_field if isinstance(otp_field, str) and valid_otp(otp_field) else None
+    try:
+        flow = flows.from_params(form)
+    except flows.InvalidAppFlowError:
+        flow = None
+    otp = flow.stored() if flow is not None else None
     with services.db.session() as session:
         realm = realm_for(session, pages, host)
         if realm is None:
@@ -288,7 +295,7 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
                 status=403,
                 username=username,
                 next_path=next_path,
-                mobile_flow_otp=otp,
+                app_flow=otp,
             )
         if not username or not password:
             return _login_page(
@@ -298,7 +305,7 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
                 error=gettext(INCORRECT_LOGIN),
                 status=401,
                 username=username,
-                mobile_flow_otp=otp,
+                app_flow=otp,
             )
         ctx = Ctx(services, session, None, realm.id, client_ip, request.headers.get("user-agent", ""))
         try:
@@ -313,14 +320,14 @@ def log_in(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
                 status=status,
                 username=username,
                 next_path=next_path,
-                mobile_flow_otp=otp,
+                app_flow=otp,
             )
         challenge = second_factor_challenge(pages, request, session, user, method, next_path, otp)
         if challenge is not None:
             return challenge
         return finish_login(
             pages, session, realm, user, method=method, client_ip=client_ip, user_agent=ctx.user_agent,
-            next_path=next_path, mobile_flow_otp=otp,
+            next_path=next_path, app_flow=otp,
         )  # fmt: skip
 
 
@@ -331,7 +338,7 @@ def second_factor_challenge(
     user: UserProfile,
     method: str,
     next_path: str,
-    mobile_flow_otp: str | None,
+    app_flow: str | None,
     *,
     error: str | None = None,
     pending: str | None = None,
@@ -344,13 +351,11 @@ def second_factor_challenge(
     factors = second_factors_owed(session, user) if method in GUARDED_METHODS else None
     if factors is None:
         return None
-    if mobile_flow_otp is None and is_trusted_browser(
-        session, user.id, request.cookies.get(TRUSTED_COOKIE), now
-    ):
+    if app_flow is None and is_trusted_browser(session, user.id, request.cookies.get(TRUSTED_COOKIE), now):
         return None
     if pending is None:
         pending = do_begin_pending_login(
-            session, user, method=method, next_path=next_path, mobile_flow_otp=mobile_flow_otp, now=now
+            session, user, method=method, next_path=next_path, mobile_flow_otp=app_flow, now=now
         )
     realm = user.realm
     csrf = login_token(request)
@@ -366,7 +371,7 @@ def second_factor_challenge(
         passkey=factors.passkey,
     )
     response.set_cookie(CSRF_COOKIE, csrf, httponly=False, samesite="lax", secure=pages.secure, path="/")
-    if mobile_flow_otp is not None:
+    if app_flow is not None:
         response.headers["Content-Security-Policy"] = response.headers["Content-Security-Policy"].replace(
             "form-action 'self'", "form-action 'self' zulip:"
         )
@@ -383,19 +388,28 @@ def finish_login(
     client_ip: str,
     user_agent: str,
     next_path: str,
-    mobile_flow_otp: str | None,
+    app_flow: str | None,
     on_session: Callable[[WebSession], None] | None = None,
 ) -> Response:
-    """The answer to a successful sign-in by any method: the app's ``zulip://`` redirect with
-    its encrypted key (``mobile_flow_otp``), or a browser session and the page it was going to
-    (``on_session`` is told of the session, as single logout needs)."""
+    """The answer to a successful sign-in by any method, always a redirect: for the apps'
+    flow (``app_flow``, lib/app_flow.py) the mobile app's ``zulip://`` URL with its encrypted
+    key, or the page that hands the desktop app its encrypted one-time token; otherwise a
+    browser session and the page it was going to (``on_session`` is told of the session, as
+    single logout needs)."""
     services = pages.services
-    channel = "app" if mobile_flow_otp is not None else "web"
+    flow = flows.from_stored(app_flow)
+    channel = "app" if flow is not None else "web"
     do_record_login(session, user, client=user_agent, method=method, channel=channel, ip_address=client_ip)
-    if mobile_flow_otp is not None:
-        location = app_redirect_url(
+    if flow is not None and flow.kind == "desktop":
+        token = do_issue_desktop_token(session, user, now=services.clock())
+        data = flows.desktop_encrypt(token, flow.otp)
+        return RedirectResponse(
+            f"{DESKTOP_DONE_PATH}?{urlencode({'desktop_data': data})}", status_code=302, headers=NO_STORE
+        )
+    if flow is not None:
+        location = flows.app_redirect_url(
             api_key=user.api_key,
-            otp=mobile_flow_otp,
+            otp=flow.otp,
             email=user.delivery_email,
             user_id=user.id,
             realm_url=realm_url(services.settings, realm),

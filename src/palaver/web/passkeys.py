@@ -42,7 +42,7 @@ from palaver.actions.passkeys import (
     do_take_webauthn_challenge,
 )
 from palaver.actions.two_factor import do_finish_pending_login
-from palaver.lib.app_flow import valid_otp
+from palaver.lib import app_flow as flows
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.passkeys import CHALLENGE_COOKIE, passkey_by_credential_id, passkeys_of, relying_party
 from palaver.lib.two_factor import pending_login
@@ -233,7 +233,7 @@ def login_verify(pages: Pages, request: Request, raw: bytes, client_ip: str) -> 
         if not user.is_active:
             return _error("Your account has been deactivated. Ask an administrator of the organization.", 401)
         do_record_passkey_use(session, passkey, sign_count=verified.new_sign_count, now=services.clock())
-        otp = body.get("mobile_flow_otp")
+        stored = body.get("app_flow")
         redirect = finish_login(
             pages,
             session,
@@ -243,7 +243,8 @@ def login_verify(pages: Pages, request: Request, raw: bytes, client_ip: str) -> 
             client_ip=client_ip,
             user_agent=request.headers.get("user-agent", ""),
             next_path=safe_next(str(body.get("next") or "/")),
-            mobile_flow_otp=otp if isinstance(otp, str) and valid_otp(otp) else None,
+            # The login page's own value of the flow, passed through the page's script.
+            app_flow=stored if isinstance(stored, str) and flows.from_stored(stored) is not None else None,
         )
     return _follow(pages, redirect)
 
@@ -341,7 +342,7 @@ def second_factor_verify(pages: Pages, request: Request, raw: bytes, client_ip: 
             client_ip=client_ip,
             user_agent=request.headers.get("user-agent", ""),
             next_path=pending.next_path,
-            mobile_flow_otp=pending.mobile_flow_otp,
+            app_flow=pending.mobile_flow_otp,
         )
         if body.get("remember") is True and pending.mobile_flow_otp is None:
             remember_browser(pages, session, user, redirect)
@@ -362,13 +363,16 @@ def login_page(pages: Pages, request: Request) -> Response:
         realm = realm_for(session, pages, request.headers.get("host", ""))
         if realm is None:
             return no_realm(pages)
-        otp = request.query_params.get("mobile_flow_otp")
+        try:
+            flow = flows.from_params(request.query_params)
+        except flows.InvalidAppFlowError:
+            flow = None
         csrf = login_token(request)
         response = pages.render(
             "passkey_login.html",
             realm_name=realm.name,
             next=safe_next(request.query_params.get("next")),
-            mobile_flow_otp=otp if valid_otp(otp) else None,
+            app_flow=flow.stored() if flow is not None else None,
         )
     response.set_cookie(CSRF_COOKIE, csrf, httponly=False, samesite="lax", secure=pages.secure, path="/")
     return response

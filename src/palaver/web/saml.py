@@ -24,8 +24,8 @@ from palaver.actions.external_logins import do_external_sign_in
 from palaver.actions.saml import do_link_saml_session, do_spend_saml_assertion
 from palaver.actions.sso_attempts import ATTEMPT_LIFETIME, do_begin_sso_attempt, do_take_sso_attempt
 from palaver.auth_config import SamlIdp
+from palaver.lib import app_flow as flows
 from palaver.lib import saml
-from palaver.lib.app_flow import valid_otp
 from palaver.lib.auth_methods import SAML, method_enabled
 from palaver.lib.exceptions import JsonableError, UserDeactivatedError
 from palaver.lib.i18n import gettext
@@ -34,6 +34,7 @@ from palaver.lib.storage import make_storage
 from palaver.lib.web_sessions import new_token
 from palaver.models import Realm
 from palaver.models.web_sessions import WebSession
+from palaver.web.desktop_flow import desktop_app_page
 from palaver.web.pages import NO_STORE, Pages, finish_login, no_realm, realm_for, safe_next
 from palaver.web.sso import error_page, ip_allowed
 
@@ -91,11 +92,13 @@ def begin(pages: Pages, request: Request, name: str, params: dict[str, str], cli
             return _unavailable(pages, realm)
         if not ip_allowed(pages, client_ip):
             return _too_many(pages, realm)
-        otp = params.get("mobile_flow_otp")
-        if otp is not None and not valid_otp(otp):
-            return error_page(
-                pages, realm, gettext("Bad request"), gettext("The app sent an invalid mobile_flow_otp."), 400
-            )
+        desktop_app = desktop_app_page(pages, request, realm.name)
+        if desktop_app is not None:
+            return desktop_app
+        try:
+            flow = flows.from_params(params)
+        except flows.InvalidAppFlowError as e:
+            return error_page(pages, realm, gettext("Bad request"), str(e), 400)
         try:
             request_id, location = saml.begin(idp, realm_url(services.settings, realm))
         except JsonableError as e:
@@ -112,7 +115,7 @@ def begin(pages: Pages, request: Request, name: str, params: dict[str, str], cli
             nonce="",
             code_verifier="",
             next_path=safe_next(params.get("next")),
-            mobile_flow_otp=otp,
+            mobile_flow_otp=flow.stored() if flow is not None else None,
             now=services.clock(),
         )
     response = Response(status_code=302, headers={"Location": location, **NO_STORE})
@@ -226,7 +229,7 @@ def _sign_in(
         client_ip=client_ip,
         user_agent=request.headers.get("user-agent", ""),
         next_path=next_path,
-        mobile_flow_otp=otp,
+        app_flow=otp,
         on_session=link,
     )
     return _clear_cookie(pages, response)

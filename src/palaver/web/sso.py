@@ -5,7 +5,7 @@ sign-up button: the same flow, since a first sign-in may make the account) sends
 browser to the provider; the provider sends it back to ``/complete/<provider>/``. The
 ``state`` travels through the provider; a random cookie, set on the way out and needed on
 the way back, binds it to this browser, and the pair works once (actions/sso_attempts.py).
-Apps open the login URL with ``mobile_flow_otp`` and get their ``zulip://`` redirect.
+Apps open the login URL with ``mobile_flow_otp`` or ``desktop_flow_otp`` (lib/app_flow.py).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from starlette.routing import Route
 from palaver.actions.external_logins import do_external_sign_in
 from palaver.actions.sso_attempts import ATTEMPT_LIFETIME, do_begin_sso_attempt, do_take_sso_attempt
 from palaver.auth_config import OAuthProvider
+from palaver.lib import app_flow as flows
 from palaver.lib import oidc
-from palaver.lib.app_flow import valid_otp
 from palaver.lib.auth_methods import method_enabled
 from palaver.lib.exceptions import JsonableError, UserDeactivatedError
 from palaver.lib.i18n import gettext
@@ -27,6 +27,7 @@ from palaver.lib.realm import realm_email_host, realm_url
 from palaver.lib.storage import make_storage
 from palaver.lib.web_sessions import new_token
 from palaver.models import Realm
+from palaver.web.desktop_flow import desktop_app_page
 from palaver.web.pages import Pages, finish_login, no_realm, realm_for, safe_next
 
 SSO_COOKIE = "palaver_sso"
@@ -86,11 +87,13 @@ def begin(pages: Pages, request: Request, path: str, params: dict[str, str], cli
             return error_page(
                 pages, realm, gettext("Too many attempts"), gettext("Please wait a while and try again."), 429
             )
-        otp = params.get("mobile_flow_otp")
-        if otp is not None and not valid_otp(otp):
-            return error_page(
-                pages, realm, gettext("Bad request"), gettext("The app sent an invalid mobile_flow_otp."), 400
-            )
+        desktop_app = desktop_app_page(pages, request, realm.name)
+        if desktop_app is not None:
+            return desktop_app
+        try:
+            flow = flows.from_params(params)
+        except flows.InvalidAppFlowError as e:
+            return error_page(pages, realm, gettext("Bad request"), str(e), 400)
         try:
             authorization = oidc.begin(provider, _redirect_uri(pages, realm, provider))
         except JsonableError as e:
@@ -111,7 +114,7 @@ def begin(pages: Pages, request: Request, path: str, params: dict[str, str], cli
             nonce=authorization.nonce,
             code_verifier=authorization.code_verifier,
             next_path=safe_next(params.get("next")),
-            mobile_flow_otp=otp,
+            mobile_flow_otp=flow.stored() if flow is not None else None,
             now=services.clock(),
         )
     response = RedirectResponse(authorization.url, status_code=302, headers={"Cache-Control": "no-store"})
@@ -198,7 +201,7 @@ def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Respo
             client_ip=client_ip,
             user_agent=request.headers.get("user-agent", ""),
             next_path=pending.next_path,
-            mobile_flow_otp=pending.mobile_flow_otp,
+            app_flow=pending.mobile_flow_otp,
         )
     return _clear_cookie(pages, response)
 

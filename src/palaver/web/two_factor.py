@@ -99,7 +99,7 @@ def verify(pages: Pages, request: Request, form: FormData, client_ip: str) -> Re
             client_ip=client_ip,
             user_agent=request.headers.get("user-agent", ""),
             next_path=pending.next_path,
-            mobile_flow_otp=pending.mobile_flow_otp,
+            app_flow=pending.mobile_flow_otp,
         )
         if _field(form, "remember") and pending.mobile_flow_otp is None:
             remember_browser(pages, session, user, response)

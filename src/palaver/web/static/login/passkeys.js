@@ -36,7 +36,7 @@ async function signIn(button) {
     const result = await post("/accounts/login/passkey/verify", {
       credential: credential.toJSON(),
       next: button.dataset.next || "/",
-      mobile_flow_otp: button.dataset.mobileFlowOtp || null,
+      app_flow: button.dataset.appFlow || null,
     });
     window.location.assign(result.redirect);
   } catch (error) {
