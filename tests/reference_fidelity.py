@@ -2,7 +2,7 @@
 
 Loaded by ``conftest.py`` as a pytest plugin. Every in-process request that reaches an API
 route (any app the tests build, through ``TestClient``) is recorded by wrapping the API
-router's ``handle`` and the direct path's entry (``DirectApi``): the concrete path is
+application's entry (``ApiApp.__call__``, api/pipeline.py): the concrete path is
 matched to an operation of Zulip's OpenAPI
 reference (``shared/reference/zulip-openapi-fl372.yaml``) or of the spec
 (``shared/spec/interface.md``), and a JSON body answered for a documented status is validated
@@ -42,7 +42,8 @@ import pytest
 import yaml
 from jsonschema import Draft7Validator, ValidationError
 
-from palaver.app import API_PREFIX, DirectApi, _ApiRoutes
+from palaver.api.pipeline import ApiApp
+from palaver.app import API_PREFIX
 
 REFERENCE_FILE = "zulip-openapi-fl372.yaml"
 # Paths of the reference that document concepts rather than endpoints.
@@ -391,12 +392,9 @@ def _recording(original: Callable[[Any, Any, Any, Any], Awaitable[None]]) -> Any
 
 
 def _install() -> None:
-    # Both doors to the API's views: Starlette's router (``_ApiRoutes``) and the short path
-    # that skips it (``DirectApi``, taken by every request an API route matches in full).
-    if not getattr(_ApiRoutes.handle, "_fidelity", False):
-        _ApiRoutes.handle = _recording(_ApiRoutes.handle)  # type: ignore[method-assign]
-    if not getattr(DirectApi.__call__, "_fidelity", False):
-        DirectApi.__call__ = _recording(DirectApi.__call__)  # type: ignore[method-assign]
+    # The one door to the API's views (/api/v1 and /json).
+    if not getattr(ApiApp.__call__, "_fidelity", False):
+        ApiApp.__call__ = _recording(ApiApp.__call__)  # type: ignore[method-assign]
 
 
 # Pytest hooks and fixtures -------------------------------------------------------------------

@@ -2,39 +2,29 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 from starlette.applications import Starlette
-from starlette.datastructures import URLPath
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match, NoMatchFound, Route
-from starlette.types import Receive, Scope, Send
+from starlette.routing import BaseRoute, Mount, Route, Router
 
 from palaver.api import discover_routers
 from palaver.api.avatars import avatar_routes
 from palaver.api.emoji_images import emoji_static_routes
 from palaver.api.known_credentials import KnownCredentials
-from palaver.api.long_poll import LongPollRoute, LongPolls, LongPollStarlette
+from palaver.api.pipeline import ApiApp
 from palaver.api.realm_emoji import emoji_image_routes
 from palaver.api.realm_export import export_file_routes
-from palaver.api.routing import (
-    ApiRouter,
-    Endpoint,
-    error_response,
-    internal_error_response,
-    make_path_handler,
-)
+from palaver.api.responses import error_for, error_response
+from palaver.api.routing import ApiRouter, RouteTable
 from palaver.api.thumbnails import thumbnail_routes
 from palaver.api.uploads import upload_file_routes
 from palaver.api.user_content import UserContentOrigin
 from palaver.api.webhooks import webhook_routes
 from palaver.config import Settings
-from palaver.lib.exceptions import JsonableError, MethodNotAllowedError, ResourceNotFoundError
 from palaver.lib.i18n import AcceptLanguageMiddleware
 from palaver.lib.logs import configure_logging
 from palaver.openapi.routes import openapi_routes
@@ -66,204 +56,28 @@ API_PREFIX = "/api/v1"
 JSON_PREFIX = "/json"
 
 
-def _precedence(path: str) -> tuple[int, ...]:
-    """Rank a path segment by segment: literal, then typed parameter, then free text."""
-    ranks = []
-    for segment in path.strip("/").split("/"):
-        if "{" not in segment:
-            ranks.append(0)
-        elif ":path}" in segment:
-            ranks.append(3)  # spans segments, so it must come after everything
-        elif ":" in segment:
-            ranks.append(1)  # {user_id:int} only takes digits
+def _error_handler(services: Services) -> Callable[[Request, Exception], Awaitable[Response]]:
+    """Starlette's answer to an exception of any route outside the API application (pages,
+    files) and to a path no route takes: the API's envelope, by the one mapping."""
+
+    async def handle(request: Request, exc: Exception) -> Response:
+        return error_response(error_for(exc, services.outages))
+
+    return handle
+
+
+def _split(prefix: str, routes: list[Route]) -> tuple[list[BaseRoute], list[BaseRoute]]:
+    """The routes outside ``prefix``, and those under it with their paths made relative to
+    it (as a mount's routes are)."""
+    outside: list[BaseRoute] = []
+    under: list[BaseRoute] = []
+    for route in routes:
+        if route.path.startswith(prefix + "/"):
+            relative = route.path.removeprefix(prefix)
+            under.append(Route(relative, route.endpoint, methods=route.methods, name=route.name))
         else:
-            ranks.append(2)
-    return tuple(ranks)
-
-
-def _first_segment(path: str, prefix: str = API_PREFIX) -> str | None:
-    """The segment after /api/v1/ (``users`` in /api/v1/users/me); None outside the API."""
-    if not path.startswith(prefix + "/"):
-        return None
-    return path[len(prefix) + 1 :].partition("/")[0]
-
-
-class _ApiRoutes(BaseRoute):
-    """The API's routes in precedence order, tried only where the first segment can match.
-
-    Starlette tries every route in turn, one regular expression each, so a path late in the
-    order paid for ~90 failed matches per request. A route whose first segment is literal
-    matches no path with another first segment, so skipping it changes nothing: each path
-    still gets the first route that matches fully, else the first that matches all but the
-    method (a 405), exactly as in the flat list.
-    """
-
-    # The inner route that matched, handed from ``matches`` to ``handle`` in the scope.
-    _ROUTE_KEY = "palaver.route"
-
-    def __init__(self, routes: list[Route], prefix: str = API_PREFIX) -> None:
-        self.routes = routes
-        self.prefix = prefix
-        literal = [_first_segment(route.path, prefix) for route in routes]
-        # A first segment with a parameter in it may match any first segment.
-        wild = [seg is None or "{" in seg for seg in literal]
-        self._any = [r for r, w in zip(routes, wild, strict=True) if w]
-        self._by_segment: dict[str, list[Route]] = {}
-        for seg, w in zip(literal, wild, strict=True):
-            if seg is not None and not w and seg not in self._by_segment:
-                self._by_segment[seg] = [
-                    r for r, other, ow in zip(routes, literal, wild, strict=True) if ow or other == seg
-                ]
-
-    def _candidates(self, scope: Scope) -> list[Route]:
-        if scope.get("root_path"):
-            # Served under a path prefix: Starlette strips it before matching; try them all.
-            return self.routes
-        segment = _first_segment(scope["path"], self.prefix)
-        if segment is None:
-            # Not under /api/v1/: only a route whose path starts with a parameter could match.
-            return self._any
-        return self._by_segment.get(segment, self._any)
-
-    def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        partial: tuple[Match, Scope] | None = None
-        for route in self._candidates(scope):
-            match, child_scope = route.matches(scope)
-            if match == Match.FULL:
-                return match, {**child_scope, self._ROUTE_KEY: route}
-            if match == Match.PARTIAL and partial is None:
-                partial = (match, {**child_scope, self._ROUTE_KEY: route})
-        return partial or (Match.NONE, {})
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        route: Route = scope[self._ROUTE_KEY]
-        await route.handle(scope, receive, send)
-
-    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
-        for route in self.routes:
-            try:
-                return route.url_path_for(name, **path_params)
-            except NoMatchFound:
-                pass
-        raise NoMatchFound(name, path_params)
-
-
-class DirectApi:
-    """The API's routes (``/api/v1`` and ``/json``), entered straight from the request
-    middleware (``LongPollStarlette``): what Starlette's router, route wrapper, exception
-    middleware and server-error middleware would do for them, in one frame.
-
-    A request is taken only when one of the API's route tables matches it fully, and since
-    those tables come first among the app's routes, that is the route Starlette would have
-    picked; anything else (a path no route takes, a method a path does not: 404 and 405)
-    goes through Starlette as before.
-    """
-
-    def __init__(self, tables: Sequence[_ApiRoutes]) -> None:
-        self._tables = tables
-
-    def match(self, scope: Scope) -> bool:
-        if scope.get("root_path"):
-            return False
-        for table in self._tables:
-            match, child_scope = table.matches(scope)
-            if match == Match.FULL:
-                scope.update(child_scope)
-                return True
-            if match == Match.PARTIAL:
-                return False
-        return False
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        route: Route = scope[_ApiRoutes._ROUTE_KEY]
-        request = Request(scope, receive, send)
-        try:
-            response = await route.endpoint(request)
-        except HTTPException as exc:
-            response = await _http_exception(request, exc)
-        except Exception:
-            # As ServerErrorMiddleware: our envelope (nothing has been sent: the handler
-            # returns its response), and the exception goes on to the middleware and the
-            # server, which log it.
-            await internal_error_response()(scope, receive, send)
-            raise
-        await response(scope, receive, send)
-
-
-def _path_routes(
-    services: Services,
-    routers: Sequence[ApiRouter],
-    prefix: str = API_PREFIX,
-    web: bool = False,
-    memory: KnownCredentials | None = None,
-) -> list[Route]:
-    by_path: dict[str, dict[str, Endpoint]] = defaultdict(dict)
-    for router in routers:
-        for endpoint in router.endpoints:
-            if endpoint.method in by_path[endpoint.path]:
-                raise RuntimeError(f"duplicate endpoint {endpoint.method} {endpoint.path}")
-            by_path[endpoint.path][endpoint.method] = endpoint
-    # Starlette takes the first route that matches, so at the first segment where two paths
-    # differ, a literal must win over a parameter (/users/me before /users/{user_id_or_email})
-    # and a typed parameter over free text (/users/{user_id:int} before the same email route).
-    ordered = sorted(by_path, key=lambda p: (_precedence(p), p))
-    # Each route lists only its own methods: Starlette then keeps looking for a route that
-    # takes the method (/users/{user_id:int} has no GET; /users/{user_id_or_email} does).
-    return [
-        Route(
-            prefix + path,
-            make_path_handler(services, by_path[path], web=web, memory=memory),
-            methods=list(by_path[path]),
-        )
-        for path in ordered
-    ]
-
-
-def _allowed_methods(request: Request) -> list[str]:
-    # Starlette's 405 names only the first route whose path matched; a URL such as
-    # /users/5 is served by two routes (PATCH/DELETE by ID, GET by ID or email).
-    methods: set[str] = set()
-    for top in request.app.router.routes:
-        for route in top.routes if isinstance(top, _ApiRoutes) else [top]:
-            if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE:
-                methods |= route.methods
-    return sorted(methods)
-
-
-async def _http_exception(request: Request, exc: Exception) -> Response:
-    # Starlette raises these for unmatched paths; clients get our envelope, not the default.
-    status = exc.status_code if isinstance(exc, HTTPException) else 500
-    if status == 405:
-        return error_response(MethodNotAllowedError(_allowed_methods(request)))
-    if status == 404:
-        return error_response(ResourceNotFoundError())
-    return error_response(JsonableError("Bad request", status=status))
-
-
-async def _unhandled_exception(request: Request, exc: Exception) -> Response:
-    # Views' errors are caught in the pipeline; this covers anything that escapes it, so a
-    # client never sees a plain-text traceback page. Starlette logs the exception itself.
-    return internal_error_response()
-
-
-def _long_polls(
-    services: Services,
-    routers: Sequence[ApiRouter],
-    mounted: dict[bool, list[Route]],
-    known: KnownCredentials,
-) -> LongPolls:
-    """GET /events on the short path, by the routes that serve it otherwise (``mounted``:
-    the API's routes and, under True, the browser's)."""
-    endpoint = next(
-        (e for router in routers for e in router.endpoints if (e.method, e.path) == ("GET", "/events")),
-        None,
-    )
-    targets = []
-    if endpoint is not None:
-        for web, routes in mounted.items():
-            path = (JSON_PREFIX if web else API_PREFIX) + endpoint.path
-            targets += [LongPollRoute(route, endpoint, web) for route in routes if route.path == path]
-    return LongPolls(services, targets, known)
+            outside.append(route)
+    return outside, under
 
 
 def background_workers(services: Services) -> list[BackgroundWorker]:
@@ -330,23 +144,28 @@ def create_app(
                 await checkpoints.stop()
             services.close()
 
-    app = LongPollStarlette(
-        lifespan=lifespan,
-        exception_handlers={HTTPException: _http_exception, Exception: _unhandled_exception},
-    )
+    handler = _error_handler(services)
+    # HTTPException: a path or method no route takes. Exception: anything else a route
+    # raises (Starlette answers it, then re-raises it for the server to log).
+    app = Starlette(lifespan=lifespan, exception_handlers={HTTPException: handler, Exception: handler})
     app.state.services = services
     api_routers = discover_routers() if routers is None else routers
+    table = RouteTable.of(e for router in api_routers for e in router.endpoints)
     # API keys that recently passed, so their next requests skip the look-up (one per process).
     known = KnownCredentials(services.db.realm_state, services.settings)
-    api_routes = _path_routes(services, api_routers, memory=known)
-    api_table = _ApiRoutes(api_routes)
-    app.router.routes.append(api_table)
-    # The browser's door to the same endpoints: /json/..., with the session cookie and CSRF.
-    browser_routes = _path_routes(services, api_routers, JSON_PREFIX, web=True)
-    browser_table = _ApiRoutes(browser_routes, JSON_PREFIX)
-    app.router.routes.append(browser_table)
-    # The OpenAPI document of these endpoints and its docs page, public (openapi/routes.py).
-    app.router.routes.extend(openapi_routes(api_routers, API_PREFIX))
+    app.state.known_credentials = known
+    # The OpenAPI document of these endpoints and its docs page, public (openapi/routes.py);
+    # and incoming webhooks, which read raw bodies and provider headers (api/webhooks.py).
+    outside, under_api = _split(
+        API_PREFIX, [*openapi_routes(api_routers, API_PREFIX), *webhook_routes(services)]
+    )
+    # The API (api/pipeline.py) first: most requests are its. Under /api/v1 the routes above
+    # serve the paths that are no endpoint's. The browser's door to the same endpoints is
+    # /json/..., with the session cookie and CSRF.
+    api = ApiApp(services, table, API_PREFIX, memory=known, fallback=Router(under_api))
+    app.router.routes.append(Mount(API_PREFIX, api))
+    app.router.routes.append(Mount(JSON_PREFIX, ApiApp(services, table, JSON_PREFIX, web=True)))
+    app.router.routes.extend(outside)
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
     # Thumbnails of uploaded images, before the upload routes (api/thumbnails.py).
     app.router.routes.extend(thumbnail_routes(services))
@@ -361,16 +180,12 @@ def create_app(
     app.router.routes.extend(emoji_static_routes(services))
     # Custom emoji images, at the URLs realm_emoji reports (api/realm_emoji.py).
     app.router.routes.extend(emoji_image_routes(services))
-    # Incoming webhooks read raw bodies and provider headers (api/webhooks.py).
-    app.router.routes.extend(webhook_routes(services))
     # Server-rendered sign-up, password-reset and email-confirmation pages (web_pages/).
     app.router.routes.extend(web_page_routes(services))
     # Realm export archives, at the export_url GET /export/realm reports (api/realm_export.py).
     app.router.routes.extend(export_file_routes(services))
     # /health, /health/ready, /metrics; request limits, request IDs, access log (operations.py).
-    # GET /events skips Starlette's routing layers while it waits (api/long_poll.py).
-    long_polls = _long_polls(services, api_routers, {False: api_routes, True: browser_routes}, known)
-    install_operations(app, services, long_polls, DirectApi([api_table, browser_table]))
+    install_operations(app, services)
     # The sign-in pages, single sign-on, the app shell at / and its static files (web/).
     pages = build_pages(services)
     # Server-rendered pages start in the browser's language (lib/i18n.py).

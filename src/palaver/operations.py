@@ -10,20 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
+from starlette.applications import Starlette
 
 from palaver.api.health import health_routes
-from palaver.api.long_poll import DirectRoutes, LongPolls, LongPollStarlette
 from palaver.api.middleware import RequestMiddleware
 from palaver.lib import metrics
 from palaver.lib.dependencies import STORAGE, OutageMonitor, check_database, check_redis, probe_free_space
 from palaver.services import Services
 
 
-def install_operations(
-    app: LongPollStarlette, services: Services, long_polls: LongPolls, direct: DirectRoutes
-) -> None:
-    """Health routes, the database pool's metrics and the request middleware, in Starlette's
-    stack and on the app's short path for long-polls and ``direct``'s API routes."""
+def install_operations(app: Starlette, services: Services) -> None:
+    """Health routes, the database pool's metrics and the request middleware."""
     settings = services.settings
     bus = services.bus
     bus.max_parked_per_user = settings.max_parked_polls_per_user
@@ -62,19 +59,4 @@ def install_operations(
     event.listen(engine, "checkin", checked_in)
 
     app.router.routes.extend(health_routes(services))
-    app.add_middleware(
-        RequestMiddleware,
-        settings=settings,
-        outages=services.outages,
-        long_polls=long_polls,
-    )
-    # The same middleware for GET /events and the API routes, entered before Starlette's own
-    # stack (``LongPollStarlette``).
-    app.long_polls = long_polls
-    app.direct = direct
-    app.short_path = RequestMiddleware(
-        direct,
-        settings=settings,
-        outages=services.outages,
-        long_polls=long_polls,
-    )
+    app.add_middleware(RequestMiddleware, settings=settings, outages=services.outages)

@@ -16,7 +16,7 @@ from sqlalchemy import event
 
 from palaver.actions.users import do_regenerate_api_key
 from palaver.api import known_credentials
-from palaver.api.long_poll import LongPollStarlette
+from palaver.api.known_credentials import KnownCredentials
 from palaver.lib.realm_cache import realm_users
 from palaver.models import UserProfile
 from palaver.services import Services
@@ -208,8 +208,8 @@ def test_a_new_api_key_during_a_first_request_is_not_missed(
     doors: a long-poll (on the event loop) and any other request (on a worker thread)."""
     queue_id = _register(client, realm, realm.hamlet)
     app = client.app
-    assert isinstance(app, LongPollStarlette) and app.long_polls is not None
-    known = app.long_polls.known
+    known = app.state.known_credentials
+    assert isinstance(known, KnownCredentials)
     # As in a process that has not yet seen this credential (the registration taught this one).
     known._entries.clear()
     changed: list[str] = []

@@ -1,27 +1,27 @@
-"""GET /events on the short path (api/long_poll.py): the same answers as the general
-pipeline, and a parked poll that holds neither the routing stack nor the request's session."""
+"""GET /events, one kind of route of the API application (api/pipeline.py): a poll by known
+credentials (``known_view``, no database) answers as one authenticated in full, and a parked
+poll holds neither the request nor its session."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy.orm import Session
 from starlette.requests import Request
-from starlette.types import Receive, Scope, Send
 
+from palaver.api import pipeline
 from palaver.api.context import Ctx
-from palaver.api.long_poll import LongPollRoute, LongPolls, LongPollStarlette
+from palaver.api.known_credentials import KnownCredentials
 from palaver.app import create_app
 from palaver.models import Realm, UserProfile
 from palaver.services import Services
 from tests.client import TestClient
 from tests.helpers import SeededRealm, basic_auth, encode_params, until
 
-# A body header (even an empty body) sends a GET down the general pipeline.
-GENERAL = {"content-length": "0"}
 # Headers that differ between any two requests.
 VOLATILE = {"x-request-id", "x-ratelimit-remaining", "x-ratelimit-reset", "content-length"}
 
@@ -51,7 +51,7 @@ def _answer(response: httpx.Response) -> tuple[int, object, dict[str, str]]:
         ("wrong key", {"dont_block": "true"}, "wrong"),
     ],
 )
-def test_same_answers_as_the_general_pipeline(
+def test_a_known_poll_answers_as_one_authenticated_in_full(
     client: TestClient,
     realm: SeededRealm,
     monkeypatch: pytest.MonkeyPatch,
@@ -60,16 +60,17 @@ def test_same_answers_as_the_general_pipeline(
     auth: str | None,
 ) -> None:
     queue_id = _register(client, realm)
-    served: list[str] = []
-    serve = LongPolls.serve
+    known = client.app.state.known_credentials
+    assert isinstance(known, KnownCredentials)
+    # Authentications in full (a worker thread and the database), counted.
+    full: list[str] = []
+    prepare = pipeline.prepare_for_async_view
 
-    async def counted(
-        self: LongPolls, target: LongPollRoute, scope: Scope, receive: Receive, send: Send
-    ) -> None:
-        served.append(scope["path"])
-        await serve(self, target, scope, receive, send)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        full.append(case)
+        return prepare(*args, **kwargs)
 
-    monkeypatch.setattr(LongPolls, "serve", counted)
+    monkeypatch.setattr(pipeline, "prepare_for_async_view", counted)
     headers = {}
     if auth == "hamlet":
         headers["authorization"] = basic_auth(realm.hamlet)
@@ -77,23 +78,23 @@ def test_same_answers_as_the_general_pipeline(
         headers["authorization"] = basic_auth(realm.hamlet).replace("Basic ", "Basic x")
     params = {"queue_id": queue_id, **query}
     url = f"http://{realm.host}/api/v1/events"
-    short = client.get(url, params=params, headers=headers)
-    assert served == ["/api/v1/events"]
-    general = client.get(url, params=params, headers={**headers, **GENERAL})
-    assert served == ["/api/v1/events"]  # the general pipeline answered this one
-    assert _answer(short) == _answer(general), case
+    # The registration taught the process hamlet's credentials: the known path, if any.
+    by_known = client.get(url, params=params, headers=headers)
+    assert len(full) == (0 if auth == "hamlet" else 1)
+    known._entries.clear()
+    in_full = client.get(url, params=params, headers=headers)
+    assert len(full) == (1 if auth == "hamlet" else 2)
+    assert _answer(by_known) == _answer(in_full), case
 
 
-def test_malformed_query_string_is_the_same_error(client: TestClient, realm: SeededRealm) -> None:
+def test_malformed_query_string_is_a_400(client: TestClient, realm: SeededRealm) -> None:
     headers = {"authorization": basic_auth(realm.hamlet)}
-    url = f"http://{realm.host}/api/v1/events?queue_id=%ff"
-    short = client.get(url, headers=headers)
-    general = client.get(url, headers={**headers, **GENERAL})
-    assert short.status_code == 400
-    assert _answer(short) == _answer(general)
+    response = client.get(f"http://{realm.host}/api/v1/events?queue_id=%ff", headers=headers)
+    assert response.status_code == 400
+    assert response.json()["msg"] == "Malformed request body"
 
 
-def test_short_path_is_counted_under_its_route(client: TestClient, realm: SeededRealm) -> None:
+def test_a_poll_is_counted_under_its_route(client: TestClient, realm: SeededRealm) -> None:
     queue_id = _register(client, realm)
     headers = {"authorization": basic_auth(realm.hamlet)}
     params = {"queue_id": queue_id, "dont_block": "true"}
@@ -111,12 +112,25 @@ def test_short_path_is_counted_under_its_route(client: TestClient, realm: Seeded
     )
 
 
+def _starlettes(request: object) -> bool:
+    """Whether ``request`` is the one Starlette's ExceptionMiddleware keeps for its handlers."""
+    if not isinstance(request, Request):
+        return False
+    return any(
+        getattr(referrer, "__qualname__", "").startswith("ExceptionMiddleware.__call__")
+        or getattr(getattr(referrer, "cr_code", None), "co_qualname", "") == "ExceptionMiddleware.__call__"
+        for referrer in gc.get_referrers(request)
+    )
+
+
 async def test_a_parked_poll_holds_no_request_session_or_orm_object(
     services: Services, realm: SeededRealm
 ) -> None:
-    """Thousands of polls may be parked at once: what the general pipeline kept per parked
-    poll (a Request, the closed session, the view's context) and the user and realm objects
-    authentication loaded are all gone while the short path waits."""
+    """Thousands of polls may be parked at once: what the pipeline could keep per parked
+    poll (its Request, the closed session, the view's context) and the user and realm objects
+    authentication loaded are all gone while it waits. One ``Request`` stays: the one
+    Starlette's ExceptionMiddleware makes for its exception handlers, which every request
+    passes (app.py); the pipeline makes none for a request without a body."""
     app = create_app(services.settings, services)
     transport = httpx.ASGITransport(app=app)
     headers = {"authorization": basic_auth(realm.hamlet)}
@@ -124,7 +138,7 @@ async def test_a_parked_poll_holds_no_request_session_or_orm_object(
     def held() -> set[int]:
         gc.collect()
         kinds = Request | Session | Ctx | UserProfile | Realm
-        return {id(o) for o in gc.get_objects() if isinstance(o, kinds)}
+        return {id(o) for o in gc.get_objects() if isinstance(o, kinds) and not _starlettes(o)}
 
     async with httpx.AsyncClient(transport=transport, base_url=f"http://{realm.host}") as client:
         response = await client.post(
@@ -149,28 +163,25 @@ async def test_a_parked_poll_holds_no_request_session_or_orm_object(
         assert response.json()["events"] == [{"type": "heartbeat", "id": 0}]
 
 
-def test_a_connection_the_database_dropped_is_a_503_on_the_short_path(
+def test_a_connection_the_database_dropped_is_a_503(
     client: TestClient, realm: SeededRealm, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Closing the request's session rolls back; on a terminated connection that raises."""
     from sqlalchemy.exc import OperationalError
 
-    from palaver.api import routing
     from palaver.lib.dependencies import OutageMonitor
 
     queue_id = _register(client, realm)
     # A credential this process has not yet seen (registering taught it): the poll's
     # authentication goes to the database (api/known_credentials.py).
-    app = client.app
-    assert isinstance(app, LongPollStarlette) and app.long_polls is not None
-    app.long_polls.known._entries.clear()
+    client.app.state.known_credentials._entries.clear()
     monitor = OutageMonitor({})
     monkeypatch.setattr(services, "outages", monitor)
 
     def dropped(*args: object, **kwargs: object) -> None:
         raise OperationalError("ROLLBACK", {}, ConnectionResetError("terminating connection"))
 
-    monkeypatch.setattr(routing, "prepare_for_async_view", dropped)
+    monkeypatch.setattr(pipeline, "prepare_for_async_view", dropped)
     url = f"http://{realm.host}/api/v1/events"
     params = {"queue_id": queue_id, "last_event_id": "-1", "dont_block": "true"}
     response = client.get(url, params=params, headers={"authorization": basic_auth(realm.hamlet)})

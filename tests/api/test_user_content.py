@@ -137,10 +137,10 @@ def test_the_user_content_origin_serves_nothing_else(capi: Api, realm: SeededRea
         response = capi.client.get(path, headers={"host": CONTENT_HOST, **headers})
         assert response.status_code in (401, 404), (path, response.status_code)
         assert realm.hamlet.email not in response.text
-    # The API's short path (api/long_poll.py) skips the guard; there the host is no
-    # organization's, so nothing of one answers either.
-    settings = capi.client.get("/api/v1/server_settings", headers={"host": CONTENT_HOST}).json()
-    assert "realm_name" not in settings
+    # The guard stands in front of the API too, even of its endpoints that need no login.
+    response = capi.client.get("/api/v1/server_settings", headers={"host": CONTENT_HOST})
+    assert response.status_code == 404
+    assert "realm_name" not in response.text
 
 
 @pytest.mark.parametrize("host", ["[", "a]", "[::1"])

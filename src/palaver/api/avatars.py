@@ -25,9 +25,11 @@ from palaver.actions.avatars import (
     do_delete_avatar,
     do_upload_avatar,
 )
+from palaver.api.authentication import authenticate
 from palaver.api.context import Ctx
 from palaver.api.multipart import read_upload
-from palaver.api.routing import ApiRouter, JsonDict, authenticate, error_response, internal_error_response
+from palaver.api.responses import error_response, exception_response
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.api.user_content import on_realm_host, user_content_response
 from palaver.lib.attachments import user_for_api_key
 from palaver.lib.avatars import (
@@ -143,9 +145,9 @@ def _avatar_redirect(services: Services, request: Request, email_or_id: str, med
         return RedirectResponse(url, status_code=302, headers={"Cache-Control": "private, max-age=300"})
     except JsonableError as e:
         return error_response(e)
-    except Exception:
+    except Exception as exc:
         session.rollback()
-        return internal_error_response()
+        return exception_response(exc, services.outages, request.url.path)
     finally:
         session.close()
 

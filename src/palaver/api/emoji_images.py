@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from palaver.api.routing import error_response
+from palaver.api.responses import error_response
 from palaver.lib.avatars import render_generated_avatar
 from palaver.lib.emoji import ZULIP_EXTRA_EMOJI_NAMES, emoji_code_for_name
 from palaver.lib.emoji_images import EMOJI_DATA_PATH, EMOJI_SIZE, IMAGE_SETS, emoji_data, emoji_png

@@ -16,6 +16,8 @@ from palaver.events.queues import QueueBackend
 from palaver.lib.channels import IncludeSubscribers
 from palaver.lib.narrow import normalize_narrow
 from palaver.lib.register import RegisterOptions, build_client_descriptor, register_queue
+from palaver.models.requester import Requester
+from palaver.services import Services
 
 router = ApiRouter()
 
@@ -83,7 +85,22 @@ def register(ctx: Ctx, **options: Any) -> JsonDict:
     )
 
 
-@router.get("/events")
+async def poll_known_user(
+    services: Services,
+    requester: Requester,
+    queue_id: str,
+    last_event_id: int | None = None,
+    dont_block: bool = False,
+    **options: Any,
+) -> JsonDict:
+    """GET /events for a poll by known credentials (api/known_credentials.py): the user's
+    ID is all a poll of an existing queue needs, so it is served with no session at all."""
+    user_id = requester.user_id
+    del options, requester
+    return await poll_queue(services.bus, user_id, queue_id, last_event_id, dont_block)
+
+
+@router.get("/events", known_view=poll_known_user, known_when="queue_id")
 @takes_register_options
 async def get_events(
     ctx: Ctx,
@@ -117,7 +134,7 @@ async def get_events(
 async def poll_queue(
     backend: QueueBackend, user_id: int, queue_id: str, last_event_id: int | None, dont_block: bool
 ) -> JsonDict:
-    """The answer to a poll of an existing queue (also served by api/long_poll.py's known polls)."""
+    """The answer to a poll of an existing queue."""
     # Each event's JSON as the queue holds it (one serialization per shared copy), spliced
     # into the response by orjson.
     texts = await backend.wait_for_events(

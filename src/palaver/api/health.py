@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from palaver.api.routing import json_response
+from palaver.api.responses import json_response
 from palaver.lib import metrics
 from palaver.lib.dependencies import check_database, check_redis
 from palaver.services import Services

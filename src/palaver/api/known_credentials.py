@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from palaver.api.routing import Prepared, PrepareObserver, RequestInfo
+from palaver.api.pipeline import Prepared, PrepareObserver, RequestInfo
 from palaver.config import Settings
 from palaver.events.realm_state import RealmStateStore
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host

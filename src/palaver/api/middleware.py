@@ -22,34 +22,24 @@ import logging
 import random
 import re
 import time
-from typing import TYPE_CHECKING
 
-import orjson
-from sqlalchemy.exc import IntegrityError
 from starlette.requests import ClientDisconnect
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from palaver.api.pipeline import ROUTE_TEMPLATE_KEY
+from palaver.api.responses import InternalServerError, error_for, error_response
 from palaver.config import Settings
 from palaver.lib import metrics
 from palaver.lib.dependencies import OutageMonitor
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.logs import RequestLog, current_request
-from palaver.lib.operational_errors import (
-    ConflictingWriteError,
-    RequestBodyTooLargeError,
-    RequestTimeoutError,
-)
-
-if TYPE_CHECKING:
-    from palaver.api.long_poll import LongPolls
+from palaver.lib.operational_errors import RequestBodyTooLargeError, RequestTimeoutError
 
 logger = logging.getLogger("palaver.requests")
 access_logger = logging.getLogger("palaver.access")
 slow_logger = logging.getLogger("palaver.slow")
 
-# Where the API's route dispatcher (app.py ``_ApiRoutes``) leaves the route that matched.
-API_ROUTE_SCOPE_KEY = "palaver.route"
 LONG_POLL_ROUTE = "/api/v1/events"
 # Multipart framing around an upload (boundaries, part headers, other fields).
 MULTIPART_SLACK_BYTES = 64 * 1024
@@ -74,32 +64,14 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> bytes | None:
     return None
 
 
-def _error_messages(error: JsonableError, request_id: str) -> tuple[Message, Message]:
-    body = orjson.dumps(error.to_dict())
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"cache-control", b"private, no-store"),
-        (b"x-request-id", request_id.encode()),
-    ]
-    headers += [(k.lower().encode(), v.encode()) for k, v in error.headers.items()]
-    return (
-        {"type": "http.response.start", "status": error.http_status, "headers": headers},
-        {"type": "http.response.body", "body": body},
-    )
-
-
 class RequestMiddleware:
     def __init__(
         self,
         app: ASGIApp,
         settings: Settings,
         outages: OutageMonitor | None = None,
-        long_polls: LongPolls | None = None,
     ) -> None:
         self.app = app
-        # GET /events, served on a short path that parks less (api/long_poll.py).
-        self.long_polls = long_polls
         # Routes outside the API pipeline (file serving) meet outages too: 503, not 500.
         self.outages = outages
         self.settings = settings
@@ -139,40 +111,21 @@ class RequestMiddleware:
             if self.proxies:
                 self._apply_forwarded(scope, headers)
             error = self._check_declared_length(headers)
-            long_poll = self.long_polls.match(scope) if error is None and self.long_polls else None
-            if long_poll is not None and self.long_polls is not None:
-                # No body to guard: the short path takes only requests without one.
-                await self.long_polls.serve(long_poll, scope, receive, send_with_id)
-            elif error is None:
+            if error is None:
                 await self.app(scope, self._guard_body(scope, headers, receive), send_with_id)
-            elif status == 0:
-                start, body = _error_messages(error, request_id)
-                await send(start)
-                await send(body)
-                status = error.http_status
+            else:
+                await error_response(error)(scope, receive, send_with_id)
         except ClientDisconnect:
             # The client went away mid-request: nobody to answer, nothing to report.
             status = status or 499
-        except (RequestBodyTooLargeError, RequestTimeoutError) as error:
-            # Raised by the body guard where the API pipeline does not catch it (other routes).
-            if status == 0:
-                start, body = _error_messages(error, request_id)
-                await send(start)
-                await send(body)
-                status = error.http_status
-        except Exception as error:
-            answer: JsonableError | None = self.outages.unavailable_error(error) if self.outages else None
-            if answer is None and isinstance(error, IntegrityError) and status == 0:
-                # Outside the API pipeline too (pages, files): a write that conflicts with
-                # existing data is the request's problem, never a 500 (api/routing.py).
-                logger.warning("Database refused a conflicting write in %s", scope.get("path"), exc_info=True)
-                answer = ConflictingWriteError()
-            if answer is None or status != 0:
+        except Exception as exc:
+            # What escaped the routes' own handling: the body guard's 413 and 408 where a
+            # route did not catch them, an outage (503) or a refused write (400) in a page or
+            # a file route. Anything else goes on to Starlette's handler and the server.
+            answer = error_for(exc, self.outages)
+            if isinstance(answer, InternalServerError) or status != 0:
                 raise
-            start, body = _error_messages(answer, request_id)
-            await send(start)
-            await send(body)
-            status = answer.http_status
+            await error_response(answer)(scope, receive, send_with_id)
         finally:
             self._record(scope, status or 500, time.perf_counter() - started, log)
             current_request.reset(token)
@@ -249,16 +202,16 @@ class RequestMiddleware:
     # Recording -------------------------------------------------------------------------------
 
     def _route(self, scope: Scope) -> str:
-        route = scope.get(API_ROUTE_SCOPE_KEY)
-        if route is not None:
-            return str(route.path)
-        # Starlette's router leaves the route it chose in the scope (the innermost one, under
-        # its mounts' matched prefix); a mount that serves files itself covers a whole tree.
+        template = scope.get(ROUTE_TEMPLATE_KEY)
+        if template is not None:
+            return str(template)
+        # Starlette's router leaves the route it chose in the scope.
         matched = scope.get("route")
         prefix = scope.get("root_path", "")
         if isinstance(matched, Mount):
-            # A mount with routes of its own that got here matched none of them.
-            return "unmatched" if matched.routes else f"{prefix}/{{path}}"
+            # The API's mounts name the route that matched (ROUTE_TEMPLATE_KEY, above); one
+            # that got here matched none of its routes.
+            return "unmatched"
         path = getattr(matched, "path", None) if isinstance(matched, BaseRoute) else None
         if isinstance(path, str):
             return f"{prefix}{path}"

@@ -17,7 +17,8 @@ from starlette.routing import Route
 from palaver.actions.realm_emoji import do_add_realm_emoji, do_deactivate_realm_emoji
 from palaver.api.context import Ctx
 from palaver.api.multipart import read_upload
-from palaver.api.routing import ApiRouter, JsonDict, error_response
+from palaver.api.responses import error_response
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.api.user_content import on_realm_host, user_content_response
 from palaver.lib.exceptions import ResourceNotFoundError
 from palaver.lib.ids import id_in_text

@@ -11,7 +11,8 @@ from starlette.routing import Route
 
 from palaver.actions.realm_export import do_delete_realm_export, do_request_realm_export
 from palaver.api.context import Ctx
-from palaver.api.routing import ApiRouter, JsonDict, error_response
+from palaver.api.responses import error_response
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.api.user_content import on_realm_host
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError, ResourceNotFoundError
 from palaver.lib.ids import id_in_text

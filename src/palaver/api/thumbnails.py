@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from palaver.api.routing import error_response, internal_error_response
+from palaver.api.responses import error_response, exception_response
 from palaver.api.user_content import content_viewer, user_content_redirect, user_content_response
 from palaver.lib.attachments import file_for_user, temporary_url
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError
@@ -49,9 +49,9 @@ def _serve(services: Services, request: Request, path_id: str, name: str) -> Res
         return user_content_response(data, served.file_name, "private, max-age=60")
     except JsonableError as e:
         return error_response(e)
-    except Exception:
+    except Exception as exc:
         session.rollback()
-        return internal_error_response()
+        return exception_response(exc, services.outages, request.url.path)
     finally:
         session.close()
 

@@ -20,7 +20,8 @@ from starlette.routing import Route
 from palaver.actions.attachments import do_upload_file
 from palaver.api.context import Ctx
 from palaver.api.multipart import read_upload
-from palaver.api.routing import ApiRouter, JsonDict, error_response, internal_error_response
+from palaver.api.responses import error_response, exception_response
+from palaver.api.routing import ApiRouter, JsonDict
 from palaver.api.user_content import content_viewer, user_content_redirect, user_content_response
 from palaver.lib.attachments import (
     ServedFile,
@@ -89,9 +90,9 @@ def _serve_authenticated(services: Services, request: Request, path_id: str) -> 
         return _served_or_redirected(services, file_for_user(session, user, path_id))
     except JsonableError as e:
         return error_response(e)
-    except Exception:
+    except Exception as exc:
         session.rollback()
-        return internal_error_response()
+        return exception_response(exc, services.outages, request.url.path)
     finally:
         session.close()
 
@@ -109,9 +110,9 @@ def _serve_temporary(services: Services, host: str, token: str) -> Response:
         return _served_or_redirected(services, served)
     except JsonableError as e:
         return error_response(e)
-    except Exception:
+    except Exception as exc:
         session.rollback()
-        return internal_error_response()
+        return exception_response(exc, services.outages, "a temporary upload URL")
     finally:
         session.close()
 

@@ -22,7 +22,8 @@ from starlette.routing import Route
 
 from palaver.actions.messages import SendContext
 from palaver.actions.webhooks import do_send_webhook_notifications
-from palaver.api.routing import authenticate, error_response, internal_error_response, json_response
+from palaver.api.authentication import authenticate
+from palaver.api.responses import error_response, exception_response, json_response
 from palaver.lib.exceptions import JsonableError, UnauthorizedError
 from palaver.lib.rate_limit import raise_if_limited
 from palaver.lib.realm import realm_email_host, realm_url
@@ -110,8 +111,7 @@ def webhook_routes(services: Services) -> list[Route]:
             return error_response(e)
         except JsonableError as e:
             return error_response(e)
-        except Exception:
-            logger.exception("webhook %s: unexpected failure", name)
-            return internal_error_response()
+        except Exception as exc:
+            return exception_response(exc, services.outages, f"webhook {name}")
 
     return [Route(WEBHOOK_PATH, receive, methods=["POST"])]

@@ -17,7 +17,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from palaver.api.routing import ApiRouter, error_response
+from palaver.api.responses import error_response
+from palaver.api.routing import ApiRouter
 from palaver.lib.exceptions import ResourceNotFoundError
 from palaver.openapi.document import build_document
 
