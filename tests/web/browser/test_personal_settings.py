@@ -116,10 +116,13 @@ def test_choosing_a_language_switches_the_page(live_server: LiveServer, app_page
         page.get_by_role("button", name="Einstellungen").click()
         page.get_by_role("tab", name="Anzeige & Sprache").click()
         assert page.get_by_label("Sprache der Oberfläche").input_value() == "de"
+        # The other way round: changed elsewhere, the open page follows.
+        with page.expect_navigation(timeout=15_000):
+            reset(live_server, "hamlet", default_language="en")
+        wait_for(page, APP_READY)
+        assert page.evaluate("document.documentElement.lang") == "en"
     finally:
         reset(live_server, "hamlet", default_language="en")
-    # The other way round: changed elsewhere, the open page follows.
-    wait_for(page, "() => document.documentElement.lang === 'en'", timeout=15)
 
 
 def png(colour: str) -> bytes:

@@ -2,6 +2,7 @@
 
 import { closeEmojiPicker } from "./views/emoji_picker.js";
 import { closeMenu } from "./views/menus.js";
+import { moveRecentFocus } from "./views/overview.js";
 import { h, trapFocus } from "./views/dom.js";
 import { t } from "./i18n.js";
 
@@ -26,6 +27,7 @@ export function installShortcuts(app) {
     }
     if (typingInField(event.target) || document.querySelector(".overlay")) return;
     const selected = app.selectedId;
+    const move = (step) => (app.current.view === "recent" ? moveRecentFocus(step) : app.moveSelection(step));
     const handlers = {
       "/": () => app.focusSearch(),
       c: () => app.composeNewTopic(),
@@ -33,10 +35,11 @@ export function installShortcuts(app) {
       r: () => selected && app.replyTo(selected),
       Enter: () => selected && !event.target.closest("a,button") && app.replyTo(selected),
       n: () => app.nextUnreadTopic(),
-      j: () => app.moveSelection(1),
-      k: () => app.moveSelection(-1),
-      ArrowDown: () => app.moveSelection(1),
-      ArrowUp: () => app.moveSelection(-1),
+      // In Recent conversations the keys move between rows (views/overview.js).
+      j: () => move(1),
+      k: () => move(-1),
+      ArrowDown: () => move(1),
+      ArrowUp: () => move(-1),
       e: () => selected && app.actions.edit(selected),
       s: () => selected && app.actions.toggleStar(selected),
       "?": () => showShortcuts(),

@@ -255,8 +255,9 @@ class App {
     if (changes.has("drafts")) this.compose.refreshDrafts();
     if (changes.has("typing")) this.renderTyping();
     // An open settings section that follows live changes names them in panel.redrawOn.
-    const panel = document.getElementById("settings-panel");
-    if (panel && panel.redraw && (panel.redrawOn || ["emoji"]).some((change) => changes.has(change))) panel.redraw(changes);
+    for (const panel of document.querySelectorAll("#settings-panel, .live-panel")) {
+      if (panel.redraw && (panel.redrawOn || ["emoji"]).some((change) => changes.has(change))) panel.redraw(changes);
+    }
     if (changes.has("realm")) document.querySelector(".realm-name").textContent = this.state.realm.realm_name || this.realmName;
     const home = this.current.view === "feed" && !this.current.terms.length;
     updateTitle(this.counts().total, home ? "" : this.titleText(), this.state.realm.realm_name || this.realmName);

@@ -358,6 +358,11 @@ export class FeedView {
       openProfile(this.app, Number(profile.dataset.profile), profile);
       return;
     }
+    const groupMention = event.target.closest(".user-group-mention[data-user-group-id]");
+    if (groupMention) {
+      import("./groups_view.js").then((m) => m.openGroups(this.app, Number(groupMention.dataset.userGroupId)));
+      return;
+    }
     const article = event.target.closest("article.message");
     if (!article || article.dataset.local) return;
     const spoiler = event.target.closest(".spoiler-header");

@@ -62,6 +62,51 @@ export function renderInbox(app, root) {
 // Recent conversations' filters, kept for the page's life.
 const recentFilters = { unread: false, participated: false, muted: false };
 
+// Keyboard navigation of Recent conversations, as in Zulip: ↓/j and ↑/k move the focused
+// row (one row is in the tab order, the others are reached by the keys), Enter opens it.
+// The focused conversation is remembered by key, so the table's refreshes keep it.
+let recentFocusKey = null;
+
+function recentRows(root = document) {
+  return [...root.querySelectorAll(".recent-table tbody tr[data-key]")];
+}
+
+function focusRow(rows, row, { scroll = true } = {}) {
+  for (const r of rows) r.tabIndex = r === row ? 0 : -1;
+  recentFocusKey = row.dataset.key;
+  row.focus({ preventScroll: !scroll });
+  if (scroll) row.scrollIntoView({ block: "nearest" });
+}
+
+// Moves the focus `step` rows (the first row when none has it); false without a table.
+export function moveRecentFocus(step) {
+  const rows = recentRows();
+  if (!rows.length) return false;
+  const at = rows.indexOf(document.activeElement && document.activeElement.closest ? document.activeElement.closest("tr[data-key]") : null);
+  focusRow(rows, rows[at < 0 ? 0 : Math.max(0, Math.min(rows.length - 1, at + step))]);
+  return true;
+}
+
+function onRecentKey(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const row = event.target.closest("tr[data-key]");
+  if (!row) return;
+  const step = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 }[event.key];
+  if (step) {
+    event.preventDefault();
+    event.stopPropagation();
+    moveRecentFocus(step);
+  } else if (event.key === "Enter" && event.target === row) {
+    event.preventDefault();
+    event.stopPropagation();
+    row.querySelector("a[href]").click();
+  }
+}
+
+function typing(el) {
+  return el instanceof HTMLElement && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
+}
+
 export async function renderRecent(app, root, { quiet = false } = {}) {
   if (!quiet) clear(root).append(h("p", { class: "feed-empty", text: t("Loading…") }));
   let messages = [];
@@ -96,7 +141,8 @@ export async function renderRecent(app, root, { quiet = false } = {}) {
     shown += 1;
     const where = c.type === "stream" ? "#" + state.subs.name(c.stream_id) : "Direct message";
     const label = c.type === "stream" ? c.topic || "general chat" : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
-    body.append(h("tr", { class: muted ? "muted" : "" },
+    const key = c.type === "stream" ? `s${c.stream_id}:${c.topic.toLowerCase()}` : `d${c.dm}`;
+    body.append(h("tr", { class: muted ? "muted" : "", tabindex: "-1", dataset: { key }, onfocusin: () => { recentFocusKey = key; } },
       h("td", { text: where }),
       h("td", {}, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), text: label }),
         unread ? h("span", { class: "badge", "aria-label": t("{n} unread", { n: unread }), text: String(unread) }) : null),
@@ -104,6 +150,9 @@ export async function renderRecent(app, root, { quiet = false } = {}) {
       h("td", { text: `${formatDay(c.last)} ${formatTime(c.last)}` })));
   }
   table.append(body);
+  table.addEventListener("keydown", onRecentKey);
+  // A refresh while a row had the focus gives it back to the same conversation.
+  const hadFocus = Boolean(document.activeElement && root.contains(document.activeElement) && document.activeElement.closest("tr[data-key]"));
   const filter = (name, label) => h("label", { class: "recent-filter" },
     h("input", { type: "checkbox", checked: recentFilters[name], onchange: (event) => {
       recentFilters[name] = event.target.checked;
@@ -113,4 +162,10 @@ export async function renderRecent(app, root, { quiet = false } = {}) {
     filter("unread", t("Unread")), filter("participated", t("Participated")), filter("muted", t("Include muted")));
   const empty = seen.size ? t("No conversations match these filters.") : t("No conversations yet.");
   clear(root).append(h("div", { class: "overview" }, filters, shown ? table : h("p", { class: "feed-empty", text: empty })));
+  const rows = recentRows(root);
+  const row = rows.find((r) => r.dataset.key === recentFocusKey) || rows[0];
+  if (!row) return;
+  row.tabIndex = 0;
+  // Opening the view puts the focus on the table, unless someone is typing elsewhere.
+  if (hadFocus || (!quiet && !typing(document.activeElement))) focusRow(rows, row, { scroll: !quiet });
 }

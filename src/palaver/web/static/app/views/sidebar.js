@@ -54,7 +54,9 @@ export class Sidebar {
       h("li", {}, link("#narrow/is/mentioned", "Mentions", counts.mentions)),
       h("li", {}, link("#narrow/is/followed", t("Followed topics"), followedCount)),
       h("li", {}, link("#narrow/is/starred", "Starred", 0)),
-      h("li", {}, link("#feed", "All messages", 0)));
+      h("li", {}, link("#feed", "All messages", 0)),
+      h("li", {}, h("button", { type: "button", class: "side-link side-button", onclick: () => import("./groups_view.js").then((m) => m.openGroups(this.app)) },
+        h("span", { class: "side-label", text: t("User groups") }))));
 
     const currentChannel = current.terms.find((t) => t.operator === "channel" && !t.negated);
     const currentTopic = current.terms.find((t) => t.operator === "topic" && !t.negated);
