@@ -3,7 +3,7 @@
 Views are plain functions of ``(ctx, **params)`` returning a dict of extra success fields
 (or a Response); an API module registers them on its ``ApiRouter`` under a path of
 Starlette's syntax (``/users/{user_id:int}``). ``RouteTable`` is the table the API
-application (api/app.py) matches a request against.
+application (api/pipeline.py) matches a request against.
 """
 
 from __future__ import annotations
