@@ -251,3 +251,25 @@ def test_imported_people_are_emailed_to_claim_their_accounts(
     assert sorted(queued) == sorted(
         (f"{n}@example.com", "password_reset") for n in ("ada", "zoe", "bob", "gus")
     )
+
+
+def test_the_import_is_in_the_organizations_audit_log(
+    run_import: RunImport, tmp_path: Path, file_server: FileServer
+) -> None:
+    imported = _import(run_import, tmp_path, file_server)
+    assert imported.code == 0, imported
+    listed = run_import("audit-log --realm acme --json", imported.server)
+    assert listed.code == 0, listed
+    entries = [orjson.loads(line) for line in listed.out.splitlines()]
+    assert len(entries) == 1
+    (entry,) = entries
+    # Zulip's REALM_IMPORTED, by no person (the command line).
+    assert entry["event_type"] == 229 and entry["acting_user_id"] is None
+    assert entry["extra_data"]["source"] == "slack"
+    assert entry["extra_data"]["summary"]["messages"] == 13
+    assert entry["extra_data"]["summary"]["direct_messages"] == 3
+    assert entry["extra_data"]["skipped"]["unknown message subtype 'huddle_thread'"] == 1
+    text = run_import("audit-log --realm acme", imported.server)
+    assert text.code == 0 and " realm_imported - " in text.out
+    # A dry run and a refused import record nothing.
+    assert run_import("audit-log --realm nosuch", imported.server).code == 1

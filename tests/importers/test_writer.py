@@ -20,6 +20,7 @@ from palaver.importers.model import (
 from palaver.importers.writer import write_organization
 from palaver.models import Realm, Role
 from palaver.models.messages import Message
+from palaver.models.realm_audit_log import RealmAuditLog
 from tests.portability.conftest import Server
 
 
@@ -54,5 +55,6 @@ def test_a_failure_mid_stream_leaves_nothing(fresh_server: Callable[[str], Serve
     with server.services.db.session() as session:
         assert session.scalar(select(func.count()).select_from(Realm)) == 0
         assert session.scalar(select(func.count()).select_from(Message)) == 0
+        assert session.scalar(select(func.count()).select_from(RealmAuditLog)) == 0
     uploads = [p for p in server.services.settings.data_dir.rglob("*.txt")]
     assert uploads == []

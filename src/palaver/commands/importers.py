@@ -1,5 +1,6 @@
 """``palaver import-from SOURCE PATH``: a new organization from another chat system's export;
-``palaver send-account-emails``: invite the people of an imported one to claim their accounts."""
+``palaver send-account-emails``: invite the people of an imported one to claim their accounts;
+``palaver audit-log``: the organization's audit log, where an import is recorded."""
 
 from __future__ import annotations
 
@@ -79,6 +80,31 @@ def cmd_send_account_emails(args: argparse.Namespace) -> None:
     print(f"Queued a set-your-password email to {len(emails)} people of {args.realm!r}")
 
 
+def cmd_audit_log(args: argparse.Namespace) -> None:
+    import orjson
+
+    from palaver.bootstrap import open_services
+    from palaver.lib.realm_audit_log import realm_audit_log
+
+    with open_services(settings_from_args(args)) as services, services.db.session() as session:
+        realm = require_realm(session, args.realm)
+        entries = realm_audit_log(session, realm.id, limit=args.limit)
+    for entry in entries:
+        if args.json:
+            row = {
+                "id": entry.id,
+                "event_type": entry.event_type,
+                "event_time": entry.event_time.isoformat() + "Z",
+                "acting_user_id": entry.acting_user_id,
+                "extra_data": entry.extra_data,
+            }
+            print(orjson.dumps(row).decode())
+        else:
+            actor = "-" if entry.acting_user_id is None else f"user {entry.acting_user_id}"
+            extra = orjson.dumps(entry.extra_data).decode()
+            print(f"{entry.event_time:%Y-%m-%d %H:%M:%S} {entry.event_name} {actor} {extra}")
+
+
 def register(add: AddCommand) -> None:
     imp = add(
         "import-from",
@@ -107,3 +133,8 @@ def register(add: AddCommand) -> None:
     )
     mail.add_argument("--realm", required=True, help="organization string ID")
     mail.add_argument("--dry-run", action="store_true", help="list who would be emailed")
+
+    log = add("audit-log", cmd_audit_log, "list an organization's audit log, newest first (imports among it)")
+    log.add_argument("--realm", required=True, help="organization string ID")
+    log.add_argument("--limit", type=int, default=100, help="at most this many entries (default 100)")
+    log.add_argument("--json", action="store_true", help="one JSON object a line")

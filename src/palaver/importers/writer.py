@@ -68,6 +68,7 @@ from palaver.models.channels import Stream, Subscription
 from palaver.models.groups import UserGroupMembership
 from palaver.models.messages import Message, MessageFlag, Reaction
 from palaver.models.names import name_key
+from palaver.models.realm_audit_log import AuditLogEventType, RealmAuditLog
 from palaver.models.users import BotType
 from palaver.portability.archive import Progress
 from palaver.services import Services
@@ -209,7 +210,28 @@ class _Writer:
             self.session.execute(update(Stream).where(Stream.id == stream_id).values(**values))
         self.summary.topics = len(self.topics)
         self.summary.realm_id = realm.id
+        self._record_import()
         return self.summary
+
+    def _record_import(self) -> None:
+        """The organization's audit log says where it came from and what came across, in the
+        import's own transaction (an import that rolls back leaves no record)."""
+        extra = {
+            "source": self.source.source,
+            "summary": {
+                k: v for k, v in dataclasses.asdict(self.summary).items() if k not in ("realm_id", "seconds")
+            },
+            "skipped": dict(sorted(self.report.skipped.items())),
+        }
+        self.session.add(
+            RealmAuditLog(
+                realm_id=self.realm.id,
+                acting_user_id=None,
+                event_type=int(AuditLogEventType.REALM_IMPORTED),
+                event_time=utcnow(),
+                extra_data=orjson.dumps(extra).decode(),
+            )
+        )
 
     def _checked_users(self) -> list[ImportedUser]:
         seen: dict[str, ImportedUser] = {}
