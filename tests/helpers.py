@@ -337,9 +337,9 @@ async def until(condition: Callable[[], object], timeout: float = UNTIL_TIMEOUT)
 
 def wait_for_change_log(services: Services, timeout: float = 10) -> None:
     """Until ``services``' serving app has applied every change one-off processes committed
-    to its database (it follows the change log a few times a second: events/change_log.py);
+    to its database (it follows the change log a few times a second: cache/change_log.py);
     at once when no app of it follows the log."""
-    follower = services.db.change_log
+    follower = services.db.cache.change_log
     if follower is None or follower.position is None:
         return
     with services.db.engine.connect() as conn:

@@ -17,10 +17,10 @@ from sqlalchemy import Engine, event, text
 from sqlalchemy.exc import InternalError
 
 from palaver.app import create_app
+from palaver.cache.table_map import ALL_REALMS, REALM_STATE_TABLES
 from palaver.db.database import Database
 from palaver.db.transaction import is_replica_session, set_actor, transaction
 from palaver.events.bus import InProcessEventBus
-from palaver.events.realm_state import ALL_REALMS, REALM_STATE_TABLES
 from palaver.services import Services, build_services
 from tests.client import TestClient
 from tests.conftest import make_test_settings

@@ -84,7 +84,7 @@ def background_workers(services: Services) -> list[BackgroundWorker]:
     """The background workers of a serving process, in the order they start (they stop in
     the reverse order)."""
     settings = services.settings
-    follower = services.db.change_log
+    follower = services.db.cache.change_log
     ldap = settings.auth.ldap
     candidates: list[BackgroundWorker | None] = [
         # Without Redis: changes committed by one-off commands reach this process's cache,

@@ -85,7 +85,7 @@ class Settings(BaseModel):
     push_service_url: str | None = None
     push_relay_url: str | None = None
     # Realm state (users, channels, subscriptions, groups, settings...) kept in memory per
-    # process, for this many realms, least recently used dropped first (lib/realm_cache.py).
+    # process, for this many realms, least recently used dropped first (cache/).
     realm_cache: bool = True
     realm_cache_max_realms: int = Field(default=64, ge=1)
     log_level: LogLevel = "info"

@@ -17,7 +17,7 @@ from sqlalchemy import event
 from palaver.actions.users import do_regenerate_api_key
 from palaver.api import known_credentials
 from palaver.api.known_credentials import KnownCredentials
-from palaver.lib.realm_cache import realm_users
+from palaver.cache import realm_users
 from palaver.models import UserProfile
 from palaver.services import Services
 from tests.client import TestClient

@@ -15,8 +15,8 @@ from palaver.api import discover_routers, pipeline, responses
 from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict, PathRoute, RouteTable
 from palaver.app import create_app
+from palaver.cache import realm_settings
 from palaver.config import Settings
-from palaver.lib.realm_cache import realm_settings
 from palaver.services import Services
 from tests.client import TestClient
 from tests.helpers import Api, SeededRealm, assert_json_error, assert_json_success, basic_auth

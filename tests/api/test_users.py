@@ -7,8 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
-from palaver.lib import realm_cache
-from palaver.lib.realm_cache.loaders import USERS
+from palaver import cache as realm_cache
+from palaver.cache.components import USERS
 from palaver.lib.user_groups import get_system_groups
 from palaver.models import CustomProfileField, ProfileFieldType, Realm, RealmUserDefault, Role, UserProfile
 from palaver.services import Services

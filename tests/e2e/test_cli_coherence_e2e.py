@@ -4,7 +4,7 @@ change had come through the API.
 
 Each command runs as a process of its own against the server's database. Configurations: the
 embedded default (SQLite, in-process queues, no Redis: the change reaches the server through
-the change log, ``events/change_log.py``) and, in the suite's PostgreSQL run, PostgreSQL with
+the change log, ``cache/change_log.py``) and, in the suite's PostgreSQL run, PostgreSQL with
 Redis (pub/sub invalidations, shared queues) and PostgreSQL without Redis (the change log
 again). Each test works in an organization of its own, made with ``create-realm``, warmed
 through the API first so that the server caches its users and knows their keys.

@@ -1,4 +1,4 @@
-"""The change log's own rules (events/change_log.py): who writes it, what a row holds, how
+"""The change log's own rules (cache/change_log.py): who writes it, what a row holds, how
 long it is kept, and how a follower reads it. The contract it serves, over every
 configuration, is tests/events/test_coherence_contract.py."""
 
@@ -15,14 +15,13 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.users import do_change_full_name
+from palaver.cache import change_log, realm_users
+from palaver.cache.change_log import ChangeLogFollower
+from palaver.cache.components import USERS
+from palaver.cache.snapshots import RealmUsers
+from palaver.cache.store import RealmStateStore
 from palaver.db.transaction import transaction
-from palaver.events import change_log
-from palaver.events.change_log import ChangeLogFollower
-from palaver.events.realm_state import RealmStateStore
 from palaver.events.types import users as ev
-from palaver.lib.realm_cache import realm_users
-from palaver.lib.realm_cache.loaders import USERS
-from palaver.lib.realm_cache.snapshots import RealmUsers
 from palaver.migrate import upgrade
 from palaver.models import UserProfile
 from palaver.models.change_log import ChangeLogEntry
@@ -40,7 +39,7 @@ EMPTY_CHANGE = '{"realms": [], "written": [], "events": []}'
 @pytest.fixture
 def one_off(services: Services) -> Iterator[Services]:
     other = build_services(services.settings, one_off=True)
-    assert other.db.records_changes
+    assert other.db.cache.records_changes
     # Nothing tells it of the server's changes: it caches nothing.
     assert not other.db.realm_state.accepting
     yield other
@@ -65,7 +64,7 @@ def _hamlet(session: Session, realm: SeededRealm) -> UserProfile:
 
 
 def test_the_serving_process_writes_no_row(services: Services, api: Api, realm: SeededRealm) -> None:
-    assert not services.db.records_changes
+    assert not services.db.cache.records_changes
     before = _newest(services)
     response = api.patch(realm.hamlet, "settings", {"full_name": "Hamlet Served"})
     assert response.status_code == 200, response.text

@@ -5,7 +5,7 @@ exactly the events the change sent, once each and in commit order; a change roll
 reaches nothing.
 
 Configurations: ``embedded`` (the suite's database, SQLite or PostgreSQL, no Redis: the
-change log, ``events/change_log.py``, with the suite's app as the server) and ``redis``
+change log, ``cache/change_log.py``, with the suite's app as the server) and ``redis``
 (pub/sub invalidations and shared queues, with a server of its own on the same database).
 """
 
@@ -32,11 +32,11 @@ from palaver.actions.users import (
     do_regenerate_api_key,
 )
 from palaver.app import create_app
+from palaver.cache import realm_users
+from palaver.cache.components import USERS
+from palaver.cache.transport import RedisInvalidation
 from palaver.config import Settings
 from palaver.db.transaction import transaction
-from palaver.events.invalidation import RedisInvalidation
-from palaver.lib.realm_cache import realm_users
-from palaver.lib.realm_cache.loaders import USERS
 from palaver.models import Realm, Role, UserProfile
 from palaver.services import Services, build_services
 from tests import helpers
@@ -63,8 +63,8 @@ def redis_deployment(settings: Settings, tmp_path_factory: pytest.TempPathFactor
         settings.database_url, tmp_path_factory.mktemp("redis-server"), redis_url=helpers.require_redis()
     )
     server = build_services(redis_settings)
-    assert isinstance(server.db.invalidation, RedisInvalidation)
-    assert server.db.invalidation.wait_ready(10)
+    assert isinstance(server.db.cache.transport, RedisInvalidation)
+    assert server.db.cache.transport.wait_ready(10)
     with TestClient(create_app(redis_settings, server), base_url="http://palaver.test") as client:
         yield Deployment("redis", server, client, redis_settings)
 

@@ -1,5 +1,5 @@
 """Components that read only some columns of ``user_profile`` are dropped by writes of those
-columns alone (``events/realm_state.columns``): a name change keeps the /register channel
+columns alone (``cache/table_map.columns``): a name change keeps the /register channel
 list, a theme change keeps everything. What must hold is that no component reads a column it
 does not declare, or it would be served stale.
 
@@ -15,11 +15,11 @@ from typing import Any
 
 from sqlalchemy import ColumnElement
 
+from palaver import cache as realm_cache
+from palaver.cache.components import USERS, KeyedLoaded, Loaded
+from palaver.cache.table_map import Component
 from palaver.db.transaction import transaction
-from palaver.events.realm_state import Component
-from palaver.lib import realm_cache
 from palaver.lib.avatars import GRAVATAR, UPLOADED
-from palaver.lib.realm_cache.loaders import USERS, KeyedLoaded, Loaded
 from palaver.models import UserProfile
 from palaver.services import Services
 from tests.helpers import Api, SeededRealm, assert_json_success

@@ -16,16 +16,8 @@ import redis
 from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from palaver.db.bulk import driver_executemany
-from palaver.db.database import Database
-from palaver.db.transaction import transaction
-from palaver.db.written import statement_tables
-from palaver.events.bus import InProcessEventBus
-from palaver.events.invalidation import RedisInvalidation
-from palaver.events.realm_state import ALL_REALMS, ANY_TABLE, Component, RealmStateStore, concerns_cache
-from palaver.lib import realm_cache
-from palaver.lib.group_settings import system_group_id
-from palaver.lib.realm_cache.loaders import (
+from palaver import cache as realm_cache
+from palaver.cache.components import (
     ALERT_WORDS,
     CHANNELS,
     CHANNELS_OF_USER,
@@ -33,6 +25,15 @@ from palaver.lib.realm_cache.loaders import (
     SUBSCRIBERS,
     USERS,
 )
+from palaver.cache.store import RealmStateStore
+from palaver.cache.table_map import ALL_REALMS, ANY_TABLE, Component, concerns_cache
+from palaver.cache.transport import RedisInvalidation
+from palaver.cache.writes import statement_tables
+from palaver.db.bulk import driver_executemany
+from palaver.db.database import Database
+from palaver.db.transaction import transaction
+from palaver.events.bus import InProcessEventBus
+from palaver.lib.group_settings import system_group_id
 from palaver.models import Realm, UserGroup, UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from palaver.events import change_log
+from palaver.cache import change_log
 from palaver.migrate import upgrade
 from palaver.services import Services
 from palaver.workers.change_log import POSITION_FILE, ChangeLogWorker
@@ -22,7 +22,7 @@ def _record(services: Services, name: str) -> None:
 
 def _serve_once(services: Services, between: Any = None) -> None:
     """Start and stop the worker as the app's lifespan does (``between`` runs while it runs)."""
-    follower = services.db.change_log
+    follower = services.db.cache.change_log
     assert follower is not None
 
     async def run() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import IncompatibleParametersError, JsonableError
 from palaver.lib.group_settings import user_has_permission
-from palaver.lib.realm_cache import realm_settings
 from palaver.models import UserGroup
 from palaver.models.channels import Stream
 from palaver.models.requester import Requester

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from palaver.actions.message_mentions import check_mentions
+from palaver.cache import realm_settings
 from palaver.lib.channels import Viewer, access_stream_by_id
 from palaver.lib.conversations import stream_for_message
 from palaver.lib.exceptions import JsonableError
@@ -27,7 +28,6 @@ from palaver.lib.message_edit import (
 )
 from palaver.lib.message_render import render_content
 from palaver.lib.message_send import normalize_content, normalize_topic
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.topics import topic_exists, topic_participant_ids
 from palaver.models import UserProfile
 from palaver.models.channels import Stream

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.lib.channels import AnyStream, subscriber_counts
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown.contract import RenderResult
 from palaver.lib.message_send import WILDCARD_MENTION_THRESHOLD
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.user_groups import recursive_member_ids
 from palaver.models import UserGroup
 from palaver.models.requester import Requester

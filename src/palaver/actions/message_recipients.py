@@ -10,14 +10,14 @@ from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from palaver.events.realm_state import NOT_REALM_STATE
+from palaver.cache import StreamInfo, cached_channel, cached_channel_by_name, realm_settings
+from palaver.cache.table_map import NOT_REALM_STATE
 from palaver.lib.channels import AnyStream, check_stream_name, subscribed_stream_ids
 from palaver.lib.conversations import dm_group_hash, get_dm_group, user_ids_sharing_conversations
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
 from palaver.lib.message_edit import check_topic_allowed
 from palaver.lib.message_send import ChannelTarget, DirectTarget
-from palaver.lib.realm_cache import StreamInfo, cached_channel, cached_channel_by_name, realm_settings
 from palaver.lib.topics import topic_exists
 from palaver.lib.user_groups import NOBODY
 from palaver.lib.users import access_user_by_email, get_realm_user, user_access_restricted

@@ -32,6 +32,7 @@ from palaver.actions.message_recipients import (
 )
 from palaver.actions.service_bot_queue import direct_service_bot_ids, queue_service_bot_events
 from palaver.actions.submessages import create_widget_submessages
+from palaver.cache import users_muting
 from palaver.db.bulk import driver_executemany
 from palaver.db.transaction import Tx, grouped_write
 from palaver.events import types as ev
@@ -51,7 +52,6 @@ from palaver.lib.message_send import (
     normalize_content,
     normalize_topic,
 )
-from palaver.lib.realm_cache import users_muting
 from palaver.lib.topics import topic_participant_ids
 from palaver.lib.users import requester_user
 from palaver.models import UserProfile

@@ -9,10 +9,10 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from palaver.api.routing import AuthPolicy
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import RealmDeactivatedError, UnauthorizedError, UserDeactivatedError
 from palaver.lib.passwords import has_api_key_format
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
-from palaver.lib.realm_cache import realm_settings
 from palaver.models import UserProfile
 from palaver.models.requester import Requester
 from palaver.services import Services

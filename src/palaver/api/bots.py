@@ -8,11 +8,11 @@ from palaver.actions.bots import BotDefaultsChange, do_create_bot, do_update_bot
 from palaver.actions.users import do_deactivate_user, do_regenerate_api_key
 from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.avatars import avatar_url
 from palaver.lib.bots import access_bot_by_id, bot_extra_fields, owned_bots
 from palaver.lib.outgoing_webhooks import check_service_url
 from palaver.lib.realm import realm_email_host
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.users import get_realm_user
 from palaver.models.bots import ServiceInterface
 from palaver.models.users import BotType

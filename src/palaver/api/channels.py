@@ -17,6 +17,7 @@ from palaver.actions.new_channels import NewChannel
 from palaver.api.context import Ctx
 from palaver.api.params import ApiParam, with_setting_params
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.channels import (
     UNCHANGED,
     access_stream_by_id,
@@ -31,7 +32,6 @@ from palaver.lib.channels import (
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.group_settings import GroupSettingUpdate, GroupSettingValue
 from palaver.lib.realm import realm_email_host, realm_url
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.subscriptions import principals_to_users
 from palaver.models.channels import STREAM_GROUP_SETTINGS
 

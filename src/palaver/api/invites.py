@@ -10,6 +10,7 @@ from palaver.actions.invites import (
 )
 from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.invites import (
     DEFAULT_INVITE_EXPIRY_MINUTES,
@@ -20,7 +21,6 @@ from palaver.lib.invites import (
     visible_invites,
 )
 from palaver.lib.realm import realm_url
-from palaver.lib.realm_cache import realm_settings
 
 router = ApiRouter()
 

@@ -9,7 +9,7 @@ one that passed is known to belong to the same user, **as long as nothing that d
 has changed since**: the API key, email and activity of users live in ``user_profile`` and
 whether the organization is active in ``realm``, and any committed write to either replaces
 the realm-state cache's snapshot of it (in this process at commit, in the others through the
-invalidation channel: ``lib/realm_cache``). So an entry remembers the snapshots that were
+invalidation channel: ``cache/``). So an entry remembers the snapshots that were
 current *before* its full authentication read the database, and holds only while the cache
 still holds those same objects. A change committed before that read was seen by it; one
 committed after replaces a snapshot.
@@ -32,11 +32,11 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from palaver.api.pipeline import Prepared, PrepareObserver, RequestInfo
+from palaver.cache import realm_settings, realm_users
+from palaver.cache.components import REALM, USERS
+from palaver.cache.store import RealmStateStore
 from palaver.config import Settings
-from palaver.events.realm_state import RealmStateStore
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
-from palaver.lib.realm_cache import realm_settings, realm_users
-from palaver.lib.realm_cache.loaders import REALM, USERS
 from palaver.models.requester import Requester
 
 # Credentials remembered at most (each entry is a few hundred bytes); past it, forgotten

@@ -9,9 +9,9 @@ from palaver.actions.message_edit_plan import EditContext, MessageEdit
 from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.message_edit import message_history
 from palaver.lib.realm import realm_email_host, realm_url
-from palaver.lib.realm_cache import realm_settings
 
 router = ApiRouter()
 

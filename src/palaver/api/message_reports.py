@@ -7,9 +7,9 @@ from palaver.actions.messages import SendContext
 from palaver.api.channels import email_host
 from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.rate_limit import raise_if_limited
 from palaver.lib.realm import realm_url
-from palaver.lib.realm_cache import realm_settings
 
 router = ApiRouter()
 

@@ -11,6 +11,7 @@ from palaver.actions.messages import SendContext, do_send_message
 from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import RealmRow, realm_settings
 from palaver.lib.channels import access_stream_by_id
 from palaver.lib.exceptions import IncompatibleParametersError, JsonableError, MissingArgumentError
 from palaver.lib.message_fetch import (
@@ -25,7 +26,6 @@ from palaver.lib.message_render import render_content
 from palaver.lib.message_send import client_name_from_user_agent, parse_send_target
 from palaver.lib.narrow import narrow_anchor
 from palaver.lib.realm import realm_email_host, realm_url
-from palaver.lib.realm_cache import RealmRow, realm_settings
 from palaver.lib.topics import get_topic_history
 
 router = ApiRouter()

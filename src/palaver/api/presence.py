@@ -7,10 +7,10 @@ from __future__ import annotations
 from palaver.actions.presence import do_update_user_presence
 from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.presence import presence_response, user_presence
 from palaver.lib.realm import realm_email_host
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.users import access_user_by_email, access_user_by_id
 
 router = ApiRouter()

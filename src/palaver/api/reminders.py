@@ -6,9 +6,9 @@ from palaver.actions.messages import SendContext
 from palaver.actions.reminders import do_create_reminder, do_delete_reminder
 from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.message_send import client_name_from_user_agent
 from palaver.lib.realm import realm_email_host, realm_url
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.scheduled_messages import (
     check_delivery_time,
     check_reminder_note,

@@ -13,10 +13,10 @@ from palaver.actions.scheduled_messages import (
 from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_send import client_name_from_user_agent, parse_send_target
 from palaver.lib.realm import realm_email_host, realm_url
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.scheduled_messages import (
     check_delivery_time,
     format_scheduled_message,

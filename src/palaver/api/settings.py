@@ -12,9 +12,9 @@ from palaver.api.auth import clear_username_limit, hit_username_limit
 from palaver.api.context import Ctx
 from palaver.api.params import set_signature
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import InvalidArgumentError, JsonableError, MissingArgumentError
 from palaver.lib.realm import realm_email_host
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.user_settings import SettingSpec, is_valid_timezone, setting_specs
 
 router = ApiRouter()

@@ -16,6 +16,7 @@ from palaver.actions.users import (
 from palaver.api.context import Ctx
 from palaver.api.params import ApiParam
 from palaver.api.routing import ApiRouter, JsonDict
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import (
     JsonableError,
     OrganizationAdministratorRequiredError,
@@ -24,7 +25,6 @@ from palaver.lib.exceptions import (
 )
 from palaver.lib.profile_fields import profile_data_for_users
 from palaver.lib.realm import realm_email_host
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.users import (
     access_user_by_email,
     access_user_by_id,

@@ -1,7 +1,7 @@
 """Organization-wide commands: reload web clients (deactivating organizations: commands/realms.py).
 
 The events these send reach running servers as every command's do: through Redis
-(``redis_url``), or else through the change log the server follows (``events/change_log.py``).
+(``redis_url``), or else through the change log the server follows (``cache/change_log.py``).
 """
 
 from __future__ import annotations

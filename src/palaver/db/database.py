@@ -4,15 +4,18 @@ sets off (the cache's invalidation, the read fence, the events' publication)."""
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, event
+from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from palaver.cache.change_log import Delivery
+from palaver.cache.realm_cache import RealmCache
+from palaver.cache.store import RealmStateStore
+from palaver.cache.writes import CACHE_KEY, recording_writes
 from palaver.config import Settings
 from palaver.db.engine import WRITE_OPTION, make_engine, make_load_engine, make_replica_engine
 from palaver.db.group_commit import GroupCommit, Work
@@ -29,17 +32,7 @@ from palaver.db.transaction import (
     is_replica_session,
     write_transaction,
 )
-from palaver.db.written import WRITTEN_KEY, recording_writes, statement_tables
-from palaver.events import change_log
 from palaver.events.bus import EventBus
-from palaver.events.change_log import ChangeLogFollower
-from palaver.events.invalidation import (
-    InvalidationChannel,
-    LocalInvalidation,
-    RedisInvalidation,
-    channel_name,
-)
-from palaver.events.realm_state import ALL_REALMS, RealmStateStore, concerns_cache
 
 logger = logging.getLogger("palaver.db")
 T = TypeVar("T")
@@ -71,81 +64,37 @@ class Database:
         self._group_commit: GroupCommit[Tx] | None = (
             GroupCommit(self.transaction) if settings.is_sqlite else None
         )
-        # The realm-state cache (lib/realm_cache/) and how its invalidations reach the
-        # other processes: through Redis when there are several, else nowhere further.
-        self.realm_state = RealmStateStore(settings.realm_cache_max_realms)
-        # Without Redis only the serving process holds event queues and a cache that
-        # matters: a one-off process (a CLI command) writes each change it commits into the
-        # change log, in the same transaction, for the serving process to apply
-        # (events/change_log.py). With Redis it publishes like any worker. Nothing tells such
-        # a process of the server's changes, so it caches nothing (the email gateway may
-        # run for days); its reads load current state.
-        self.records_changes = one_off and not settings.redis_url
-        # The serving process's reader of that log (driven by workers/change_log.py).
-        self.change_log: ChangeLogFollower | None = (
-            None
-            if settings.redis_url or one_off
-            else ChangeLogFollower(self.engine, self.realm_state, self.deliver)
+        # The realm-state cache and how its invalidations reach the other processes
+        # (cache/realm_cache.py): writes are recorded on this engine and its sessions.
+        self.cache = RealmCache(
+            settings,
+            self.load_engine,
+            self.deliver,
+            one_off=one_off,
+            write_engine=self.engine,
+            write_options={WRITE_OPTION: True},
         )
-        self.invalidation: InvalidationChannel
-        if settings.redis_url and settings.realm_cache:
-            self.invalidation = RedisInvalidation(
-                settings.redis_url, channel_name(settings.database_url), self.realm_state
-            )
-        else:
-            self.invalidation = LocalInvalidation(self.realm_state)
-            self.realm_state.accepting = settings.realm_cache and not self.records_changes
-        # Which tables each write changes, for the cache: ORM flushes and Core DML both pass
-        # here, so no action has to declare what it wrote.
-        self._untracked = threading.local()
+        self.cache.attach(self.engine, self._sessions)
         # SQLite's WAL is copied back into the database file by a background thread while
         # the server runs (workers/wal_checkpoint.py), not by whichever commit crosses 1,000
         # pages: that commit waited for the copy and its fsyncs.
         self.wal_checkpoints_in_background = False
         if settings.is_sqlite:
             event.listen(self.engine, "connect", self._sqlite_autocheckpoint)
-        event.listen(self.engine, "before_execute", self._record_written)
-        event.listen(self._sessions, "after_commit", self._after_session_commit)
-        event.listen(self._sessions, "after_rollback", self._after_session_rollback)
 
     def _sqlite_autocheckpoint(self, dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
         if self.wal_checkpoints_in_background:
             dbapi_connection.execute("PRAGMA wal_autocheckpoint=0")
 
-    def _record_written(
-        self,
-        conn: Connection,
-        clauseelement: Any,
-        multiparams: Any,
-        params: Any,
-        execution_options: Any,  # noqa: ARG002 (SQLAlchemy reads the listener's signature)
-    ) -> None:
-        tables = statement_tables(clauseelement, multiparams or ([params] if params else []))
-        if not tables:
-            return
-        written: set[str] | None = conn.info.get(WRITTEN_KEY)
-        if written is None:
-            # A write outside ``transaction()`` (a test's fixture, a bulk tool): dropped
-            # from the cache everywhere when its session commits, in this thread.
-            written = self._untracked.__dict__.setdefault("tables", set())
-        written.update(tables)
-
-    def untracked_writes(self) -> set[str] | None:
-        """Tables written outside ``transaction()`` in this thread, not yet committed."""
-        tables: set[str] | None = self._untracked.__dict__.get("tables")
-        return tables or None
-
-    def _after_session_rollback(self, _session: Session) -> None:
-        self._untracked.__dict__.pop("tables", None)
-
-    def _after_session_commit(self, _session: Session) -> None:
-        tables: set[str] | None = self._untracked.__dict__.pop("tables", None)
-        if tables:
-            self.invalidate(ALL_REALMS, tables)
+    @property
+    def realm_state(self) -> RealmStateStore:
+        """The realm-state cache's store (``self.cache.store``)."""
+        return self.cache.store
 
     def session(self) -> Session:
         session = self._sessions()
         session.info["db"] = self
+        session.info[CACHE_KEY] = self.cache
         return session
 
     @contextmanager
@@ -156,7 +105,7 @@ class Database:
         the primary: inside a write transaction, or when the user's own write committed
         less than ``database_replica_fence_seconds`` ago (read-your-writes). Otherwise
         ``session`` itself. Realm-state cache loads read the primary whichever it is
-        (``lib/realm_cache``: a replica's lag must never be cached as current).
+        (``cache/reads.py``: a replica's lag must never be cached as current).
         """
         if (
             self._replica_sessions is None
@@ -168,6 +117,7 @@ class Database:
             return
         replica = self._replica_sessions()
         replica.info["db"] = self
+        replica.info[CACHE_KEY] = self.cache
         replica.info[REPLICA_KEY] = True
         try:
             yield replica
@@ -201,19 +151,19 @@ class Database:
                 # The SQLite BEGIN hook reads the write option; PostgreSQL needs none.
                 options = None if continues_reads else {WRITE_OPTION: True}
                 conn = session.connection(execution_options=options)
-                with recording_writes(session, conn.info, tx):
+                with recording_writes(session, conn.info, tx.written):
                     # Objects loaded before this point may be stale: another request can have
                     # changed or deleted them since. Expired, they re-read on first use, inside
                     # the write transaction (the SQLite write lock, or ``Tx.lock`` for a row lock).
                     expire_changeable(session)
                     yield tx
-                    if self.records_changes:
+                    if self.cache.records_changes:
                         session.flush()
-                        self._record_change(conn, tx.written, tx.events)
+                        self.cache.record_change(conn, tx.written, _deliveries(tx.events))
             # Committed. This process's cache forgets what changed before the next writer
             # of this process (queued on the SQLite write lock) can read it.
             wrote = bool(tx.written)
-            realms = self._invalidate_locally(tx)
+            realms = self.cache.committed(tx.written, {pending.realm_id for pending in tx.events})
         finally:
             del session.info[TX_KEY]
             if queued:
@@ -223,8 +173,7 @@ class Database:
         if actor is not None and self.fence is not None and wrote:
             # Before any event goes out: a client told of its own write may read at once.
             self.fence.mark(actor)
-        if tx.written:
-            self.invalidation.publish(realms, tx.written)
+        self.cache.publish(realms, tx.written)
         self._publish(tx.events)
 
     @contextmanager
@@ -241,7 +190,7 @@ class Database:
         tx = Tx(session)
         session.info[TX_KEY] = tx
         try:
-            with recording_writes(session, session.connection().info, tx):
+            with recording_writes(session, session.connection().info, tx.written):
                 yield tx
         finally:
             del session.info[TX_KEY]
@@ -249,8 +198,8 @@ class Database:
             raise RuntimeError(
                 f"a write in a notification ({', '.join(sorted(tx.written))}): use transaction()"
             )
-        if self.records_changes:
-            self._record_change_alone(set(), tx.events)
+        if self.cache.records_changes:
+            self.cache.record_change_alone(set(), _deliveries(tx.events))
         self._publish(tx.events)
 
     def grouped_write(self, session: Session, work: Work[Tx, T]) -> T:
@@ -262,58 +211,9 @@ class Database:
                 return work(tx, session)
         return self._group_commit.run(session, work)
 
-    def _invalidate_locally(self, tx: Tx) -> set[int] | None:
-        if not concerns_cache(tx.written):
-            # Most writes (messages, flags, presence) touch nothing cached: nothing to tell.
-            tx.written.clear()
-            return set()
-        # The realms whose clients hear of the write are the realms it changed; a write
-        # that tells no one (rare: maintenance) drops its tables in every realm.
-        realms = {pending.realm_id for pending in tx.events} or ALL_REALMS
-        self.realm_state.invalidate(realms, tx.written)
-        return realms
-
     def invalidate(self, realm_ids: Iterable[int] | None, tables: Iterable[str]) -> None:
-        """Drop cached realm state read from ``tables``, here and in every other process.
-
-        For writes made outside ``transaction()``, which are not tracked: bulk tools
-        (seeding, import) call it after they commit. None means every realm.
-        """
-        realms = None if realm_ids is None else set(realm_ids)
-        names = set(tables)
-        if not concerns_cache(names):
-            return
-        self.realm_state.invalidate(realms, names)
-        if self.records_changes:
-            self._record_change_alone(names, [], realms)
-        self.invalidation.publish(realms, names)
-
-    def _record_change(
-        self,
-        conn: Connection,
-        written: set[str],
-        events: list[PendingEvent],
-        realms: set[int] | None = ALL_REALMS,
-    ) -> None:
-        # As ``_invalidate_locally`` decides: the realms the events go to, else every realm.
-        cached = set(written) if concerns_cache(written) else set()
-        if cached and events:
-            realms = {pending.realm_id for pending in events}
-        if not cached and not events:
-            return
-        deliveries = [(p.realm_id, p.event.to_dict(), p.user_ids) for p in events]
-        change_log.record(conn, realms, cached, deliveries)
-
-    def _record_change_alone(
-        self, written: set[str], events: list[PendingEvent], realms: set[int] | None = ALL_REALMS
-    ) -> None:
-        """``_record_change`` in a write transaction of its own (a notification, ``invalidate``)."""
-        if not events and not concerns_cache(written):
-            return
-        with self.engine.connect() as conn:
-            conn.execution_options(**{WRITE_OPTION: True})
-            with conn.begin():
-                self._record_change(conn, written, events, realms)
+        """``RealmCache.invalidate``: for writes made outside ``transaction()`` (bulk tools)."""
+        self.cache.invalidate(realm_ids, tables)
 
     def deliver(
         self, realm_id: int, event: dict[str, Any], user_ids: list[int], kind: str | None = None
@@ -336,7 +236,7 @@ class Database:
             self.deliver(p.realm_id, p.event.to_dict(), p.user_ids, type(p.event).__name__)
 
     def dispose(self) -> None:
-        self.invalidation.close()
+        self.cache.close()
         if self.fence is not None:
             self.fence.close()
         self.engine.dispose()
@@ -344,3 +244,7 @@ class Database:
             self.load_engine.dispose()
         if self.replica_engine is not None:
             self.replica_engine.dispose()
+
+
+def _deliveries(events: list[PendingEvent]) -> list[Delivery]:
+    return [(p.realm_id, p.event.to_dict(), p.user_ids) for p in events]

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.lib.realm_cache import realm_alert_words
+from palaver.cache import realm_alert_words
 from palaver.models.alert_words import AlertWord
 
 # A match must stand on its own: preceded by one of these (or the start of the message) and

@@ -19,6 +19,17 @@ from typing import Any, Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import (
+    RealmRow,
+    active_subscriber_ids,
+    active_users,
+    cached_channel_by_name,
+    realm_settings,
+    subscribed_channel_ids,
+    user_group_ids,
+    user_realm_id,
+)
+from palaver.cache import StreamInfo as StreamInfo  # noqa: PLC0414 (re-exported, lib/state uses it)
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import (
     CREATOR,
@@ -29,17 +40,6 @@ from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH
 from palaver.lib.markdown.contract import StreamRef
 from palaver.lib.markdown.urls import channel_narrow_url
-from palaver.lib.realm_cache import (
-    RealmRow,
-    active_subscriber_ids,
-    active_users,
-    cached_channel_by_name,
-    realm_settings,
-    subscribed_channel_ids,
-    user_group_ids,
-    user_realm_id,
-)
-from palaver.lib.realm_cache import StreamInfo as StreamInfo  # noqa: PLC0414 (re-exported, lib/state uses it)
 from palaver.lib.user_groups import NOBODY, recursive_member_ids
 from palaver.models import Realm, UserGroup, UserProfile
 from palaver.models.channels import (

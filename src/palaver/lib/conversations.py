@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.lib.realm_cache import realm_channels
-from palaver.lib.realm_cache.snapshots import StreamInfo
+from palaver.cache import realm_channels
+from palaver.cache.snapshots import StreamInfo
 from palaver.models.channels import Stream, Subscription
 from palaver.models.messages import DirectMessageGroup, Message
 

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.cache import known_system_group_id, user_group_ids, user_realm_id
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.realm_cache import known_system_group_id, user_group_ids, user_realm_id
 from palaver.lib.user_groups import NOBODY
 from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile
 from palaver.models.requester import Requester
@@ -215,7 +215,7 @@ def render_group_setting(session: Session, group_id: int) -> RenderedGroupSettin
 def groups_containing_user(session: Session, user_id: int) -> set[int]:
     """Every group the user belongs to, directly or through subgroups, for checking many settings.
 
-    Read from the realm-state cache (``lib/realm_cache``): sending and fetching messages ask
+    Read from the realm-state cache (``cache/``): sending and fetching messages ask
     this on every request, and the role groups alone nest eight deep for a member.
     """
     realm_id = user_realm_id(session, user_id)

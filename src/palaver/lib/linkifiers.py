@@ -7,11 +7,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_linkifiers
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row
 from palaver.lib.linkifier_regex import LinkifierPatternError, check_pattern
 from palaver.lib.markdown.contract import LinkifierRef
-from palaver.lib.realm_cache import realm_linkifiers
 from palaver.lib.url_templates import InvalidUrlTemplateError, url_template_variables
 from palaver.models.linkifiers import RealmFilter
 

@@ -34,6 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
+from palaver.cache import cached_users, realm_channels, realm_settings
 from palaver.lib.avatars import (
     GRAVATAR,
     UPLOADED,
@@ -43,7 +44,6 @@ from palaver.lib.avatars import (
     hosted_by_gravatar,
 )
 from palaver.lib.conversations import conversation_member_ids
-from palaver.lib.realm_cache import cached_users, realm_channels, realm_settings
 from palaver.lib.widgets import format_submessage
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import Stream

@@ -17,10 +17,10 @@ import orjson
 from sqlalchemy import func, literal, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import RealmRow, StreamInfo
 from palaver.lib.channels import Viewer
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_access import access_message, can_access_stream_history
-from palaver.lib.realm_cache import RealmRow, StreamInfo
 from palaver.models import Realm, Role, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, UserMessage

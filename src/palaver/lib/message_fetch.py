@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import ColumnElement, Integer, Select, bindparam, literal_column, null, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import storable_ids
 from palaver.lib.message_access import access_message
@@ -33,7 +34,6 @@ from palaver.lib.narrow import (
     narrowed_query,
     narrowed_statement,
 )
-from palaver.lib.realm_cache import realm_settings
 from palaver.models.base import MAX_ID
 from palaver.models.channels import Subscription
 from palaver.models.messages import Message, MessageFlag, UserMessage

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import orjson
 from sqlalchemy.orm import Session
 
+from palaver.cache import StreamInfo, realm_settings
 from palaver.lib.markdown.urls import topic_links
 from palaver.lib.message_batch import (
     MessageColumns,
@@ -32,7 +33,6 @@ from palaver.lib.message_batch import (
     user_facts_by_id,
 )
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
-from palaver.lib.realm_cache import StreamInfo, realm_settings
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, Reaction

@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.lib.channels import get_streams_by_names, has_metadata_access, viewer_for
 from palaver.lib.ids import storable_ids
 from palaver.lib.linkifiers import linkifiers_for_realm
@@ -20,7 +21,6 @@ from palaver.lib.markdown.syntax import (
     possible_mention_ids,
     possible_mention_names,
 )
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.thumbnails import apply_media_markup
 from palaver.models import UserGroup, UserProfile
 from palaver.models.requester import Requester

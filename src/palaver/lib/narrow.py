@@ -33,12 +33,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
+from palaver.cache import StreamInfo, cached_channel, cached_channel_by_name, realm_channels
 from palaver.lib.channels import Viewer, has_metadata_access, viewer_for
 from palaver.lib.conversations import conversation_member_ids, get_dm_group
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import is_storable_id
 from palaver.lib.message_access import access_message, can_access_stream_history
-from palaver.lib.realm_cache import StreamInfo, cached_channel, cached_channel_by_name, realm_channels
 from palaver.lib.users import can_view_delivery_email, get_realm_user
 from palaver.models import UserProfile
 from palaver.models.messages import DirectMessageGroup, Message, UserMessage

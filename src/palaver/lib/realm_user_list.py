@@ -2,7 +2,7 @@
 
 Formatting every user of a large realm (10,000 dicts, 4 MB of JSON, avatar URLs computed
 from names) was most of a /register. So the list is built once per realm, from plain rows,
-and kept as JSON in the realm-state cache (``lib/realm_cache``), dropped when a user, a
+and kept as JSON in the realm-state cache (``cache/``), dropped when a user, a
 profile field or a profile value is written. What differs between viewers is only whether
 they see each user's real address, and with it whether ``client_gravatar`` clients get
 ``avatar_url`` null; each user's JSON is therefore kept in pieces around those two values,
@@ -29,8 +29,8 @@ import orjson
 from sqlalchemy import Connection, select, true
 from sqlalchemy.orm import Session
 
+from palaver.cache import Loaded, cached_component, columns
 from palaver.lib.avatars import GRAVATAR, avatar_url_for, gravatar_enabled
-from palaver.lib.realm_cache import Loaded, cached_component, columns
 from palaver.lib.users import accessible_user_filter, can_view_delivery_email, user_access_restricted
 from palaver.models import CustomProfileField, CustomProfileFieldValue, EmailVisibility, Role, UserProfile
 from palaver.models.requester import Requester

@@ -22,9 +22,9 @@ from urllib.parse import quote, unquote, urlsplit
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.cache import RealmRow
 from palaver.lib.images import BadImageError, image_info, resize_frames
 from palaver.lib.markdown.contract import RenderResult
-from palaver.lib.realm_cache import RealmRow
 from palaver.lib.storage import UPLOAD_URL_PREFIX, FileStorage
 from palaver.lib.user_content import RASTER_IMAGE_TYPES, detect_type
 from palaver.models.media import ImageAttachment

@@ -10,13 +10,13 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import active_users, realm_settings, user_group_ids
 from palaver.lib.avatars import avatar_url, hosted_by_gravatar
 from palaver.lib.conversations import user_ids_sharing_conversations
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.ids import get_row, storable_ids
 from palaver.lib.message_flags import max_message_id
 from palaver.lib.profile_fields import profile_data_for_users
-from palaver.lib.realm_cache import active_users, realm_settings, user_group_ids
 from palaver.models import EmailVisibility, Realm, Role, UserProfile
 from palaver.models.requester import Requester
 from palaver.timeutil import to_iso

@@ -4,7 +4,7 @@ Without Redis the event queues and the realm-state cache live in the one serving
 A one-off command (``palaver deactivate-user``, an import, the email gateway) commits its
 change in the same transaction as a row here: what the serving process must drop from its
 cache and the events it must deliver. The serving process follows the table
-(``events/change_log.py``). IDs are never reused (old rows are deleted), so a follower's
+(``cache/change_log.py``). IDs are never reused (old rows are deleted), so a follower's
 position stays meaningful.
 """
 

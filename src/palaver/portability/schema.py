@@ -32,7 +32,7 @@ EXCLUDED: dict[str, str] = {
     "saml_assertion": "SAML assertions already used, kept until they expire (minutes)",
     "saml_session": "the IdP sessions of browser sessions, which stay with the old server",
     "trusted_browser": "browsers remembered by their cookie, which stays with the old server",
-    "change_log": "changes for the running server to apply (events/change_log.py), not data",
+    "change_log": "changes for the running server to apply (cache/change_log.py), not data",
     # Message retention's archive (models/message_archive.py): restore before exporting.
     "archive_transaction": "archived messages are not exported",
     # Zulip's push service knows this server by its own credentials, and its organizations

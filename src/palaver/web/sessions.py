@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from starlette.requests import Request
 
 from palaver.actions.web_sessions import do_touch_web_session
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import (
     JsonableError,
     RealmDeactivatedError,
@@ -25,7 +26,6 @@ from palaver.lib.exceptions import (
     UserDeactivatedError,
 )
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
-from palaver.lib.realm_cache import realm_settings
 from palaver.lib.web_sessions import (
     CSRF_HEADER,
     SESSION_COOKIE,

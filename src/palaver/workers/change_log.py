@@ -1,4 +1,4 @@
-"""Applies what one-off processes committed (``events/change_log.py``), a few times a second.
+"""Applies what one-off processes committed (``cache/change_log.py``), a few times a second.
 
 Runs in the serving process when there is no Redis: a command run beside the server writes
 its changes into the change log, and this worker drops what they changed from the cache and
@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from palaver.events.change_log import FOLLOW_INTERVAL_SECONDS, PAGE, ChangeLogFollower
+from palaver.cache.change_log import FOLLOW_INTERVAL_SECONDS, PAGE, ChangeLogFollower
 from palaver.workers.loop import BackgroundWorker
 
 if TYPE_CHECKING:

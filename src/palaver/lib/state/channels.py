@@ -15,6 +15,7 @@ import orjson
 from sqlalchemy import Connection, String, bindparam, cast, func, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import Loaded, cached_component, columns
 from palaver.lib.channel_folders import format_channel_folder, get_channel_folders
 from palaver.lib.channels import (
     StreamInfo,
@@ -25,7 +26,6 @@ from palaver.lib.channels import (
     viewer_for,
 )
 from palaver.lib.realm import deactivated_user_ids
-from palaver.lib.realm_cache import Loaded, cached_component, columns
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.subscriptions import SubscriptionRow, add_subscriber_lists, subscription_properties
 from palaver.models import GroupGroupMembership, UserGroup, UserGroupMembership, UserProfile

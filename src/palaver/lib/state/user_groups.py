@@ -8,7 +8,7 @@ import orjson
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from palaver.lib.realm_cache import Loaded, cached_component, columns
+from palaver.cache import Loaded, cached_component, columns
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_group_format import format_user_groups
 from palaver.lib.user_groups import get_named_groups

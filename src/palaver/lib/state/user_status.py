@@ -6,7 +6,7 @@ import orjson
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from palaver.lib.realm_cache import Loaded, cached_component, columns
+from palaver.cache import Loaded, cached_component, columns
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.lib.user_status import realm_user_statuses
 from palaver.lib.users import user_access_restricted

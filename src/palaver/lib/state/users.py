@@ -7,10 +7,10 @@ from typing import Any
 import orjson
 from sqlalchemy import select
 
+from palaver.cache import user_group_ids
 from palaver.lib.avatars import avatar_url
 from palaver.lib.bots import bots_extra_fields
 from palaver.lib.profile_fields import format_profile_field, get_profile_fields
-from palaver.lib.realm_cache import user_group_ids
 from palaver.lib.realm_user_list import realm_user_json
 from palaver.lib.register import StateContext, StateDict, state_provider
 from palaver.models import ProfileFieldType, UserProfile

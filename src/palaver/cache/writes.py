@@ -1,24 +1,28 @@
-"""Which tables a write transaction wrote, recorded for the realm-state cache."""
+"""What a write transaction wrote, named as the table map names it (``table_map.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, Engine, event
+from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql import visitors
 from sqlalchemy.sql.dml import Delete, Update, UpdateBase
 from sqlalchemy.sql.elements import BindParameter, TextClause
 
-from palaver.db.transaction import open_tx
-from palaver.events.realm_state import ANY_TABLE, CASCADING_PARENTS, NOT_REALM_STATE
+from palaver.cache.table_map import ANY_TABLE, CASCADING_PARENTS, NOT_REALM_STATE
 
 if TYPE_CHECKING:
-    from palaver.db.transaction import Tx
+    from palaver.cache.realm_cache import RealmCache
 
-# On a connection's info: the set collecting the tables its write transaction changes.
+# On a connection's and its session's info: the set collecting the tables its write
+# transaction changes.
 WRITTEN_KEY = "palaver_written"
+# On a session's info: the ``RealmCache`` of its database (``Database.session``).
+CACHE_KEY = "palaver_cache"
 # Textual statements starting with these write nothing.
 _READ_VERBS = frozenset(
     {"SELECT", "WITH", "PRAGMA", "SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT", "SET", "SHOW"}
@@ -73,23 +77,21 @@ def _set_columns(
     return {table_columns[name].name for name in names}
 
 
-class _Untracked(Protocol):
-    def untracked_writes(self) -> set[str] | None: ...
-
-
 @contextmanager
-def recording_writes(session: Session, conn_info: dict[Any, Any], tx: Tx) -> Iterator[None]:
-    """Record in ``tx.written`` the tables the block's statements write on the connection
+def recording_writes(session: Session, conn_info: dict[Any, Any], written: set[str]) -> Iterator[None]:
+    """Record in ``written`` the tables the block's statements write on the connection
     whose ``info`` this is; the session is flushed at the end, so its pending ORM writes are
     recorded too. ``conn_info`` is taken before the block, not read back from the connection
     at the end: a connection the database dropped mid-write refuses every use, and the
     error to report is the drop."""
-    conn_info[WRITTEN_KEY] = tx.written
+    conn_info[WRITTEN_KEY] = written
+    session.info[WRITTEN_KEY] = written
     try:
         yield
         session.flush()
     finally:
         conn_info.pop(WRITTEN_KEY, None)
+        session.info.pop(WRITTEN_KEY, None)
 
 
 def written_tables(session: Session) -> set[str] | None:
@@ -101,8 +103,56 @@ def written_tables(session: Session) -> set[str] | None:
     # A clean session's flush returns at once; building ``session.dirty`` to ask first cost
     # more, on every read from the realm cache.
     session.flush()
-    tx = open_tx(session)
-    if tx is not None:
-        return tx.written
-    db: _Untracked | None = session.info.get("db")
-    return None if db is None else db.untracked_writes()
+    written: set[str] | None = session.info.get(WRITTEN_KEY)
+    if written is not None:
+        return written
+    cache: RealmCache | None = session.info.get(CACHE_KEY)
+    return None if cache is None else cache.writes.untracked()
+
+
+class WriteRecorder:
+    """Records which tables each statement on an engine writes: ORM flushes and Core DML
+    both pass its ``before_execute`` hook, so no action has to declare what it wrote.
+
+    Inside ``recording_writes`` the names go to the transaction's set; a write outside it
+    (a test's fixture, a bulk tool) is kept per thread and handed to ``on_commit`` when its
+    session commits.
+    """
+
+    def __init__(self, on_commit: Callable[[set[str]], None]) -> None:
+        self._on_commit = on_commit
+        self._untracked = threading.local()
+
+    def attach(self, engine: Engine, sessions: sessionmaker[Any]) -> None:
+        event.listen(engine, "before_execute", self._record)
+        event.listen(sessions, "after_commit", self._after_session_commit)
+        event.listen(sessions, "after_rollback", self._after_session_rollback)
+
+    def _record(
+        self,
+        conn: Connection,
+        clauseelement: Any,
+        multiparams: Any,
+        params: Any,
+        execution_options: Any,  # noqa: ARG002 (SQLAlchemy reads the listener's signature)
+    ) -> None:
+        tables = statement_tables(clauseelement, multiparams or ([params] if params else []))
+        if not tables:
+            return
+        written: set[str] | None = conn.info.get(WRITTEN_KEY)
+        if written is None:
+            written = self._untracked.__dict__.setdefault("tables", set())
+        written.update(tables)
+
+    def untracked(self) -> set[str] | None:
+        """Tables written outside ``recording_writes`` in this thread, not yet committed."""
+        tables: set[str] | None = self._untracked.__dict__.get("tables")
+        return tables or None
+
+    def _after_session_rollback(self, _session: Any) -> None:
+        self._untracked.__dict__.pop("tables", None)
+
+    def _after_session_commit(self, _session: Any) -> None:
+        tables: set[str] | None = self._untracked.__dict__.pop("tables", None)
+        if tables:
+            self._on_commit(tables)

@@ -11,7 +11,7 @@ its own transaction had committed it: cache first (known credentials rest on its
 ``api/known_credentials.py``, so a deactivated user's or realm's or a replaced key's next
 request is authenticated in full), then the events into its queues. With Redis every
 process reaches the shared queues and the invalidation channel itself
-(``events/invalidation.py``), and nothing is written here.
+(``cache/transport.py``), and nothing is written here.
 
 A follower's position must never pass a row that commits later. SQLite has one writer at a
 time. On PostgreSQL a sequence hands out IDs at insert, not at commit, so writers of the log
@@ -31,7 +31,8 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, Engine, delete, func, insert, select, text
 
-from palaver.events.realm_state import NOT_REALM_STATE, RealmStateStore
+from palaver.cache.store import RealmStateStore
+from palaver.cache.table_map import NOT_REALM_STATE
 from palaver.models.change_log import ChangeLogEntry
 from palaver.timeutil import utcnow
 

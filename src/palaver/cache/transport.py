@@ -1,7 +1,7 @@
 """Carrying realm-state invalidations to every process.
 
 After a write transaction commits, ``Database`` drops the components it wrote from its own
-store (``events/realm_state.py``) and hands the same invalidation to its channel:
+store (``cache/store.py``) and hands the same invalidation to its channel:
 
 - ``LocalInvalidation`` (no Redis: one serving process) delivers nothing further;
 - ``RedisInvalidation`` publishes it on one pub/sub channel per database. Each process
@@ -27,7 +27,7 @@ from typing import Protocol
 
 import orjson
 
-from palaver.events.realm_state import RealmStateStore
+from palaver.cache.store import RealmStateStore
 from palaver.events.redis_subscription import keep_subscribed
 
 logger = logging.getLogger("palaver.events")

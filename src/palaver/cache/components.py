@@ -15,8 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, String, bindparam, cast, func, select
 
-from palaver.events.realm_state import REALM_STATE_TABLES, Component, columns
-from palaver.lib.realm_cache.snapshots import (
+from palaver.cache.snapshots import (
     ActiveUsers,
     AlertWords,
     CachedEmoji,
@@ -30,6 +29,7 @@ from palaver.lib.realm_cache.snapshots import (
     RealmUsers,
     StreamInfo,
 )
+from palaver.cache.table_map import REALM_STATE_TABLES, Component, columns
 from palaver.models import GroupGroupMembership, Realm, UserGroup, UserGroupMembership, UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.channels import Stream, Subscription

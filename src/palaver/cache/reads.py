@@ -1,6 +1,6 @@
-"""Realm state in memory: per-process, immutable snapshots of what hot paths read per request.
+"""Reading the realm-state cache: the public API (re-exported by ``palaver.cache``).
 
-Public API (stable; every function takes the request's session, made by ``Database.session``):
+Every function takes the request's session, made by ``Database.session``:
 
 Components, each loaded on first use by one Core query and cached per realm:
 
@@ -30,12 +30,12 @@ Components, each loaded on first use by one Core query and cached per realm:
 Returned values are shared by every thread: never mutate them (they are frozen or
 read-only mappings). Copy into a ``set``/``list`` before changing.
 
-Coherence. The cache lives on ``Database`` (``db.realm_state``, ``events/realm_state.py``).
+Coherence. The cache lives on ``Database`` (``db.cache``, ``cache/realm_cache.py``).
 Nothing has to invalidate it by hand: ``Database.transaction`` records every table its write
 transaction touched (ORM flushes and Core DML alike; the columns set, for an ORM update)
 and, after commit, drops the components read from those tables or columns in the realms the
 transaction sent events to (all realms if it sent none) and publishes the same invalidation
-to the other processes (``events/invalidation.py``, Redis pub/sub). Writes outside
+to the other processes (``cache/transport.py``, ``cache/change_log.py``). Writes outside
 ``transaction()`` through a ``Database`` session invalidate in every realm when they commit.
 Inside a write transaction, a component whose tables the transaction has already written is
 read from the database (the transaction's own writes) and not cached. A component with a
@@ -47,15 +47,12 @@ load overtaken by an invalidation is not kept.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from palaver.db.database import Database
-from palaver.db.written import written_tables
-from palaver.events.realm_state import REALM_STATE_TABLES, columns
-from palaver.lib.realm_cache.loaders import (
+from palaver.cache.components import (
     ALERT_WORDS,
     CHANNELS,
     CHANNELS_OF_USER,
@@ -69,11 +66,10 @@ from palaver.lib.realm_cache.loaders import (
     KeyedLoaded,
     Loaded,
 )
-from palaver.lib.realm_cache.snapshots import (
+from palaver.cache.snapshots import (
     ActiveUsers,
     AlertWords,
     CachedEmoji,
-    CachedGroup,
     CachedLinkifier,
     CachedUser,
     RealmChannels,
@@ -82,64 +78,34 @@ from palaver.lib.realm_cache.snapshots import (
     RealmUsers,
     StreamInfo,
 )
+from palaver.cache.table_map import REALM_STATE_TABLES
+from palaver.cache.writes import CACHE_KEY, written_tables
 from palaver.models import UserProfile
 
-__all__ = [
-    "ActiveUsers",
-    "AlertWords",
-    "CachedEmoji",
-    "CachedGroup",
-    "CachedLinkifier",
-    "CachedUser",
-    "Loaded",
-    "RealmChannels",
-    "RealmGroups",
-    "RealmRow",
-    "RealmUsers",
-    "StreamInfo",
-    "active_subscriber_ids",
-    "active_users",
-    "cached_channel",
-    "cached_channel_by_name",
-    "cached_component",
-    "cached_user",
-    "cached_users",
-    "columns",
-    "group_member_ids",
-    "known_system_group_id",
-    "realm_alert_words",
-    "realm_channels",
-    "realm_emoji",
-    "realm_groups",
-    "realm_linkifiers",
-    "realm_settings",
-    "realm_users",
-    "subscribed_channel_ids",
-    "user_group_ids",
-    "user_realm_id",
-    "users_muting",
-]
+if TYPE_CHECKING:
+    from palaver.cache.realm_cache import RealmCache
+
 
 T = TypeVar("T")
 _EMPTY: frozenset[int] = frozenset()
 
 
-def _caching(session: Session, component: Loaded[Any] | KeyedLoaded[Any]) -> Database | None:
-    """The database whose store may serve ``component`` to this session, or None: not
+def _caching(session: Session, component: Loaded[Any] | KeyedLoaded[Any]) -> RealmCache | None:
+    """The cache whose store may serve ``component`` to this session, or None: not
     caching (turned off, or deaf to other processes for now), or the transaction has written
     the component's tables, and its own writes are visible only through its connection."""
-    db: Database | None = session.info.get("db")
+    cache: RealmCache | None = session.info.get(CACHE_KEY)
     written = written_tables(session)
-    if db is None or not db.realm_state.accepting or (written is not None and component.dropped_by(written)):
+    if cache is None or not cache.store.accepting or (written is not None and component.dropped_by(written)):
         return None
-    return db
+    return cache
 
 
 def _get(session: Session, realm_id: int, component: Loaded[T]) -> T:
     db = _caching(session, component)
     if db is None:
         return component.load(session.connection(), realm_id)
-    store = db.realm_state
+    store = db.store
     value = store.peek(realm_id, component)
     if value is not None:
         return value
@@ -163,7 +129,7 @@ def _get_key(session: Session, realm_id: int, component: KeyedLoaded[T], key: in
     db = _caching(session, component)
     if db is None:
         return component.load(session.connection(), realm_id, key)
-    store = db.realm_state
+    store = db.store
     value = store.peek(realm_id, component, key)
     if value is not None:
         return value
@@ -202,7 +168,7 @@ def active_users(session: Session, realm_id: int) -> ActiveUsers:
     two columns, not a load of every user (inside the transaction that changed a user, where
     the cached users are dropped: ~0.1 s at 10,000 users)."""
     db = _caching(session, USERS)
-    cached = None if db is None else db.realm_state.peek(realm_id, USERS)
+    cached = None if db is None else db.store.peek(realm_id, USERS)
     if cached is not None:
         return cached.active
     rows = session.execute(_ACTIVE_USER_ROLES, {"realm_id": realm_id})
@@ -219,10 +185,10 @@ def user_realm_id(session: Session, user_id: int) -> int | None:
     def load() -> int | None:
         return session.scalar(select(UserProfile.realm_id).where(UserProfile.id == user_id))
 
-    db: Database | None = session.info.get("db")
+    db: RealmCache | None = session.info.get(CACHE_KEY)
     if db is None:
         return load()
-    return db.realm_state.realm_of(UserProfile.__tablename__, user_id, load)
+    return db.store.realm_of(UserProfile.__tablename__, user_id, load)
 
 
 def cached_users(session: Session, realm_id: int, user_ids: Iterable[int]) -> dict[int, CachedUser]:
@@ -275,10 +241,10 @@ def known_system_group_id(session: Session, realm_id: int, name: str) -> int | N
     realm and are never renamed or removed, so no write of an existing realm changes their
     IDs (a new realm is not cached yet; a removed one drops every table everywhere).
     """
-    db: Database | None = session.info.get("db")
-    if db is None or not db.realm_state.accepting:
+    db: RealmCache | None = session.info.get(CACHE_KEY)
+    if db is None or not db.store.accepting:
         return None
-    groups = db.realm_state.peek(realm_id, GROUPS)
+    groups = db.store.peek(realm_id, GROUPS)
     return None if groups is None else groups.system_groups.get(name)
 
 
