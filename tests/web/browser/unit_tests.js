@@ -261,6 +261,25 @@ function messageEvent(id, extra = {}, flags = []) {
   return { type: "message", flags, message: { id, type: "stream", stream_id: 1, display_recipient: "general", subject: "t", sender_id: 11, sender_full_name: "Iago", content: "<p>hi</p>", reactions: [], timestamp: 1, ...extra } };
 }
 
+test("settings-panel events: bots, linkifiers, playgrounds, default channels, groups", () => {
+  const state = freshState();
+  eq([...applyEvent(state, { type: "realm_bot", op: "add", bot: { user_id: 50, full_name: "B", api_key: "k1", is_active: true } })], ["bots"]);
+  applyEvent(state, { type: "realm_bot", op: "update", bot: { user_id: 50, api_key: "k2" } });
+  eq(state.realm.realm_bots, [{ user_id: 50, full_name: "B", api_key: "k2", is_active: true }]);
+  applyEvent(state, { type: "realm_bot", op: "delete", bot: { user_id: 50 } });
+  eq(state.realm.realm_bots, []);
+  eq([...applyEvent(state, { type: "realm_linkifiers", realm_linkifiers: [{ id: 1, pattern: "p", url_template: "u" }] })], ["linkifiers"]);
+  eq(state.realm.realm_linkifiers.length, 1);
+  eq([...applyEvent(state, { type: "realm_playgrounds", realm_playgrounds: [] })], ["playgrounds"]);
+  applyEvent(state, { type: "default_streams", default_streams: [3, { stream_id: 4 }] });
+  eq(state.realm.realm_default_streams, [3, 4]);
+  applyEvent(state, { type: "user_group", op: "add", group: { id: 7, name: "g", description: "", members: [10], direct_subgroup_ids: [] } });
+  eq([...applyEvent(state, { type: "user_group", op: "update", group_id: 7, data: { name: "h", description: "d" } })].sort(), ["feed", "groups"]);
+  eq([state.groups[0].name, state.groups[0].description], ["h", "d"]);
+  applyEvent(state, { type: "user_group", op: "remove", group_id: 7 });
+  eq(state.groups, []);
+});
+
 test("message event: stored, listed in matching loaded narrows, counted unread, topic learned", () => {
   const state = freshState();
   const list = state.messages.list([{ operator: "channel", operand: 1 }]);
