@@ -169,3 +169,16 @@ def test_each_error_status_is_built_in_one_place() -> None:
     assert makers(r"(?<!class )InternalServerError\(") == ["api/responses.py"]
     assert makers(r"(?<!class )MethodNotAllowedError\(") == ["api/responses.py"]
     assert makers(r"\.unavailable_error\(") == ["api/responses.py"]
+
+
+def test_served_under_a_root_path(app: Any, realm: SeededRealm) -> None:
+    """Behind a proxy that serves Palaver under a path prefix (uvicorn ``--root-path``): the
+    scope's path keeps the prefix, and every door strips it as Starlette's mounts do."""
+    client = TestClient(app, base_url="http://palaver.test", root_path="/chat")
+    me = client.get("/chat/api/v1/users/me", headers=_auth(realm))
+    assert me.status_code == 200, me.text
+    assert me.json()["user_id"] == realm.hamlet.id
+    assert _envelope(client.get("/chat/api/v1/nowhere", headers=_auth(realm)), 404)["msg"] == "Not Found"
+    assert _envelope(client.get("/chat/json/users/me", headers={"host": realm.host}), 401)
+    assert client.get("/chat/api/v1/openapi.json").status_code == 200
+    client.close()
