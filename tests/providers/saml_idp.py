@@ -27,6 +27,7 @@ from saml2.config import IdPConfig
 from saml2.metadata import create_metadata_string
 from saml2.saml import NAMEID_FORMAT_PERSISTENT, NameID
 from saml2.server import Server
+from saml2.xmldsig import SIG_RSA_SHA256
 
 CONFIG: dict[str, Any] = json.loads(os.environ["SAML_IDP_CONFIG"])
 BASE = f"http://127.0.0.1:{CONFIG['port']}"
@@ -164,7 +165,7 @@ class Handler(BaseHTTPRequestHandler):
             key = secrets.token_hex(8)
             State.pending[key] = {"id": "", "relay_state": ""}
             self._send(200, login_form(key))
-        elif parts.path == "/slo/redirect":
+        elif parts.path == "/slo/redirect" and "SAMLRequest" in query:
             request = server().parse_logout_request(
                 query["SAMLRequest"],
                 BINDING_HTTP_REDIRECT,
@@ -189,6 +190,31 @@ class Handler(BaseHTTPRequestHandler):
                 sign=True,
             )
             self._send(302, "", Location=dict(args["headers"])["Location"])
+        elif parts.path == "/logout_sp":
+            # IdP-initiated single logout of one person at the SP (unsigned with ?unsigned=1).
+            destination = server().metadata.single_logout_service(
+                sp_entity_id(), BINDING_HTTP_REDIRECT, "spsso"
+            )[0]["location"]
+            _, request = server().create_logout_request(
+                destination,
+                sp_entity_id(),
+                name_id=NameID(format=NAMEID_FORMAT_PERSISTENT, text=query["name_id"]),
+                sign=False,
+            )
+            signed = "unsigned" not in query
+            args = server().apply_binding(
+                BINDING_HTTP_REDIRECT,
+                str(request),
+                destination,
+                "",
+                sign=signed,
+                sigalg=SIG_RSA_SHA256 if signed else None,
+            )
+            self._send(302, "", Location=dict(args["headers"])["Location"])
+        elif parts.path == "/slo/redirect" and "SAMLResponse" in query:
+            self._send(
+                200, "<!doctype html><title>Logged out</title><p id=idp-done>The SP answered the logout.</p>"
+            )
         elif parts.path == "/state":
             body = {"logouts": State.logouts, "requests": State.requests}
             self._send(200, json.dumps(body), "application/json")

@@ -26,6 +26,7 @@ ACCOUNTS: dict[str, dict[str, Any]] = {
 for n in range(8):
     ACCOUNTS[f"temp{n}"] = {"email": f"temp{n}@corp.example", "name": f"Temp {n}"}
 ACCOUNTS["temp7"]["groups"] = ["staff", "chat-admins"]
+ACCOUNTS["ophelia"] = {"email": "ophelia@corp.example", "name": "Ophelia"}
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +143,24 @@ def test_sign_in_makes_the_account_and_single_logout_ends_both_sessions(
     assert "Corp SAML" in page.inner_text("#signed-out-text")
     assert idp.state()["logouts"][-1]["name_id"] == f"idp-{login}"
     assert "palaver_session" not in _cookies(page)
+    assert page.evaluate("fetch('/json/users/me').then(r => r.status)") == 401
+
+
+def test_idp_initiated_single_logout_ends_the_session_only_when_signed(
+    saml_server: LiveServer, idp: IdentityProvider, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    _sign_in(page, saml_server, "ophelia")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    page.goto("about:blank")
+    # An unsigned LogoutRequest ends nothing.
+    page.goto(f"{idp.url}/logout_sp?name_id=idp-ophelia&unsigned=1")
+    assert page.locator("#sso-error").count() == 1
+    assert page.evaluate("fetch('/json/users/me').then(r => r.status)") == 200
+    # The IdP's signed one ends the session, and Palaver answers the IdP.
+    page.goto(f"{idp.url}/logout_sp?name_id=idp-ophelia")
+    page.wait_for_selector("#idp-done")
+    page.goto(saml_server.url + "/accounts/2fa/")
     assert page.evaluate("fetch('/json/users/me').then(r => r.status)") == 401
 
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from saml2.saml import name_id_from_string
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from palaver.db.transaction import transaction
 from palaver.lib.exceptions import JsonableError
+from palaver.models import UserProfile
 from palaver.models.auth import SamlAssertion, SamlSession
+from palaver.models.web_sessions import WebSession
 
 
 class AssertionReplayedError(JsonableError):
@@ -54,3 +57,29 @@ def do_link_saml_session(
                 session_index=session_index,
             )
         )
+
+
+def do_end_saml_sessions(
+    session: Session, *, realm_id: int, provider: str, name_id: str, session_indexes: tuple[str, ...]
+) -> int:
+    """End the browser sessions an IdP's logout names: those its sign-ins made for ``name_id``
+    (only those of the listed IdP sessions, when it lists any). Returns how many ended."""
+    with transaction(session):
+        links = session.scalars(select(SamlSession).where(SamlSession.provider == provider)).all()
+        ended = [
+            link.web_session_id
+            for link in links
+            if _name_id_text(link.name_id) == name_id
+            and (not session_indexes or link.session_index in session_indexes)
+        ]
+        users = select(UserProfile.id).where(UserProfile.realm_id == realm_id)
+        if ended:
+            session.execute(
+                delete(WebSession).where(WebSession.id.in_(ended), WebSession.user_profile_id.in_(users))
+            )
+    return len(ended)
+
+
+def _name_id_text(xml: str) -> str:
+    node = name_id_from_string(xml)
+    return (node.text or "").strip() if node is not None else ""

@@ -122,6 +122,9 @@ def _config(idp: SamlIdp, realm_url: str, *, with_idp: bool = True) -> SPConfig:
             "allow_unknown_attributes": True,
         }
     )
+    # pysaml2 checks the signature of a Redirect-binding request (the IdP's LogoutRequest)
+    # only when this IdP-side option is on; an unsigned logout of anyone must not count.
+    config.setattr("idp", "want_authn_requests_signed", True)
     return config
 
 
@@ -298,6 +301,53 @@ def logout_url(idp: SamlIdp, realm_url: str, name_id_xml: str, session_index: st
         BINDING_HTTP_REDIRECT, str(request), destination, "", sign=True, sigalg=SIG_RSA_SHA256
     )
     return str(dict(info["headers"])["Location"])
+
+
+@dataclass(frozen=True)
+class IdpLogout:
+    """A signed LogoutRequest from the IdP (IdP-initiated single logout) and our answer."""
+
+    name_id: str
+    session_indexes: tuple[str, ...]
+    answer_url: str
+
+
+def take_logout_request(
+    idp: SamlIdp, realm_url: str, encoded: str, relay_state: str | None, sigalg: str, signature: str
+) -> IdpLogout | None:
+    """The IdP's LogoutRequest (Redirect binding), if signed by the IdP; None otherwise."""
+    if not sigalg or not signature:
+        return None
+    cached = _client(idp, realm_url)
+    try:
+        request = cached.client.parse_logout_request(
+            encoded, BINDING_HTTP_REDIRECT, relay_state=relay_state, sigalg=sigalg, signature=signature
+        )
+    except Exception:  # pysaml2's checks raise bare Exceptions
+        return None
+    message = request.message if request is not None else None
+    if message is None or message.issuer is None or message.issuer.text != cached.idp_entity_id:
+        return None
+    services = cached.client.metadata.single_logout_service(
+        cached.idp_entity_id, BINDING_HTTP_REDIRECT, "idpsso"
+    )
+    if not services or message.name_id is None:
+        return None
+    response = cached.client.create_logout_response(message, [BINDING_HTTP_REDIRECT])
+    info = cached.client.apply_binding(
+        BINDING_HTTP_REDIRECT,
+        str(response),
+        services[0]["location"],
+        relay_state or "",
+        response=True,
+        sign=True,
+        sigalg=SIG_RSA_SHA256,
+    )
+    return IdpLogout(
+        (message.name_id.text or "").strip(),
+        tuple(s.text for s in message.session_index or [] if s.text),
+        str(dict(info["headers"])["Location"]),
+    )
 
 
 def logout_confirmed(idp: SamlIdp, realm_url: str, encoded: str, binding: str) -> bool:

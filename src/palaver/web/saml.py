@@ -14,6 +14,8 @@ is a cross-site POST: it is a random binding value, worth nothing without the re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -21,7 +23,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from palaver.actions.external_logins import do_external_sign_in
-from palaver.actions.saml import do_link_saml_session, do_spend_saml_assertion
+from palaver.actions.saml import do_end_saml_sessions, do_link_saml_session, do_spend_saml_assertion
 from palaver.actions.sso_attempts import ATTEMPT_LIFETIME, do_begin_sso_attempt, do_take_sso_attempt
 from palaver.auth_config import SamlIdp
 from palaver.lib import app_flow as flows
@@ -278,11 +280,39 @@ def single_logout_redirect(pages: Pages, request: Request) -> Response:
         realm = realm_for(session, pages, request.headers.get("host", ""))
         if realm is None:
             return no_realm(pages)
-        encoded = request.query_params.get("SAMLResponse", "")
+        query = request.query_params
+        if "SAMLRequest" in query:
+            return _idp_logout(pages, session, realm, query)
+        encoded = query.get("SAMLResponse", "")
         message = saml.read_message(encoded, deflated=True) if encoded else None
         if message is None or message.kind != "LogoutResponse":
             return _refused(pages, realm, gettext("The identity provider's answer is unreadable."), 400)
         return _logout_done(pages, realm, message, encoded, saml.REDIRECT)
+
+
+def _idp_logout(pages: Pages, session: Session, realm: Realm, query: Mapping[str, str]) -> Response:
+    """IdP-initiated single logout: end the sessions the IdP names, and answer it."""
+    encoded = query.get("SAMLRequest", "")
+    message = saml.read_message(encoded, deflated=True)
+    idp = _idp_by_issuer(pages, realm, message.issuer) if message is not None else None
+    url = realm_url(pages.services.settings, realm)
+    logout = (
+        saml.take_logout_request(
+            idp, url, encoded, query.get("RelayState"), query.get("SigAlg", ""), query.get("Signature", "")
+        )
+        if idp is not None and message is not None and message.kind == "LogoutRequest"
+        else None
+    )
+    if idp is None or logout is None:
+        return _refused(pages, realm, gettext("The identity provider's answer is unreadable."), 400)
+    do_end_saml_sessions(
+        session,
+        realm_id=realm.id,
+        provider=idp.path,
+        name_id=logout.name_id,
+        session_indexes=logout.session_indexes,
+    )
+    return Response(status_code=302, headers={"Location": logout.answer_url, **NO_STORE})
 
 
 def metadata(pages: Pages, request: Request) -> Response:
