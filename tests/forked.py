@@ -43,7 +43,7 @@ PRELOAD = [
     "palaver.migrate",
     "uvicorn",
     "uvicorn.main",
-    "uvicorn.supervisors",
+    "palaver.supervisor",
     "uvicorn.loops.uvloop",
     "uvicorn.lifespan.on",
     "uvicorn.protocols.http.httptools_impl",

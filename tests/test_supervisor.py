@@ -1,24 +1,28 @@
 """The supervisor's health check of a worker (supervisor.answer_or_death), with real
-processes; and that what supervisor.py and serving.py extend of uvicorn is still there."""
+processes; and that what serving.py extends of uvicorn is still there (supervisor.py uses
+only uvicorn's public ``Server`` and ``Config``)."""
 
 from __future__ import annotations
 
 import inspect
 import multiprocessing
+import sys
 import time
 from multiprocessing.connection import Connection
 
 import pytest
+import uvicorn
+from starlette.types import Receive, Scope, Send
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 from palaver.serving import GuardedHttpToolsProtocol
-from palaver.supervisor import SlotProcess, SlotSupervisor, answer_or_death
+from palaver.supervisor import Supervisor, answer_or_death
 
 
 def _answer_once(conn: Connection) -> None:
     conn.recv()
-    conn.send(True)  # uvicorn's answer: the server has started
+    conn.send(True)  # the worker's answer: its server has started
 
 
 def test_a_live_worker_answers() -> None:
@@ -34,8 +38,8 @@ def test_a_live_worker_answers() -> None:
 
 
 def test_a_worker_that_dies_without_answering_ends_the_wait_at_once() -> None:
-    # As with uvicorn's pipe, this process keeps the child's end open, so the pipe alone
-    # would not report the death: the wait would last the whole timeout.
+    # This process keeps the child's end open, so the pipe alone would not report the
+    # death: the wait would last the whole timeout.
     context = multiprocessing.get_context("spawn")
     parent, _child = context.Pipe()
     process = context.Process(target=time.sleep, args=(0.2,))
@@ -47,18 +51,10 @@ def test_a_worker_that_dies_without_answering_ends_the_wait_at_once() -> None:
     process.join()
 
 
-def test_uvicorn_still_checks_health_through_the_overridden_method() -> None:
-    # SlotProcess replaces a private method of uvicorn's; were it renamed, the override would
-    # silently stop being used and the 30 s wait on a dead worker would be back.
-    source = inspect.getsource(Process.ping) + inspect.getsource(Process.is_ready)
-    assert "_healthcheck" in vars(Process)
-    assert source.count("self._healthcheck(") == 2
-
-
 @pytest.mark.parametrize(
     ("ours", "theirs"),
-    [(SlotSupervisor, Multiprocess), (SlotProcess, Process), (GuardedHttpToolsProtocol, HttpToolsProtocol)],
-    ids=["supervisor", "process", "protocol"],
+    [(GuardedHttpToolsProtocol, HttpToolsProtocol)],
+    ids=["protocol"],
 )
 def test_every_override_still_overrides_a_method_uvicorn_calls(ours: type, theirs: type) -> None:
     """An uvicorn release that renames or re-signs a method Palaver extends would leave the
@@ -76,8 +72,6 @@ def test_every_override_still_overrides_a_method_uvicorn_calls(ours: type, their
 # Methods of Palaver's own in those classes, not overrides of uvicorn's.
 _OWN_HELPERS = frozenset(
     {
-        "_add_slot",
-        "_start_worker",
         "_arm_head_timer",
         "_disarm_head_timer",
         "_head_timed_out",
@@ -85,3 +79,29 @@ _OWN_HELPERS = frozenset(
         "_reject",
     }
 )
+
+
+async def app_that_fails_to_start(scope: Scope, receive: Receive, send: Send) -> None:
+    assert scope["type"] == "lifespan"
+    await receive()
+    await send({"type": "lifespan.startup.failed", "message": "broken on purpose"})
+
+
+def _supervise(config: uvicorn.Config) -> None:
+    sys.exit(Supervisor(config, preload=[]).run())
+
+
+def test_a_worker_that_fails_to_start_stops_the_server_with_a_non_zero_exit() -> None:
+    # Every replacement would fail the same way: the server stops instead of restarting it.
+    config = uvicorn.Config(
+        "tests.test_supervisor:app_that_fails_to_start",
+        host="127.0.0.1",
+        port=0,
+        workers=2,
+        lifespan="on",
+        log_config=None,
+    )
+    process = multiprocessing.get_context("spawn").Process(target=_supervise, args=(config,))
+    process.start()
+    process.join(60)
+    assert process.exitcode == STARTUP_FAILURE

@@ -7,7 +7,6 @@ functions that serve: one-off commands (``migrate``, ``open_services``) start wi
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import pickle
 import sys
@@ -177,13 +176,15 @@ def run_server(settings: Settings, config_file: str | None) -> None:
     os.environ["PALAVER_SETTINGS_JSON"] = settings.model_dump_json()
     if config_file:
         os.environ["PALAVER_CONFIG"] = config_file
-    _fork_workers_from_an_imported_app()
-    from palaver.supervisor import SlotSupervisor
+    from palaver.supervisor import Supervisor
 
     config = uvicorn.Config(
         "palaver.asgi:create_app_from_environment", factory=True, workers=settings.workers, **options
     )
-    SlotSupervisor(config).run()
+    # The workers are forked from a process that has imported worker_modules() once.
+    exit_code = Supervisor(config, preload=worker_modules()).run()
+    if exit_code:
+        raise SystemExit(exit_code)
 
 
 def worker_modules() -> list[str]:
@@ -202,22 +203,3 @@ def worker_modules() -> list[str]:
 
     shared_once = ["palaver.events.redis_backend", "latex2mathml.converter"]
     return ["palaver.asgi", "anyio._backends._asyncio", *shared_once, *api_module_names()]
-
-
-def _fork_workers_from_an_imported_app() -> None:
-    """Start uvicorn's workers by forking one process that has imported the app, rather than
-    each spawning a fresh interpreter that imports it all again (1.5-2 s of CPU per worker,
-    and again for every worker replaced by a rolling restart or after a crash).
-
-    The forking process is multiprocessing's fork server: a clean interpreter started with
-    the first worker (after this process has set the environment the workers read), which
-    imports ``worker_modules()`` and nothing else, holding no connection, thread or event loop.
-    Each worker forked from it builds its own app, database pool and queues, as a spawned
-    worker did. uvicorn takes its start method from this module attribute and has no option
-    for it; the processes, pipes and sockets it hands over pickle the same way in both.
-    """
-    import uvicorn._subprocess
-
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(worker_modules())
-    uvicorn._subprocess.spawn = context  # type: ignore[assignment]  # a start method, as documented above

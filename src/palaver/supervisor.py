@@ -1,39 +1,63 @@
 """The main process of ``palaver serve --workers N``: one listening socket per worker slot.
 
-uvicorn's supervisor binds one socket and hands it to every worker. Each worker's loop
-accepts every waiting connection at once (listening.py), so on one shared socket a burst of
-connections arriving together (a load balancer opening its pool, clients reconnecting
-after a restart) goes almost entirely to whichever worker wakes first: of 32 keep-alive
-connections opened together, two workers held 32/0 or 23/9, where plain uvloop (one
-accept per turn, and seconds slower to let a burst in) splits them 16/16. Connections stay
-where they were accepted, so the imbalance lasts as long as they do.
+Why slots: each worker's loop accepts every waiting connection at once (listening.py), so
+on one shared socket a burst of connections arriving together (a load balancer opening its
+pool, clients reconnecting after a restart) goes almost entirely to whichever worker wakes
+first: of 32 keep-alive connections opened together, two workers held 32/0 or 23/9, where
+plain uvloop (one accept per turn, and seconds slower to let a burst in) splits them 16/16.
+So the main process binds one socket per slot on the same address with ``SO_REUSEPORT``,
+and the kernel spreads new connections over them by a hash of their addresses.
 
-Here the main process binds one socket per slot on the same address with
-``SO_REUSEPORT``, and the kernel spreads new connections over the listening sockets by a
-hash of their addresses. Each slot's socket stays open in the main process for the
-server's whole life, so replacing the worker of a slot (``kill -HUP``, or after a crash)
-never closes it: connections that arrive meanwhile wait in its backlog for the new worker,
-as they did with one shared socket. A slot removed with SIGTTOU closes its socket after
-its worker has stopped; connections still queued on it then are reset (clients retry), as
-Linux hands them to another socket only with ``net.ipv4.tcp_migrate_req`` set.
+Built on public APIs only: ``multiprocessing`` starts the workers, each runs
+``uvicorn.Server(config).run(sockets=[its slot's socket])``. The invariants:
 
-What the slots do not change: a worker that is alive but stuck still receives its share
-of connections (the supervisor's health check replaces it, as before), and
-``SO_REUSEPORT`` lets another process of the same user bind the same port, which
+- Worker *i* serves slot *i*. Each slot's socket stays open here for the server's whole
+  life, so replacing a slot's worker (HUP, a crash, a hung worker) never closes it:
+  connections that arrive meanwhile wait in its backlog for the replacement. A slot removed
+  with TTOU closes its socket only after its worker has stopped; connections still queued
+  on it are then reset (Linux hands them on only with ``net.ipv4.tcp_migrate_req``).
+- Workers are forked from multiprocessing's fork server, which imports ``preload`` (the
+  app's modules) once: a spawned worker spent 2.4-3.1 s of CPU importing them again.
+- Twice a second every worker is pinged over its pipe. One that is dead, or that does not
+  answer within ``timeout_worker_healthcheck`` (hung), is killed and replaced on its slot.
+  The wait ends as soon as the worker dies (``answer_or_death``), not at the timeout.
+- A worker that exits with uvicorn's ``STARTUP_FAILURE`` (its app or settings are broken,
+  so every replacement would fail too) stops the server, whose ``run`` then returns it.
+- TERM/INT: each worker gets SIGTERM and drains (serving.on_stop_signals answers its
+  parked long-polls at once, then uvicorn finishes in-flight requests); this process waits
+  for all of them. HUP: each worker in turn is replaced by a new one, which must be ready
+  before the old one stops; one not ready in time aborts the restart. TTIN/TTOU add or
+  remove the last slot.
+
+A worker alive but stuck still receives its share of connections until its health check
+fails, and ``SO_REUSEPORT`` lets another process of the same user bind the same port, which
 ``palaver serve`` refuses before binding (commands/ports.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import multiprocessing
+import os
 import pickle
+import signal
 import socket
+import threading
+import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import ForkServerContext
+from types import FrameType
 
+import uvicorn
 from uvicorn.config import STARTUP_FAILURE, Config
-from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
 logger = logging.getLogger("palaver.server")
+
+_STOP = (signal.SIGTERM, signal.SIGINT)
+# The signals this process acts on; the others keep their default action.
+_HANDLED = (*_STOP, signal.SIGHUP, signal.SIGTTIN, signal.SIGTTOU)
 
 
 def bind_slot_socket(host: str, port: int) -> socket.socket:
@@ -48,18 +72,14 @@ def bind_slot_socket(host: str, port: int) -> socket.socket:
         sock.close()
         logger.error("cannot bind %s:%d: %s", host, port, exc)
         raise SystemExit(STARTUP_FAILURE) from exc
-    sock.set_inheritable(True)
     return sock
 
 
 def answer_or_death(conn: Connection, sentinel: int, timeout: float) -> bool | None:
     """The worker's answer to a health check just sent on ``conn``; None once it is dead or late.
 
-    uvicorn waits on the pipe alone. A worker killed after the ping went out (a crash, the
-    OOM killer) never answers, and its end of the pipe stays open in this process, so
-    uvicorn noticed the death only when the health check timed out: 30 s in which the
-    slot's connections queued with no worker. Waiting on the process's sentinel too ends
-    the wait when it dies.
+    Waiting on the process's sentinel as well as the pipe ends the wait when the worker dies
+    after the ping went out (a crash, the OOM killer), rather than at the timeout.
     """
     try:
         if conn in wait([conn, sentinel], timeout):
@@ -70,104 +90,173 @@ def answer_or_death(conn: Connection, sentinel: int, timeout: float) -> bool | N
     return None
 
 
-class SlotProcess(Process):
-    """A worker whose health check gives up as soon as the worker is dead (``answer_or_death``)."""
+def serve_slot(config: Config, sock: socket.socket, conn: Connection) -> None:
+    """A worker: answer health checks with whether the server has started, and serve ``sock``."""
+    config.configure_logging()
+    server = uvicorn.Server(config)
 
-    def _healthcheck(self, timeout: float) -> bool | None:
+    def answer_pings() -> None:
         try:
-            self.parent_conn.send(b"ping")
+            while True:
+                conn.recv()
+                conn.send(server.started)
+        except (EOFError, OSError):
+            return  # the supervisor closed its end: it is stopping this worker
+
+    threading.Thread(target=answer_pings, name="palaver-health", daemon=True).start()
+    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C; the supervisor stops anyway
+        server.run(sockets=[sock])
+
+
+class Worker:
+    """The supervisor's handle on one worker process and its end of the health-check pipe."""
+
+    def __init__(self, context: ForkServerContext, config: Config, sock: socket.socket) -> None:
+        self.conn, child_conn = context.Pipe()
+        self.process = context.Process(
+            target=serve_slot, args=(config, sock, child_conn), name="palaver-worker"
+        )
+        self.process.start()
+        child_conn.close()  # the worker has its own copy now
+
+    def health(self, timeout: float) -> bool | None:
+        """Whether the worker's server has started; None if it is dead or did not answer in time."""
+        if not self.process.is_alive():
+            return None
+        try:
+            self.conn.send(b"ping")
         except OSError:
             return None
-        return answer_or_death(self.parent_conn, self.process.sentinel, timeout)
+        return answer_or_death(self.conn, self.process.sentinel, timeout)
+
+    def wait_until_ready(self, timeout: float, stopping: Callable[[], bool]) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not stopping() and self.process.is_alive():
+            if self.health(timeout=1):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process.exitcode is None and self.process.pid is not None:
+            os.kill(self.process.pid, sig)
+
+    def join(self) -> None:
+        self.process.join()
+        self.conn.close()
 
 
-class SlotSupervisor(Multiprocess):
-    """uvicorn's ``Multiprocess`` with worker ``i`` always serving slot ``i``'s socket.
+class Supervisor:
+    """Runs ``config.workers`` workers, worker ``i`` always on slot ``i``'s socket."""
 
-    Only the places where uvicorn's supervisor starts or retires a worker are overridden;
-    health checks, signals and the main loop are uvicorn's.
-    """
-
-    def __init__(self, config: Config) -> None:
-        super().__init__(config, sockets=[])
-        self.slot_sockets: list[socket.socket] = []
+    def __init__(self, config: Config, preload: list[str]) -> None:
+        self.config = config
+        multiprocessing.allow_connection_pickling()
+        self.context = multiprocessing.get_context("forkserver")
+        # serve_slot's module too: each worker unpickles its target from it.
+        self.context.set_forkserver_preload([__name__, *preload])
+        # Set by the signal handler itself (a plain assignment: it may run in the middle of any
+        # line of this thread), so a rolling restart or a slow health check ends early too.
+        self.stopping = False
+        self.exit_code = 0
+        self.pending: list[int] = []
+        self.sockets: list[socket.socket] = []
+        self.workers: list[Worker] = []
         for _ in range(config.workers):
             self._add_slot()
 
     def _add_slot(self) -> None:
         # Slot 0 takes the port first; with port 0 the others follow the port it got.
-        port = self.slot_sockets[0].getsockname()[1] if self.slot_sockets else self.config.port
-        self.slot_sockets.append(bind_slot_socket(self.config.host, port))
+        port = self.sockets[0].getsockname()[1] if self.sockets else self.config.port
+        self.sockets.append(bind_slot_socket(self.config.host, port))
 
-    def _start_worker(self, slot: int) -> Process:
-        process = SlotProcess(self.config, [self.slot_sockets[slot]])
-        process.start()
-        return process
+    def _start(self, slot: int) -> Worker:
+        return Worker(self.context, self.config, self.sockets[slot])
 
-    def init_processes(self) -> None:
-        for slot in range(self.processes_num):
-            self.processes.append(self._start_worker(slot))
+    def _on_signal(self, sig: int, _frame: FrameType | None) -> None:
+        # Only noted: the main loop acts on it between two rounds of health checks.
+        if sig in _STOP:
+            self.stopping = True
+        else:
+            self.pending.append(sig)
 
-    def restart_all(self) -> None:
+    def run(self) -> int:
+        """Serve until TERM/INT or a worker's start-up failure; the process's exit code."""
+        for sig in _HANDLED:
+            signal.signal(sig, self._on_signal)
+        logger.info("supervisor [%s] starting %d workers", os.getpid(), len(self.sockets))
+        try:
+            self.workers = [self._start(slot) for slot in range(len(self.sockets))]
+            while not self.stopping:
+                time.sleep(0.5)
+                self._handle_signals()
+                self._keep_workers_alive()
+            logger.info("stopping the workers")
+            for worker in self.workers:
+                worker.stop()
+            for worker in self.workers:
+                worker.join()
+        finally:
+            for sock in self.sockets:
+                sock.close()
+        return self.exit_code
+
+    def _handle_signals(self) -> None:
+        while self.pending and not self.stopping:
+            sig = self.pending.pop(0)
+            if sig == signal.SIGHUP:
+                logger.info("received SIGHUP; replacing the workers one by one")
+                self._restart_all()
+            elif sig == signal.SIGTTIN:
+                logger.info("received SIGTTIN; adding a worker")
+                self._add_slot()
+                self.workers.append(self._start(len(self.workers)))
+            elif len(self.workers) <= 1:
+                logger.info("received SIGTTOU with one worker left; keeping it")
+            else:
+                logger.info("received SIGTTOU; removing a worker")
+                worker = self.workers.pop()
+                worker.stop()
+                worker.join()
+                # Closed only now: while the worker was stopping, its socket still took connections.
+                self.sockets.pop().close()
+
+    def _restart_all(self) -> None:
         """Replace each worker by a new one on the same slot, the new one ready before the old stops."""
-        for slot, old_process in enumerate(self.processes):
-            if self.should_exit.is_set():
+        for slot, old in enumerate(self.workers):
+            if self.stopping:
                 return
-            new_process = self._start_worker(slot)
-            if not new_process.wait_until_ready(self.config.timeout_worker_healthcheck, self.should_exit):
-                new_process.kill()
-                new_process.join()
-                if not self.should_exit.is_set():
+            new = self._start(slot)
+            if not new.wait_until_ready(self.config.timeout_worker_healthcheck, lambda: self.stopping):
+                new.stop(signal.SIGKILL)
+                new.join()
+                if not self.stopping:
                     logger.error(
                         "worker [%s] was not ready in time; keeping worker [%s] and aborting the restart",
-                        new_process.pid,
-                        old_process.pid,
+                        new.process.pid,
+                        old.process.pid,
                     )
                 return
-            old_process.terminate()
-            old_process.join()
-            self.processes[slot] = new_process
+            old.stop()
+            old.join()
+            self.workers[slot] = new
 
-    def keep_subprocess_alive(self) -> None:
-        if self.should_exit.is_set():
-            return
-        for slot, process in enumerate(self.processes):
-            if process.is_alive(timeout=self.config.timeout_worker_healthcheck):
+    def _keep_workers_alive(self) -> None:
+        for slot, worker in enumerate(self.workers):
+            if self.stopping:
+                return
+            if worker.health(self.config.timeout_worker_healthcheck) is not None:
                 continue
-            process.kill()  # hung: it answered no health check
-            process.join()
-            if process.exitcode == STARTUP_FAILURE:
+            worker.stop(signal.SIGKILL)  # hung: it answered no health check
+            worker.join()
+            if worker.process.exitcode == STARTUP_FAILURE:
                 # It failed before serving: the app or its settings are broken, and every
                 # replacement would fail the same way.
-                logger.error("worker [%s] failed to start; stopping", process.pid)
-                self.should_exit.set()
+                logger.error("worker [%s] failed to start; stopping", worker.process.pid)
+                self.exit_code = STARTUP_FAILURE
+                self.stopping = True
                 return
-            if self.should_exit.is_set():
+            if self.stopping:
                 return
-            logger.info("worker [%s] died; starting another on its slot", process.pid)
-            self.processes[slot] = self._start_worker(slot)
-
-    def handle_ttin(self) -> None:
-        logger.info("Received SIGTTIN, adding a worker")
-        self.processes_num += 1
-        self._add_slot()
-        self.processes.append(self._start_worker(len(self.processes)))
-
-    def handle_ttou(self) -> None:
-        if self.processes_num <= 1:
-            logger.info("Received SIGTTOU with one worker left; keeping it")
-            return
-        logger.info("Received SIGTTOU, removing a worker")
-        self.processes_num -= 1
-        process = self.processes.pop()
-        process.terminate()
-        process.join()
-        # Closed only now: while the worker was stopping, its socket still took connections.
-        self.slot_sockets.pop().close()
-
-    def run(self) -> None:
-        try:
-            super().run()
-        finally:
-            for sock in self.slot_sockets:
-                sock.close()
+            logger.info("worker [%s] died; starting another on its slot", worker.process.pid)
+            self.workers[slot] = self._start(slot)

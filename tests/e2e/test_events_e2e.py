@@ -63,7 +63,7 @@ class Server:
 
     def worker_pids(self) -> list[int]:
         """The uvicorn worker processes: the children of the fork server that the server
-        process starts to fork them (bootstrap.py); multiprocessing's resource tracker is
+        process starts to fork them (supervisor.py); multiprocessing's resource tracker is
         the server's child too, but serves nothing."""
         processes: dict[int, tuple[int, bytes]] = {}
         for entry in Path("/proc").iterdir():
