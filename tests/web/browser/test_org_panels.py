@@ -54,7 +54,7 @@ def test_bots_are_created_their_keys_shown_and_regenerated_and_deactivated(
     panel.get_by_label("Bot email (the part before -bot@)").fill(short)
     panel.get_by_label("Bot type").select_option(label="Generic bot")
     panel.get_by_role("button", name="Create bot").click()
-    row = panel.locator(".bot-row", has_text=name)
+    row = panel.locator(".bot-row:not(.inactive)", has_text=name)
     row.wait_for()
     assert f"{short}-bot@" in row.inner_text()
     row.get_by_role("button", name=f"Show API key of {name}").click()
@@ -85,6 +85,12 @@ def test_bots_are_created_their_keys_shown_and_regenerated_and_deactivated(
         bots = api.get("/bots").json()["bots"]
     assert name not in {b["full_name"] for b in bots}
     assert hook in {b["full_name"] for b in bots}
+    # Administrators bring a deactivated bot back.
+    panel.get_by_role("heading", name="Deactivated bots").wait_for()
+    panel.get_by_role("button", name=f"Reactivate {name}").click()
+    panel.locator(".bot-row:not(.inactive)", has_text=name).wait_for()
+    with live_server.api("iago") as api:
+        assert name in {b["full_name"] for b in api.get("/bots").json()["bots"]}
 
 
 def test_an_open_bots_panel_shows_a_bot_made_elsewhere(live_server: LiveServer, app_page: AppPage) -> None:

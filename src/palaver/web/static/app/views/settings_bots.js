@@ -6,7 +6,7 @@
 import { t } from "../i18n.js";
 import { avatar, clear, h } from "./dom.js";
 import { field, submit } from "./settings.js";
-import { downloadLink, holds, readOnlyNote, zuliprc } from "./settings_kit.js";
+import { downloadLink, holds, isAdmin, readOnlyNote, zuliprc } from "./settings_kit.js";
 
 const GENERIC = 1;
 const INCOMING = 2;
@@ -92,13 +92,23 @@ function createForm(app, types) {
 export function render(app, panel) {
   const list = h("ul", { class: "bot-list" });
   const revealed = new Set();
+  // Deactivated bots, which administrators may bring back.
+  const inactive = h("ul", { class: "bot-list" });
+  const inactiveSection = h("section", { hidden: true }, h("h3", { text: t("Deactivated bots") }), inactive);
   const draw = () => {
-    const bots = (app.state.realm.realm_bots || []).filter((b) => b.is_active !== false).sort((a, b) => a.full_name.localeCompare(b.full_name));
+    const all = [...(app.state.realm.realm_bots || [])].sort((a, b) => a.full_name.localeCompare(b.full_name));
+    const bots = all.filter((b) => b.is_active !== false);
     clear(list).append(...bots.map((bot) => botRow(app, bot, revealed)));
     if (!bots.length) list.append(h("li", { class: "side-empty", text: t("No bots yet.") }));
+    const gone = isAdmin(app) ? all.filter((b) => b.is_active === false) : [];
+    inactiveSection.hidden = !gone.length;
+    clear(inactive).append(...gone.map((bot) => h("li", { class: "bot-row inactive" },
+      h("div", { class: "bot-info" }, h("strong", { text: bot.full_name }), h("span", { class: "hint", text: bot.email })),
+      h("button", { type: "button", text: t("Reactivate"), "aria-label": t("Reactivate {name}", { name: bot.full_name }),
+        onclick: () => submit(app, () => app.api.post(`/users/${bot.user_id}/reactivate`), t("Bot reactivated")) }))));
   };
   const types = allowedTypes(app);
-  panel.append(h("h2", { text: t("Bots") }), list, h("h3", { text: t("Add a bot") }),
+  panel.append(h("h2", { text: t("Bots") }), list, inactiveSection, h("h3", { text: t("Add a bot") }),
     types.length ? createForm(app, types) : readOnlyNote(t("The organization does not let you create bots.")));
   draw();
   panel.redraw = draw;
