@@ -137,3 +137,32 @@ def test_zulip_export_imports(run_import: RunImport, tmp_path: Path) -> None:
     assert [(x["pattern"], x["url_template"]) for x in linkifiers] == [
         ("#(?P<id>[0-9]+)", "https://github.com/zulip/zulip/issues/{id}")
     ]
+
+
+def test_each_persons_topic_settings_mutes_and_alert_words_come_along(
+    run_import: RunImport, tmp_path: Path
+) -> None:
+    imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
+    assert imported.code == 0, imported
+    assert "muted, unmuted or followed topics: 3" in imported.out
+    assert "muted users: 1" in imported.out and "alert words: 2" in imported.out
+    assert "1 x topic setting of a user or channel not imported (e.g. 99 20)" in imported.out
+    api = imported.api()
+    hamlet, zoe, polonius = (imported.user(n) for n in ("King Hamlet", "Zoë Ñandú", "Polonius"))
+    state = assert_json_success(
+        api.post(hamlet, "register", {"fetch_event_types": '["user_topic", "muted_users", "alert_words"]'})
+    )
+    denmark = next(
+        s["stream_id"]
+        for s in assert_json_success(api.get(hamlet, "users/me/subscriptions"))["subscriptions"]
+        if s["name"] == "Denmark"
+    )
+    topics = {(t["stream_id"], t["topic_name"], t["visibility_policy"]) for t in state["user_topics"]}
+    assert topics == {(denmark, "Castle", 3), (denmark, "gossip", 1)}
+    assert {t["last_updated"] for t in state["user_topics"]} == {1_704_194_600, 1_704_194_601}
+    assert [m["id"] for m in state["muted_users"]] == [polonius.id]
+    assert state["muted_users"][0]["timestamp"] == 1_704_195_600
+    assert sorted(state["alert_words"]) == ["Ophelia", "to be or not"]
+    zoes = assert_json_success(api.post(zoe, "register", {"fetch_event_types": '["user_topic"]'}))
+    assert [(t["topic_name"], t["visibility_policy"]) for t in zoes["user_topics"]] == [("plans", 2)]
+    assert assert_json_success(api.get(zoe, "users/me/alert_words"))["alert_words"] == []

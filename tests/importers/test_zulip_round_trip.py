@@ -177,6 +177,22 @@ def normal_form(path: Path) -> dict[str, Any]:
             for v in realm["zerver_customprofilefieldvalue"]
         },
         "linkifiers": sorted((r["pattern"], r["url_template"]) for r in realm["zerver_realmfilter"]),
+        "user_topics": sorted(
+            (
+                emails[t["user_profile"]],
+                streams[t["stream"]]["name"],
+                t["topic_name"],
+                t["visibility_policy"],
+                t["last_updated"],
+            )
+            for t in realm["zerver_usertopic"]
+            if t["user_profile"] in emails
+        ),
+        "muted_users": sorted(
+            (emails[m["user_profile"]], emails[m["muted_user"]], m["date_muted"])
+            for m in realm["zerver_muteduser"]
+        ),
+        "alert_words": sorted((emails[w["user_profile"]], w["word"]) for w in realm["zerver_alertword"]),
     }
 
 

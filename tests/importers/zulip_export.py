@@ -302,6 +302,52 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
                 "url_template": "https://github.com/zulip/zulip/issues/{id}",
             }
         ],
+        # Zulip's visibility policies: 1 muted, 2 unmuted, 3 followed.
+        "zerver_usertopic": [
+            {
+                "id": 1,
+                "user_profile": 6,
+                "stream": 20,
+                "recipient": 120,
+                "topic_name": "Castle",
+                "visibility_policy": 3,
+                "last_updated": T0 + 5000,
+            },
+            {
+                "id": 2,
+                "user_profile": 6,
+                "stream": 20,
+                "recipient": 120,
+                "topic_name": "gossip",
+                "visibility_policy": 1,
+                "last_updated": T0 + 5001,
+            },
+            {
+                "id": 3,
+                "user_profile": 7,
+                "stream": 21,
+                "recipient": 121,
+                "topic_name": "plans",
+                "visibility_policy": 2,
+                "last_updated": T0 + 5002,
+            },
+            {
+                "id": 4,
+                "user_profile": 99,
+                "stream": 20,
+                "recipient": 120,
+                "topic_name": "ghost",
+                "visibility_policy": 1,
+                "last_updated": T0 + 5003,
+            },
+        ],
+        "zerver_muteduser": [
+            {"id": 1, "user_profile": 6, "muted_user": 8, "date_muted": T0 + 6000},
+        ],
+        "zerver_alertword": [
+            {"id": 1, "user_profile": 6, "realm": REALM_ID, "word": "Ophelia"},
+            {"id": 2, "user_profile": 6, "realm": REALM_ID, "word": "to be or not"},
+        ],
         "zerver_client": [{"id": 1, "name": "website"}],
         "zerver_defaultstream": [{"id": 1, "realm": REALM_ID, "stream": 20}],
     }

@@ -156,6 +156,30 @@ class ImportedMessage:
 
 
 @dataclass
+class ImportedUserTopic:
+    """A user's muted, unmuted or followed topic (Palaver's VisibilityPolicy numbers)."""
+
+    user: str
+    channel: str
+    topic: str
+    visibility_policy: int
+    last_updated: datetime | None = None
+
+
+@dataclass
+class ImportedMutedUser:
+    user: str
+    muted: str
+    date_muted: datetime | None = None
+
+
+@dataclass
+class ImportedAlertWord:
+    user: str
+    word: str
+
+
+@dataclass
 class Report:
     """What was skipped and why, with where; the summary prints counts and the first few."""
 
@@ -190,6 +214,10 @@ class ImportSource:
     realm_settings: dict[str, Any] = field(default_factory=dict)
     # Rough number of messages, for the progress bar (0 when unknown).
     message_estimate: int = 0
+    # Each person's own settings the source carries.
+    user_topics: list[ImportedUserTopic] = field(default_factory=list)
+    muted_users: list[ImportedMutedUser] = field(default_factory=list)
+    alert_words: list[ImportedAlertWord] = field(default_factory=list)
 
 
 @dataclass
@@ -210,6 +238,9 @@ class Summary:
     profile_fields: int = 0
     linkifiers: int = 0
     avatars: int = 0
+    user_topics: int = 0
+    muted_users: int = 0
+    alert_words: int = 0
     realm_id: int | None = None
     seconds: float = 0.0
 
@@ -228,6 +259,9 @@ class Summary:
             ("custom profile fields", self.profile_fields),
             ("linkifiers", self.linkifiers),
             ("avatars", self.avatars),
+            ("muted, unmuted or followed topics", self.user_topics),
+            ("muted users", self.muted_users),
+            ("alert words", self.alert_words),
         )
         out += [f"{label}: {count}" for label, count in extras if count]
         if report.skipped:

@@ -63,12 +63,15 @@ from palaver.lib.user_groups import direct_system_groups_for, get_system_groups
 from palaver.lib.user_settings import setting_specs
 from palaver.lib.users import api_email_for, check_email
 from palaver.models import Base, Realm, RealmUserDefault, Role, UserProfile
+from palaver.models.alert_words import MAX_ALERT_WORD_LENGTH, AlertWord
 from palaver.models.attachments import Attachment, AttachmentMessage
 from palaver.models.channels import Stream, Subscription
 from palaver.models.groups import UserGroupMembership
 from palaver.models.messages import Message, MessageFlag, Reaction
+from palaver.models.muted_users import MutedUser
 from palaver.models.names import name_key
 from palaver.models.realm_audit_log import AuditLogEventType, RealmAuditLog
+from palaver.models.user_topics import UserTopic, VisibilityPolicy
 from palaver.models.users import BotType
 from palaver.portability.archive import Progress
 from palaver.services import Services
@@ -82,6 +85,7 @@ _IS_PRIVATE = int(MessageFlag.IS_PRIVATE)
 # A member's own channel settings an import carries over.
 _SUBSCRIPTION_SETTINGS = frozenset({"color", "is_muted", "pin_to_top"})
 MAX_REALM_NAME_LENGTH = 40
+_VISIBILITY_POLICIES = frozenset(int(p) for p in VisibilityPolicy if p != VisibilityPolicy.INHERIT)
 MAX_DESCRIPTION_LENGTH = 1024
 
 
@@ -197,6 +201,7 @@ class _Writer:
         self._add_groups()
         self._add_profile_fields()
         self._add_linkifiers()
+        self._add_personal_settings()
         self._add_emoji()
         self._add_messages(progress)
         for spec in self.source.channels:
@@ -474,6 +479,57 @@ class _Writer:
                 functools.partial(do_add_linkifier, self.session, self.owner, pattern, url_template),
             ):
                 self.summary.linkifiers += 1
+
+    def _add_personal_settings(self) -> None:
+        """Muted/followed topics, muted users and alert words: each person's own, so only
+        their keys are checked (a row naming someone or a channel not imported is skipped)."""
+        topics: dict[tuple[int, int, str], dict[str, Any]] = {}
+        for spec in self.source.user_topics:
+            user_id, stream_id = self.user_ids.get(spec.user), self.stream_ids.get(spec.channel)
+            topic = spec.topic.strip()
+            if user_id is None or stream_id is None:
+                self.report.skip(
+                    "topic setting of a user or channel not imported", f"{spec.user} {spec.channel}"
+                )
+                continue
+            if spec.visibility_policy not in _VISIBILITY_POLICIES or len(topic) > MAX_TOPIC_LENGTH:
+                self.report.skip(
+                    "topic setting with an unknown policy or too long a topic", f"{spec.user} {topic!r}"
+                )
+                continue
+            # One row per user and topic regardless of case, as the table's unique index says.
+            topics[(user_id, stream_id, topic.lower())] = {
+                "user_profile_id": user_id,
+                "stream_id": stream_id,
+                "topic_name": topic,
+                "visibility_policy": spec.visibility_policy,
+                "last_updated": spec.last_updated or utcnow(),
+            }
+        muted: dict[tuple[int, int], dict[str, Any]] = {}
+        for mute in self.source.muted_users:
+            user_id, muted_id = self.user_ids.get(mute.user), self.user_ids.get(mute.muted)
+            if user_id is None or muted_id is None or user_id == muted_id:
+                self.report.skip("muted user not imported (or oneself)", f"{mute.user} {mute.muted}")
+                continue
+            muted[(user_id, muted_id)] = {
+                "user_profile_id": user_id,
+                "muted_user_id": muted_id,
+                "date_muted": mute.date_muted or utcnow(),
+            }
+        words: dict[tuple[int, str], dict[str, Any]] = {}
+        for alert in self.source.alert_words:
+            user_id, word = self.user_ids.get(alert.user), alert.word.strip()
+            if user_id is None or not word or len(word) > MAX_ALERT_WORD_LENGTH:
+                self.report.skip(
+                    "alert word of a user not imported, empty or too long", f"{alert.user} {word!r}"
+                )
+                continue
+            words[(user_id, word)] = {"realm_id": self.realm.id, "user_profile_id": user_id, "word": word}
+        for model, rows in ((UserTopic, topics), (MutedUser, muted), (AlertWord, words)):
+            if rows:
+                self.session.execute(insert(_table(model)), list(rows.values()))
+        self.summary.user_topics, self.summary.muted_users = len(topics), len(muted)
+        self.summary.alert_words = len(words)
 
     # Messages -----------------------------------------------------------------------------
 

@@ -28,14 +28,17 @@ import orjson
 from palaver.importers.bundle import Bundle
 from palaver.importers.model import (
     REALM_SETTINGS,
+    ImportedAlertWord,
     ImportedChannel,
     ImportedEmoji,
     ImportedFile,
     ImportedGroup,
     ImportedMessage,
+    ImportedMutedUser,
     ImportedProfileField,
     ImportedReaction,
     ImportedUser,
+    ImportedUserTopic,
     ImportInputError,
     ImportSource,
     Report,
@@ -124,6 +127,26 @@ def read_zulip(bundle: Bundle) -> ImportSource:
         linkifiers=[
             (str(r["pattern"]), str(r.get("url_template") or r.get("url_format_string") or ""))
             for r in _rows(data, "zerver_realmfilter")
+        ],
+        user_topics=[
+            ImportedUserTopic(
+                user=str(_ref(r, "user_profile")),
+                channel=str(_ref(r, "stream")),
+                topic=str(r.get("topic_name") or ""),
+                visibility_policy=int(r.get("visibility_policy") or 0),
+                last_updated=from_timestamp(r.get("last_updated")),
+            )
+            for r in _rows(data, "zerver_usertopic")
+        ],
+        muted_users=[
+            ImportedMutedUser(
+                str(_ref(r, "user_profile")), str(_ref(r, "muted_user")), from_timestamp(r.get("date_muted"))
+            )
+            for r in _rows(data, "zerver_muteduser")
+        ],
+        alert_words=[
+            ImportedAlertWord(str(_ref(r, "user_profile")), str(r.get("word") or ""))
+            for r in _rows(data, "zerver_alertword")
         ],
     )
 

@@ -30,13 +30,16 @@ from palaver.lib.avatars import uploaded_avatar_key
 from palaver.lib.realm_emoji import emoji_storage_key
 from palaver.lib.storage import FileStorage, make_storage
 from palaver.models import Realm, UserProfile
+from palaver.models.alert_words import AlertWord
 from palaver.models.attachments import Attachment, AttachmentMessage
 from palaver.models.channels import DefaultStream, Recipient, RecipientType, Stream, Subscription
 from palaver.models.groups import GroupGroupMembership, UserGroup, UserGroupMembership
 from palaver.models.linkifiers import RealmFilter
 from palaver.models.messages import DirectMessageGroup, Message, Reaction, UserMessage
+from palaver.models.muted_users import MutedUser
 from palaver.models.profile_fields import CustomProfileField, CustomProfileFieldValue
 from palaver.models.realm_emoji import RealmEmoji
+from palaver.models.user_topics import UserTopic
 from palaver.services import Services
 from palaver.timeutil import epoch_seconds
 
@@ -56,14 +59,11 @@ EMPTY_TABLES = (
     "zerver_service",
     "zerver_botstoragedata",
     "zerver_botconfigdata",
-    "zerver_alertword",
-    "zerver_muteduser",
     "zerver_onboardingstep",
     "zerver_useractivity",
     "zerver_useractivityinterval",
     "zerver_userpresence",
     "zerver_userstatus",
-    "zerver_usertopic",
 )
 
 
@@ -111,6 +111,47 @@ def _write(path: Path, data: Any) -> None:
 
 
 class _Writer:
+    def _personal_settings(
+        self, user_ids: set[int], stream_recipients: dict[int, int | None]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Each person's topic settings, muted users and alert words (rows of their users)."""
+        topics = self.rows(select(UserTopic.__table__).where(UserTopic.user_profile_id.in_(user_ids)))
+        muted = self.rows(select(MutedUser.__table__).where(MutedUser.user_profile_id.in_(user_ids)))
+        words = self.rows(select(AlertWord.__table__).where(AlertWord.realm_id == self.realm_id))
+        return {
+            "zerver_usertopic": [
+                {
+                    "id": t["id"],
+                    "user_profile": t["user_profile_id"],
+                    "stream": t["stream_id"],
+                    "recipient": stream_recipients.get(t["stream_id"]),
+                    "topic_name": t["topic_name"],
+                    "visibility_policy": t["visibility_policy"],
+                    "last_updated": _ts(t["last_updated"]),
+                }
+                for t in topics
+                if t["stream_id"] in stream_recipients
+            ],
+            "zerver_muteduser": [
+                {
+                    "id": m["id"],
+                    "user_profile": m["user_profile_id"],
+                    "muted_user": m["muted_user_id"],
+                    "date_muted": _ts(m["date_muted"]),
+                }
+                for m in muted
+            ],
+            "zerver_alertword": [
+                {
+                    "id": w["id"],
+                    "user_profile": w["user_profile_id"],
+                    "realm": self.realm_id,
+                    "word": w["word"],
+                }
+                for w in words
+            ],
+        }
+
     def __init__(self, conn: Connection, realm_id: int, out: Path, storage: FileStorage) -> None:
         self.conn, self.realm_id, self.out, self.storage = conn, realm_id, out, storage
         self.counts: dict[str, int] = {}
@@ -176,6 +217,7 @@ class _Writer:
             }
             for e in emoji
         ]
+        tables |= self._personal_settings(user_ids, {s["id"]: s["recipient_id"] for s in streams})
         message_ids = self._messages()
         tables["zerver_reaction"] = self._reactions()
         for rows in tables.values():
