@@ -6,7 +6,6 @@ from __future__ import annotations
 import secrets
 from datetime import datetime, timedelta
 
-import pyotp
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
@@ -43,6 +42,8 @@ def do_start_two_factor_enrolment(session: Session, user: UserProfile) -> str:
         ).first()
         if device is not None and device.confirmed:
             raise JsonableError("Two-factor authentication is already on; turn it off first.")
+        import pyotp  # noqa: PLC0415  (loaded with the first enrolment, lib/two_factor.py)
+
         secret = pyotp.random_base32()
         if device is None:
             session.add(TwoFactorDevice(user_profile_id=user.id, secret=secret, confirmed=False))

@@ -6,7 +6,6 @@ from palaver.actions.external_logins import do_external_sign_in
 from palaver.actions.logins import do_record_login
 from palaver.api.context import Ctx
 from palaver.api.routing import ApiRouter, JsonDict
-from palaver.lib import ldap_directory
 from palaver.lib.auth_methods import EMAIL, LDAP, method_enabled
 from palaver.lib.exceptions import (
     AuthenticationFailedError,
@@ -89,6 +88,9 @@ def check_login(ctx: Ctx, username: str, password: str) -> tuple[UserProfile, st
                 raise UserDeactivatedError()
             return user, "password"
     if settings.auth.ldap is not None and method_enabled(settings, realm, LDAP):
+        # ldap3 is loaded only where a configured [auth.ldap] is used, not at start-up.
+        from palaver.lib import ldap_directory  # noqa: PLC0415
+
         account = ldap_directory.authenticate(settings.auth.ldap, username, password)
         if account is not None:
             clear_username_limit(ctx, username)

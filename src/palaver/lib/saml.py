@@ -21,23 +21,25 @@ import time
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.etree.ElementTree import Element
 
 from defusedxml import ElementTree
-from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT, SAMLError
-from saml2.client import Saml2Client
-from saml2.config import SPConfig
-from saml2.metadata import entity_descriptor
-from saml2.response import StatusError, UnsolicitedResponse
-from saml2.saml import name_id_from_string
-from saml2.sigver import SignatureError
-from saml2.validate import ResponseLifetimeExceed, ToEarly
-from saml2.xmldsig import SIG_RSA_SHA256
 
 from palaver.auth_config import SamlIdp
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.external_auth import ExternalAccount
+
+if TYPE_CHECKING:
+    from saml2.client import Saml2Client
+    from saml2.config import SPConfig
+
+# pysaml2 (with requests, pyOpenSSL and xmlschema, tens of MB) is imported inside the
+# functions that talk SAML, so a server without [auth.saml.*] never loads it. Its URIs are
+# spelled here; tests/lib/test_saml.py checks them against pysaml2's.
+BINDING_HTTP_POST = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"
+BINDING_HTTP_REDIRECT = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
+SIG_RSA_SHA256 = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
 
 PROTOCOL = "{urn:oasis:names:tc:SAML:2.0:protocol}"
 ASSERTION = "{urn:oasis:names:tc:SAML:2.0:assertion}"
@@ -87,6 +89,8 @@ def sp_entity_id(idp: SamlIdp, realm_url: str) -> str:
 
 
 def _config(idp: SamlIdp, realm_url: str, *, with_idp: bool = True) -> SPConfig:
+    from saml2.config import SPConfig  # noqa: PLC0415
+
     acs = realm_url + ACS_PATH
     metadata: dict[str, Any] = {}
     if not with_idp:
@@ -145,6 +149,9 @@ def _client(idp: SamlIdp, realm_url: str) -> _Cached:
         cached = _clients.get(key)
     if cached is not None and time.monotonic() - cached.loaded < METADATA_TTL_SECONDS:
         return cached
+    from saml2 import SAMLError  # noqa: PLC0415
+    from saml2.client import Saml2Client  # noqa: PLC0415
+
     try:
         client = Saml2Client(config=_config(idp, realm_url))
     except (SAMLError, OSError, ValueError) as e:
@@ -199,6 +206,10 @@ def read_message(encoded: str, *, deflated: bool = False) -> SamlMessage | None:
 
 
 def _refusal(idp: SamlIdp, error: Exception) -> SamlRefusedError:
+    from saml2.response import StatusError, UnsolicitedResponse  # noqa: PLC0415
+    from saml2.sigver import SignatureError  # noqa: PLC0415
+    from saml2.validate import ResponseLifetimeExceed, ToEarly  # noqa: PLC0415
+
     name = idp.display_name
     message = str(error)
     if isinstance(error, SignatureError) or "Signature" in type(error).__name__:
@@ -280,6 +291,9 @@ def complete(idp: SamlIdp, realm_url: str, encoded: str, in_response_to: str) ->
 
 def logout_url(idp: SamlIdp, realm_url: str, name_id_xml: str, session_index: str) -> str | None:
     """A signed LogoutRequest for the IdP (Redirect binding), if it has a logout endpoint."""
+    from saml2 import SAMLError  # noqa: PLC0415
+    from saml2.saml import name_id_from_string  # noqa: PLC0415
+
     try:
         cached = _client(idp, realm_url)
         services = cached.client.metadata.single_logout_service(
@@ -361,6 +375,8 @@ def logout_confirmed(idp: SamlIdp, realm_url: str, encoded: str, binding: str) -
 
 def sp_metadata(idp: SamlIdp, realm_url: str) -> str:
     """Our metadata for the IdP: entity ID, endpoints, and the certificate to verify and encrypt."""
+    from saml2.metadata import entity_descriptor  # noqa: PLC0415
+
     config = _config(idp, realm_url, with_idp=False)
     return str(entity_descriptor(config))
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import pyotp
-import segno
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -65,12 +63,20 @@ def has_second_factor(session: Session, user_id: int) -> bool:
     return confirmed_device(session, user_id) is not None or has_passkey(session, user_id)
 
 
+# pyotp and segno are imported where a code is made or checked: only accounts with an
+# authenticator need them, so a server that never sees one does not hold them.
+
+
 def provisioning_uri(secret: str, email: str, issuer: str) -> str:
+    import pyotp  # noqa: PLC0415
+
     return pyotp.TOTP(secret).provisioning_uri(name=email, issuer_name=issuer)
 
 
 def qr_code_data_uri(uri: str) -> str:
     """The enrolment QR code as an SVG data: URI, made here (no outside service sees the secret)."""
+    import segno  # noqa: PLC0415
+
     return str(segno.make(uri, error="m").svg_data_uri(scale=5))
 
 
@@ -79,6 +85,8 @@ def matching_step(secret: str, code: str, last_used_step: int, now: datetime) ->
     code = code.strip().replace(" ", "")
     if not (code.isdigit() and len(code) == 6):
         return None
+    import pyotp  # noqa: PLC0415
+
     totp = pyotp.TOTP(secret)
     current = int(now.timestamp()) // STEP_SECONDS
     for step in (current - 1, current, current + 1):

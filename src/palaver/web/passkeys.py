@@ -6,6 +6,9 @@ options and verify what the authenticator signed.
 Each ceremony's challenge is stored server-side, named by an HttpOnly cookie, and used once.
 Writes carry the CSRF token in ``X-CSRFToken``: the session's for registration, the login
 form's double-submitted one for sign-in.
+
+py_webauthn (and the cryptography it loads) is imported inside each ceremony, so a server
+whose users never touch a passkey does not hold it.
 """
 
 from __future__ import annotations
@@ -18,21 +21,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from webauthn import (
-    generate_authentication_options,
-    generate_registration_options,
-    options_to_json,
-    verify_authentication_response,
-    verify_registration_response,
-)
-from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
-from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidRegistrationResponse
-from webauthn.helpers.structs import (
-    AuthenticatorSelectionCriteria,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
 
 from palaver.actions.passkeys import (
     CHALLENGE_LIFETIME,
@@ -83,6 +71,15 @@ def _json(raw: bytes) -> dict[str, Any]:
 
 
 def register_options(pages: Pages, request: Request) -> Response:
+    from webauthn import generate_registration_options, options_to_json  # noqa: PLC0415
+    from webauthn.helpers import base64url_to_bytes, bytes_to_base64url  # noqa: PLC0415
+    from webauthn.helpers.structs import (  # noqa: PLC0415
+        AuthenticatorSelectionCriteria,
+        PublicKeyCredentialDescriptor,
+        ResidentKeyRequirement,
+        UserVerificationRequirement,
+    )
+
     services = pages.services
     with services.db.session() as session:
         host = request.headers.get("host", "")
@@ -120,6 +117,10 @@ def register_options(pages: Pages, request: Request) -> Response:
 
 
 def register_verify(pages: Pages, request: Request, raw: bytes) -> Response:
+    from webauthn import verify_registration_response  # noqa: PLC0415
+    from webauthn.helpers import base64url_to_bytes, bytes_to_base64url  # noqa: PLC0415
+    from webauthn.helpers.exceptions import InvalidRegistrationResponse  # noqa: PLC0415
+
     services = pages.services
     body = _json(raw)
     with services.db.session() as session:
@@ -168,6 +169,10 @@ def _login_csrf_ok(request: Request) -> bool:
 
 
 def login_options(pages: Pages, request: Request, client_ip: str) -> Response:
+    from webauthn import generate_authentication_options, options_to_json  # noqa: PLC0415
+    from webauthn.helpers import bytes_to_base64url  # noqa: PLC0415
+    from webauthn.helpers.structs import UserVerificationRequirement  # noqa: PLC0415
+
     services = pages.services
     with services.db.session() as session:
         realm = realm_for(session, pages, request.headers.get("host", ""))
@@ -195,6 +200,10 @@ def login_options(pages: Pages, request: Request, client_ip: str) -> Response:
 
 
 def login_verify(pages: Pages, request: Request, raw: bytes, client_ip: str) -> Response:
+    from webauthn import verify_authentication_response  # noqa: PLC0415
+    from webauthn.helpers import base64url_to_bytes  # noqa: PLC0415
+    from webauthn.helpers.exceptions import InvalidAuthenticationResponse  # noqa: PLC0415
+
     services = pages.services
     body = _json(raw)
     credential = body.get("credential")
@@ -261,6 +270,13 @@ def _pending_user(pages: Pages, request: Request, session: Session, token: str) 
 
 def second_factor_options(pages: Pages, request: Request, raw: bytes) -> Response:
     """A challenge for one of the pending user's own passkeys (the step after a password)."""
+    from webauthn import generate_authentication_options, options_to_json  # noqa: PLC0415
+    from webauthn.helpers import base64url_to_bytes, bytes_to_base64url  # noqa: PLC0415
+    from webauthn.helpers.structs import (  # noqa: PLC0415
+        PublicKeyCredentialDescriptor,
+        UserVerificationRequirement,
+    )
+
     services = pages.services
     with services.db.session() as session:
         if not _login_csrf_ok(request):
@@ -292,6 +308,10 @@ def second_factor_options(pages: Pages, request: Request, raw: bytes) -> Respons
 
 def second_factor_verify(pages: Pages, request: Request, raw: bytes, client_ip: str) -> Response:
     """The pending sign-in finished by one of the user's passkeys, in place of a code."""
+    from webauthn import verify_authentication_response  # noqa: PLC0415
+    from webauthn.helpers import base64url_to_bytes  # noqa: PLC0415
+    from webauthn.helpers.exceptions import InvalidAuthenticationResponse  # noqa: PLC0415
+
     services = pages.services
     body = _json(raw)
     credential = body.get("credential")

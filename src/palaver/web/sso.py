@@ -19,7 +19,6 @@ from palaver.actions.external_logins import do_external_sign_in
 from palaver.actions.sso_attempts import ATTEMPT_LIFETIME, do_begin_sso_attempt, do_take_sso_attempt
 from palaver.auth_config import OAuthProvider
 from palaver.lib import app_flow as flows
-from palaver.lib import oidc
 from palaver.lib.auth_methods import method_enabled
 from palaver.lib.exceptions import JsonableError, UserDeactivatedError
 from palaver.lib.i18n import gettext
@@ -94,6 +93,9 @@ def begin(pages: Pages, request: Request, path: str, params: dict[str, str], cli
             flow = flows.from_params(params)
         except flows.InvalidAppFlowError as e:
             return error_page(pages, realm, gettext("Bad request"), str(e), 400)
+        # httpx, authlib and joserfc load with the first sign-in through a provider.
+        from palaver.lib import oidc  # noqa: PLC0415
+
         try:
             authorization = oidc.begin(provider, _redirect_uri(pages, realm, provider))
         except JsonableError as e:
@@ -168,6 +170,8 @@ def complete(pages: Pages, request: Request, path: str, client_ip: str) -> Respo
                 "%(provider)s did not sign you in: %(reason)s", provider=provider.display_name, reason=reason
             )
             return _clear_cookie(pages, error_page(pages, realm, gettext("Sign-in cancelled"), text, 403))
+        from palaver.lib import oidc  # noqa: PLC0415  (loaded with the first sign-in)
+
         try:
             account = oidc.complete(
                 provider,

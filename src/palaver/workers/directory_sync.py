@@ -12,7 +12,6 @@ import logging
 from sqlalchemy import select
 
 from palaver.actions.external_logins import DirectorySyncReport, do_sync_directory
-from palaver.lib import ldap_directory
 from palaver.lib.auth_methods import LDAP, method_enabled
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.realm import realm_email_host
@@ -30,6 +29,9 @@ def sync_all_realms(services: Services) -> dict[str, DirectorySyncReport]:
     config = settings.auth.ldap
     if config is None:
         return {}
+    # ldap3 is loaded only when [auth.ldap] is configured, not by importing this worker.
+    from palaver.lib import ldap_directory  # noqa: PLC0415
+
     try:
         people = ldap_directory.all_people(config)
     except JsonableError as error:
