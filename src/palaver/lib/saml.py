@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 # pysaml2 (with requests, pyOpenSSL and xmlschema, tens of MB) is imported inside the
 # functions that talk SAML, so a server without [auth.saml.*] never loads it. Its URIs are
-# spelled here; tests/lib/test_saml.py checks them against pysaml2's.
+# spelled here; tests/test_startup_imports.py checks them against pysaml2's.
 BINDING_HTTP_POST = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"
 BINDING_HTTP_REDIRECT = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
 SIG_RSA_SHA256 = "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
