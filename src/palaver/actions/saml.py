@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from saml2.saml import name_id_from_string
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -81,5 +80,8 @@ def do_end_saml_sessions(
 
 
 def _name_id_text(xml: str) -> str:
+    # pysaml2 loads with SAML itself (lib/saml.py), not when this module is imported.
+    from saml2.saml import name_id_from_string  # noqa: PLC0415
+
     node = name_id_from_string(xml)
     return (node.text or "").strip() if node is not None else ""
