@@ -24,6 +24,7 @@ def lines() -> list[dict[str, Any] | bytes]:
         roles: str,
         channels: list[str],
         team_roles: str = "team_user",
+        channel_admin: tuple[str, ...] = (),
         **extra: Any,
     ) -> dict[str, Any]:
         return {
@@ -38,7 +39,15 @@ def lines() -> list[dict[str, Any] | bytes]:
                     {
                         "name": "ops",
                         "roles": team_roles,
-                        "channels": [{"name": c, "roles": "channel_user"} for c in channels],
+                        "channels": [
+                            {
+                                "name": c,
+                                "roles": "channel_user channel_admin"
+                                if c in channel_admin
+                                else "channel_user",
+                            }
+                            for c in channels
+                        ],
                     }
                 ],
                 **extra,
@@ -90,7 +99,15 @@ def lines() -> list[dict[str, Any] | bytes]:
             "channel": {"team": "other", "name": "town-square", "display_name": "Town Square", "type": "O"},
         },
         user("alice", "Alice", "Ångström", "system_user system_admin", ["town-square", "secret", "old"]),
-        user("bob", "Bob", "Builder", "system_user", ["town-square"], team_roles="team_user team_admin"),
+        user(
+            "bob",
+            "Bob",
+            "Builder",
+            "system_user",
+            ["town-square"],
+            team_roles="team_user team_admin",
+            channel_admin=("town-square",),
+        ),
         user("carol", "Carol", "Guest", "system_guest", ["town-square"], team_roles="team_guest"),
         user("dave", "Dave", "Gone", "system_user", ["old"], delete_at=T0),
         {"type": "bot", "bot": {"username": "buildbot", "display_name": "Build Bot", "owner": "alice"}},

@@ -198,7 +198,33 @@ def export(root: Path, files: FileServer) -> Path:
                 "members": ["U01", "U02", "U03"],
             }
         ],
-        "integration_logs.json": [],
+        # Google Drive was added, then removed; the GitHub app is still installed.
+        "integration_logs.json": [
+            {
+                "service_id": "S1",
+                "service_type": "Google Drive",
+                "user_id": "U01ADA",
+                "date": "1704067300",
+                "change_type": "removed",
+                "reason": "user",
+            },
+            {
+                "app_id": "A1",
+                "app_type": "GitHub",
+                "user_id": "U01ADA",
+                "date": "1704067250",
+                "change_type": "added",
+                "scope": "incoming-webhook",
+                "channel": "general",
+            },
+            {
+                "service_id": "S1",
+                "service_type": "Google Drive",
+                "user_id": "U01ADA",
+                "date": "1704067200",
+                "change_type": "added",
+            },
+        ],
         "emoji.json": {"partyparrot": f"{FILES_HOST}/emoji/partyparrot.png", "pp": "alias:partyparrot"},
         "general/2024-01-02.json": general,
         "general/2024-01-03.json": [

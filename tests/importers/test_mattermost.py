@@ -41,6 +41,16 @@ def test_mattermost_export_imports(run_import: RunImport, tmp_path: Path) -> Non
     assert set(by_name) == {"Town Square", "Sécret", "Old"}  # the other team's channel is not here
     assert by_name["Town Square"]["description"] == "Everyone — Welcome"
     assert by_name["Sécret"]["invite_only"] is True and by_name["Old"]["is_archived"] is True
+    # Mattermost's channel admin administers the channel; elsewhere the default (the owner).
+    bob = imported.user("Bob Builder")
+    assert by_name["Town Square"]["can_administer_channel_group"] == {
+        "direct_members": [bob.id],
+        "direct_subgroups": [],
+    }
+    assert by_name["Sécret"]["can_administer_channel_group"] == {
+        "direct_members": [alice.id],
+        "direct_subgroups": [],
+    }
 
     square = [{"operator": "channel", "operand": "Town Square"}]
     thread = _messages(

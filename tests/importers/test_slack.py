@@ -43,6 +43,11 @@ def test_slack_export_imports(run_import: RunImport, tmp_path: Path, file_server
     assert "messages: 13 (3 direct)" in imported.out
     assert "1 x unknown message subtype 'huddle_thread' (e.g. general/2024-01-02.json[7])" in imported.out
     assert "1 x message from a user not among the users (e.g. general/2024-01-02.json[8])" in imported.out
+    # Integrations cannot move: the one still installed is named (Google Drive was removed).
+    assert (
+        "1 x Slack integration (not movable: set it up again in Palaver) (e.g. integration_logs.json GitHub)"
+        in imported.out
+    )
     # Files and emoji were fetched through the base URL, with the token.
     assert file_server.authorizations == ["Bearer xoxe-test", "Bearer xoxe-test"]
     api = imported.api()

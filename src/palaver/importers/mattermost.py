@@ -168,6 +168,8 @@ class _Scan:
                     )
                     continue
                 found.members.append(username)
+                if "channel_admin" in _roles(channel.get("roles")):
+                    found.administrators.append(username)
 
     def team_name(self) -> str:
         if self.wanted_team is not None:

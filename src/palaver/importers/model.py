@@ -79,6 +79,9 @@ class ImportedChannel:
     is_web_public: bool = False
     # A member's own settings for the channel (color, is_muted, pin_to_top), by user key.
     member_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # User keys of the channel's own administrators (its can_administer_channel_group);
+    # none: the default (the organization's owner, who creates it).
+    administrators: list[str] = field(default_factory=list)
 
 
 @dataclass

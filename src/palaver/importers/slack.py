@@ -100,6 +100,7 @@ def read_slack(bundle: Bundle, downloader: Downloader) -> ImportSource:
     for directory in sorted(set(days) - {c.directory for c in conversations}):
         report.skip("message directory of no listed conversation", directory)
     emoji = _emoji(bundle, downloader, report)
+    _integrations(bundle, report)
     context = _MessageContext(resolver, bots, pins, {e.name for e in emoji}, downloader, report)
 
     def messages() -> Iterator[ImportedMessage]:
@@ -123,6 +124,38 @@ def read_slack(bundle: Bundle, downloader: Downloader) -> ImportSource:
         # A rough figure for the progress bar: day files hold tens of messages.
         message_estimate=sum(len(days.get(c.directory, [])) for c in conversations) * 20,
     )
+
+
+def _integrations(bundle: Bundle, report: Report) -> None:
+    """``integration_logs.json`` records apps and services added to the workspace. Their bot
+    users come with users.json; the integrations themselves (tokens, webhooks at Slack)
+    cannot move, so each one still installed is reported by name, to be set up again."""
+    if not bundle.has("integration_logs.json"):
+        return
+    try:
+        logs = parse_json(bundle.read("integration_logs.json"), "integration_logs.json")
+    except ImportInputError as e:
+        report.skip("unreadable integration_logs.json", str(e))
+        return
+    entries = [e for e in logs if isinstance(e, dict)] if isinstance(logs, list) else []
+    entries.sort(key=lambda e: _float(e.get("date")), reverse=True)
+    installed: dict[str, bool] = {}
+    # Newest first: an integration's first entry is its current state.
+    for entry in entries:
+        name = str(entry.get("service_type") or entry.get("app_type") or entry.get("service_id") or "")
+        if name and name not in installed:
+            installed[name] = str(entry.get("change_type") or "") not in ("removed", "disabled", "expired")
+    for name in sorted(n for n, on in installed.items() if on):
+        report.skip(
+            "Slack integration (not movable: set it up again in Palaver)", f"integration_logs.json {name}"
+        )
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _users(bundle: Bundle, report: Report) -> tuple[list[ImportedUser], dict[str, str]]:

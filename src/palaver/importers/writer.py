@@ -51,6 +51,7 @@ from palaver.lib.attachments import new_path_id, new_url_secret, upload_url
 from palaver.lib.avatars import uploaded_avatar_key
 from palaver.lib.emoji import emoji_code_for_name
 from palaver.lib.exceptions import JsonableError
+from palaver.lib.group_settings import AnonymousGroupValue
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_STREAM_NAME_LENGTH, MAX_TOPIC_LENGTH
 from palaver.lib.linkifiers import linkifiers_for_realm
 from palaver.lib.markdown.contract import MarkdownContext, RenderResult, StreamRef, UserRef
@@ -194,6 +195,8 @@ class _Writer:
         self.user_ids[owner_spec.key] = owner.id
         self.names[owner.id] = owner.full_name
         self._add_users([u for u in users if u is not owner_spec])
+        self.active_keys = {u.key for u in users if u.is_active}
+        self.active_keys |= {alias for alias, kept in self.aliases.items() if kept in self.active_keys}
         self._count_users(users)
         for spec in self.source.channels:
             self._add_channel(spec)
@@ -341,6 +344,13 @@ class _Writer:
             history_public_to_subscribers=spec.history_public_to_subscribers,
             is_web_public=spec.is_web_public,
         )
+        administrators = sorted(
+            {self.user_ids[k] for k in spec.administrators if k in self.user_ids and k in self.active_keys}
+        )
+        if administrators:
+            new.group_settings["can_administer_channel_group"] = AnonymousGroupValue(
+                direct_members=administrators
+            )
         stream = None
         if spec.is_web_public:
             # The new organization's settings may not allow web-public channels.
