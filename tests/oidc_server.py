@@ -104,6 +104,11 @@ class Provider:
             self.process.terminate()
             self.process.wait(10)
 
+    def restart(self) -> None:
+        """Restart with ``accounts`` as they are now: a change made at the provider."""
+        self.stop()
+        self.start()
+
     def rotate_key(self) -> None:
         """Restart with a new signing key (and only it), as a provider rotating its keys."""
         self.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tests.api.test_messages_send import create_channel, send_dm, send_stream
-from tests.helpers import Api, SeededRealm, assert_json_success
+from tests.helpers import PASSWORD, Api, SeededRealm, assert_json_success
 from tests.images import image_bytes
 
 # A real picture: custom emoji are decoded and scaled when uploaded.
@@ -93,5 +93,8 @@ def populate(api: Api, realm: SeededRealm) -> Populated:
             },
         )
     )
+    # The sign-in audit log: a password login, and an administrator's reset (who did it).
+    assert_json_success(api.post(None, "fetch_api_key", {"username": hamlet.email, "password": PASSWORD}))
+    assert_json_success(api.delete(iago, f"users/{othello.id}/two_factor"))
     del group
     return Populated(channel_id, mention_id, edited_id, dm_group_id, upload["url"])

@@ -136,6 +136,11 @@ def test_import_beside_the_original_maps_every_reference(
         "group chat",
         "again",
     ]
+    # The sign-in audit log names the new IDs, the administrator who acted included.
+    logins = assert_json_success(new_api.get(new.iago, "realm/logins"))["logins"]
+    assert (ids["othello"], "two_factor_reset", "admin", ids["iago"]) in {
+        (r["user_id"], r["method"], r["channel"], r["acting_user_id"]) for r in logins
+    }
     # Addresses Palaver made up follow the realm's new host.
     bot = next(
         u

@@ -45,6 +45,12 @@ def test_round_trip_into_a_fresh_database(fresh_server: Callable[[str], Server],
     for name in ("hamlet", "othello", "iago", "polonius", "desdemona"):
         user = realm.users[name]
         before, after = reads(api, user), reads(copy, user)
+        if name == "iago":  # the sign-in audit log, with the method and who acted
+            logins = before["realm/logins {}"][1]["logins"]
+            assert {(r["user_id"], r["method"], r["channel"], r["acting_user_id"]) for r in logins} >= {
+                (realm.hamlet.id, "password", "api", None),
+                (realm.othello.id, "two_factor_reset", "admin", realm.iago.id),
+            }
         if name == "hamlet":  # the reads cover what was made
             messages = before[
                 'messages {"anchor": "oldest", "apply_markdown": "true", "num_after": 1000, "num_before": 0}'

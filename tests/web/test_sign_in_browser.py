@@ -25,6 +25,9 @@ ACCOUNTS: dict[str, dict[str, Any]] = {
     "eve": {"email": "eve@corp.example", "email_verified": False, "name": "Eve Unverified"},
     "iago": {"email": "iago@example.com", "email_verified": True, "name": "Iago"},
 }
+# Changed or deactivated on the way (the provider is restarted with the change).
+ACCOUNTS["mover"] = {"email": "mover@corp.example", "email_verified": True, "name": "Mover"}
+ACCOUNTS["leaver"] = {"email": "leaver@corp.example", "email_verified": True, "name": "Leaver"}
 for n in range(8):
     ACCOUNTS[f"temp{n}"] = {"email": f"temp{n}@corp.example", "email_verified": True, "name": f"Temp {n}"}
 
@@ -117,6 +120,53 @@ def test_existing_account_signs_in_by_its_verified_email(
     assert me["user_id"] == sso_server.user_by_email("hamlet@example.com").id  # type: ignore[union-attr]
     # The provider's name is the one Palaver shows from now on.
     assert me["full_name"] == "Hamlet of Denmark"
+
+
+def _sign_in(server: LiveServer, page: Any, login: str) -> None:
+    page.goto(server.url + "/")
+    page.click("a[data-provider='oidc:corp']")
+    _through_provider(page, login)
+
+
+def test_an_email_changed_at_the_provider_changes_in_palaver(
+    sso_server: LiveServer, provider: Provider, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    _sign_in(sso_server, page, "mover")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    before = sso_server.user_by_email("mover@corp.example")
+    assert before is not None
+    # The same person (the same ``sub``) under a new, verified address.
+    provider.accounts["mover"] = {**provider.accounts["mover"], "email": "moved@corp.example"}
+    provider.restart()
+    page = new_page()
+    _sign_in(sso_server, page, "mover")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
+    assert me["user_id"] == before.id
+    assert sso_server.user_by_email("mover@corp.example") is None
+    after = sso_server.user_by_email("moved@corp.example")
+    assert after is not None and after.id == before.id
+
+
+def test_a_deactivated_user_cannot_come_back_through_the_provider(
+    sso_server: LiveServer, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    _sign_in(sso_server, page, "leaver")
+    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    user = sso_server.user_by_email("leaver@corp.example")
+    assert user is not None
+    with sso_server.api("iago") as iago:
+        response = iago.delete(f"/users/{user.id}")
+        assert response.status_code == 200, response.text
+    page = new_page()
+    _sign_in(sso_server, page, "leaver")
+    page.wait_for_selector("#sso-error")
+    assert "Your account has been deactivated" in page.inner_text("#sso-error")
+    assert "palaver_session" not in {c["name"] for c in page.context.cookies()}
+    still = sso_server.user_by_email("leaver@corp.example")
+    assert still is not None and not still.is_active
 
 
 @pytest.mark.parametrize(
