@@ -14,8 +14,19 @@ import saml2.xmldsig
 
 from palaver.lib import saml
 
-# Imported only where a configured [auth.*] provider, a passkey or an authenticator app is used.
-SIGN_IN_LIBRARIES = {"ldap3", "saml2", "xmlsec", "authlib", "joserfc", "webauthn", "pyotp", "segno"}
+# Imported only where a configured [auth.*] provider, a passkey, an authenticator app or the
+# desktop app's sign-in (cryptography, lib/app_flow.py) is used.
+SIGN_IN_LIBRARIES = {
+    "ldap3",
+    "saml2",
+    "xmlsec",
+    "authlib",
+    "joserfc",
+    "webauthn",
+    "pyotp",
+    "segno",
+    "cryptography",
+}
 
 _PROBE = """
 import sys

@@ -30,8 +30,6 @@ from datetime import timedelta
 from typing import Literal
 from urllib.parse import urlencode
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
 _OTP = re.compile(r"^[0-9a-fA-F]{64}$")
 APP_URL = "zulip://login"
 # Long enough to press "Copy" on the page; the token is spent by its first use anyway.
@@ -121,5 +119,8 @@ def new_desktop_token() -> str:
 def desktop_encrypt(token: str, otp: str) -> str:
     """``hex(iv + ciphertext + tag)``: AES-256-GCM with the pad as key, a fresh 12-byte IV and
     no associated data, as the desktop app's clipboard decrypter reads it."""
+    # cryptography (~9 MB) loads with the first desktop sign-in, not at start-up.
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: PLC0415
+
     iv = secrets.token_bytes(12)
     return (iv + AESGCM(bytes.fromhex(otp)).encrypt(iv, token.encode(), b"")).hex()
