@@ -29,7 +29,7 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, Engine, delete, func, insert, select, text
+from sqlalchemy import Connection, Engine, delete, func, insert, select
 
 from palaver.cache.store import RealmStateStore
 from palaver.cache.table_map import NOT_REALM_STATE
@@ -63,7 +63,7 @@ def record(
         "events": [list(delivery) for delivery in events],
     }
     if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _POSTGRESQL_LOCK})
+        conn.execute(select(func.pg_advisory_xact_lock(_POSTGRESQL_LOCK)))
     now = utcnow()
     untracked = {NOT_REALM_STATE: True}
     conn.execute(

@@ -1,17 +1,25 @@
-"""What a write transaction wrote, named as the table map names it (``table_map.py``)."""
+"""What a write transaction wrote, named as the table map names it (``table_map.py``).
+
+Decided from what each statement declares, never from its SQL text: a Core INSERT, UPDATE
+or DELETE names its table (``UpdateBase.table``); an ORM flush names, for each updated row,
+the columns whose attribute history changed (and the table's ``onupdate`` columns, which
+the UPDATE sets too), so a user's settings change does not drop the cached channel lists
+that read only who is active. Textual SQL declares nothing and counts as writing every
+table; the code issues none on the paths that write.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, event
-from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.sql import visitors
-from sqlalchemy.sql.dml import Delete, Update, UpdateBase
-from sqlalchemy.sql.elements import BindParameter, TextClause
+from sqlalchemy import Connection, Delete, Engine, Table, Update, event, inspect
+from sqlalchemy.orm import ColumnProperty, Mapper, Session, sessionmaker
+from sqlalchemy.sql.dml import UpdateBase
+from sqlalchemy.sql.elements import TextClause
 
 from palaver.cache.table_map import ANY_TABLE, CASCADING_PARENTS, NOT_REALM_STATE
 
@@ -23,58 +31,59 @@ if TYPE_CHECKING:
 WRITTEN_KEY = "palaver_written"
 # On a session's info: the ``RealmCache`` of its database (``Database.session``).
 CACHE_KEY = "palaver_cache"
-# Textual statements starting with these write nothing.
-_READ_VERBS = frozenset(
-    {"SELECT", "WITH", "PRAGMA", "SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT", "SET", "SHOW"}
-)
 
 
-def statement_tables(statement: Any, parameters: Sequence[Mapping[str, Any]] = ()) -> tuple[str, ...]:
-    """The tables a statement (run with ``parameters``) may write, for the realm-state cache
-    (``ANY_TABLE``: all)."""
+def statement_tables(statement: Any) -> tuple[str, ...]:
+    """The tables a Core statement declares it may write (``ANY_TABLE``: all)."""
     if isinstance(statement, UpdateBase):
         if statement.get_execution_options().get(NOT_REALM_STATE):
             return ()
-        table = getattr(statement, "table", None)
-        name = getattr(table, "name", None)
+        name = getattr(statement.table, "name", None)
         if not isinstance(name, str):
             return (ANY_TABLE,)
         if isinstance(statement, Delete) and name in CASCADING_PARENTS:
             # The database deletes the cached rows that reference these itself.
             return (name, ANY_TABLE)
-        if isinstance(statement, Update):
-            set_columns = _set_columns(statement, parameters, statement.table.c)
-            if set_columns:
-                # Still a write (it fences its user's reads off a replica), of these columns only.
-                return tuple(f"{name}.{column}" for column in sorted(set_columns))
         return (name,)
-    text = statement.text if isinstance(statement, TextClause) else statement
-    if isinstance(text, str):
-        verb = text.lstrip().split(None, 1)[:1]
-        if verb and verb[0].upper() in _READ_VERBS:
-            return ()
+    if isinstance(statement, (TextClause, str)):
         return (ANY_TABLE,)
     return ()
 
 
-def _set_columns(
-    statement: Update, parameters: Sequence[Mapping[str, Any]], table_columns: Any
-) -> set[str] | None:
-    """The columns (of ``table_columns``, its table's) an UPDATE sets, or None for "any".
-    Known for the ORM's own flushes only: they pass the new values as parameters named after
-    their columns, beside the primary key that their WHERE clause binds. Any other form
-    (``values()``, no parameters) may set any."""
-    # ``_values`` holds what ``values()`` set: no public accessor exists.
-    if getattr(statement, "_values", None) or not parameters:
-        return None
-    where = statement.whereclause
-    bound = (
-        set() if where is None else {b.key for b in visitors.iterate(where) if isinstance(b, BindParameter)}
+@cache
+def _onupdate_columns(table: Table) -> tuple[str, ...]:
+    """Columns an UPDATE of ``table`` sets whatever it was asked to set."""
+    return tuple(
+        f"{table.name}.{c.name}"
+        for c in table.columns
+        if c.onupdate is not None or c.server_onupdate is not None
     )
-    names = {name for row in parameters for name in row} - bound
-    if not names or any(name not in table_columns for name in names):
-        return None
-    return {table_columns[name].name for name in names}
+
+
+def updated_columns(obj: Any) -> set[str]:
+    """What the flush of a modified ORM object writes: ``table.column`` for each column
+    attribute whose history changed, the whole table when a relationship changed (its
+    foreign keys are set during the flush, after this is read)."""
+    state = inspect(obj)
+    mapper: Mapper[Any] = state.mapper
+    names: set[str] = set()
+    tables: set[Table] = set()
+    for key in set(mapper.attrs.keys()) - state.unmodified:
+        if not state.attrs[key].history.has_changes():
+            continue
+        prop = mapper.attrs[key]
+        if not isinstance(prop, ColumnProperty):
+            return {table.name for table in mapper.tables}
+        for column in prop.columns:
+            table = getattr(column, "table", None)
+            if isinstance(table, Table):
+                names.add(f"{table.name}.{column.name}")
+                tables.add(table)
+            else:
+                return {t.name for t in mapper.tables}
+    for table in tables:
+        names.update(_onupdate_columns(table))
+    return names
 
 
 @contextmanager
@@ -111,8 +120,8 @@ def written_tables(session: Session) -> set[str] | None:
 
 
 class WriteRecorder:
-    """Records which tables each statement on an engine writes: ORM flushes and Core DML
-    both pass its ``before_execute`` hook, so no action has to declare what it wrote.
+    """Records what each write on an engine writes: Core statements by their hook on the
+    engine, ORM updates by the sessions' flush, so no action has to declare what it wrote.
 
     Inside ``recording_writes`` the names go to the transaction's set; a write outside it
     (a test's fixture, a bulk tool) is kept per thread and handed to ``on_commit`` when its
@@ -122,9 +131,15 @@ class WriteRecorder:
     def __init__(self, on_commit: Callable[[set[str]], None]) -> None:
         self._on_commit = on_commit
         self._untracked = threading.local()
+        # Set in a thread while a session flushes: its UPDATE statements are named, with
+        # their columns, by ``_after_flush``.
+        self._flushing = threading.local()
 
     def attach(self, engine: Engine, sessions: sessionmaker[Any]) -> None:
         event.listen(engine, "before_execute", self._record)
+        event.listen(sessions, "before_flush", self._before_flush)
+        event.listen(sessions, "after_flush", self._after_flush)
+        event.listen(sessions, "after_soft_rollback", self._after_soft_rollback)
         event.listen(sessions, "after_commit", self._after_session_commit)
         event.listen(sessions, "after_rollback", self._after_session_rollback)
 
@@ -132,17 +147,36 @@ class WriteRecorder:
         self,
         conn: Connection,
         clauseelement: Any,
-        multiparams: Any,
-        params: Any,
-        execution_options: Any,  # noqa: ARG002 (SQLAlchemy reads the listener's signature)
+        multiparams: Any,  # noqa: ARG002 (SQLAlchemy reads the listener's signature)
+        params: Any,  # noqa: ARG002
+        execution_options: Any,  # noqa: ARG002
     ) -> None:
-        tables = statement_tables(clauseelement, multiparams or ([params] if params else []))
-        if not tables:
+        if isinstance(clauseelement, Update) and self._flushing.__dict__.get("on"):
             return
-        written: set[str] | None = conn.info.get(WRITTEN_KEY)
+        tables = statement_tables(clauseelement)
+        if tables:
+            self._target(conn.info).update(tables)
+
+    def _target(self, info: dict[Any, Any]) -> set[str]:
+        written: set[str] | None = info.get(WRITTEN_KEY)
         if written is None:
             written = self._untracked.__dict__.setdefault("tables", set())
-        written.update(tables)
+        return written
+
+    def _before_flush(self, _session: Session, _context: Any, _instances: Any) -> None:
+        self._flushing.__dict__["on"] = True
+
+    def _after_flush(self, session: Session, _context: Any) -> None:
+        self._flushing.__dict__.pop("on", None)
+        names: set[str] = set()
+        for obj in session.dirty:
+            names.update(updated_columns(obj))
+        if names:
+            self._target(session.info).update(names)
+
+    def _after_soft_rollback(self, _session: Session, _previous: Any) -> None:
+        # A flush that failed ends here, without ``after_flush``.
+        self._flushing.__dict__.pop("on", None)
 
     def untracked(self) -> set[str] | None:
         """Tables written outside ``recording_writes`` in this thread, not yet committed."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine, literal, select
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
@@ -58,7 +58,7 @@ def describe_address(url: str) -> str:
 
 def check_database(engine: Engine) -> None:
     with engine.connect() as conn:
-        conn.execute(text("SELECT 1"))
+        conn.execute(select(literal(1)))
 
 
 def check_redis(url: str, timeout: float = 1.0) -> None:

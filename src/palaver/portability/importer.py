@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from sqlalchemy import Connection, bindparam, func, select, text, update
+from sqlalchemy import Connection, bindparam, func, select, update
 
 from palaver.actions.realm import check_string_id
 from palaver.lib.passwords import generate_api_key
@@ -120,12 +120,10 @@ def _reserve_ids(
         start = int(conn.scalar(select(func.coalesce(func.max(column), 0))) or 0) + 1
         if not is_sqlite:
             # Move the sequence past the range, so concurrent inserts never take its IDs.
-            sequence = conn.scalar(
-                text("SELECT pg_get_serial_sequence(:t, :c)"), {"t": plan.name, "c": plan.own_id}
-            )
+            sequence = conn.scalar(select(func.pg_get_serial_sequence(plan.name, plan.own_id)))
             if sequence:
-                start = max(start, int(conn.scalar(text("SELECT nextval(:s)"), {"s": sequence}) or 0))
-                conn.execute(text("SELECT setval(:s, :v)"), {"s": sequence, "v": start + high - low})
+                start = max(start, int(conn.scalar(select(func.nextval(sequence))) or 0))
+                conn.execute(select(func.setval(sequence, start + high - low)))
         deltas[plan.name] = start - low
     return deltas
 
