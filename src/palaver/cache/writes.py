@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, Delete, Engine, Table, Update, event, inspect
 from sqlalchemy.orm import ColumnProperty, Mapper, Session, sessionmaker
@@ -22,9 +22,6 @@ from sqlalchemy.sql.dml import UpdateBase
 from sqlalchemy.sql.elements import TextClause
 
 from palaver.cache.table_map import ANY_TABLE, CASCADING_PARENTS, NOT_REALM_STATE
-
-if TYPE_CHECKING:
-    from palaver.cache.realm_cache import RealmCache
 
 # On a connection's and its session's info: the set collecting the tables its write
 # transaction changes.
@@ -115,8 +112,15 @@ def written_tables(session: Session) -> set[str] | None:
     written: set[str] | None = session.info.get(WRITTEN_KEY)
     if written is not None:
         return written
-    cache: RealmCache | None = session.info.get(CACHE_KEY)
+    cache: _Recording | None = session.info.get(CACHE_KEY)
     return None if cache is None else cache.writes.untracked()
+
+
+class _Recording(Protocol):
+    """What ``written_tables`` needs of the session's ``RealmCache``."""
+
+    @property
+    def writes(self) -> WriteRecorder: ...
 
 
 class WriteRecorder:
