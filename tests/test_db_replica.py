@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, event, literal, select, text
 from sqlalchemy.exc import InternalError
 
 from palaver.app import create_app
@@ -188,7 +188,7 @@ def test_the_fence_follows_the_acting_user_only(replicated: tuple[Services, Stat
     with db.session() as session:
         set_actor(session, 41)
         with transaction(session):
-            session.execute(text("SELECT 1"))  # reads only: nothing written, nothing fenced
+            session.execute(select(literal(1)))  # reads only: nothing written, nothing fenced
         with db.read_session(session, 41) as read:
             assert is_replica_session(read)
         with transaction(session):
