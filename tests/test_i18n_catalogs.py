@@ -104,6 +104,39 @@ def test_client_strings_go_through_t(path: Path) -> None:
     assert not bare, "wrap these in t(…) (app/i18n.js):\n" + "\n".join(bare)
 
 
+# The settings modules pass labels around as plain values (tab tuples, field(id, label, …),
+# toast messages), which JS_VISIBLE cannot see: there, any literal that reads like a label
+# (a capitalised word) must be the direct argument of t()/N_()/tn().
+SETTINGS_MODULES = sorted((PACKAGE / "web" / "static" / "app" / "views").glob("settings*.js"))
+# tn()'s second form is skipped with its first: the group takes `tn("…", `.
+JS_LITERAL = re.compile(
+    r"""(\b(?:t|N_)\(\s*|\btn\(\s*(["'`])(?:(?!\2)[^\\]|\\.)*\2\s*,\s*)?(["'`])((?:(?!\3)[^\\]|\\.)*)\3"""
+)
+JS_COMMENT = re.compile(r"(?m)(?:^|(?<=\s))//[^\n]*")
+LABEL_LIKE = re.compile(r"^[A-Z][a-z]+\b")
+# Names that are not translated: a browser API probed with `in window`, a protocol's name.
+NOT_LABELS = {"Notification", "OpenID Connect"}
+
+
+def _bare_labels(source: str) -> list[str]:
+    source = JS_COMMENT.sub(lambda m: " " * len(m.group(0)), source)
+    found = []
+    for match in JS_LITERAL.finditer(source):
+        before, _, _, body = match.groups()
+        if before:
+            continue
+        text = re.sub(r"\$\{[^}]*\}", "", body)
+        if LABEL_LIKE.search(text) and text not in NOT_LABELS:
+            found.append(f"{source.count(chr(10), 0, match.start()) + 1}: {body}")
+    return found
+
+
+@pytest.mark.parametrize("path", SETTINGS_MODULES, ids=lambda p: p.name)
+def test_settings_labels_go_through_t(path: Path) -> None:
+    bare = _bare_labels(path.read_text())
+    assert not bare, f"wrap these in t(…) in {path.name}:\n" + "\n".join(bare)
+
+
 VISIBLE_ATTRIBUTES = re.compile(r"""\b(?:title|placeholder|alt|aria-label)\s*=\s*"([^"]*)\"""")
 # Words that are not sentences to translate: the product's name, URL paths, entities, and
 # sample values (addresses, identifiers such as "party_parrot").
@@ -131,3 +164,9 @@ def test_the_checks_catch_bare_strings() -> None:
     assert _untranslated_text('<p title="Greeting">Hello</p>') == ["Greeting", "Hello"]
     assert JS_VISIBLE.search('h("button", { text: "Send" })')
     assert not JS_VISIBLE.search('h("button", { text: t("Send") })')
+    assert _bare_labels('const tabs = [["profile", "Profile"]]; field("x", "Full name", input);') == [
+        "1: Profile",
+        "1: Full name",
+    ]
+    assert _bare_labels('[["profile", t("Profile")]]; field("x", t("Full name"), i); // "Note"') == []
+    assert _bare_labels('tn("One member", "Many members", n)') == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from palaver.lib.i18n_catalogs import languages
 from tests.client import TestClient
 from tests.helpers import SeededRealm
 from tests.web.web_helpers import form_token, log_in
@@ -50,3 +51,6 @@ def test_app_page_carries_the_users_language(web: TestClient, realm: SeededRealm
     # Only the client's messages travel with the page.
     assert "Log in to %(realm_name)s" not in catalog["messages"]
     assert "تسجيل الخروج" in page  # the shell's own text
+    # The language picker lists every catalog the server has.
+    listed = re.search(r'data-languages="([^"]*)"', page)
+    assert listed and set(listed.group(1).split()) == {"en", *languages()}

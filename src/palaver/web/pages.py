@@ -39,7 +39,14 @@ from palaver.lib.exceptions import (
     RealmDeactivatedError,
     UserDeactivatedError,
 )
-from palaver.lib.i18n import N_, client_catalog_json, gettext, install, set_request_language
+from palaver.lib.i18n import (
+    N_,
+    client_catalog_json,
+    gettext,
+    install,
+    set_request_language,
+    shipped_languages,
+)
 from palaver.lib.realm import get_realm_by_string_id, realm_url, subdomain_for_host
 from palaver.lib.saml_sessions import saml_logout_url
 from palaver.lib.two_factor import (
@@ -200,6 +207,8 @@ def _app_page(pages: Pages, realm: Realm, user: UserProfile, csrf: str) -> HTMLR
         "user_email": user.email,
         "full_name": user.full_name,
         "color_scheme": user.color_scheme,
+        # The language picker offers the catalogs this server has (and English).
+        "languages": " ".join(shipped_languages()),
     }
     try:
         template = pages.templates.get_template("app.html")

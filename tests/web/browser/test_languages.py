@@ -47,6 +47,11 @@ def test_client_in_german_for_a_user_whose_language_is_german(
         "Kanäle", exact=True
     ).wait_for()
     assert page.evaluate(PLURALS)[:3] == ["A: 0 Stimmen", "A: 1 Stimme", "A: 2 Stimmen"]
+    # The settings tabs and field labels are German too (they are passed around as values).
+    page.get_by_role("button", name="Einstellungen").click()
+    page.get_by_role("tab", name="Profil", exact=True).wait_for()
+    page.get_by_role("tab", name="Präferenzen", exact=True).wait_for()
+    page.locator("#settings-panel").get_by_label("Vollständiger Name").wait_for()
 
 
 def test_client_in_arabic_is_right_to_left(

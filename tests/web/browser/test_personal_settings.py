@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
 from PIL import Image
 
+from palaver.lib.i18n_catalogs import languages
 from tests.web.browser.client import APP_READY, channel_id, send, topic_hash, unique, wait_for
 from tests.web.conftest import LiveServer
 
@@ -108,6 +110,13 @@ def test_time_zone_and_notification_sound_are_saved_and_the_sound_plays(
 def test_choosing_a_language_switches_the_page(live_server: LiveServer, app_page: AppPage) -> None:
     page = app_page("hamlet")
     panel = open_section(page, "Display & language")
+    # The choices are the server's catalogs, English first.
+    offered = (
+        panel.get_by_label("Language of the interface")
+        .locator("option")
+        .evaluate_all("options => options.map((o) => o.value)")
+    )
+    assert offered[0] == "en" and sorted(offered) == sorted(["en", *languages()])
     try:
         with page.expect_navigation():
             panel.get_by_label("Language of the interface").select_option("de")
@@ -156,3 +165,30 @@ def test_an_avatar_is_uploaded_shown_to_others_and_deleted(
         iago_id,
     )
     panel.get_by_role("button", name="Delete avatar").wait_for(state="hidden")
+
+
+def test_settings_opened_before_the_app_has_registered_open_once_it_has(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    # app_page reports any uncaught exception of the page as a failure.
+    page = app_page("othello").context.new_page()
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:  # Playwright wants a Python function, not a bound builtin
+        held.append(route)
+
+    page.route("**/json/register", hold)
+    page.route("**/api/v1/register", hold)
+    page.goto(live_server.url + "/")
+    page.get_by_role("button", name="Settings").click()
+    deadline = time.monotonic() + 10
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert held, "the page did not ask for /register"
+    assert page.evaluate("window.palaver.state") is None
+    assert page.locator("#settings-overlay").count() == 0
+    for route in held:
+        route.continue_()
+    page.get_by_role("tab", name="Profile", exact=True).wait_for()
+    page.locator("#settings-panel").get_by_label("Full name").wait_for()
+    assert page.evaluate(APP_READY)

@@ -47,6 +47,11 @@ function format(name, value) {
   return name === "n" && typeof value === "number" ? formatNumber(value) : String(value);
 }
 
+// Marks a literal for the catalog where it is defined; t() translates it where it is shown.
+export function N_(text) {
+  return text;
+}
+
 export function t(text, values) {
   const found = catalog.messages[text];
   return fill(typeof found === "string" ? found : text, values);

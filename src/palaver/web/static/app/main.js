@@ -26,6 +26,8 @@ class App {
     this.realmName = body.realmName || "Palaver";
     this.api = api;
     this.state = null;
+    // Settings and the panels they open read the state: they wait for the first /register.
+    this.registered = new Promise((resolve) => { this.markRegistered = resolve; });
     this.current = { view: "feed", terms: [] };
     this.selectedId = null;
     this.pending = new Set();
@@ -124,6 +126,7 @@ class App {
   async onRegister(reg) {
     const first = !this.state;
     this.state = createState(reg, this.me);
+    this.markRegistered();
     this.topicRequests.clear();
     this.applyTheme();
     this.compose.refreshChoices();
@@ -479,7 +482,7 @@ class App {
 
   async openSettings(tab, streamId) {
     // Settings are a separate module, loaded only when opened.
-    const { openSettings } = await import("./views/settings.js");
+    const [{ openSettings }] = await Promise.all([import("./views/settings.js"), this.registered]);
     openSettings(this, tab, streamId);
   }
 

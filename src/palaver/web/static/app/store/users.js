@@ -1,6 +1,8 @@
 // Users of the organization (from realm_users and realm_user events).
+import { N_ } from "../i18n.js";
 
-export const ROLE_NAMES = { 100: "Owner", 200: "Administrator", 300: "Moderator", 400: "Member", 600: "Guest" };
+// English names, marked for the catalog (N_); shown through t() where they are drawn.
+export const ROLE_NAMES = { 100: N_("Owner"), 200: N_("Administrator"), 300: N_("Moderator"), 400: N_("Member"), 600: N_("Guest") };
 
 export class Users {
   constructor(realmUsers = [], myId = 0) {

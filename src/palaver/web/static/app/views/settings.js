@@ -13,13 +13,13 @@ export function openSettings(app, tab = "profile") {
   if (existing) existing.remove();
   const admin = app.state.users.isAdmin();
   const tabs = [
-    ["profile", "Profile"],
-    ["preferences", "Preferences"],
-    ["account", "Account & API key"],
-    ["channels", "Channels"],
+    ["profile", t("Profile")],
+    ["preferences", t("Preferences")],
+    ["account", t("Account & API key")],
+    ["channels", t("Channels")],
     ["invitations", t("Invitations")],
     ["emoji", t("Custom emoji")],
-    ...(admin ? [["users", "Users"], ["organization", "Organization"]] : []),
+    ...(admin ? [["users", t("Users")], ["organization", t("Organization")]] : []),
   ];
   // Sections in modules of their own, loaded when first shown (settings_panels.js).
   const lazy = lazyPanels(app);
@@ -92,7 +92,7 @@ export function field(id, label, input) {
 }
 
 // Runs an API call from a form, reporting success or the server's error message.
-export async function submit(app, call, success = "Saved") {
+export async function submit(app, call, success = t("Saved")) {
   try {
     const result = await call();
     if (success) toast(success);
@@ -106,7 +106,7 @@ export async function submit(app, call, success = "Saved") {
 function renderProfile(app, panel) {
   const me = app.state.users.get(app.state.myId) || {};
   const name = h("input", { type: "text", value: me.full_name || "", required: true, maxlength: 60 });
-  const nameForm = h("form", {}, ...field("settings-full-name", "Full name", name), h("button", { type: "submit", class: "primary", text: t("Save name") }));
+  const nameForm = h("form", {}, ...field("settings-full-name", t("Full name"), name), h("button", { type: "submit", class: "primary", text: t("Save name") }));
   nameForm.addEventListener("submit", (event) => {
     event.preventDefault();
     submit(app, () => app.api.patch("/settings", { full_name: name.value.trim() }));
@@ -114,8 +114,8 @@ function renderProfile(app, panel) {
   const oldPassword = h("input", { type: "password", autocomplete: "current-password", required: true });
   const newPassword = h("input", { type: "password", autocomplete: "new-password", required: true, minlength: 6 });
   const passwordForm = h("form", {},
-    ...field("settings-old-password", "Current password", oldPassword),
-    ...field("settings-new-password", "New password", newPassword),
+    ...field("settings-old-password", t("Current password"), oldPassword),
+    ...field("settings-new-password", t("New password"), newPassword),
     h("button", { type: "submit", class: "primary", text: t("Change password") }));
   passwordForm.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -125,14 +125,15 @@ function renderProfile(app, panel) {
   panel.append(h("h2", { text: t("Profile") }), h("p", { text: t("Email: {email}", { email: me.email || "" }) }), nameForm, h("h3", { text: t("Password") }), passwordForm);
 }
 
-const NOTIFICATION_SETTINGS = [
-  ["enable_desktop_notifications", "Desktop notifications for direct messages and mentions"],
-  ["enable_sounds", "Sounds for direct messages and mentions"],
-  ["enable_offline_email_notifications", "Email me about direct messages and mentions while I am away"],
-  ["enable_stream_desktop_notifications", "Desktop notifications for every channel message"],
-  ["send_stream_typing_notifications", "Let others see when I am typing in channels"],
-  ["send_private_typing_notifications", "Let others see when I am typing a direct message"],
-  ["enable_drafts_synchronization", "Save drafts on the server"],
+// A function, not a constant: the labels are translated when the panel is drawn.
+const notificationSettings = () => [
+  ["enable_desktop_notifications", t("Desktop notifications for direct messages and mentions")],
+  ["enable_sounds", t("Sounds for direct messages and mentions")],
+  ["enable_offline_email_notifications", t("Email me about direct messages and mentions while I am away")],
+  ["enable_stream_desktop_notifications", t("Desktop notifications for every channel message")],
+  ["send_stream_typing_notifications", t("Let others see when I am typing in channels")],
+  ["send_private_typing_notifications", t("Let others see when I am typing a direct message")],
+  ["enable_drafts_synchronization", t("Save drafts on the server")],
 ];
 
 function renderPreferences(app, panel) {
@@ -141,8 +142,8 @@ function renderPreferences(app, panel) {
     h("option", { value: "1", text: t("Automatic (follow the system)"), selected: settings.color_scheme === 1 }),
     h("option", { value: "2", text: t("Light"), selected: settings.color_scheme === 2 }),
     h("option", { value: "3", text: t("Dark"), selected: settings.color_scheme === 3 }));
-  panel.append(h("h2", { text: t("Preferences") }), h("h3", { text: t("Theme") }), ...field("settings-color-scheme", "Color scheme", scheme), h("h3", { text: t("Notifications") }));
-  for (const [key, label] of NOTIFICATION_SETTINGS) {
+  panel.append(h("h2", { text: t("Preferences") }), h("h3", { text: t("Theme") }), ...field("settings-color-scheme", t("Color scheme"), scheme), h("h3", { text: t("Notifications") }));
+  for (const [key, label] of notificationSettings()) {
     if (!(key in settings)) continue;
     const box = h("input", { type: "checkbox", checked: settings[key], id: `setting-${key}` });
     box.addEventListener("change", () => submit(app, () => app.api.patch("/settings", { [key]: box.checked })));
@@ -158,7 +159,7 @@ function renderAccount(app, panel) {
   const password = h("input", { type: "password", autocomplete: "current-password", required: true });
   const result = h("div", { "aria-live": "polite" });
   const form = h("form", {}, h("p", { text: t("Your API key lets programs (bots, integrations, the Zulip apps) act as you. Enter your password to see it.") }),
-    ...field("settings-api-password", "Password", password), h("button", { type: "submit", class: "primary", text: t("Get API key") }));
+    ...field("settings-api-password", t("Password"), password), h("button", { type: "submit", class: "primary", text: t("Get API key") }));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const data = await submit(app, () => app.api.post("/fetch_api_key", { username: me.delivery_email || me.email, password: password.value }), "");

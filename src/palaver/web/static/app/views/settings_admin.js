@@ -22,18 +22,19 @@ export async function renderUsers(app, panel) {
     const role = h("select", { "aria-label": t("Role of {name}", { name: user.full_name }), disabled: user.user_id === app.state.myId || (user.role === 100 && !amOwner) });
     for (const [value, label] of Object.entries(ROLE_NAMES)) {
       if (Number(value) === 100 && !amOwner) continue;
-      role.append(h("option", { value, text: label, selected: Number(value) === user.role }));
+      role.append(h("option", { value, text: t(label), selected: Number(value) === user.role }));
     }
     if (user.role === 100 && !amOwner) role.append(h("option", { value: "100", text: t("Owner"), selected: true }));
-    role.addEventListener("change", () => submit(app, () => app.api.patch(`/users/${user.user_id}`, { role: Number(role.value) }), `${user.full_name} is now ${ROLE_NAMES[role.value]}`));
+    role.addEventListener("change", () => submit(app, () => app.api.patch(`/users/${user.user_id}`, { role: Number(role.value) }), t("{name} is now {role}", { name: user.full_name, role: t(ROLE_NAMES[role.value]) })));
     const active = user.is_active;
     const toggle = h("button", {
       type: "button", class: active ? "danger" : "", disabled: user.user_id === app.state.myId,
-      text: active ? "Deactivate" : "Reactivate", "aria-label": `${active ? "Deactivate" : "Reactivate"} ${user.full_name}`,
+      text: active ? t("Deactivate") : t("Reactivate"),
+      "aria-label": active ? t("Deactivate {name}", { name: user.full_name }) : t("Reactivate {name}", { name: user.full_name }),
       onclick: async () => {
-        if (active && !window.confirm(`Deactivate ${user.full_name}?`)) return;
+        if (active && !window.confirm(t("Deactivate {name}?", { name: user.full_name }))) return;
         const done = await submit(app, () => (active ? app.api.del(`/users/${user.user_id}`) : app.api.post(`/users/${user.user_id}/reactivate`)),
-          `${user.full_name} ${active ? "deactivated" : "reactivated"}`);
+          active ? t("{name} deactivated", { name: user.full_name }) : t("{name} reactivated", { name: user.full_name }));
         if (done) {
           clear(panel);
           renderUsers(app, panel);
@@ -54,11 +55,11 @@ export function renderOrganization(app, panel) {
   const editLimit = h("input", { type: "number", min: 0, value: realm.realm_message_content_edit_limit_seconds ? Math.round(realm.realm_message_content_edit_limit_seconds / 60) : 0 });
   const inviteRequired = h("input", { type: "checkbox", checked: realm.realm_invite_required, id: "org-invite-required" });
   const form = h("form", {},
-    ...field("org-name", "Organization name", name),
-    ...field("org-description", "Description", description),
+    ...field("org-name", t("Organization name"), name),
+    ...field("org-description", t("Description"), description),
     h("div", { class: "row" }, inviteRequired, h("label", { for: "org-invite-required", text: t("Invitations are required to join") })),
     h("div", { class: "row" }, editing, h("label", { for: "org-allow-editing", text: t("Allow message editing") })),
-    ...field("org-edit-limit", "Time limit for editing messages, in minutes (0: no limit)", editLimit),
+    ...field("org-edit-limit", t("Time limit for editing messages, in minutes (0: no limit)"), editLimit),
     h("button", { type: "submit", class: "primary", text: t("Save organization settings") }));
   form.addEventListener("submit", (event) => {
     event.preventDefault();

@@ -15,13 +15,13 @@ export function renderChannels(app, panel) {
       if (q && !stream.name.toLowerCase().includes(q)) continue;
       const subscribed = app.state.subs.isSubscribed(stream.stream_id);
       const toggle = h("button", {
-        type: "button", class: subscribed ? "" : "primary", text: subscribed ? "Unsubscribe" : "Subscribe",
-        "aria-label": `${subscribed ? "Unsubscribe from" : "Subscribe to"} ${stream.name}`,
+        type: "button", class: subscribed ? "" : "primary", text: subscribed ? t("Unsubscribe") : t("Subscribe"),
+        "aria-label": subscribed ? t("Unsubscribe from {channel}", { channel: stream.name }) : t("Subscribe to {channel}", { channel: stream.name }),
         onclick: async () => {
           const call = subscribed
             ? () => app.api.del("/users/me/subscriptions", { subscriptions: [stream.name] })
             : () => app.api.post("/users/me/subscriptions", { subscriptions: [{ name: stream.name }] });
-          await submit(app, call, subscribed ? `Left #${stream.name}` : `Subscribed to #${stream.name}`);
+          await submit(app, call, subscribed ? t("Left #{channel}", { channel: stream.name }) : t("Subscribed to #{channel}", { channel: stream.name }));
           // The subscription event redraws the sidebar; the browser redraws itself shortly after.
           setTimeout(draw, 300);
         },
@@ -48,10 +48,10 @@ export function renderChannels(app, panel) {
     admins ? h("option", { value: String(admins.id), text: t("Administrators only") }) : null);
   const announce = h("input", { type: "checkbox", id: "new-channel-announce" });
   const form = h("form", {},
-    ...field("new-channel-name", "Name", name),
-    ...field("new-channel-description", "Description", description),
-    ...field("new-channel-privacy", "Who can access it", privacy),
-    ...field("new-channel-posting", "Who can post", posting),
+    ...field("new-channel-name", t("Name"), name),
+    ...field("new-channel-description", t("Description"), description),
+    ...field("new-channel-privacy", t("Who can access it"), privacy),
+    ...field("new-channel-posting", t("Who can post"), posting),
     h("div", { class: "row" }, announce, h("label", { for: "new-channel-announce", text: t("Announce the new channel") })),
     h("button", { type: "submit", class: "primary", text: t("Create channel") }));
   form.addEventListener("submit", async (event) => {
@@ -65,7 +65,7 @@ export function renderChannels(app, panel) {
       history_public_to_subscribers: privacy.value !== "private",
       announce: announce.checked,
       can_send_message_group: posting.value ? Number(posting.value) : undefined,
-    }), `Created #${name.value.trim()}`);
+    }), t("Created #{channel}", { channel: name.value.trim() }));
     if (created) {
       form.reset();
       setTimeout(draw, 300);

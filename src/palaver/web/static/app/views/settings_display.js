@@ -8,8 +8,12 @@ import { t } from "../i18n.js";
 import { h } from "./dom.js";
 import { submit } from "./settings.js";
 
-// The languages the client ships translations of (src/palaver/locale), named in themselves.
-const LANGUAGES = ["en", "de", "fr", "es", "ja", "ar"];
+// The languages the server has catalogs of (the page's body[data-languages]), each named in
+// itself; English, the source, is always there.
+function languages() {
+  const listed = (document.body.dataset.languages || "").split(" ").filter(Boolean);
+  return ["en", ...listed.filter((code) => code !== "en")];
+}
 const FONT_SIZES = [12, 13, 14, 15, 16, 17, 18, 20, 22];
 const LINE_HEIGHTS = [100, 115, 125, 140, 150, 165, 180];
 
@@ -61,7 +65,7 @@ export function render(app, panel) {
     h("h2", { text: t("Display & language") }),
     h("section", { class: "permission-section" },
       h("h3", { text: t("Language and time") }),
-      row("default_language", t("Language of the interface"), h("select", {}, options(LANGUAGES, s.default_language, autonym))),
+      row("default_language", t("Language of the interface"), h("select", {}, options(languages(), s.default_language, autonym))),
       row("timezone", t("Time zone (shown to others with your local time)"), h("select", {},
         h("option", { value: "", text: t("Not set") }), options(timeZones(), s.timezone || undefined))),
       row("twenty_four_hour_time", t("Time format"), h("select", {},

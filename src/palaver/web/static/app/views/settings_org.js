@@ -45,7 +45,7 @@ export function renderInvitations(app, panel) {
       const resend = invite.is_multiuse ? null : h("button", { type: "button", text: t("Resend"), onclick: () => submit(app, () => app.api.post(`/invites/${invite.id}/resend`), t("Invitation sent again")) });
       body.append(h("tr", {},
         h("td", { text: invite.is_multiuse ? t("Reusable link") : invite.email }),
-        h("td", { text: t(ROLE_NAMES[invite.invited_as] || "Member") }),
+        h("td", { text: t(ROLE_NAMES[invite.invited_as] || ROLE_NAMES[400]) }),
         h("td", { text: app.state.users.name(invite.invited_by_user_id) }),
         h("td", { text: invite.expiry_date ? formatDateTime(invite.expiry_date) : t("Never") }),
         h("td", {}, resend, revoke)));
