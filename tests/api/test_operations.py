@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from starlette.types import Message, Receive, Scope, Send
 
+from palaver.api.middleware import RequestMiddleware
 from palaver.app import create_app
 from palaver.config import Settings
 from palaver.services import Services
@@ -259,3 +262,41 @@ def test_request_series_are_counted_past_the_remembered_ones(monkeypatch: pytest
         recorder.record("SERIESA", "/test/series", 200, 0.01)
         recorder.record("SERIESB", "/test/series", 200, 0.01)
     assert [count(m) for m in ("SERIESA", "SERIESB")] == [before[0] + 3, before[1] + 3]
+
+
+def _through_guard(
+    settings: Settings, headers: list[tuple[bytes, bytes]], body: bytes
+) -> tuple[bool | None, int]:
+    """Whether the app behind ``RequestMiddleware`` got the server's own ``receive`` (None: not
+    called), and the status answered."""
+    messages: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+    unwrapped: list[bool] = []
+    statuses: list[int] = []
+
+    async def receive() -> Message:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    async def app(scope: Scope, inner_receive: Receive, inner_send: Send) -> None:
+        unwrapped.append(inner_receive is receive)
+        await inner_receive()
+        await inner_send({"type": "http.response.start", "status": 200, "headers": []})
+        await inner_send({"type": "http.response.body", "body": b""})
+
+    scope: Scope = {"type": "http", "method": "GET", "path": "/x", "headers": headers, "query_string": b""}
+    asyncio.run(RequestMiddleware(app, settings)(scope, receive, send))
+    return (unwrapped[0] if unwrapped else None), statuses[0]
+
+
+def test_body_guard_wraps_only_a_request_that_declares_a_body(tmp_path: Path, database_url: str) -> None:
+    settings = make_test_settings(database_url, tmp_path, max_request_body_kib=1)
+    # Neither framing header: no body, so the server's receive goes through as it is.
+    assert _through_guard(settings, [(b"host", b"h")], b"") == (True, 200)
+    # Either framing header: guarded, and the limit holds while the body streams in.
+    assert _through_guard(settings, [(b"content-length", b"3")], b"abc") == (False, 200)
+    assert _through_guard(settings, [(b"transfer-encoding", b"chunked")], b"abc") == (False, 200)
+    assert _through_guard(settings, [(b"transfer-encoding", b"chunked")], b"a" * 2048) == (False, 413)
+    assert _through_guard(settings, [(b"content-length", b"2048")], b"a" * 2048) == (None, 413)

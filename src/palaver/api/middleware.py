@@ -7,7 +7,8 @@ One pure ASGI middleware (no per-request Request object), outermost of the app's
 - ``X-Forwarded-For`` / ``X-Forwarded-Proto`` believed only from ``trusted_proxies``;
 - the body's limits: its size, enforced while it streams in (413; a declared
   ``Content-Length`` over it is refused before reading), and the pause between its
-  chunks (408), so a slow sender cannot hold a task. The head's limits (size, field
+  chunks (408), so a slow sender cannot hold a task; a request with neither
+  ``Content-Length`` nor ``Transfer-Encoding`` has no body and is not wrapped. The head's limits (size, field
   count, time) are the HTTP protocol's, enforced before a request reaches any ASGI app
   (serving.py); nothing is checked in both places;
 - a client that disconnects mid-request ends quietly (no traceback);
@@ -46,6 +47,8 @@ MULTIPART_SLACK_BYTES = 64 * 1024
 _SANE_REQUEST_ID = re.compile(rb"[A-Za-z0-9._:@/+=-]{1,128}")
 # Probes and scrapes come every few seconds; their lines go to debug.
 _QUIET_ROUTES = frozenset({"/health", "/health/ready", "/metrics"})
+# A request has a body only if it carries one of these (RFC 9112 6.3).
+_BODY_FRAMING = frozenset({b"content-length", b"transfer-encoding"})
 
 
 class Limits:
@@ -110,6 +113,14 @@ class RequestMiddleware:
         try:
             if self.proxies:
                 self._apply_forwarded(scope, headers)
+            for key, _ in headers:
+                if key in _BODY_FRAMING:
+                    break
+            else:
+                # Neither framing header: the request has no body (RFC 9112 6.3), so there is
+                # nothing to limit or time; ``receive`` goes through unwrapped.
+                await self.app(scope, receive, send_with_id)
+                return
             error = self._check_declared_length(headers)
             if error is None:
                 await self.app(scope, self._guard_body(scope, headers, receive), send_with_id)

@@ -138,17 +138,50 @@ def set_request_language(user_language: str | None = None, realm_language: str |
     return chosen
 
 
+class LanguageByHeader:
+    """``choose_language(accept=header)`` remembered per Accept-Language value.
+
+    A browser sends one value for all its requests, so the same few values repeat; each is
+    parsed once. The catalogs are fixed for the process (``shipped_languages``), so a
+    remembered choice stays right. At most ``maxsize`` values are kept (the client picks
+    them); the oldest goes first. No header is English without a look-up.
+    """
+
+    def __init__(self, maxsize: int = 256) -> None:
+        self.maxsize = maxsize
+        self._chosen: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._chosen)
+
+    def choose(self, header: str | None) -> str:
+        if header is None:
+            return SOURCE_LANGUAGE
+        chosen = self._chosen.get(header)
+        if chosen is None:
+            chosen = choose_language(accept=header)
+            if len(self._chosen) >= self.maxsize:
+                del self._chosen[next(iter(self._chosen))]
+            self._chosen[header] = chosen
+        return chosen
+
+
 class AcceptLanguageMiddleware:
     """Pages render in the browser's language until the handler knows the user or the realm."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, cache_size: int = 256) -> None:
         self.app = app
+        self.languages = LanguageByHeader(cache_size)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            header = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"accept-language"), None)
+            header = None
+            for key, value in scope["headers"]:
+                if key == b"accept-language":
+                    header = value.decode("latin-1")
+                    break
             _accept.set(header)
-            _current.set(choose_language(accept=header))
+            _current.set(SOURCE_LANGUAGE if header is None else self.languages.choose(header))
         await self.app(scope, receive, send)
 
 
