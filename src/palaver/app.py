@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Mount, Route, Router
 
 from palaver.api import discover_routers
 from palaver.api.avatars import avatar_routes
+from palaver.api.dispatch import ApiDispatch
 from palaver.api.emoji_images import emoji_static_routes
 from palaver.api.known_credentials import KnownCredentials
 from palaver.api.pipeline import ApiApp
@@ -114,9 +115,17 @@ def background_workers(services: Services) -> list[BackgroundWorker]:
 
 
 def create_app(
-    settings: Settings, services: Services | None = None, *, routers: Sequence[ApiRouter] | None = None
+    settings: Settings,
+    services: Services | None = None,
+    *,
+    routers: Sequence[ApiRouter] | None = None,
+    api_dispatch: bool = True,
 ) -> Starlette:
-    """The ASGI app; ``routers`` replaces the discovered API modules (tests mount their own)."""
+    """The ASGI app; ``routers`` replaces the discovered API modules (tests mount their own).
+
+    ``api_dispatch``: the API's doors are taken by ``ApiDispatch`` (api/dispatch.py),
+    innermost among the middleware; off, only by their ``Mount`` (tests compare the two).
+    """
     configure_logging(settings)
     services = services or build_services(settings)
 
@@ -163,8 +172,15 @@ def create_app(
     # serve the paths that are no endpoint's. The browser's door to the same endpoints is
     # /json/..., with the session cookie and CSRF.
     api = ApiApp(services, table, API_PREFIX, memory=known, fallback=Router(under_api))
+    web_api = ApiApp(services, table, JSON_PREFIX, web=True)
     app.router.routes.append(Mount(API_PREFIX, api))
-    app.router.routes.append(Mount(JSON_PREFIX, ApiApp(services, table, JSON_PREFIX, web=True)))
+    app.router.routes.append(Mount(JSON_PREFIX, web_api))
+    if api_dispatch:
+        # The first middleware added is the innermost: every later one wraps the API too.
+        # It skips ExceptionMiddleware and the router for the API's requests (api/dispatch.py);
+        # the mounts above stay, for anything that walks the routes.
+        doors = [(API_PREFIX, api), (JSON_PREFIX, web_api)]
+        app.add_middleware(ApiDispatch, doors=doors, exception_handlers=app.exception_handlers)
     app.router.routes.extend(outside)
     # Uploaded files are served at the URLs messages link to, outside /api/v1 (api/uploads.py).
     # Thumbnails of uploaded images, before the upload routes (api/thumbnails.py).

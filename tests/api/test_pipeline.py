@@ -182,3 +182,50 @@ def test_served_under_a_root_path(app: Any, realm: SeededRealm) -> None:
     assert _envelope(client.get("/chat/json/users/me", headers={"host": realm.host}), 401)
     assert client.get("/chat/api/v1/openapi.json").status_code == 200
     client.close()
+
+
+def _answers(client: TestClient, realm: SeededRealm, queue_id: str, root: str) -> list[tuple[Any, ...]]:
+    host = {"host": realm.host}
+    requests = [
+        ("GET", "/api/v1/users/me", _auth(realm)),
+        ("GET", "/json/users/me", host),
+        ("GET", "/api/v1/nowhere", _auth(realm)),
+        ("GET", "/json/nowhere", host),
+        ("PUT", "/api/v1/pipeline/boom", host),
+        ("DELETE", "/json/pipeline/boom", host),
+        ("GET", "/api/v1/pipeline/boom", host),
+        ("GET", "/json/pipeline/refused", host),
+        ("GET", f"/api/v1/events?queue_id={queue_id}&dont_block=true", _auth(realm)),
+        ("GET", "/api/v1/events?queue_id=nope&dont_block=true", _auth(realm)),
+        ("GET", "/api/v1/openapi.json", host),
+        ("GET", "/api/v1", host),
+        ("GET", "/api/v1x/users/me", host),
+        ("GET", "/no/such/page", host),
+    ]
+    answers = []
+    for method, path, headers in requests:
+        response = client.request(method, root + path, headers=headers, follow_redirects=False)
+        framing = {k: response.headers.get(k) for k in ("content-type", "cache-control", "allow", "location")}
+        answers.append((method, path, response.status_code, framing, response.content))
+    return answers
+
+
+@pytest.mark.parametrize("root", ["", "/chat"])
+def test_the_api_dispatch_answers_as_the_mounts(
+    app: Any, settings: Settings, services: Services, realm: SeededRealm, root: str
+) -> None:
+    """``ApiDispatch`` (api/dispatch.py) against the plain ``Mount``s: every answer the same."""
+    mounts_only = create_app(settings, services, routers=[*discover_routers(), router], api_dispatch=False)
+    dispatched = TestClient(
+        app, base_url="http://palaver.test", raise_server_exceptions=False, root_path=root
+    )
+    mounted = TestClient(
+        mounts_only, base_url="http://palaver.test", raise_server_exceptions=False, root_path=root
+    )
+    registered = dispatched.post(
+        root + "/api/v1/register", data={"event_types": '["message"]'}, headers=_auth(realm)
+    )
+    queue_id = str(registered.json()["queue_id"])
+    assert _answers(dispatched, realm, queue_id, root) == _answers(mounted, realm, queue_id, root)
+    dispatched.close()
+    mounted.close()
