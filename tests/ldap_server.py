@@ -110,7 +110,9 @@ class Directory:
 
     def modify_delete(self, person: Person, *names: str) -> None:
         with self._admin() as connection:
-            changes = {name: [(ldap3.MODIFY_DELETE, [])] for name in names}
+            changes: dict[str, list[tuple[str, list[bytes]]]] = {
+                name: [(ldap3.MODIFY_DELETE, [])] for name in names
+            }
             assert connection.modify(person.dn, changes), connection.result  # type: ignore[no-untyped-call]
 
     def remove(self, person: Person) -> None:

@@ -208,7 +208,7 @@ def test_a_new_api_key_during_a_first_request_is_not_missed(
     doors: a long-poll (on the event loop) and any other request (on a worker thread)."""
     queue_id = _register(client, realm, realm.hamlet)
     app = client.app
-    known = app.state.known_credentials
+    known = app.state.known_credentials  # type: ignore[attr-defined]
     assert isinstance(known, KnownCredentials)
     # As in a process that has not yet seen this credential (the registration taught this one).
     known._entries.clear()

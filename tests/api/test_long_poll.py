@@ -60,7 +60,7 @@ def test_a_known_poll_answers_as_one_authenticated_in_full(
     auth: str | None,
 ) -> None:
     queue_id = _register(client, realm)
-    known = client.app.state.known_credentials
+    known = client.app.state.known_credentials  # type: ignore[attr-defined]
     assert isinstance(known, KnownCredentials)
     # Authentications in full (a worker thread and the database), counted.
     full: list[str] = []
@@ -174,7 +174,7 @@ def test_a_connection_the_database_dropped_is_a_503(
     queue_id = _register(client, realm)
     # A credential this process has not yet seen (registering taught it): the poll's
     # authentication goes to the database (api/known_credentials.py).
-    client.app.state.known_credentials._entries.clear()
+    client.app.state.known_credentials._entries.clear()  # type: ignore[attr-defined]
     monitor = OutageMonitor({})
     monkeypatch.setattr(services, "outages", monitor)
 

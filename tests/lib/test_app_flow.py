@@ -15,7 +15,7 @@ def test_each_kind_travels_within_64_characters_and_comes_back() -> None:
     pad = secrets.token_hex(32)
     for kind in ("mobile", "desktop"):
         flow = app_flow.from_params({f"{kind}_flow_otp": pad.upper()})
-        assert flow == app_flow.AppFlow(kind, pad)  # type: ignore[arg-type]
+        assert flow == app_flow.AppFlow(kind, pad)
         assert len(flow.stored()) <= 64
         assert app_flow.from_stored(flow.stored()) == flow
     assert app_flow.from_params({"next": "/"}) is None

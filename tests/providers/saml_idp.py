@@ -67,7 +67,7 @@ class State:
     # Requests shown a login form and not yet answered, by the form's key.
     pending: dict[str, dict[str, str]] = {}
     last_answer: tuple[str, str, str] | None = None
-    logouts: list[dict[str, str]] = []
+    logouts: list[dict[str, object]] = []
     requests: list[dict[str, str]] = []
 
 
@@ -79,7 +79,7 @@ def server() -> Server:
 
 
 def sp_entity_id() -> str:
-    return next(iter(server().metadata.service_providers()))
+    return str(next(iter(server().metadata.service_providers())))
 
 
 def acs_url() -> str:
@@ -94,8 +94,8 @@ def answer(account: str, in_response_to: str | None, relay_state: str) -> tuple[
     original, original_instant = saml2.assertion.in_a_while, saml2.assertion.instant
     if mode == "expired":
         # Issued an hour ago, valid for five minutes then.
-        saml2.assertion.in_a_while = lambda **_: original(minutes=-55)  # type: ignore[assignment]
-        saml2.assertion.instant = lambda *_, **__: original_instant(time_stamp=int(time.time()) - 3600)  # type: ignore[assignment]
+        saml2.assertion.in_a_while = lambda **_: original(minutes=-55)
+        saml2.assertion.instant = lambda *_, **__: original_instant(time_stamp=int(time.time()) - 3600)
     try:
         response = server().create_authn_response(
             identity,
@@ -109,8 +109,8 @@ def answer(account: str, in_response_to: str | None, relay_state: str) -> tuple[
             encrypt_assertion=mode == "encrypt",
         )
     finally:
-        saml2.assertion.in_a_while = original  # type: ignore[assignment]
-        saml2.assertion.instant = original_instant  # type: ignore[assignment]
+        saml2.assertion.in_a_while = original
+        saml2.assertion.instant = original_instant
     xml = str(response)
     if mode == "tamper":
         xml = xml.replace(person["email"], "mallory@evil.example")

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from playwright.sync_api import Response
 
 from tests.web.browser.client import channel_id, log_in, send, topic_hash, unique, wait_for
 from tests.web.conftest import LiveServer
@@ -654,7 +655,12 @@ def test_no_request_of_a_page_with_pictures_is_missing(live_server: LiveServer, 
     send(live_server, "othello", "general", topic, f"[green.png]({green})")
     missing: list[str] = []
     page = app_page("hamlet")
-    page.on("response", lambda response: response.status == 404 and missing.append(response.url))
+
+    def note_missing(response: Response) -> None:
+        if response.status == 404:
+            missing.append(response.url)
+
+    page.on("response", note_missing)
     page.goto(live_server.url + "/" + topic_hash(general, topic))
     wait_for(page, "window.palaver && window.palaver.state !== null")
     wait_for(

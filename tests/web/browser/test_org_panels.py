@@ -39,7 +39,7 @@ def realm_state(live_server: LiveServer, name: str, *keys: str) -> dict[str, Any
 
 def group_id(live_server: LiveServer, name: str) -> int:
     groups = realm_state(live_server, "desdemona", "realm_user_groups")["realm_user_groups"]
-    return next(g["id"] for g in groups if g["name"] == name)
+    return int(next(g["id"] for g in groups if g["name"] == name))
 
 
 def test_bots_are_created_their_keys_shown_and_regenerated_and_deactivated(
