@@ -28,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -440,6 +440,10 @@ class ApiApp:
             scope[ROUTE_TEMPLATE_KEY] = self.prefix + route.path
             # Passed on, not kept in this frame: a parked poll holds only what its view keeps.
             response = await self._answer(endpoint, reading, *await read_request(scope, receive, self.web))
+        except ClientDisconnect:
+            # The client went away mid-body: nobody to answer; the request middleware logs
+            # it as such (499), not as a server error.
+            raise
         except Exception as exc:
             where = f"{method} {scope.get(ROUTE_TEMPLATE_KEY, path)}"
             response = exception_response(exc, self.services.outages, where)
