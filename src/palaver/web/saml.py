@@ -26,7 +26,6 @@ from palaver.actions.external_logins import do_external_sign_in
 from palaver.actions.saml import do_end_saml_sessions, do_link_saml_session, do_spend_saml_assertion
 from palaver.actions.sso_attempts import ATTEMPT_LIFETIME, do_begin_sso_attempt, do_take_sso_attempt
 from palaver.auth_config import SamlIdp
-from palaver.lib import app_flow as flows
 from palaver.lib import saml
 from palaver.lib.auth_methods import SAML, method_enabled
 from palaver.lib.exceptions import JsonableError, UserDeactivatedError
@@ -36,9 +35,8 @@ from palaver.lib.storage import make_storage
 from palaver.lib.web_sessions import new_token
 from palaver.models import Realm
 from palaver.models.web_sessions import WebSession
-from palaver.web.desktop_flow import desktop_app_page
 from palaver.web.pages import NO_STORE, Pages, finish_login, no_realm, realm_for, safe_next
-from palaver.web.sso import error_page, ip_allowed
+from palaver.web.sso import error_page, ip_allowed, open_sign_in, too_many_page, unavailable_page
 
 SAML_COOKIE = "palaver_saml"
 
@@ -48,22 +46,6 @@ def _idp(pages: Pages, realm: Realm, name: str) -> SamlIdp | None:
     if idp is None or not method_enabled(pages.services.settings, realm, SAML):
         return None
     return idp
-
-
-def _unavailable(pages: Pages, realm: Realm) -> Response:
-    return error_page(
-        pages,
-        realm,
-        gettext("Sign-in method not available"),
-        gettext("This organization does not use it."),
-        404,
-    )
-
-
-def _too_many(pages: Pages, realm: Realm) -> Response:
-    return error_page(
-        pages, realm, gettext("Too many attempts"), gettext("Please wait a while and try again."), 429
-    )
 
 
 def _refused(pages: Pages, realm: Realm, text: str, status: int = 403) -> Response:
@@ -78,29 +60,12 @@ def _cookie_samesite(pages: Pages) -> str:
 def begin(pages: Pages, request: Request, name: str, params: dict[str, str], client_ip: str) -> Response:
     services = pages.services
     with services.db.session() as session:
-        realm = realm_for(session, pages, request.headers.get("host", ""))
-        if realm is None:
-            return no_realm(pages)
-        if realm.deactivated:
-            return error_page(
-                pages,
-                realm,
-                gettext("Organization deactivated"),
-                gettext("This organization has been deactivated."),
-                403,
-            )
-        idp = _idp(pages, realm, name)
-        if idp is None:
-            return _unavailable(pages, realm)
-        if not ip_allowed(pages, client_ip):
-            return _too_many(pages, realm)
-        desktop_app = desktop_app_page(pages, request, realm.name)
-        if desktop_app is not None:
-            return desktop_app
-        try:
-            flow = flows.from_params(params)
-        except flows.InvalidAppFlowError as e:
-            return error_page(pages, realm, gettext("Bad request"), str(e), 400)
+        opened = open_sign_in(
+            pages, session, request, params, client_ip, lambda realm: _idp(pages, realm, name)
+        )
+        if isinstance(opened, Response):
+            return opened
+        realm, idp, flow = opened
         try:
             request_id, location = saml.begin(idp, realm_url(services.settings, realm))
         except JsonableError as e:
@@ -153,7 +118,7 @@ def assertion_consumer(pages: Pages, request: Request, form: dict[str, str], cli
         if realm is None:
             return no_realm(pages)
         if not ip_allowed(pages, client_ip):
-            return _too_many(pages, realm)
+            return too_many_page(pages, realm)
         encoded = form.get("SAMLResponse", "")
         message = saml.read_message(encoded) if encoded else None
         if message is None:
@@ -325,7 +290,7 @@ def metadata(pages: Pages, request: Request) -> Response:
         name = request.query_params.get("idp") or next(iter(idps), "")
         idp = idps.get(name)
         if idp is None:
-            return _unavailable(pages, realm)
+            return unavailable_page(pages, realm)
         document = saml.sp_metadata(idp, realm_url(settings, realm))
     return Response(document, media_type="application/samlmetadata+xml", headers=NO_STORE)
 

@@ -10,6 +10,10 @@ Apps open the login URL with ``mobile_flow_otp`` or ``desktop_flow_otp`` (lib/ap
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -31,6 +35,10 @@ from palaver.web.pages import Pages, finish_login, no_realm, realm_for, safe_nex
 
 SSO_COOKIE = "palaver_sso"
 _COOKIE_PATH = "/complete/"
+
+
+# A provider's configuration: an OAuth/OIDC provider or a SAML identity provider.
+P = TypeVar("P")
 
 
 def error_page(pages: Pages, realm: Realm | None, heading: str, text: str, status: int) -> HTMLResponse:
@@ -59,40 +67,71 @@ def _provider_for(pages: Pages, realm: Realm, path: str) -> OAuthProvider | None
     return provider
 
 
+def unavailable_page(pages: Pages, realm: Realm) -> Response:
+    """The page for a provider this server or organization does not offer."""
+    return error_page(
+        pages,
+        realm,
+        gettext("Sign-in method not available"),
+        gettext("This organization does not use it."),
+        404,
+    )
+
+
+def too_many_page(pages: Pages, realm: Realm) -> Response:
+    """The page for a client over the sign-in rate limit."""
+    return error_page(
+        pages, realm, gettext("Too many attempts"), gettext("Please wait a while and try again."), 429
+    )
+
+
+def open_sign_in(
+    pages: Pages,
+    session: Session,
+    request: Request,
+    params: dict[str, str],
+    client_ip: str,
+    find: Callable[[Realm], P | None],
+) -> tuple[Realm, P, flows.AppFlow | None] | Response:
+    """The checks every provider's sign-in starts with, in this order: the organization at
+    this address and open, the provider (``find``) offered by it, the client under the rate
+    limit, the desktop app's hand-off page, a well-formed app-flow pad. Returns the realm,
+    the provider and the app flow, or the page that ends the attempt."""
+    realm = realm_for(session, pages, request.headers.get("host", ""))
+    if realm is None:
+        return no_realm(pages)
+    if realm.deactivated:
+        return error_page(
+            pages,
+            realm,
+            gettext("Organization deactivated"),
+            gettext("This organization has been deactivated."),
+            403,
+        )
+    provider = find(realm)
+    if provider is None:
+        return unavailable_page(pages, realm)
+    if not ip_allowed(pages, client_ip):
+        return too_many_page(pages, realm)
+    desktop_app = desktop_app_page(pages, request, realm.name)
+    if desktop_app is not None:
+        return desktop_app
+    try:
+        flow = flows.from_params(params)
+    except flows.InvalidAppFlowError as e:
+        return error_page(pages, realm, gettext("Bad request"), str(e), 400)
+    return realm, provider, flow
+
+
 def begin(pages: Pages, request: Request, path: str, params: dict[str, str], client_ip: str) -> Response:
     services = pages.services
     with services.db.session() as session:
-        realm = realm_for(session, pages, request.headers.get("host", ""))
-        if realm is None:
-            return no_realm(pages)
-        if realm.deactivated:
-            return error_page(
-                pages,
-                realm,
-                gettext("Organization deactivated"),
-                gettext("This organization has been deactivated."),
-                403,
-            )
-        provider = _provider_for(pages, realm, path)
-        if provider is None:
-            return error_page(
-                pages,
-                realm,
-                gettext("Sign-in method not available"),
-                gettext("This organization does not use it."),
-                404,
-            )
-        if not ip_allowed(pages, client_ip):
-            return error_page(
-                pages, realm, gettext("Too many attempts"), gettext("Please wait a while and try again."), 429
-            )
-        desktop_app = desktop_app_page(pages, request, realm.name)
-        if desktop_app is not None:
-            return desktop_app
-        try:
-            flow = flows.from_params(params)
-        except flows.InvalidAppFlowError as e:
-            return error_page(pages, realm, gettext("Bad request"), str(e), 400)
+        opened = open_sign_in(
+            pages, session, request, params, client_ip, lambda realm: _provider_for(pages, realm, path)
+        )
+        if isinstance(opened, Response):
+            return opened
+        realm, provider, flow = opened
         # httpx, authlib and joserfc load with the first sign-in through a provider.
         from palaver.lib import oidc  # noqa: PLC0415
 
