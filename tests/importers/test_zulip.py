@@ -5,9 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from palaver.importers.bundle import Bundle
+from palaver.importers.model import ImportedGroupSetting
+from palaver.importers.zulip import read_zulip
 from tests.helpers import assert_json_success
 from tests.importers.conftest import Imported, RunImport
-from tests.importers.zulip_export import NOTES, export
+from tests.importers.zulip_export import MINUTES, NOTES, SCHEDULED_AT, export
 
 
 def _messages(
@@ -121,6 +126,8 @@ def test_zulip_export_imports(run_import: RunImport, tmp_path: Path) -> None:
     assert (
         sorted(backend["members"]) == sorted([hamlet.id, zoe.id]) and backend["description"] == "Backend team"
     )
+    engineering = next(g for g in groups if g["name"] == "engineering")
+    assert engineering["members"] == [iago.id] and engineering["direct_subgroup_ids"] == [backend["id"]]
     fields = {
         f["name"]: f for f in assert_json_success(api.get(iago, "realm/profile_fields"))["custom_fields"]
     }
@@ -166,3 +173,338 @@ def test_each_persons_topic_settings_mutes_and_alert_words_come_along(
     zoes = assert_json_success(api.post(zoe, "register", {"fetch_event_types": '["user_topic"]'}))
     assert [(t["topic_name"], t["visibility_policy"]) for t in zoes["user_topics"]] == [("plans", 2)]
     assert assert_json_success(api.get(zoe, "users/me/alert_words"))["alert_words"] == []
+
+
+def test_messages_scheduled_and_not_yet_sent_come_along(run_import: RunImport, tmp_path: Path) -> None:
+    imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
+    assert imported.code == 0, imported
+    # Three pending and a reminder; the one sent is in the history already.
+    assert "scheduled messages: 3" in imported.out and "reminders: 1" in imported.out
+    assert "reminder" not in imported.out.split("skipped", 1)[-1]
+    api = imported.api()
+    iago, hamlet, zoe = (imported.user(n) for n in ("Iago", "King Hamlet", "Zoë Ñandú"))
+
+    def pending(user: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = assert_json_success(api.get(user, "scheduled_messages"))[
+            "scheduled_messages"
+        ]
+        return items
+
+    (meeting,) = pending(iago)
+    denmark = next(
+        s["stream_id"]
+        for s in assert_json_success(api.get(iago, "users/me/subscriptions"))["subscriptions"]
+        if s["name"] == "Denmark"
+    )
+    assert (meeting["type"], meeting["to"], meeting["topic"]) == ("stream", denmark, "plans")
+    assert meeting["scheduled_delivery_timestamp"] == int(SCHEDULED_AT) and meeting["failed"] is False
+    # The mention names the new user, as a message's does.
+    assert meeting["content"] == "Meeting at noon, @**King Hamlet**"
+    assert f'data-user-id="{hamlet.id}"' in meeting["rendered_content"]
+
+    (minutes,) = pending(hamlet)
+    assert (minutes["type"], minutes["to"]) == ("private", [iago.id])
+    link = minutes["content"].split("(", 1)[1].rstrip(")")
+    assert link.startswith("/user_uploads/1/") and link.endswith("/minutes.txt")
+    assert api.get(hamlet, link).content == MINUTES
+
+    # The reminder is about the message's new ID, and its links and quote name it.
+    (reminder,) = assert_json_success(api.get(hamlet, "reminders"))["reminders"]
+    history = assert_json_success(
+        api.get(hamlet, "messages", {"anchor": "oldest", "num_before": 0, "num_after": 100})
+    )["messages"]
+    greeting = next(m for m in history if m["content"].startswith("<p>Hello"))
+    assert reminder["reminder_target_message_id"] == greeting["id"]
+    assert reminder["scheduled_delivery_timestamp"] == int(SCHEDULED_AT)
+    assert f"/near/{greeting['id']}" in reminder["content"]
+    assert "Note:\n> Reply to Iago" in reminder["content"]
+    assert "Hello @**King Hamlet** and @**all**" in reminder["content"]
+
+    (failed,) = pending(zoe)
+    assert (failed["type"], sorted(failed["to"]), failed["failed"]) == (
+        "private",
+        sorted([iago.id, hamlet.id]),
+        True,
+    )
+
+
+def test_statuses_snippets_domains_playgrounds_and_default_channels_come_along(
+    run_import: RunImport, tmp_path: Path
+) -> None:
+    imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
+    assert imported.code == 0, imported
+    for line in (
+        "statuses: 2",
+        "saved snippets: 1",
+        "default channels: 1",
+        "email domains: 1",
+        "code playgrounds: 1",
+    ):
+        assert line in imported.out
+    # The deactivated user's status stays behind; the malformed domain is refused, counted.
+    assert "1 x status of a user not imported, or with an unknown emoji (e.g. 9)" in imported.out
+    assert "1 x email domain refused" in imported.out
+    api = imported.api()
+    iago, hamlet, zoe = (imported.user(n) for n in ("Iago", "King Hamlet", "Zoë Ñandú"))
+
+    state = assert_json_success(
+        api.post(
+            iago,
+            "register",
+            {"fetch_event_types": '["default_streams", "realm_domains", "realm_playgrounds"]'},
+        )
+    )
+    names = {
+        s["stream_id"]: s["name"]
+        for s in assert_json_success(api.get(iago, "streams", {"include_all": "true"}))["streams"]
+    }
+    assert [names[s] for s in state["realm_default_streams"]] == ["Denmark"]
+    assert [(d["domain"], d["allow_subdomains"]) for d in state["realm_domains"]] == [("zulip.test", True)]
+    assert [(p["name"], p["pygments_language"], p["url_template"]) for p in state["realm_playgrounds"]] == [
+        ("Python playground", "Python", "https://python.example/?code={code}")
+    ]
+
+    emoji_id = next(iter(assert_json_success(api.get(iago, "realm/emoji"))["emoji"]))
+    status = assert_json_success(api.get(iago, f"users/{hamlet.id}/status"))["status"]
+    assert status == {
+        "status_text": "In a meeting",
+        "emoji_name": "green_tick",
+        "emoji_code": emoji_id,
+        "reaction_type": "realm_emoji",
+    }
+    status = assert_json_success(api.get(iago, f"users/{zoe.id}/status"))["status"]
+    assert (status["status_text"], status["emoji_name"], status["emoji_code"]) == (
+        "En vacances",
+        "palm_tree",
+        "1f334",
+    )
+
+    snippets = assert_json_success(api.get(hamlet, "saved_snippets"))["saved_snippets"]
+    assert [(s["title"], s["content"]) for s in snippets] == [("Greeting", "Good morning, **everyone**!")]
+
+    denmark = next(
+        s
+        for s in assert_json_success(api.get(hamlet, "users/me/subscriptions"))["subscriptions"]
+        if s["name"] == "Denmark"
+    )
+    assert (
+        denmark["desktop_notifications"],
+        denmark["push_notifications"],
+        denmark["wildcard_mentions_notify"],
+    ) == (
+        False,
+        True,
+        False,
+    )
+    assert denmark["audible_notifications"] is None and denmark["email_notifications"] is None
+
+
+def test_each_persons_own_settings_come_along(run_import: RunImport, tmp_path: Path) -> None:
+    imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
+    assert imported.code == 0, imported
+    api = imported.api()
+
+    def settings(name: str) -> dict[str, Any]:
+        state = assert_json_success(
+            api.post(imported.user(name), "register", {"fetch_event_types": '["user_settings"]'})
+        )
+        found: dict[str, Any] = state["user_settings"]
+        return found
+
+    hamlet, zoe = settings("King Hamlet"), settings("Zoë Ñandú")
+    assert (hamlet["twenty_four_hour_time"], hamlet["enter_sends"], hamlet["color_scheme"]) == (True, True, 2)
+    assert hamlet["default_language"] == "fr"
+    # A value Palaver does not offer keeps the default, as do the settings the export lacks.
+    assert hamlet["emojiset"] == zoe["emojiset"] == "google"
+    assert (zoe["twenty_four_hour_time"], zoe["enter_sends"], zoe["default_language"]) == (False, False, "de")
+
+
+def test_channel_folders_come_along(run_import: RunImport, tmp_path: Path) -> None:
+    imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
+    assert imported.code == 0, imported
+    assert "channel folders: 2" in imported.out
+    api = imported.api()
+    iago = imported.user("Iago")
+    folders = assert_json_success(api.get(iago, "channel_folders", {"include_archived": "true"}))[
+        "channel_folders"
+    ]
+    # In Zulip's order (the archived one first), descriptions rendered again here.
+    assert [(f["name"], f["is_archived"]) for f in folders] == [("Gone", True), ("Places", False)]
+    places = folders[1]
+    assert places["description"] == "Cities and **towns**"
+    assert "<strong>towns</strong>" in places["rendered_description"]
+    channels = assert_json_success(api.get(iago, "streams"))["streams"]
+    assert {s["name"]: s["folder_id"] for s in channels}["Denmark"] == places["id"]
+    assert all(s["folder_id"] is None for s in channels if s["name"] != "Denmark")
+
+
+def test_permission_settings_naming_groups_come_along(run_import: RunImport, tmp_path: Path) -> None:
+    imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
+    assert imported.code == 0, imported
+    # Every setting but billing (Palaver has none) and the one naming a group not exported:
+    # 23 of the organization's, 11 of each channel's less that one, 6 of each group's.
+    assert "permission settings: 78" in imported.out
+    assert "1 x organization permission setting Palaver does not have (e.g. can_manage_billing_group)" in (
+        imported.out
+    )
+    assert (
+        "1 x permission setting naming a user group or user the export does not define"
+        " (Palaver's default applies) (e.g. zerver_stream Old times: can_resolve_topics_group=999)"
+    ) in imported.out
+    assert "permission setting refused" not in imported.out
+    api = imported.api()
+    iago, hamlet, zoe = (imported.user(n) for n in ("Iago", "King Hamlet", "Zoë Ñandú"))
+    groups = {g["name"]: g for g in assert_json_success(api.get(iago, "user_groups"))["user_groups"]}
+    backend, engineering = groups["backend"]["id"], groups["engineering"]["id"]
+
+    realm = assert_json_success(api.post(iago, "register", {"fetch_event_types": '["realm"]'}))
+    assert realm["realm_can_add_custom_emoji_group"] == engineering
+    assert realm["realm_can_create_private_channel_group"] == groups["role:moderators"]["id"]
+    assert realm["realm_can_create_write_only_bots_group"] == groups["role:fullmembers"]["id"]
+    assert realm["realm_direct_message_permission_group"] == groups["role:members"]["id"]
+    # Anonymous groups: the setting's own members and subgroups.
+    assert realm["realm_can_invite_users_group"] == {
+        "direct_members": [hamlet.id],
+        "direct_subgroups": [backend],
+    }
+    assert realm["realm_can_mention_many_users_group"] == {
+        "direct_members": [iago.id],
+        "direct_subgroups": [],
+    }
+
+    streams = {
+        s["name"]: s
+        for s in assert_json_success(
+            api.get(iago, "streams", {"include_all": "true", "exclude_archived": "false"})
+        )["streams"]
+    }
+    denmark, verona, old = streams["Denmark"], streams["Verona private"], streams["Old times"]
+    assert denmark["can_administer_channel_group"] == engineering
+    assert denmark["can_move_messages_within_channel_group"] == {
+        "direct_members": sorted([hamlet.id, zoe.id]),
+        "direct_subgroups": [],
+    }
+    assert verona["can_send_message_group"] == {
+        "direct_members": [zoe.id],
+        "direct_subgroups": [groups["role:owners"]["id"]],
+    }
+    assert verona["can_delete_own_message_group"] == groups["role:nobody"]["id"]
+    assert old["can_administer_channel_group"] == {"direct_members": [iago.id], "direct_subgroups": []}
+    # The group the export does not define: Palaver's default for a new channel.
+    assert old["can_resolve_topics_group"] == groups["role:nobody"]["id"]
+    assert denmark["can_remove_subscribers_group"] == groups["role:administrators"]["id"]
+
+    assert groups["engineering"]["can_mention_group"] == backend
+    assert groups["engineering"]["can_join_group"] == groups["role:everyone"]["id"]
+    assert groups["engineering"]["can_manage_group"] == {
+        "direct_members": sorted([hamlet.id, zoe.id]),
+        "direct_subgroups": [],
+    }
+    assert groups["backend"]["can_manage_group"] == {"direct_members": [iago.id], "direct_subgroups": []}
+    # Zoë may send to Verona private: the setting's anonymous group holds her.
+    sent = api.post(
+        zoe, "messages", {"type": "stream", "to": "Verona private", "topic": "t", "content": "hi"}
+    )
+    assert_json_success(sent)
+
+
+def _with_realm_changes(root: Path, change: Any) -> Path:
+    """The fixture's export directory, its realm.json changed by ``change(tables)``."""
+    export(root)
+    directory = root / "zulip-export-abc123"
+    tables = orjson.loads((directory / "realm.json").read_bytes())
+    change(tables)
+    (directory / "realm.json").write_bytes(orjson.dumps(tables))
+    return directory
+
+
+def test_settings_naming_what_the_export_lacks_are_counted_with_their_place(tmp_path: Path) -> None:
+    def change(tables: dict[str, Any]) -> None:
+        realm, denmark = tables["zerver_realm"][0], tables["zerver_stream"][0]
+        # The API's form of an anonymous group, as some converters write it.
+        realm["can_invite_users_group"] = {"direct_members": [6], "direct_subgroups": [51]}
+        realm["can_create_bots_group"] = {"direct_members": [6], "direct_subgroups": [998]}
+        realm["can_create_groups"] = "role:members"
+        # An anonymous group whose subgroup is itself anonymous: Zulip never nests those.
+        tables["zerver_groupgroupmembership"].append({"id": 99, "supergroup": 81, "subgroup": 83})
+        denmark["can_subscribe_group_id"] = 13  # the column's name, as some exports give it
+        del denmark["can_subscribe_group"]
+
+    with Bundle(_with_realm_changes(tmp_path, change)) as bundle:
+        source = read_zulip(bundle)
+    reason = (
+        "permission setting naming a user group or user the export does not define"
+        " (Palaver's default applies)"
+    )
+    # Three of the organization's, Old times' group 999, and the four settings naming 81
+    # (administering the three other channels, managing backend).
+    assert source.report.skipped[reason] == 3 + 1 + 4
+    skipped = source.report.examples[reason]
+    assert skipped == [
+        "zerver_stream Verona private: can_administer_channel_group=81",
+        "zerver_stream Old times: can_administer_channel_group=81",
+        "zerver_stream Old times: can_resolve_topics_group=999",
+    ]
+    for name in ("can_create_bots_group", "can_create_groups", "can_mention_many_users_group"):
+        assert name not in source.realm_group_settings
+    assert source.realm_group_settings["can_invite_users_group"] == ImportedGroupSetting(
+        members=["6"], subgroups=["backend"]
+    )
+    channels = {c.name: c for c in source.channels}
+    assert channels["Denmark"].group_settings["can_subscribe_group"] == ImportedGroupSetting(
+        group="role:members"
+    )
+    assert "can_administer_channel_group" not in channels["Verona private"].group_settings
+
+
+def test_settings_naming_users_not_imported_keep_the_default(run_import: RunImport, tmp_path: Path) -> None:
+    def change(tables: dict[str, Any]) -> None:
+        tables["zerver_realm"][0]["can_invite_users_group"] = {
+            "direct_members": [6, 404],
+            "direct_subgroups": [],
+        }
+        # Deactivated Old User holds no permission: left out of the setting's group.
+        tables["zerver_stream"][0]["can_send_message_group"] = {
+            "direct_members": [9, 7],
+            "direct_subgroups": [],
+        }
+
+    imported = run_import(f"import-from zulip {_with_realm_changes(tmp_path, change)} --string-id dev", None)
+    assert imported.code == 0, imported
+    assert (
+        "1 x organization permission setting naming a user or group not imported (Palaver's default applies)"
+        " (e.g. can_invite_users_group)"
+    ) in imported.out
+    api = imported.api()
+    iago, zoe = imported.user("Iago"), imported.user("Zoë Ñandú")
+    groups = {g["name"]: g["id"] for g in assert_json_success(api.get(iago, "user_groups"))["user_groups"]}
+    realm = assert_json_success(api.post(iago, "register", {"fetch_event_types": '["realm"]'}))
+    assert realm["realm_can_invite_users_group"] == groups["role:members"]  # Palaver's default
+    denmark = next(
+        s for s in assert_json_success(api.get(iago, "streams"))["streams"] if s["name"] == "Denmark"
+    )
+    assert denmark["can_send_message_group"] == {"direct_members": [zoe.id], "direct_subgroups": []}
+
+
+def test_navigation_views_come_along(run_import: RunImport, tmp_path: Path) -> None:
+    imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
+    assert imported.code == 0, imported
+    assert "navigation views: 5" in imported.out
+    assert "1 x navigation view of a user not imported (e.g. 99 'inbox')" in imported.out
+    assert (
+        "1 x navigation view refused (Custom views must have a valid name.) (e.g. 7 'narrow/is/dm')"
+        in imported.out
+    )
+    api = imported.api()
+
+    def views(name: str) -> list[tuple[str, bool, str | None]]:
+        found = assert_json_success(api.get(imported.user(name), "navigation_views"))["navigation_views"]
+        return sorted((v["fragment"], v["is_pinned"], v["name"]) for v in found)
+
+    assert views("King Hamlet") == [
+        ("inbox", True, None),
+        ("narrow/channel/20-Denmark/topic/Castle", True, "Castle talk"),
+        ("recent", False, None),
+    ]
+    assert views("Zoë Ñandú") == [("narrow/is/starred", True, None)]
+    assert views("Iago") == []

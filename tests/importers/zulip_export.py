@@ -33,15 +33,116 @@ STREAMS = {  # id: (name, recipient, invite_only, history_public, deactivated, d
     23: ("Public square", 123, False, True, False, "Readable without an account"),
 }
 HUDDLE_RECIPIENT = 130
+SCHEDULED_AT = 4_102_444_800.0  # 2100-01-01 00:00 UTC
+SCHEDULED_UPLOAD_PATH = f"{REALM_ID}/7c/Yb2c3d4e5/minutes.txt"
+MINUTES = b"minutes of the meeting\n"
+
+
+# User groups by ID: Zulip's system groups (Palaver names them alike), the organization's
+# own, and anonymous ones (no zerver_namedusergroup row), each made for a setting.
+EVERYONE, ADMINISTRATORS, MEMBERS, NOBODY, MODERATORS, FULL_MEMBERS, INTERNET, OWNERS = (
+    11,
+    12,
+    13,
+    14,
+    15,
+    16,
+    17,
+    50,
+)
+SYSTEM_GROUPS = {
+    EVERYONE: "role:everyone",
+    ADMINISTRATORS: "role:administrators",
+    MEMBERS: "role:members",
+    NOBODY: "role:nobody",
+    MODERATORS: "role:moderators",
+    FULL_MEMBERS: "role:fullmembers",
+    INTERNET: "role:internet",
+    OWNERS: "role:owners",
+}
+BACKEND, ENGINEERING = 51, 52
+# Anonymous groups: (member user IDs, subgroup IDs).
+ANONYMOUS_GROUPS = {
+    80: ([6], [BACKEND]),  # Hamlet and the backend team
+    81: ([5], []),  # Iago alone
+    82: ([7], [OWNERS]),  # Zoë and the owners
+    83: ([6, 7], []),
+}
+UNDEFINED_GROUP = 999
+# The organization's permission settings: every one Zulip has (Palaver has all but billing).
+REALM_GROUP_SETTINGS = {
+    "can_access_all_users_group": EVERYONE,
+    "can_add_custom_emoji_group": ENGINEERING,
+    "can_add_subscribers_group": MEMBERS,
+    "can_create_bots_group": MEMBERS,
+    "can_create_groups": MEMBERS,
+    "can_create_private_channel_group": MODERATORS,
+    "can_create_public_channel_group": MEMBERS,
+    "can_create_web_public_channel_group": OWNERS,
+    "can_create_write_only_bots_group": FULL_MEMBERS,
+    "can_delete_any_message_group": ADMINISTRATORS,
+    "can_delete_own_message_group": EVERYONE,
+    "can_invite_users_group": 80,
+    "can_manage_all_groups": OWNERS,
+    "can_manage_billing_group": ADMINISTRATORS,
+    "can_mention_many_users_group": 81,
+    "can_move_messages_between_channels_group": MEMBERS,
+    "can_move_messages_between_topics_group": EVERYONE,
+    "can_resolve_topics_group": EVERYONE,
+    "can_set_delete_message_policy_group": MODERATORS,
+    "can_set_topics_policy_group": MODERATORS,
+    "can_summarize_topics_group": EVERYONE,
+    "create_multiuse_invite_group": ADMINISTRATORS,
+    "direct_message_initiator_group": EVERYONE,
+    "direct_message_permission_group": MEMBERS,
+}
+
+
+def stream_group_settings(stream_id: int) -> dict[str, int]:
+    """Each channel's permission settings; Old times names a group the export lacks."""
+    return {
+        "can_add_subscribers_group": NOBODY,
+        "can_administer_channel_group": ENGINEERING if stream_id == 20 else 81,
+        "can_create_topic_group": EVERYONE,
+        "can_delete_any_message_group": ADMINISTRATORS,
+        "can_delete_own_message_group": EVERYONE if stream_id != 21 else NOBODY,
+        "can_move_messages_out_of_channel_group": NOBODY,
+        "can_move_messages_within_channel_group": 83 if stream_id == 20 else NOBODY,
+        "can_remove_subscribers_group": ADMINISTRATORS,
+        "can_resolve_topics_group": UNDEFINED_GROUP if stream_id == 22 else NOBODY,
+        "can_send_message_group": 82 if stream_id == 21 else EVERYONE,
+        "can_subscribe_group": NOBODY,
+    }
+
+
+def group_settings(group_id: int) -> dict[str, int]:
+    return {
+        "can_add_members_group": NOBODY,
+        "can_join_group": EVERYONE if group_id == ENGINEERING else NOBODY,
+        "can_leave_group": EVERYONE,
+        "can_manage_group": 83 if group_id == ENGINEERING else 81,
+        "can_mention_group": BACKEND if group_id == ENGINEERING else EVERYONE,
+        "can_remove_members_group": NOBODY,
+    }
 
 
 def personal_recipient(user_id: int) -> int:
     return 100 + user_id
 
 
+# Hamlet's own settings; the emoji set is one Palaver does not offer.
+HAMLET_SETTINGS = {
+    "twenty_four_hour_time": True,
+    "enter_sends": True,
+    "color_scheme": 2,
+    "default_language": "fr",
+    "emojiset": "apple",
+}
+
+
 def user_row(user_id: int) -> dict[str, Any]:
     email, name, role, is_bot, active = USERS[user_id]
-    return {
+    return (HAMLET_SETTINGS if user_id == 6 else {}) | {
         "id": user_id,
         "realm": REALM_ID,
         "email": email,
@@ -133,6 +234,81 @@ def user_messages() -> list[dict[str, Any]]:
     ]
 
 
+CHANNEL_FOLDERS = [
+    {
+        "id": 3,
+        "realm": REALM_ID,
+        "name": "Places",
+        "description": "Cities and **towns**",
+        "rendered_description": "<p>Cities and <strong>towns</strong></p>",
+        "date_created": T0 - 86400 * 11,
+        "creator": 5,
+        "is_archived": False,
+        "order": 1,
+    },
+    {
+        "id": 4,
+        "realm": REALM_ID,
+        "name": "Gone",
+        "description": "",
+        "rendered_description": "",
+        "date_created": T0 - 86400 * 11,
+        "creator": 5,
+        "is_archived": True,
+        "order": 0,
+    },
+]
+
+
+def scheduled(
+    sid: int, sender: int, recipient: int, content: str, topic: str = "", **extra: Any
+) -> dict[str, Any]:
+    stream = next((s for s, row in STREAMS.items() if row[1] == recipient), None)
+    return {
+        "id": sid,
+        "realm": REALM_ID,
+        "sender": sender,
+        "recipient": recipient,
+        "stream": stream,
+        "subject": topic,
+        "content": content,
+        "rendered_content": f"<p>{content}</p>",
+        "sending_client": 1,
+        "scheduled_timestamp": SCHEDULED_AT,
+        "request_timestamp": T0 + 7000,
+        "read_by_sender": True,
+        "delivered": False,
+        "delivered_message": None,
+        "has_attachment": False,
+        "failed": False,
+        "failure_message": None,
+        "delivery_type": 1,
+        "reminder_target_message": None,
+        "reminder_note": None,
+        **extra,
+    }
+
+
+def scheduled_messages() -> list[dict[str, Any]]:
+    return [
+        scheduled(1, 5, 120, "Meeting at noon, @**King Hamlet|6**", "plans"),
+        scheduled(
+            2, 6, personal_recipient(5), f"The minutes: [notes.txt](/user_uploads/{SCHEDULED_UPLOAD_PATH})"
+        ),
+        scheduled(3, 5, 120, "Sent long ago", "plans", delivered=True, delivered_message=1001),
+        scheduled(
+            4,
+            6,
+            personal_recipient(6),
+            "Remember this",
+            delivery_type=2,
+            reminder_target_message=1001,
+            reminder_note="Reply to Iago",
+        ),
+        scheduled(5, 7, HUDDLE_RECIPIENT, "For the three of us", failed=True, failure_message="Not allowed"),
+    ]
+
+
 def realm_tables() -> dict[str, list[dict[str, Any]]]:
     subscriptions: list[dict[str, Any]] = []
 
@@ -153,6 +329,10 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
         subscribe(user, personal_recipient(user))
     for user in (5, 6, 7, 8, 10):
         subscribe(user, 120, color="#76ce90" if user == 6 else "#c2c2c2", pin_to_top=user == 6)
+    # Hamlet's own notification choices for Denmark.
+    subscriptions[-4].update(
+        desktop_notifications=False, push_notifications=True, wildcard_mentions_notify=False
+    )
     subscribe(9, 120, active=False)  # left Denmark
     subscribe(5, 121)
     subscribe(7, 121, is_muted=True)
@@ -168,6 +348,7 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
             {
                 "id": REALM_ID,
                 "string_id": "zulip",
+                **REALM_GROUP_SETTINGS,
                 "name": "Zulip Dev",
                 "description": "The Zulip development environment",
                 "date_created": T0 - 86400 * 60,
@@ -184,6 +365,7 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
         "zerver_userprofile_crossrealm": [
             {"email": "notification-bot@zulip.com", "id": 1, "recipient_id": 1}
         ],
+        "zerver_channelfolder": CHANNEL_FOLDERS,
         "zerver_stream": [
             {
                 "id": sid,
@@ -197,6 +379,8 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
                 "date_created": T0 - 86400 * 10,
                 "creator": 5,
                 "recipient": recipient,
+                "folder": CHANNEL_FOLDERS[0]["id"] if sid == 20 else None,
+                **stream_group_settings(sid),
             }
             for sid, (
                 name,
@@ -248,27 +432,62 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
                 "deactivated": False,
             }
         ],
-        "zerver_usergroup": [{"id": 50, "realm": REALM_ID}, {"id": 51, "realm": REALM_ID}],
+        "zerver_usergroup": [
+            {"id": group_id, "realm": REALM_ID}
+            for group_id in [*SYSTEM_GROUPS, ENGINEERING, BACKEND, *ANONYMOUS_GROUPS]
+        ],
         "zerver_namedusergroup": [
             {
-                "usergroup_ptr": 50,
-                "name": "role:owners",
-                "description": "Owners",
+                "usergroup_ptr": group_id,
+                "name": name,
+                "description": name.removeprefix("role:").title(),
                 "is_system_group": True,
                 "deactivated": False,
-            },
+                **dict.fromkeys(group_settings(0), NOBODY),
+            }
+            for group_id, name in SYSTEM_GROUPS.items()
+        ]
+        + [
             {
-                "usergroup_ptr": 51,
+                "usergroup_ptr": BACKEND,
                 "name": "backend",
                 "description": "Backend team",
                 "is_system_group": False,
                 "deactivated": False,
+                **group_settings(BACKEND),
+            },
+            {
+                "usergroup_ptr": ENGINEERING,
+                "name": "engineering",
+                "description": "Everyone who builds",
+                "is_system_group": False,
+                "deactivated": False,
+                **group_settings(ENGINEERING),
             },
         ],
+        # Engineering holds backend (listed first, so the import must order them).
+        "zerver_groupgroupmembership": [
+            {"id": n, "supergroup": supergroup, "subgroup": subgroup}
+            for n, (supergroup, subgroup) in enumerate(
+                [
+                    (ENGINEERING, BACKEND),
+                    *((g, s) for g, (_, subgroups) in ANONYMOUS_GROUPS.items() for s in subgroups),
+                ],
+                1,
+            )
+        ],
         "zerver_usergroupmembership": [
-            {"id": 1, "user_group": 50, "user_profile": 5},
-            {"id": 2, "user_group": 51, "user_profile": 6},
-            {"id": 3, "user_group": 51, "user_profile": 7},
+            {"id": n, "user_group": group, "user_profile": user}
+            for n, (group, user) in enumerate(
+                [
+                    (OWNERS, 5),
+                    (BACKEND, 6),
+                    (BACKEND, 7),
+                    (ENGINEERING, 5),
+                    *((g, u) for g, (members, _) in ANONYMOUS_GROUPS.items() for u in members),
+                ],
+                1,
+            )
         ],
         "zerver_customprofilefield": [
             {
@@ -348,6 +567,78 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
             {"id": 1, "user_profile": 6, "realm": REALM_ID, "word": "Ophelia"},
             {"id": 2, "user_profile": 6, "realm": REALM_ID, "word": "to be or not"},
         ],
+        "zerver_scheduledmessage": scheduled_messages(),
+        "zerver_userstatus": [
+            {
+                "id": 1,
+                "user_profile": 6,
+                "client": 1,
+                "timestamp": T0 + 8000,
+                "status_text": "In a meeting",
+                "emoji_name": "green_tick",
+                "emoji_code": "3",
+                "reaction_type": "realm_emoji",
+            },
+            {
+                "id": 2,
+                "user_profile": 7,
+                "client": 1,
+                "timestamp": T0 + 8001,
+                "status_text": "En vacances",
+                "emoji_name": "palm_tree",
+                "emoji_code": "1f334",
+                "reaction_type": "unicode_emoji",
+            },
+            {
+                "id": 3,
+                "user_profile": 9,
+                "client": 1,
+                "timestamp": T0,
+                "status_text": "Gone",
+                "emoji_name": "",
+            },
+        ],
+        "zerver_savedsnippet": [
+            {
+                "id": 1,
+                "realm": REALM_ID,
+                "user_profile": 6,
+                "title": "Greeting",
+                "content": "Good morning, **everyone**!",
+                "date_created": T0 + 8100,
+            }
+        ],
+        # Hamlet's inbox pinned, recent conversations hidden and a view of his own; a view of
+        # the deactivated user's; one of a user the export lacks, and a custom view without
+        # the name Palaver (and Zulip) require of one.
+        "zerver_navigationview": [
+            {"id": n, "user": user, "fragment": fragment, "is_pinned": pinned, "name": name}
+            for n, (user, fragment, pinned, name) in enumerate(
+                [
+                    (6, "inbox", True, None),
+                    (6, "recent", False, None),
+                    (6, "narrow/channel/20-Denmark/topic/Castle", True, "Castle talk"),
+                    (7, "narrow/is/starred", True, None),
+                    (9, "feed", True, None),
+                    (99, "inbox", True, None),
+                    (7, "narrow/is/dm", False, None),
+                ],
+                1,
+            )
+        ],
+        "zerver_realmdomain": [
+            {"id": 1, "realm": REALM_ID, "domain": "zulip.test", "allow_subdomains": True},
+            {"id": 2, "realm": REALM_ID, "domain": "not a domain", "allow_subdomains": False},
+        ],
+        "zerver_realmplayground": [
+            {
+                "id": 1,
+                "realm": REALM_ID,
+                "name": "Python playground",
+                "pygments_language": "Python",
+                "url_template": "https://python.example/?code={code}",
+            }
+        ],
         "zerver_client": [{"id": 1, "name": "website"}],
         "zerver_defaultstream": [{"id": 1, "realm": REALM_ID, "stream": 20}],
     }
@@ -375,7 +666,20 @@ def export(root: Path) -> Path:
                         "is_web_public": False,
                         "messages": [1002],
                         "scheduled_messages": [],
-                    }
+                    },
+                    {
+                        "id": 71,
+                        "realm": REALM_ID,
+                        "owner": 6,
+                        "file_name": "minutes.txt",
+                        "path_id": SCHEDULED_UPLOAD_PATH,
+                        "size": len(MINUTES),
+                        "create_time": T0 + 7000,
+                        "is_realm_public": False,
+                        "is_web_public": False,
+                        "messages": [],
+                        "scheduled_messages": [2],
+                    },
                 ]
             },
             "uploads/records.json": [
@@ -391,6 +695,7 @@ def export(root: Path) -> Path:
                 }
             ],
             f"uploads/{UPLOAD_PATH}": NOTES,
+            f"uploads/{SCHEDULED_UPLOAD_PATH}": MINUTES,
             "emoji/records.json": [
                 {
                     "realm_id": REALM_ID,

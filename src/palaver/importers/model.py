@@ -62,6 +62,19 @@ class ImportedUser:
     bot_owner: str | None = None
     # The uploaded picture, if the source has one.
     avatar: Callable[[], bytes | None] | None = None
+    # The person's own settings by Palaver's names (Zulip's); the writer keeps the valid ones.
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ImportedGroupSetting:
+    """Who holds a permission, as the source names them: one named group (by name: one of the
+    source's groups, or a system group "role:..." as Palaver and Zulip both name them), or
+    the members (user keys) and subgroups (group names) of a group made for the one setting."""
+
+    group: str | None = None
+    members: list[str] = field(default_factory=list)
+    subgroups: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -82,6 +95,20 @@ class ImportedChannel:
     # User keys of the channel's own administrators (its can_administer_channel_group);
     # none: the default (the organization's owner, who creates it).
     administrators: list[str] = field(default_factory=list)
+    # The key of the channel folder it is in, if any.
+    folder: str | None = None
+    # Permission settings by Palaver's (Zulip's) names, STREAM_GROUP_SETTINGS; applied once
+    # the groups exist (over ``administrators``); the others keep Palaver's defaults.
+    group_settings: dict[str, ImportedGroupSetting] = field(default_factory=dict)
+
+
+@dataclass
+class ImportedChannelFolder:
+    key: str
+    name: str
+    description: str = ""
+    is_archived: bool = False
+    order: int = 0
 
 
 @dataclass
@@ -104,6 +131,10 @@ class ImportedGroup:
     name: str
     description: str = ""
     members: list[str] = field(default_factory=list)
+    # Names of groups within this one; a reader lists a group after its subgroups.
+    subgroups: list[str] = field(default_factory=list)
+    # The group's own permission settings (GROUP_PERMISSION_SETTINGS), by name.
+    group_settings: dict[str, ImportedGroupSetting] = field(default_factory=dict)
 
 
 @dataclass
@@ -156,6 +187,8 @@ class ImportedMessage:
     # Earlier versions, newest first, as Zulip records them; "user_id" holds a user key and
     # "stream"/"prev_stream" channel keys.
     edits: list[dict[str, Any]] | None = None
+    # The source's own ID for the message, when something else imported points to it.
+    source_id: str | None = None
 
 
 @dataclass
@@ -180,6 +213,48 @@ class ImportedMutedUser:
 class ImportedAlertWord:
     user: str
     word: str
+
+
+@dataclass
+class ImportedScheduledMessage:
+    """A message its sender scheduled and the old server had not sent yet. ``message`` holds
+    the address, content and files (its ``date_sent`` is when it was scheduled)."""
+
+    message: ImportedMessage
+    deliver_at: datetime
+    failed: bool = False
+    failure_message: str | None = None
+    read_by_sender: bool | None = None
+    # A reminder: the ``source_id`` of the message it is about (the writer renders the
+    # Notification Bot's text for the message's new ID), and the user's note.
+    reminder_target: str | None = None
+    reminder_note: str | None = None
+
+
+@dataclass
+class ImportedUserStatus:
+    user: str
+    status_text: str = ""
+    # A Unicode emoji's name or one of the organization's custom emoji; "" for none.
+    emoji_name: str = ""
+
+
+@dataclass
+class ImportedNavigationView:
+    """A view of a user's left sidebar: a built-in one pinned or hidden, or their own named
+    view of a narrow (``fragment`` is the URL hash it opens, ``name`` None for a built-in)."""
+
+    user: str
+    fragment: str
+    is_pinned: bool = False
+    name: str | None = None
+
+
+@dataclass
+class ImportedSnippet:
+    user: str
+    title: str
+    content: str
 
 
 @dataclass
@@ -215,12 +290,25 @@ class ImportSource:
     description: str = ""
     # Organization settings the source shares with Palaver, by Zulip's names (REALM_SETTINGS).
     realm_settings: dict[str, Any] = field(default_factory=dict)
+    # The organization's permission settings (REALM_GROUP_SETTINGS), by name.
+    realm_group_settings: dict[str, ImportedGroupSetting] = field(default_factory=dict)
     # Rough number of messages, for the progress bar (0 when unknown).
     message_estimate: int = 0
     # Each person's own settings the source carries.
     user_topics: list[ImportedUserTopic] = field(default_factory=list)
     muted_users: list[ImportedMutedUser] = field(default_factory=list)
     alert_words: list[ImportedAlertWord] = field(default_factory=list)
+    scheduled_messages: list[ImportedScheduledMessage] = field(default_factory=list)
+    channel_folders: list[ImportedChannelFolder] = field(default_factory=list)
+    user_statuses: list[ImportedUserStatus] = field(default_factory=list)
+    saved_snippets: list[ImportedSnippet] = field(default_factory=list)
+    navigation_views: list[ImportedNavigationView] = field(default_factory=list)
+    # Channel keys new users are subscribed to.
+    default_channels: list[str] = field(default_factory=list)
+    # (domain, allow_subdomains): where new users' emails may come from.
+    realm_domains: list[tuple[str, bool]] = field(default_factory=list)
+    # Code playgrounds: (name, Pygments language, URL template).
+    playgrounds: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -238,12 +326,22 @@ class Summary:
     files: int = 0
     emoji: int = 0
     groups: int = 0
+    group_settings: int = 0
     profile_fields: int = 0
     linkifiers: int = 0
     avatars: int = 0
     user_topics: int = 0
     muted_users: int = 0
     alert_words: int = 0
+    scheduled_messages: int = 0
+    reminders: int = 0
+    channel_folders: int = 0
+    user_statuses: int = 0
+    saved_snippets: int = 0
+    navigation_views: int = 0
+    default_channels: int = 0
+    realm_domains: int = 0
+    playgrounds: int = 0
     realm_id: int | None = None
     seconds: float = 0.0
 
@@ -259,12 +357,22 @@ class Summary:
         ]
         extras = (
             ("user groups", self.groups),
+            ("permission settings", self.group_settings),
             ("custom profile fields", self.profile_fields),
             ("linkifiers", self.linkifiers),
             ("avatars", self.avatars),
             ("muted, unmuted or followed topics", self.user_topics),
             ("muted users", self.muted_users),
             ("alert words", self.alert_words),
+            ("scheduled messages", self.scheduled_messages),
+            ("reminders", self.reminders),
+            ("channel folders", self.channel_folders),
+            ("statuses", self.user_statuses),
+            ("saved snippets", self.saved_snippets),
+            ("navigation views", self.navigation_views),
+            ("default channels", self.default_channels),
+            ("email domains", self.realm_domains),
+            ("code playgrounds", self.playgrounds),
         )
         out += [f"{label}: {count}" for label, count in extras if count]
         if report.skipped:

@@ -15,7 +15,6 @@ Rocket.Chat". System messages (joins, leaves, renames...) are dropped and counte
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,6 +38,7 @@ from palaver.importers.model import (
     Report,
     clean_full_name,
 )
+from palaver.importers.threads import ThreadTopics
 from palaver.models import Role
 
 UNTHREADED_TOPIC = "imported from Rocket.Chat"
@@ -111,22 +111,24 @@ def read_rocketchat(bundle: Bundle) -> ImportSource:
             report.skip("custom emoji whose image is not in the dump", name)
             continue
         emoji.append(ImportedEmoji(name=name, load=path.read_bytes))
-    context = _MessageContext(
-        channels={k: c.name for k, c in channels.items()},
-        direct=direct,
-        names={u: users[k].full_name for u, k in by_username.items() if k in users},
-        user_keys=by_username,
-        channel_by_name=slugs,
-        files=files,
-        custom_emoji={e.name for e in emoji},
-        report=report,
-    )
 
     def messages() -> Iterator[ImportedMessage]:
-        for index, doc in enumerate(collection("rocketchat_message")):
-            message = context.message(doc, f"{prefix}rocketchat_message.bson[{index}]")
-            if message is not None:
-                yield message
+        with ThreadTopics("Rocket.Chat") as threads:
+            context = _MessageContext(
+                channels={k: c.name for k, c in channels.items()},
+                direct=direct,
+                names={u: users[k].full_name for u, k in by_username.items() if k in users},
+                user_keys=by_username,
+                channel_by_name=slugs,
+                files=files,
+                custom_emoji={e.name for e in emoji},
+                report=report,
+                threads=threads,
+            )
+            for index, doc in enumerate(collection("rocketchat_message")):
+                message = context.message(doc, f"{prefix}rocketchat_message.bson[{index}]")
+                if message is not None:
+                    yield message
 
     return ImportSource(
         source="rocketchat",
@@ -229,8 +231,7 @@ class _MessageContext:
     files: dict[str, ImportedFile]
     custom_emoji: set[str]
     report: Report
-    threads: dict[str, str] = field(default_factory=dict)  # thread root ID -> topic
-    counters: Counter[tuple[str, str]] = field(default_factory=Counter)
+    threads: ThreadTopics  # (room ID, thread root ID) -> topic
     mentions: PlainMentions = field(init=False)
 
     def __post_init__(self) -> None:
@@ -287,9 +288,4 @@ class _MessageContext:
         root = doc.get("tmid") or (doc.get("_id") if doc.get("tcount") else None)
         if root is None:
             return UNTHREADED_TOPIC
-        root = str(root)
-        if root not in self.threads:
-            day = date_sent.strftime("%Y-%m-%d")
-            self.counters[(channel, day)] += 1
-            self.threads[root] = f"{day} Rocket.Chat thread {self.counters[(channel, day)]}"
-        return self.threads[root]
+        return self.threads.topic(channel, str(root), date_sent.strftime("%Y-%m-%d"))

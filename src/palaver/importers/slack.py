@@ -17,9 +17,8 @@ from __future__ import annotations
 import functools
 import heapq
 import re
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -39,6 +38,7 @@ from palaver.importers.model import (
     from_timestamp,
 )
 from palaver.importers.mrkdwn import Resolver, convert
+from palaver.importers.threads import ThreadTopics
 from palaver.lib.emoji import emoji_code_for_name
 from palaver.models import Role
 
@@ -101,17 +101,19 @@ def read_slack(bundle: Bundle, downloader: Downloader) -> ImportSource:
         report.skip("message directory of no listed conversation", directory)
     emoji = _emoji(bundle, downloader, report)
     _integrations(bundle, report)
-    context = _MessageContext(resolver, bots, pins, {e.name for e in emoji}, downloader, report)
+    custom_emoji = {e.name for e in emoji}
 
     def messages() -> Iterator[ImportedMessage]:
         streams = [
             _conversation_messages(bundle, sorted(days.get(c.directory, [])), c, report)
             for c in conversations
         ]
-        for ts, _, raw, location, conversation in heapq.merge(*streams, key=lambda e: (e[0], e[1])):
-            message = context.message(raw, location, conversation, ts)
-            if message is not None:
-                yield message
+        with ThreadTopics("Slack") as threads:
+            context = _MessageContext(resolver, bots, pins, custom_emoji, downloader, report, threads)
+            for ts, _, raw, location, conversation in heapq.merge(*streams, key=lambda e: (e[0], e[1])):
+                message = context.message(raw, location, conversation, ts)
+                if message is not None:
+                    yield message
 
     return ImportSource(
         source="slack",
@@ -334,9 +336,8 @@ class _MessageContext:
     custom_emoji: set[str]
     downloader: Downloader
     report: Report
-    # (channel, thread_ts) -> topic, and threads so far per (channel, day).
-    threads: dict[tuple[str, str], str] = field(default_factory=dict)
-    counters: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # (channel, thread_ts) -> topic.
+    threads: ThreadTopics
 
     def message(
         self, raw: dict[str, Any], location: str, conversation: _Conversation, ts: float
@@ -377,12 +378,8 @@ class _MessageContext:
     def _topic(self, channel: str, thread_ts: Any, date_sent: datetime) -> str:
         if not isinstance(thread_ts, str):
             return UNTHREADED_TOPIC
-        topic = self.threads.get((channel, thread_ts))
-        if topic is None:
-            day = (from_timestamp(thread_ts) or date_sent).strftime("%Y-%m-%d")
-            self.counters[(channel, day)] += 1
-            topic = self.threads[(channel, thread_ts)] = f"{day} Slack thread {self.counters[(channel, day)]}"
-        return topic
+        day = (from_timestamp(thread_ts) or date_sent).strftime("%Y-%m-%d")
+        return self.threads.topic(channel, thread_ts, day)
 
     def _reactions(self, raw: dict[str, Any], location: str) -> list[ImportedReaction]:
         reactions = []

@@ -21,25 +21,40 @@ from datetime import timedelta
 from typing import Any, TextIO, TypeVar
 
 import orjson
-from sqlalchemy import Table, insert, update
+from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from palaver.actions.avatars import do_upload_avatar
 from palaver.actions.channel_creation import do_create_channel
+from palaver.actions.group_settings import set_group_setting
 from palaver.actions.linkifiers import do_add_linkifier
 from palaver.actions.message_recipients import get_or_create_dm_group
+from palaver.actions.navigation_views import do_add_navigation_view
 from palaver.actions.new_channels import NewChannel
+from palaver.actions.playgrounds import do_add_playground
 from palaver.actions.profile_fields import do_create_profile_field
 from palaver.actions.realm import check_string_id, do_create_realm
+from palaver.actions.realm_domains import do_add_realm_domain
 from palaver.actions.realm_emoji import do_add_realm_emoji
-from palaver.actions.user_groups import NewUserGroup, do_create_user_group
+from palaver.actions.realm_settings import do_update_realm_settings
+from palaver.actions.saved_snippets import do_create_saved_snippet
+from palaver.actions.user_groups import (
+    NewUserGroup,
+    UserGroupChanges,
+    do_create_user_group,
+    do_update_user_group,
+)
+from palaver.actions.user_status import do_update_user_status
 from palaver.actions.users import ProfileDataChange, do_update_user_custom_profile_data
 from palaver.db.transaction import transaction
 from palaver.importers.model import (
     REALM_SETTINGS,
     ImportedChannel,
     ImportedFile,
+    ImportedGroup,
+    ImportedGroupSetting,
     ImportedMessage,
+    ImportedScheduledMessage,
     ImportedUser,
     ImportInputError,
     ImportSource,
@@ -47,31 +62,48 @@ from palaver.importers.model import (
     Summary,
     clean_full_name,
 )
+from palaver.importers.threads import ScratchMap
 from palaver.lib.attachments import new_path_id, new_url_secret, upload_url
 from palaver.lib.avatars import uploaded_avatar_key
+from palaver.lib.channel_folders import (
+    channel_folder_name_in_use,
+    check_channel_folder_description,
+    check_channel_folder_name,
+)
+from palaver.lib.channels import STREAM_GROUP_RULES
 from palaver.lib.emoji import emoji_code_for_name
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.group_settings import AnonymousGroupValue
+from palaver.lib.group_settings import (
+    AnonymousGroupValue,
+    GroupSettingUpdate,
+    GroupSettingValue,
+    parse_group_setting_value,
+)
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_STREAM_NAME_LENGTH, MAX_TOPIC_LENGTH
 from palaver.lib.linkifiers import linkifiers_for_realm
 from palaver.lib.markdown.contract import MarkdownContext, RenderResult, StreamRef, UserRef
-from palaver.lib.markdown.render import render_message
+from palaver.lib.markdown.render import render_markdown, render_message
 from palaver.lib.passwords import generate_api_key
 from palaver.lib.realm import get_realm_by_string_id, realm_email_host, realm_url
 from palaver.lib.realm_emoji import emoji_storage_key, still_file_name
+from palaver.lib.scheduled_messages import direct_to, reminder_content
 from palaver.lib.storage import FileStorage, make_storage
+from palaver.lib.subscriptions import SUBSCRIPTION_PROPERTIES
 from palaver.lib.user_groups import direct_system_groups_for, get_system_groups
 from palaver.lib.user_settings import setting_specs
 from palaver.lib.users import api_email_for, check_email
 from palaver.models import Base, Realm, RealmUserDefault, Role, UserProfile
 from palaver.models.alert_words import MAX_ALERT_WORD_LENGTH, AlertWord
 from palaver.models.attachments import Attachment, AttachmentMessage
-from palaver.models.channels import Stream, Subscription
+from palaver.models.channels import ChannelFolder, DefaultStream, Stream, Subscription
 from palaver.models.groups import UserGroupMembership
 from palaver.models.messages import Message, MessageFlag, Reaction
 from palaver.models.muted_users import MutedUser
 from palaver.models.names import name_key
+from palaver.models.realm import REALM_GROUP_SETTINGS
 from palaver.models.realm_audit_log import AuditLogEventType, RealmAuditLog
+from palaver.models.requester import Requester
+from palaver.models.scheduled_messages import DeliveryType, ScheduledMessage
 from palaver.models.user_topics import UserTopic, VisibilityPolicy
 from palaver.models.users import BotType
 from palaver.portability.archive import Progress
@@ -83,8 +115,8 @@ _READ, _STARRED, _MENTIONED = int(MessageFlag.READ), int(MessageFlag.STARRED), i
 _STREAM_WILDCARD = int(MessageFlag.STREAM_WILDCARD_MENTIONED)
 _TOPIC_WILDCARD = int(MessageFlag.TOPIC_WILDCARD_MENTIONED)
 _IS_PRIVATE = int(MessageFlag.IS_PRIVATE)
-# A member's own channel settings an import carries over.
-_SUBSCRIPTION_SETTINGS = frozenset({"color", "is_muted", "pin_to_top"})
+# A member's own channel settings an import carries over: those the API lets them set.
+_SUBSCRIPTION_SETTINGS = frozenset(SUBSCRIPTION_PROPERTIES)
 MAX_REALM_NAME_LENGTH = 40
 _VISIBILITY_POLICIES = frozenset(int(p) for p in VisibilityPolicy if p != VisibilityPolicy.INHERIT)
 MAX_DESCRIPTION_LENGTH = 1024
@@ -106,14 +138,17 @@ def write_organization(
     except JsonableError as e:
         raise ImportInputError(f"--string-id {string_id!r}: {e.msg}") from None
     storage = storage if storage is not None else make_storage(services.settings)
-    written: list[str] = []
-    with services.db.session() as session:
+    written = ScratchMap()  # the storage keys of the files saved so far
+    with written, services.db.session() as session:
         if get_realm_by_string_id(session, string_id) is not None:
             raise ImportInputError(f"an organization with string ID {string_id!r} exists already")
         try:
             with transaction(session):
                 writer = _Writer(services, session, source, storage, written, batch_size)
-                summary = writer.run(string_id, name or source.name, progress)
+                try:
+                    summary = writer.run(string_id, name or source.name, progress)
+                finally:
+                    writer.close()
         except BaseException:
             for key in written:  # the rows went with the rollback; so go their files
                 storage.delete(key)
@@ -142,7 +177,7 @@ class _Writer:
         session: Session,
         source: ImportSource,
         storage: FileStorage,
-        written: list[str],
+        written: ScratchMap,
         batch_size: int,
     ) -> None:
         self.services, self.session, self.source = services, session, source
@@ -153,13 +188,21 @@ class _Writer:
         self.names: dict[int, str] = {}
         self.channels: dict[str, tuple[int, list[int]]] = {}  # key -> (recipient, subscriber IDs)
         self.stream_ids: dict[str, int] = {}
-        self.dm_recipients: dict[frozenset[int], int] = {}
-        self.topics: set[tuple[int, str]] = set()
+        # Messages some reminder is about: source ID -> new ID (0 until written).
+        self.reminder_targets: dict[str, int] = {
+            spec.reminder_target: 0 for spec in source.scheduled_messages if spec.reminder_target is not None
+        }
+        # By the conversation's sorted user IDs: one per conversation, so on disk.
+        self.dm_recipients = ScratchMap()
         self.first_message: dict[int, int] = {}
         self.aliases: dict[str, str] = {}  # a duplicate user's key -> the kept user's key
         self.channel_names: set[str] = set()  # their name_key: unique regardless of case
         self.custom_emoji: dict[str, int] = {}
-        self.stored_files: dict[str, tuple[int, str]] = {}  # file key -> (attachment ID, URL)
+        self.stored_files = ScratchMap()  # file key -> (attachment ID, URL)
+
+    def close(self) -> None:
+        self.dm_recipients.close()
+        self.stored_files.close()
 
     # The organization and its people -----------------------------------------------------
 
@@ -198,15 +241,21 @@ class _Writer:
         self.active_keys = {u.key for u in users if u.is_active}
         self.active_keys |= {alias for alias, kept in self.aliases.items() if kept in self.active_keys}
         self._count_users(users)
+        self.folder_ids = self._add_channel_folders()
         for spec in self.source.channels:
             self._add_channel(spec)
         self._add_avatars(users)
+        self._add_user_settings(users)
         self._add_groups()
+        self._add_channel_group_settings()
         self._add_profile_fields()
         self._add_linkifiers()
         self._add_personal_settings()
         self._add_emoji()
         self._add_messages(progress)
+        self._add_scheduled_messages()
+        self._add_organization_extras()
+        self._add_navigation_views()
         for spec in self.source.channels:
             stream_id = self.stream_ids.get(spec.key)
             if stream_id is None:
@@ -216,10 +265,24 @@ class _Writer:
             if spec.archived:
                 values["deactivated"] = True
             self.session.execute(update(Stream).where(Stream.id == stream_id).values(**values))
-        self.summary.topics = len(self.topics)
+        # Last: until now the owner acted under a new organization's permissions (one to create
+        # groups and emoji...), whatever the imported ones grant.
+        self._add_realm_group_settings()
+        self.summary.topics = self._count_topics()
         self.summary.realm_id = realm.id
         self._record_import()
         return self.summary
+
+    def _count_topics(self) -> int:
+        """The channels' topics as the server tells them apart (``lower(subject)``, the index
+        ``ix_message_recipient_id_lower_subject_id``), counted by the database at the end:
+        a set of them in memory grew with the history."""
+        recipients = [recipient_id for recipient_id, _members in self.channels.values()]
+        if not recipients:
+            return 0
+        lowered = func.lower(Message.subject)
+        topics = select(Message.recipient_id, lowered).where(Message.recipient_id.in_(recipients)).distinct()
+        return int(self.session.scalar(select(func.count()).select_from(topics.subquery())) or 0)
 
     def _record_import(self) -> None:
         """The organization's audit log says where it came from and what came across, in the
@@ -357,15 +420,19 @@ class _Writer:
             stream = self._attempt(
                 "web-public channel (imported as public)",
                 spec.key,
-                functools.partial(do_create_channel, self.session, self.owner, new),
+                functools.partial(do_create_channel, self.session, Requester.of(self.owner), new),
             )
             new.is_web_public = False
         if stream is None:
-            stream = do_create_channel(self.session, self.owner, new)
+            stream = do_create_channel(self.session, Requester.of(self.owner), new)
         if spec.date_created is not None:
             stream.date_created = spec.date_created
         if spec.creator is not None and spec.creator in self.user_ids:
             stream.creator_id = self.user_ids[spec.creator]
+        if spec.folder is not None:
+            stream.folder_id = self.folder_ids.get(spec.folder)
+            if stream.folder_id is None:
+                self.report.skip("channel in a folder not in the export (left out of folders)", spec.key)
         assert stream.recipient_id is not None
         members = sorted({self.user_ids[m] for m in spec.members if m in self.user_ids})
         unknown = [m for m in spec.members if m not in self.user_ids]
@@ -400,14 +467,14 @@ class _Writer:
                 "custom emoji",
                 spec.name,
                 functools.partial(
-                    do_add_realm_emoji, self.session, self.storage, self.owner, spec.name, data
+                    do_add_realm_emoji, self.session, self.storage, Requester.of(self.owner), spec.name, data
                 ),
             )
             if emoji is None:
                 continue
-            self.written.append(emoji_storage_key(self.realm.id, emoji.file_name))
+            self.written.add(emoji_storage_key(self.realm.id, emoji.file_name))
             if emoji.is_animated:
-                self.written.append(emoji_storage_key(self.realm.id, still_file_name(emoji)))
+                self.written.add(emoji_storage_key(self.realm.id, still_file_name(emoji)))
             if spec.author in self.user_ids:
                 emoji.author_id = self.user_ids[spec.author or ""]
             emoji.deactivated = spec.deactivated
@@ -430,19 +497,132 @@ class _Writer:
             ):
                 assert user.avatar_hash is not None
                 for medium in (False, True):
-                    self.written.append(uploaded_avatar_key(self.realm.id, user.avatar_hash, medium=medium))
+                    self.written.add(uploaded_avatar_key(self.realm.id, user.avatar_hash, medium=medium))
                 self.summary.avatars += 1
 
+    def _add_user_settings(self, users: list[ImportedUser]) -> None:
+        """Each person's own settings where the source carries them (a value Palaver would
+        refuse is dropped); the rest keep the organization's defaults for new users."""
+        specs = setting_specs()
+        changes: dict[frozenset[str], list[dict[str, Any]]] = {}
+        for spec in users:
+            values = {k: v for k, v in spec.settings.items() if k in specs and specs[k].check(v)}
+            if values and spec.key in self.user_ids:
+                changes.setdefault(frozenset(values), []).append({"id": self.user_ids[spec.key], **values})
+        self.session.flush()
+        for rows in changes.values():
+            self.session.execute(update(UserProfile), rows)
+
     def _add_groups(self) -> None:
+        self.group_ids = {name: g.id for name, g in get_system_groups(self.session, self.realm.id).items()}
+        created: list[tuple[ImportedGroup, int]] = []
         for spec in self.source.groups:
             members = sorted({self.user_ids[k] for k in spec.members if k in self.user_ids})
-            new = NewUserGroup(name=spec.name, description=spec.description, members=members)
-            if self._attempt(
+            subgroups = sorted({self.group_ids[n] for n in spec.subgroups if n in self.group_ids})
+            new = NewUserGroup(
+                name=spec.name, description=spec.description, members=members, subgroups=subgroups
+            )
+            group = self._attempt(
                 "user group",
                 spec.name,
-                functools.partial(do_create_user_group, self.session, self.owner, new),
-            ):
+                functools.partial(do_create_user_group, self.session, Requester.of(self.owner), new),
+            )
+            if group is not None:
+                self.group_ids[spec.name] = group.id
+                created.append((spec, group.id))
                 self.summary.groups += 1
+        # A group's settings may name any group, so they wait until every group exists.
+        acting = Requester.of(self.owner)
+        for spec, group_id in created:
+            for setting, wanted in sorted(spec.group_settings.items()):
+                location = f"{spec.name}: {setting}"
+                value = self._group_setting_value(wanted, "user group", location)
+                if value is None:
+                    continue
+                changes = UserGroupChanges(group_settings={setting: GroupSettingUpdate(new=value)})
+                if self._attempt(
+                    "user group permission setting",
+                    location,
+                    functools.partial(self._update_group, acting, group_id, changes),
+                ):
+                    self.summary.group_settings += 1
+
+    def _update_group(self, acting: Requester, group_id: int, changes: UserGroupChanges) -> bool:
+        do_update_user_group(self.session, acting, group_id, changes)
+        return True
+
+    def _group_setting_value(
+        self, spec: ImportedGroupSetting, what: str, location: str
+    ) -> GroupSettingValue | None:
+        """The setting's value by the new IDs, or None (counted) when it names a group or
+        user not imported: Palaver's default applies then."""
+        if spec.group is not None:
+            group_id = self.group_ids.get(spec.group)
+            if group_id is None:
+                self.report.skip(
+                    f"{what} permission setting naming a user group not imported (Palaver's default applies)",
+                    location,
+                )
+            return group_id
+        missing = [k for k in spec.members if k not in self.user_ids]
+        missing += [name for name in spec.subgroups if name not in self.group_ids]
+        if missing:
+            self.report.skip(
+                f"{what} permission setting naming a user or group not imported (Palaver's default applies)",
+                location,
+            )
+            return None
+        # A deactivated user holds no permission, and a setting's group keeps none.
+        return AnonymousGroupValue(
+            direct_members=sorted({self.user_ids[k] for k in spec.members if k in self.active_keys}),
+            direct_subgroups=sorted({self.group_ids[name] for name in spec.subgroups}),
+        )
+
+    def _add_channel_group_settings(self) -> None:
+        """Each channel's permission settings, checked as an edit of them is (a value a
+        setting refuses is counted, and the default stays)."""
+        for spec in self.source.channels:
+            stream_id = self.stream_ids.get(spec.key)
+            if stream_id is None or not spec.group_settings:
+                continue
+            stream = self.session.get(Stream, stream_id)
+            assert stream is not None
+            for setting, wanted in sorted(spec.group_settings.items()):
+                location = f"{spec.name}: {setting}"
+                if setting not in STREAM_GROUP_RULES:
+                    self.report.skip("channel permission setting Palaver does not have", location)
+                    continue
+                value = self._group_setting_value(wanted, "channel", location)
+                if value is not None and self._attempt(
+                    "channel permission setting",
+                    location,
+                    functools.partial(self._set_channel_setting, stream, setting, value),
+                ):
+                    self.summary.group_settings += 1
+
+    def _set_channel_setting(self, stream: Stream, setting: str, value: GroupSettingValue) -> bool:
+        rule = STREAM_GROUP_RULES[setting]
+        resolved = parse_group_setting_value(self.session, self.realm.id, setting, value, rule)
+        set_group_setting(self.session, stream, setting, resolved, self.realm.id)
+        return True
+
+    def _add_realm_group_settings(self) -> None:
+        acting = Requester.of(self.owner)
+        for setting, wanted in sorted(self.source.realm_group_settings.items()):
+            if setting not in REALM_GROUP_SETTINGS:
+                self.report.skip("organization permission setting Palaver does not have", setting)
+                continue
+            value = self._group_setting_value(wanted, "organization", setting)
+            if value is not None and self._attempt(
+                "organization permission setting",
+                setting,
+                functools.partial(self._update_realm_setting, acting, setting, value),
+            ):
+                self.summary.group_settings += 1
+
+    def _update_realm_setting(self, acting: Requester, setting: str, value: GroupSettingValue) -> bool:
+        do_update_realm_settings(self.session, acting, {}, {setting: GroupSettingUpdate(new=value)})
+        return True
 
     def _add_profile_fields(self) -> None:
         for spec in self.source.profile_fields:
@@ -541,6 +721,241 @@ class _Writer:
         self.summary.user_topics, self.summary.muted_users = len(topics), len(muted)
         self.summary.alert_words = len(words)
 
+    def _add_channel_folders(self) -> dict[str, int]:
+        """The organization's channel folders, in their order, archived ones included; the
+        names are checked as the API checks them (a refusal is counted)."""
+        ids: dict[str, int] = {}
+        specs = sorted(self.source.channel_folders, key=lambda f: (f.order, f.key))
+        for order, spec in enumerate(specs):
+            try:
+                name = check_channel_folder_name(spec.name)
+                description = check_channel_folder_description(spec.description)
+            except JsonableError as error:
+                self.report.skip(f"channel folder refused ({error.msg})", spec.key)
+                continue
+            if channel_folder_name_in_use(self.session, self.realm.id, name):
+                self.report.skip("channel folder whose name is already in use", spec.key)
+                continue
+            folder = ChannelFolder(
+                realm_id=self.realm.id,
+                name=name,
+                description=description,
+                rendered_description=render_markdown(description),
+                creator_id=self.owner.id,
+                is_archived=spec.is_archived,
+                order=order,
+            )
+            self.session.add(folder)
+            self.session.flush()
+            ids[spec.key] = folder.id
+        self.summary.channel_folders = len(ids)
+        return ids
+
+    def _add_scheduled_messages(self) -> None:
+        """Messages scheduled on the old server and not sent yet: pending here as they were
+        there, for the scheduler to send when due (an overdue one at its next run). The
+        address is checked like a message's; the sender's permissions again at delivery."""
+        rows = []
+        for spec in self.source.scheduled_messages:
+            message = spec.message
+            sender_id = self.user_ids.get(message.sender)
+            if sender_id is None or message.sender not in self.active_keys:
+                self.report.skip("scheduled message of a user not imported or deactivated", message.location)
+                continue
+            stream_id, to = None, "[]"
+            if message.channel is not None:
+                stream_id = self.stream_ids.get(message.channel)
+                if stream_id is None:
+                    self.report.skip("scheduled message to a channel not imported", message.location)
+                    continue
+            else:
+                members = message.direct_members or frozenset()
+                ids = {self.user_ids[k] for k in members if k in self.user_ids}
+                if len(ids) < len(members):
+                    self.report.skip("scheduled message to a user not among the users", message.location)
+                    continue
+                to = orjson.dumps(direct_to(sender_id, sorted(ids | {sender_id}))).decode()
+            if spec.reminder_target is not None:
+                reminder = self._reminder(spec, sender_id)
+                if reminder is not None:
+                    rows.append(reminder)
+                continue
+            content, _attachments = self._content_with_files(message, sender_id)
+            topic = message.topic.strip() if stream_id is not None else ""
+            if not content.strip() or len(content) > MAX_MESSAGE_LENGTH or len(topic) > MAX_TOPIC_LENGTH:
+                self.report.skip("scheduled message empty or too long", message.location)
+                continue
+            rows.append(
+                self._scheduled_row(
+                    spec,
+                    sender_id,
+                    delivery_type=DeliveryType.SEND_LATER,
+                    stream_id=stream_id,
+                    to=to,
+                    topic=topic,
+                    content=content,
+                )
+            )
+        if rows:
+            self.session.execute(insert(_table(ScheduledMessage)), rows)
+        self.summary.scheduled_messages = sum(r["delivery_type"] == DeliveryType.SEND_LATER for r in rows)
+        self.summary.reminders = len(rows) - self.summary.scheduled_messages
+
+    def _reminder(self, spec: ImportedScheduledMessage, sender_id: int) -> dict[str, Any] | None:
+        """A pending reminder: the Notification Bot's text is made again for the message's
+        new ID (its links name the message), as a direct message to oneself."""
+        assert spec.reminder_target is not None
+        target = self.session.get(Message, self.reminder_targets.get(spec.reminder_target, 0) or -1)
+        if target is None:
+            self.report.skip("reminder about a message not imported", spec.message.location)
+            return None
+        content = reminder_content(self.session, target, spec.reminder_note, self.realm_url)
+        if len(content) > MAX_MESSAGE_LENGTH:
+            self.report.skip("reminder too long", spec.message.location)
+            return None
+        return self._scheduled_row(
+            spec,
+            sender_id,
+            delivery_type=DeliveryType.REMIND,
+            stream_id=None,
+            to=orjson.dumps([sender_id]).decode(),
+            topic="",
+            content=content,
+            reminder_target_message_id=target.id,
+        )
+
+    def _scheduled_row(
+        self,
+        spec: ImportedScheduledMessage,
+        sender_id: int,
+        *,
+        delivery_type: DeliveryType,
+        stream_id: int | None,
+        to: str,
+        topic: str,
+        content: str,
+        reminder_target_message_id: int | None = None,
+    ) -> dict[str, Any]:
+        """One scheduled_message row, rendered as its sender; every row names the same
+        columns, so that the rows go in as one executemany."""
+        context = dataclasses.replace(
+            self.context, sender_id=sender_id, sender_full_name=self.names[sender_id]
+        )
+        return {
+            "realm_id": self.realm.id,
+            "sender_id": sender_id,
+            "delivery_type": int(delivery_type),
+            "type": "stream" if stream_id is not None else "private",
+            "stream_id": stream_id,
+            "to": to,
+            "topic": topic,
+            "content": content,
+            "rendered_content": render_message(content, context).html,
+            "scheduled_timestamp": spec.deliver_at,
+            "read_by_sender": spec.read_by_sender,
+            "sending_client": f"{self.source.source} import",
+            "failed": spec.failed,
+            "failure_message": spec.failure_message,
+            "reminder_target_message_id": reminder_target_message_id,
+            "reminder_note": spec.reminder_note if reminder_target_message_id is not None else None,
+        }
+
+    def _add_organization_extras(self) -> None:
+        """Default channels, email domains, code playgrounds, and each person's status and
+        saved snippets: through the actions, each checked as there (a refusal is counted)."""
+        defaults = sorted({self.stream_ids[k] for k in self.source.default_channels if k in self.stream_ids})
+        if defaults:
+            self.session.execute(
+                insert(_table(DefaultStream)), [{"realm_id": self.realm.id, "stream_id": s} for s in defaults]
+            )
+        self.summary.default_channels = len(defaults)
+        for domain, allow_subdomains in self.source.realm_domains:
+            if self._attempt(
+                "email domain",
+                domain,
+                functools.partial(
+                    do_add_realm_domain,
+                    self.session,
+                    Requester.of(self.owner),
+                    domain,
+                    allow_subdomains=allow_subdomains,
+                ),
+            ):
+                self.summary.realm_domains += 1
+        for name, language, url_template in self.source.playgrounds:
+            if self._attempt(
+                "code playground",
+                name,
+                functools.partial(
+                    do_add_playground,
+                    self.session,
+                    Requester.of(self.owner),
+                    name=name,
+                    pygments_language=language,
+                    url_template=url_template,
+                ),
+            ):
+                self.summary.playgrounds += 1
+        for status in self.source.user_statuses:
+            user = self._active_user(status.user)
+            emoji = self._emoji(status.emoji_name) if status.emoji_name else ("", "", "")
+            if user is None or emoji is None:
+                self.report.skip("status of a user not imported, or with an unknown emoji", status.user)
+                continue
+            kind, code, name = emoji
+
+            def set_status(user: UserProfile, text: str, emoji: tuple[str, str, str]) -> bool:
+                do_update_user_status(self.session, Requester.of(user), status_text=text, emoji=emoji)
+                return True
+
+            if self._attempt(
+                "status",
+                status.user,
+                functools.partial(set_status, user, status.status_text, (name, code, kind)),
+            ):
+                self.summary.user_statuses += 1
+        for snippet in self.source.saved_snippets:
+            user = self._active_user(snippet.user)
+            if user is None:
+                self.report.skip("saved snippet of a user not imported", snippet.user)
+                continue
+            if self._attempt(
+                "saved snippet",
+                f"{snippet.user} {snippet.title!r}",
+                functools.partial(
+                    do_create_saved_snippet, self.session, Requester.of(user), snippet.title, snippet.content
+                ),
+            ):
+                self.summary.saved_snippets += 1
+
+    def _add_navigation_views(self) -> None:
+        """Each person's pinned or hidden built-in views and named views, checked as the API
+        checks them (a refusal is counted); a deactivated person's keep for their return."""
+        for view in self.source.navigation_views:
+            user = self.session.get(UserProfile, self.user_ids.get(view.user, 0))
+            location = f"{view.user} {view.fragment!r}"
+            if user is None:
+                self.report.skip("navigation view of a user not imported", location)
+                continue
+            if self._attempt(
+                "navigation view",
+                location,
+                functools.partial(
+                    do_add_navigation_view,
+                    self.session,
+                    Requester.of(user),
+                    view.fragment,
+                    is_pinned=view.is_pinned,
+                    name=view.name,
+                ),
+            ):
+                self.summary.navigation_views += 1
+
+    def _active_user(self, key: str) -> UserProfile | None:
+        if key not in self.active_keys or key not in self.user_ids:
+            return None
+        return self.session.get(UserProfile, self.user_ids[key])
+
     # Messages -----------------------------------------------------------------------------
 
     def _add_messages(self, progress: TextIO | None) -> None:
@@ -595,12 +1010,15 @@ class _Writer:
             self.report.skip("direct message to a user not among the users", message.location)
             return None
         ids.add(self.user_ids[message.sender])
-        key = frozenset(ids)
-        recipient_id = self.dm_recipients.get(key)
-        if recipient_id is None:
+        key = ",".join(map(str, sorted(ids)))
+        known = self.dm_recipients.get(key)
+        if known is not None:
+            recipient_id = known[0]
+        else:
             group = get_or_create_dm_group(self.session, set(ids))
             assert group.recipient_id is not None
-            recipient_id = self.dm_recipients[key] = group.recipient_id
+            recipient_id = group.recipient_id
+            self.dm_recipients.set(key, (recipient_id, ""))
         return recipient_id, sorted(ids), False
 
     def _prepare(self, message: ImportedMessage) -> _Prepared | None:
@@ -645,8 +1063,6 @@ class _Writer:
             "is_channel_message": is_channel,
             "sending_client": f"{self.source.source} import",
         }
-        if is_channel:
-            self.topics.add((recipient_id, topic.lower()))
         return _Prepared(
             message, row, self._user_flags(message, receivers, is_channel, rendered), attachment_ids
         )
@@ -694,7 +1110,10 @@ class _Writer:
         reactions: list[dict[str, Any]] = []
         links: list[dict[str, int]] = []
         for message_id, item in zip(ids, prepared, strict=True):
-            self.first_message.setdefault(item.row["recipient_id"], message_id)
+            if item.row["is_channel_message"]:  # a channel's first message; conversations have none
+                self.first_message.setdefault(item.row["recipient_id"], message_id)
+            if item.message.source_id in self.reminder_targets:
+                self.reminder_targets[item.message.source_id] = message_id
             user_messages += [(uid, message_id, f) for uid, f in item.flags.items()]
             reactions += self._reactions(item.message, message_id)
             links += [{"attachment_id": a, "message_id": message_id} for a in item.attachment_ids]
@@ -797,7 +1216,7 @@ class _Writer:
                 if link is None:
                     continue
                 if spec.key:
-                    self.stored_files[spec.key] = link
+                    self.stored_files.set(spec.key, link)
             attachment_id, url = link
             attachment_ids.append(attachment_id)
             if spec.replaces and spec.replaces in content:
@@ -817,7 +1236,7 @@ class _Writer:
             return None
         path_id = new_path_id(self.realm.id, spec.name or "file")
         self.storage.save(path_id, data, spec.content_type)
-        self.written.append(path_id)
+        self.written.add(path_id)
         owner_id = self.user_ids.get(spec.owner, sender_id)
         attachment_id = self.session.scalar(
             insert(Attachment)
@@ -863,7 +1282,6 @@ def dry_run(source: ImportSource) -> Summary:
     Files and emoji are counted, not downloaded.
     """
     started = time.monotonic()
-    report = source.report
     users = {u.key for u in source.users}
     summary = Summary(
         users=len(source.users),
@@ -874,14 +1292,35 @@ def dry_run(source: ImportSource) -> Summary:
         archived_channels=sum(c.archived for c in source.channels),
         emoji=len(source.emoji),
         groups=len(source.groups),
+        group_settings=len(source.realm_group_settings)
+        + sum(len(c.group_settings) for c in source.channels)
+        + sum(len(g.group_settings) for g in source.groups),
         profile_fields=len(source.profile_fields),
         linkifiers=len(source.linkifiers),
         avatars=sum(u.avatar is not None for u in source.users),
+        scheduled_messages=sum(s.reminder_target is None for s in source.scheduled_messages),
+        reminders=sum(s.reminder_target is not None for s in source.scheduled_messages),
+        channel_folders=len(source.channel_folders),
+        user_statuses=len(source.user_statuses),
+        saved_snippets=len(source.saved_snippets),
+        navigation_views=len(source.navigation_views),
+        default_channels=len(source.default_channels),
+        realm_domains=len(source.realm_domains),
+        playgrounds=len(source.playgrounds),
     )
     if not any(not u.is_bot and u.is_active for u in source.users):
         raise ImportInputError("the export has no active human user to own the organization")
-    channels = {c.key for c in source.channels}
-    topics: set[tuple[str, str]] = set()
+    with ScratchMap() as topics:  # by channel key and lowered topic: on disk, they are many
+        _dry_run_messages(source, summary, users, {c.key for c in source.channels}, topics)
+        summary.topics = len(topics)
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _dry_run_messages(
+    source: ImportSource, summary: Summary, users: set[str], channels: set[str], topics: ScratchMap
+) -> None:
+    report = source.report
     for message in source.messages():
         if message.sender not in users:
             report.skip("message from a user not among the users", message.location)
@@ -897,7 +1336,4 @@ def dry_run(source: ImportSource) -> Summary:
         summary.reactions += len({(r.user, r.emoji_name) for r in message.reactions if r.user in users})
         summary.files += len(message.files)
         if message.channel is not None:
-            topics.add((message.channel, message.topic.strip().lower()))
-    summary.topics = len(topics)
-    summary.seconds = time.monotonic() - started
-    return summary
+            topics.add(orjson.dumps([message.channel, message.topic.strip().lower()]).decode())

@@ -4,9 +4,11 @@
 Rows are written as Zulip's export writes them: foreign keys by field name, datetimes as
 UNIX timestamps, UserMessage flags as ``flags_mask``, messages a thousand to a file, read
 in batches from one snapshot. Direct messages between two people (or oneself) use Zulip's
-personal recipients, which every Zulip version reads; larger groups are huddles. Palaver's
-organization settings beyond name and description, and its permission groups, are left to
-Zulip's defaults.
+personal recipients, which every Zulip version reads; larger groups are huddles. Permission
+settings name user groups by ID, as Zulip's do: a named group (system ones included), or the
+anonymous group (a zerver_usergroup row with no zerver_namedusergroup) made for the setting.
+Palaver's organization settings beyond those, the name and the description (and the few
+REALM_SETTINGS), are left to Zulip's defaults.
 """
 
 from __future__ import annotations
@@ -32,13 +34,33 @@ from palaver.lib.storage import FileStorage, make_storage
 from palaver.models import Realm, UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.attachments import Attachment, AttachmentMessage
-from palaver.models.channels import DefaultStream, Recipient, RecipientType, Stream, Subscription
-from palaver.models.groups import GroupGroupMembership, UserGroup, UserGroupMembership
+from palaver.models.channels import (
+    STREAM_GROUP_SETTINGS,
+    ChannelFolder,
+    DefaultStream,
+    Recipient,
+    RecipientType,
+    Stream,
+    Subscription,
+)
+from palaver.models.groups import (
+    GROUP_PERMISSION_SETTINGS,
+    GroupGroupMembership,
+    UserGroup,
+    UserGroupMembership,
+)
 from palaver.models.linkifiers import RealmFilter
 from palaver.models.messages import DirectMessageGroup, Message, Reaction, UserMessage
 from palaver.models.muted_users import MutedUser
+from palaver.models.navigation_views import NavigationView
+from palaver.models.playgrounds import RealmPlayground
 from palaver.models.profile_fields import CustomProfileField, CustomProfileFieldValue
+from palaver.models.realm import REALM_GROUP_SETTINGS
+from palaver.models.realm_domains import RealmDomain
 from palaver.models.realm_emoji import RealmEmoji
+from palaver.models.saved_snippets import SavedSnippet
+from palaver.models.scheduled_messages import DeliveryType, ScheduledMessage
+from palaver.models.user_status import UserStatus
 from palaver.models.user_topics import UserTopic
 from palaver.services import Services
 from palaver.timeutil import epoch_seconds
@@ -50,12 +72,9 @@ CLIENT_ID = 1
 EMPTY_TABLES = (
     "zerver_userprofile_mirrordummy",
     "zerver_userprofile_crossrealm",
-    "zerver_realmdomain",
-    "zerver_realmplayground",
     "zerver_realmauthenticationmethod",
     "zerver_realmuserdefault",
     "zerver_realmauditlog",
-    "zerver_scheduledmessage",
     "zerver_service",
     "zerver_botstoragedata",
     "zerver_botconfigdata",
@@ -63,7 +82,6 @@ EMPTY_TABLES = (
     "zerver_useractivity",
     "zerver_useractivityinterval",
     "zerver_userpresence",
-    "zerver_userstatus",
 )
 
 
@@ -108,6 +126,51 @@ def _ts(value: Any) -> float | None:
 def _write(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+
+
+def _write_tables(
+    path: Path, tables: dict[str, list[dict[str, Any]]], streamed: dict[str, Iterator[dict[str, Any]]]
+) -> None:
+    """``{"table": [rows], ...}``: the lists whole, then the streamed tables a row at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        f.write(b"{")
+        first = True
+        for name, rows in tables.items():
+            f.write(b"\n" if first else b",\n")
+            first = False
+            f.write(orjson.dumps(name) + b": " + orjson.dumps(rows, option=orjson.OPT_INDENT_2))
+        for name, stream in streamed.items():
+            f.write(b"\n" if first else b",\n")
+            first = False
+            f.write(orjson.dumps(name) + b": [")
+            separator = b"\n"
+            for row in stream:
+                f.write(separator + orjson.dumps(row))
+                separator = b",\n"
+            f.write(b"\n]")
+        f.write(b"\n}\n")
+
+
+class _ListWriter:
+    """A JSON list written a row at a time."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = path.open("wb")
+        self.file.write(b"[")
+        self.separator = b"\n"
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.file.write(self.separator + orjson.dumps(row))
+        self.separator = b",\n"
+
+    def __enter__(self) -> _ListWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.write(b"\n]\n")
+        self.file.close()
 
 
 class _Writer:
@@ -155,6 +218,7 @@ class _Writer:
     def __init__(self, conn: Connection, realm_id: int, out: Path, storage: FileStorage) -> None:
         self.conn, self.realm_id, self.out, self.storage = conn, realm_id, out, storage
         self.counts: dict[str, int] = {}
+        self.reactions = 0
 
     def rows(self, query: Any) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute(query).mappings()]
@@ -174,6 +238,7 @@ class _Writer:
                     "date_created": _ts(realm["date_created"]),
                     "deactivated": realm["deactivated"],
                     **{k: realm[k] for k in REALM_SETTINGS if k in realm},
+                    **{k: realm[k] for k in REALM_GROUP_SETTINGS},
                 }
             ],
             "zerver_client": [{"id": CLIENT_ID, "name": "palaver"}],
@@ -218,12 +283,31 @@ class _Writer:
             for e in emoji
         ]
         tables |= self._personal_settings(user_ids, {s["id"]: s["recipient_id"] for s in streams})
-        message_ids = self._messages()
-        tables["zerver_reaction"] = self._reactions()
+        tables |= self._organization_extras(user_ids)
+        tables["zerver_channelfolder"] = [
+            {
+                "id": f["id"],
+                "realm": self.realm_id,
+                "name": f["name"],
+                "description": f["description"],
+                "rendered_description": f["rendered_description"],
+                "date_created": _ts(f["date_created"]),
+                "creator": f["creator_id"],
+                "is_archived": f["is_archived"],
+                "order": f["order"],
+            }
+            for f in self.rows(select(ChannelFolder.__table__).where(ChannelFolder.realm_id == self.realm_id))
+        ]
+        self.counts["channel_folders"] = len(tables["zerver_channelfolder"])
+        tables["zerver_scheduledmessage"] = self._scheduled_messages(
+            {s["id"]: s["recipient_id"] for s in streams}
+        )
+        messages = self._messages()
         for rows in tables.values():
             rows.sort(key=lambda r: r.get("id", 0))
-        _write(self.out / "realm.json", tables)
-        self._attachments(message_ids)
+        # Reactions grow with the history: written as they are read, in ID order.
+        _write_tables(self.out / "realm.json", tables, {"zerver_reaction": self._reactions()})
+        self._attachments()
         self._emoji_files(emoji)
         self._avatars(users)
         _write(self.out / "realm_icons" / "records.json", [])
@@ -234,8 +318,8 @@ class _Writer:
         self.counts |= {
             "users": len(users),
             "channels": len(streams),
-            "messages": len(message_ids),
-            "reactions": len(tables["zerver_reaction"]),
+            "messages": messages,
+            "reactions": self.reactions,
             "emoji": len(emoji),
         }
         return ZulipExport(Path(), self.counts)
@@ -280,6 +364,8 @@ class _Writer:
             "recipient": s["recipient_id"],
             "message_retention_days": s["message_retention_days"],
             "first_message_id": s["first_message_id"],
+            "folder": s["folder_id"],
+            **{k: s[k] for k in STREAM_GROUP_SETTINGS},
         }
 
     def _recipients(
@@ -303,6 +389,11 @@ class _Writer:
             r["id"]
             for r in existing
             if r["type"] == RecipientType.DIRECT_MESSAGE_GROUP and len(self.members[r["id"]]) <= 2
+        }
+        self.huddle_of_members = {
+            frozenset(self.members[r["id"]]): r["id"]
+            for r in existing
+            if r["type"] == RecipientType.DIRECT_MESSAGE_GROUP and r["id"] not in self.small_groups
         }
         recipients = [
             {"id": r["id"], "type": int(r["type"]), "type_id": r["type_id"]}
@@ -387,6 +478,7 @@ class _Writer:
                     "deactivated": g["deactivated"],
                     "date_created": _ts(g["date_created"]),
                     "creator": g["creator_id"],
+                    **{k: g[k] for k in GROUP_PERMISSION_SETTINGS},
                 }
                 for g in groups
                 if g["name"] is not None
@@ -439,24 +531,148 @@ class _Writer:
             ],
         }
 
+    def _organization_extras(self, user_ids: set[int]) -> dict[str, list[dict[str, Any]]]:
+        """Email domains, code playgrounds, and each person's status, saved snippets and
+        navigation views."""
+        domains = self.rows(select(RealmDomain.__table__).where(RealmDomain.realm_id == self.realm_id))
+        playgrounds = self.rows(
+            select(RealmPlayground.__table__).where(RealmPlayground.realm_id == self.realm_id)
+        )
+        statuses = self.rows(select(UserStatus.__table__).where(UserStatus.user_profile_id.in_(user_ids)))
+        snippets = self.rows(select(SavedSnippet.__table__).where(SavedSnippet.user_profile_id.in_(user_ids)))
+        views = self.rows(
+            select(NavigationView.__table__).where(NavigationView.user_profile_id.in_(user_ids))
+        )
+        self.counts["navigation_views"] = len(views)
+        return {
+            "zerver_realmdomain": [
+                {
+                    "id": d["id"],
+                    "realm": self.realm_id,
+                    "domain": d["domain"],
+                    "allow_subdomains": d["allow_subdomains"],
+                }
+                for d in domains
+            ],
+            "zerver_realmplayground": [
+                {
+                    "id": p["id"],
+                    "realm": self.realm_id,
+                    "name": p["name"],
+                    "pygments_language": p["pygments_language"],
+                    "url_template": p["url_template"],
+                }
+                for p in playgrounds
+            ],
+            "zerver_userstatus": [
+                {
+                    "id": n,
+                    "user_profile": s["user_profile_id"],
+                    "client": CLIENT_ID,
+                    "timestamp": _ts(s["timestamp"]),
+                    "status_text": s["status_text"],
+                    "emoji_name": s["emoji_name"],
+                    "emoji_code": s["emoji_code"],
+                    "reaction_type": s["reaction_type"],
+                }
+                for n, s in enumerate(statuses, 1)
+            ],
+            "zerver_savedsnippet": [
+                {
+                    "id": s["id"],
+                    "realm": self.realm_id,
+                    "user_profile": s["user_profile_id"],
+                    "title": s["title"],
+                    "content": s["content"],
+                    "date_created": _ts(s["date_created"]),
+                }
+                for s in snippets
+            ],
+            "zerver_navigationview": [
+                {
+                    "id": v["id"],
+                    "user": v["user_profile_id"],
+                    "fragment": v["fragment"],
+                    "is_pinned": v["is_pinned"],
+                    "name": v["name"],
+                }
+                for v in views
+            ],
+        }
+
+    def _scheduled_messages(self, stream_recipients: dict[int, int | None]) -> list[dict[str, Any]]:
+        """Messages scheduled and not sent yet, addressed by Zulip's recipients (a group that
+        never talked has no recipient to name: such a message stays behind, counted)."""
+        rows, left = [], 0
+        now = time.time()
+        for m in self.rows(
+            select(ScheduledMessage.__table__).where(
+                ScheduledMessage.realm_id == self.realm_id,
+                ScheduledMessage.delivered.is_(False),
+            )
+        ):
+            reminder = m["delivery_type"] == DeliveryType.REMIND
+            if reminder:
+                # A reminder is a direct message to oneself about a message.
+                recipient = self.personal.get(m["sender_id"])
+            elif m["type"] == "stream":
+                recipient = stream_recipients.get(m["stream_id"])
+            else:
+                others = [int(u) for u in orjson.loads(m["to"]) if int(u) != m["sender_id"]]
+                if len(others) <= 1:
+                    recipient = self.personal.get(others[0] if others else m["sender_id"])
+                else:
+                    recipient = self.huddle_of_members.get(frozenset([*others, m["sender_id"]]))
+            if recipient is None:
+                left += 1
+                continue
+            rows.append(
+                {
+                    "id": m["id"],
+                    "realm": self.realm_id,
+                    "sender": m["sender_id"],
+                    "recipient": recipient,
+                    "stream": m["stream_id"],
+                    "subject": m["topic"],
+                    "content": m["content"],
+                    "rendered_content": m["rendered_content"],
+                    "sending_client": CLIENT_ID,
+                    "scheduled_timestamp": _ts(m["scheduled_timestamp"]),
+                    "request_timestamp": now,
+                    "read_by_sender": m["read_by_sender"],
+                    "delivered": False,
+                    "delivered_message": None,
+                    "has_attachment": "/user_uploads/" in m["content"],
+                    "failed": m["failed"],
+                    "failure_message": m["failure_message"],
+                    "delivery_type": int(DeliveryType(m["delivery_type"])),
+                    "reminder_target_message": m["reminder_target_message_id"] if reminder else None,
+                    "reminder_note": m["reminder_note"] if reminder else None,
+                }
+            )
+        self.counts["reminders"] = sum(r["delivery_type"] == DeliveryType.REMIND for r in rows)
+        self.counts["scheduled_messages"] = len(rows) - self.counts["reminders"]
+        if left:
+            self.counts["scheduled_messages_without_recipient"] = left
+        return rows
+
     # Messages -------------------------------------------------------------------------------
 
-    def _message_batches(self) -> Iterator[list[dict[str, Any]]]:
+    def _batches(self, query: Any, id_column: Any) -> Iterator[list[dict[str, Any]]]:
+        """The query's rows in ID order, a file's worth at a time (one ID to resume from)."""
         last = 0
         while True:
-            batch = self.rows(
-                select(Message.__table__)
-                .where(Message.realm_id == self.realm_id, Message.id > last)
-                .order_by(Message.id)
-                .limit(MESSAGES_PER_FILE)
-            )
+            batch = self.rows(query.where(id_column > last).order_by(id_column).limit(MESSAGES_PER_FILE))
             if not batch:
                 return
             yield batch
             last = batch[-1]["id"]
 
-    def _messages(self) -> set[int]:
-        exported: set[int] = set()
+    def _message_batches(self) -> Iterator[list[dict[str, Any]]]:
+        return self._batches(select(Message.__table__).where(Message.realm_id == self.realm_id), Message.id)
+
+    def _messages(self) -> int:
+        exported = 0
         for number, batch in enumerate(self._message_batches(), 1):
             ids = [m["id"] for m in batch]
             user_messages = self.rows(select(UserMessage.__table__).where(UserMessage.message_id.in_(ids)))
@@ -475,7 +691,7 @@ class _Writer:
                     ],
                 },
             )
-            exported.update(ids)
+            exported += len(ids)
         return exported
 
     def _message(self, m: dict[str, Any]) -> dict[str, Any]:
@@ -502,70 +718,83 @@ class _Writer:
             "sending_client": CLIENT_ID,
         }
 
-    def _reactions(self) -> list[dict[str, Any]]:
+    def _reactions(self) -> Iterator[dict[str, Any]]:
         in_realm = select(Message.id).where(Message.realm_id == self.realm_id)
-        return [
-            {
-                "id": r["id"],
-                "user_profile": r["user_profile_id"],
-                "message": r["message_id"],
-                "emoji_name": r["emoji_name"],
-                "emoji_code": r["emoji_code"],
-                "reaction_type": r["reaction_type"],
-            }
-            for r in self.rows(select(Reaction.__table__).where(Reaction.message_id.in_(in_realm)))
-        ]
+        query = select(Reaction.__table__).where(Reaction.message_id.in_(in_realm))
+        for batch in self._batches(query, Reaction.id):
+            for r in batch:
+                self.reactions += 1
+                yield {
+                    "id": r["id"],
+                    "user_profile": r["user_profile_id"],
+                    "message": r["message_id"],
+                    "emoji_name": r["emoji_name"],
+                    "emoji_code": r["emoji_code"],
+                    "reaction_type": r["reaction_type"],
+                }
 
     # Files ----------------------------------------------------------------------------------
 
-    def _attachments(self, message_ids: set[int]) -> None:
-        attachments = self.rows(select(Attachment.__table__).where(Attachment.realm_id == self.realm_id))
-        links: dict[int, list[int]] = defaultdict(list)
-        for link in self.rows(
-            select(AttachmentMessage.__table__).where(
-                AttachmentMessage.attachment_id.in_([a["id"] for a in attachments])
-            )
-        ):
-            if link["message_id"] in message_ids:
-                links[link["attachment_id"]].append(link["message_id"])
-        rows, records = [], []
-        for a in attachments:
-            data = self.storage.read(a["path_id"])
-            if data is None:
-                continue
-            target = self.out / "uploads" / a["path_id"]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            rows.append(
-                {
-                    "id": a["id"],
-                    "realm": self.realm_id,
-                    "owner": a["owner_id"],
-                    "file_name": a["file_name"],
-                    "path_id": a["path_id"],
-                    "size": a["size"],
-                    "content_type": a["content_type"],
-                    "create_time": _ts(a["create_time"]),
-                    "is_realm_public": True,
-                    "is_web_public": False,
-                    "messages": sorted(links[a["id"]]),
-                    "scheduled_messages": [],
-                }
-            )
-            records.append(
-                {
-                    "realm_id": self.realm_id,
-                    "user_profile_id": a["owner_id"],
-                    "s3_path": a["path_id"],
-                    "path": a["path_id"],
-                    "size": len(data),
-                    "last_modified": _ts(a["create_time"]),
-                    "content_type": a["content_type"],
-                }
-            )
-        _write(self.out / "attachment.json", {"zerver_attachment": rows})
-        _write(self.out / "uploads" / "records.json", sorted(records, key=lambda r: r["path"]))
-        self.counts["files"] = len(rows)
+    def _attachments(self) -> None:
+        """attachment.json and uploads/, a batch of attachments at a time (they grow with the
+        history as messages do): each row lists the messages linking it."""
+        self.counts["files"] = 0
+        records = _ListWriter(self.out / "uploads" / "records.json")
+
+        def rows() -> Iterator[dict[str, Any]]:
+            query = select(Attachment.__table__).where(Attachment.realm_id == self.realm_id)
+            for batch in self._batches(query, Attachment.id):
+                links: dict[int, list[int]] = defaultdict(list)
+                for link in self.rows(
+                    select(AttachmentMessage.__table__).where(
+                        AttachmentMessage.attachment_id.in_([a["id"] for a in batch])
+                    )
+                ):
+                    links[link["attachment_id"]].append(link["message_id"])
+                for a in batch:
+                    row = self._attachment(a, sorted(links[a["id"]]), records)
+                    if row is not None:
+                        yield row
+
+        with records:
+            _write_tables(self.out / "attachment.json", {}, {"zerver_attachment": rows()})
+
+    def _attachment(
+        self, a: dict[str, Any], message_ids: list[int], records: _ListWriter
+    ) -> dict[str, Any] | None:
+        """The file's row, its bytes copied into uploads/ (None: its file is gone)."""
+        data = self.storage.read(a["path_id"])
+        if data is None:
+            return None
+        target = self.out / "uploads" / a["path_id"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        records.add(
+            {
+                "realm_id": self.realm_id,
+                "user_profile_id": a["owner_id"],
+                "s3_path": a["path_id"],
+                "path": a["path_id"],
+                "size": len(data),
+                "last_modified": _ts(a["create_time"]),
+                "content_type": a["content_type"],
+            }
+        )
+        self.counts["files"] += 1
+        return {
+            "id": a["id"],
+            "realm": self.realm_id,
+            "owner": a["owner_id"],
+            "file_name": a["file_name"],
+            "path_id": a["path_id"],
+            "size": a["size"],
+            "content_type": a["content_type"],
+            "create_time": _ts(a["create_time"]),
+            "is_realm_public": True,
+            "is_web_public": False,
+            "messages": message_ids,
+            "scheduled_messages": [],
+        }
 
     def _emoji_files(self, emoji: list[dict[str, Any]]) -> None:
         records = []
