@@ -86,36 +86,108 @@ def test_compiled_catalog_matches_its_source(language: str) -> None:
     )
 
 
-# Literals given to what the person sees: h()'s text/title/placeholder/label/alt/aria-label
-# attributes and assignments to textContent/placeholder/title/innerHTML.
-JS_VISIBLE = re.compile(
-    r"""(?:(?<![\w.$])(?:text|title|placeholder|label|alt)\s*:|"aria-label"\s*:|\.(?:textContent|placeholder|title|innerHTML|ariaLabel)\s*=)\s*(["'`])((?:(?!\1)[^\\]|\\.)*)\1"""
+# The attributes h() shows (text/title/placeholder/label/alt/aria-label) and the properties
+# of the DOM that hold what the person sees or hears.
+VISIBLE_KEY = re.compile(
+    r"""(?:(?<![\w.$"'])(?:text|title|placeholder|label|alt)\s*:|"(?:aria-label|title|placeholder|alt)"\s*:|\.(?:textContent|innerText|placeholder|title|innerHTML|ariaLabel|label)\s*=(?!=))\s*"""
 )
+STRING = re.compile(r"""(["'`])((?:(?!\1)[^\\]|\\.)*)\1""")
+CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _shown_literals(source: str, at: int) -> list[tuple[int, str]]:
+    """The literals of the expression starting at ``at`` that end up in what is shown: both
+    arms of a ternary, the parts of a concatenation, inside grouping parentheses. A call's
+    arguments (t(), formatDate(d, {…})) and object or array literals are the callee's own."""
+    found: list[tuple[int, str]] = []
+    depth, i = 0, at
+    while i < len(source):
+        char = source[i]
+        if char in "\"'`":
+            match = STRING.match(source, i)
+            if not match:
+                break
+            found.append((i, match.group(2)))
+            i = match.end()
+            continue
+        if char in "([{":
+            before = source[:i].rstrip()[-1:]
+            if char == "(" and not (before.isalnum() or before in "_$)]"):
+                depth += 1
+            else:
+                i = _matching(source, i)
+            i += 1
+            continue
+        if char == ")" and depth:
+            depth -= 1
+        elif char in ",;)]}" or source.startswith("=>", i):
+            break
+        i += 1
+    return found
+
+
+def _matching(source: str, at: int) -> int:
+    """The index of the bracket closing the one at ``at`` (strings skipped)."""
+    stack, i = [CLOSERS[source[at]]], at + 1
+    while i < len(source) and stack:
+        char = source[i]
+        if char in "\"'`":
+            match = STRING.match(source, i)
+            i = match.end() if match else i + 1
+            continue
+        if char in CLOSERS:
+            stack.append(CLOSERS[char])
+        elif char == stack[-1]:
+            stack.pop()
+        i += 1
+    return i - 1
+
+
+def _reads_as_text(body: str) -> bool:
+    return bool(LETTERS.search(NOT_TEXT.sub(" ", re.sub(r"\$\{[^}]*\}", "", body))))
+
+
+def _bare_visible(source: str) -> list[str]:
+    """Literals shown as they are: the value of a visible attribute or property."""
+    source = JS_COMMENT.sub(lambda m: " " * len(m.group(0)), source)
+    found = []
+    for key in VISIBLE_KEY.finditer(source):
+        for at, body in _shown_literals(source, key.end()):
+            if _reads_as_text(body) and not _compared(source, at, at + len(body) + 2):
+                found.append(f"{source.count(chr(10), 0, at) + 1}: {body}")
+    return found
 
 
 @pytest.mark.parametrize("path", CLIENT_MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_client_strings_go_through_t(path: Path) -> None:
-    source = path.read_text()
-    bare = [
-        f"{path.name}:{source.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
-        for m in JS_VISIBLE.finditer(source)
-        if LETTERS.search(NOT_TEXT.sub(" ", re.sub(r"\$\{[^}]*\}", "", m.group(2))))
-    ]
-    assert not bare, "wrap these in t(…) (app/i18n.js):\n" + "\n".join(bare)
+    bare = _bare_visible(path.read_text())
+    assert not bare, f"wrap these in t(…) (app/i18n.js) in {path.name}:\n" + "\n".join(bare)
 
 
-# The settings modules pass labels around as plain values (tab tuples, field(id, label, …),
-# toast messages), which JS_VISIBLE cannot see: there, any literal that reads like a label
-# (a capitalised word) must be the direct argument of t()/N_()/tn().
-SETTINGS_MODULES = sorted((PACKAGE / "web" / "static" / "app" / "views").glob("settings*.js"))
+# Labels are also passed around as plain values (view lists, tab tuples, field(id, label, …),
+# toast messages, a function's return), which no attribute names: anywhere in the client, a
+# literal that reads like a label (a capitalised word, or a word in parentheses) must be the
+# direct argument of t()/N_()/tn(), or be compared with something (a key's name).
 # tn()'s second form is skipped with its first: the group takes `tn("…", `.
 JS_LITERAL = re.compile(
     r"""(\b(?:t|N_)\(\s*|\btn\(\s*(["'`])(?:(?!\2)[^\\]|\\.)*\2\s*,\s*)?(["'`])((?:(?!\3)[^\\]|\\.)*)\3"""
 )
 JS_COMMENT = re.compile(r"(?m)(?:^|(?<=\s))//[^\n]*")
-LABEL_LIKE = re.compile(r"^[A-Z][a-z]+\b")
-# Names that are not translated: a browser API probed with `in window`, a protocol's name.
-NOT_LABELS = {"Notification", "OpenID Connect"}
+LABEL_LIKE = re.compile(r"^[\s(…]*[A-Z][a-z]+\b|^\s*\([a-z]{2,}")
+# Names that are not translated: the product's, a browser API probed with `in window`, a
+# protocol's, the keys a shortcut list shows on its key caps.
+NOT_LABELS = {"Palaver", "Notification", "OpenID Connect", "Esc"}
+COMPARED_BEFORE = re.compile(r"(?:[!=]==?|\bcase|\.(?:startsWith|endsWith|includes|indexOf)\()\s*$")
+COMPARED_AFTER = re.compile(r"^\s*(?:[!=]==?|:)")
+
+
+def _compared(source: str, start: int, end: int) -> bool:
+    """Whether the literal at ``start:end`` is a value compared with (event.key === "Escape",
+    case "Enter":, key.startsWith("Arrow")) or an object's key, rather than one shown."""
+    return bool(
+        COMPARED_BEFORE.search(source[max(0, start - 20) : start])
+        or (COMPARED_AFTER.match(source[end : end + 30]) and not source[:start].rstrip().endswith(("?", ":")))
+    )
 
 
 def _bare_labels(source: str) -> list[str]:
@@ -126,13 +198,17 @@ def _bare_labels(source: str) -> list[str]:
         if before:
             continue
         text = re.sub(r"\$\{[^}]*\}", "", body)
-        if LABEL_LIKE.search(text) and text not in NOT_LABELS:
+        if (
+            LABEL_LIKE.search(text)
+            and text not in NOT_LABELS
+            and not _compared(source, match.start(3), match.end())
+        ):
             found.append(f"{source.count(chr(10), 0, match.start()) + 1}: {body}")
     return found
 
 
-@pytest.mark.parametrize("path", SETTINGS_MODULES, ids=lambda p: p.name)
-def test_settings_labels_go_through_t(path: Path) -> None:
+@pytest.mark.parametrize("path", CLIENT_MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_client_labels_go_through_t(path: Path) -> None:
     bare = _bare_labels(path.read_text())
     assert not bare, f"wrap these in t(…) in {path.name}:\n" + "\n".join(bare)
 
@@ -162,8 +238,33 @@ def test_template_text_goes_through_trans(path: Path) -> None:
 def test_the_checks_catch_bare_strings() -> None:
     assert _untranslated_text("<p>{% trans %}Hello{% endtrans %}</p>") == []
     assert _untranslated_text('<p title="Greeting">Hello</p>') == ["Greeting", "Hello"]
-    assert JS_VISIBLE.search('h("button", { text: "Send" })')
-    assert not JS_VISIBLE.search('h("button", { text: t("Send") })')
+    assert _bare_visible('h("button", { text: "Send" })') == ["1: Send"]
+    assert _bare_visible('h("button", { text: t("Send"), class: "send" })') == []
+    # Both arms of a ternary, a concatenation's parts, a property assignment.
+    assert _bare_visible('h("p", { text: done ? "No messages here yet." : "Loading…" })') == [
+        "1: No messages here yet.",
+        "1: Loading…",
+    ]
+    assert _bare_visible('h("span", { text: name + (me ? " (you)" : "") })') == ["1:  (you)"]
+    assert _bare_visible('el.textContent = on ? "reconnecting" : "";') == ["1: reconnecting"]
+    assert (
+        _bare_visible('{ text: formatDate(d, { dateStyle: "medium" }), title: a === "x" ? t("A") : "" }')
+        == []
+    )
+    # Labels in arrays, as arguments and returned; a key's name compared is none.
+    assert _bare_labels('[["#inbox", "Inbox"]]; link("#feed", "All messages", 0); return "Mentions";') == [
+        "1: Inbox",
+        "1: All messages",
+        "1: Mentions",
+    ]
+    assert _bare_labels('toast(`Sent to ${where}`); where || "(no recipient)";') == [
+        "1: Sent to ${where}",
+        "1: (no recipient)",
+    ]
+    assert (
+        _bare_labels('if (event.key === "Escape" || key.startsWith("Arrow")) {} case "Enter": {"Tab": 1}')
+        == []
+    )
     assert _bare_labels('const tabs = [["profile", "Profile"]]; field("x", "Full name", input);') == [
         "1: Profile",
         "1: Full name",

@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -263,28 +264,101 @@ def _save_screenshots(item: pytest.Item, pages: list[Any]) -> None:
             print(f"screenshot failed: {error}")
 
 
-@pytest.fixture
-def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """``new_page(**context_options)``: a page in a fresh context (its own cookies), for the
-    tests of logging in and those that need a context of their own (permissions)."""
-    contexts: list[Any] = []
-    errors: list[str] = []
+def wait_for(page: Any, script: str, arg: Any = None, timeout: float = 10.0) -> Any:
+    """Polls ``script`` until it is truthy, across the page's own navigations.
 
-    def make(**options: Any) -> Any:
-        context = browser.new_context(**options)
+    Not Playwright's ``wait_for_function``: that compiles its predicate with ``eval``, which
+    the app's Content-Security-Policy rightly refuses, so it fails whenever the app's page is
+    already there when it starts."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = page.evaluate(script, arg)
+        except PlaywrightError as error:
+            # A page that navigates (a sign-in's redirects) loses the context being asked.
+            if "context was destroyed" not in str(error) and "navigat" not in str(error):
+                raise
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {script} ({arg!r}) on {page.url}")
+        time.sleep(0.02)
+
+
+APP_TITLE = "() => document.title.endsWith(' - Palaver')"
+
+
+def wait_for_app(page: Any, timeout: float = 30.0) -> None:
+    """Waits until the page is the signed-in app (its title names the view and Palaver)."""
+    wait_for(page, APP_TITLE, timeout=timeout)
+
+
+def close_page(page: Any) -> None:
+    """Close ``page`` once it is on a page that stays put.
+
+    A page told mid-test that its language changed reloads itself (main.js); Chromium's close
+    of a page in the middle of a navigation can wait forever, and ``close`` has no timeout. So
+    the page is first taken to a blank page, bounded; a navigation of its own that interrupts
+    that (the reload) is let finish, and the blanking tried again."""
+    if page.is_closed():
+        return
+    for _ in range(5):
+        try:
+            page.goto("about:blank", timeout=5_000)
+            break
+        except Exception as error:  # a crashed or stuck page is closed all the same
+            print(f"blanking the page before closing it failed: {error}")
+            if "interrupted by another navigation" not in str(error):
+                break
+            try:
+                page.wait_for_load_state("load", timeout=5_000)
+            except Exception as waiting:
+                print(f"waiting for the page's own navigation failed: {waiting}")
+    page.close()
+
+
+class NewPages:
+    """``new_page(**context_options)``: a page in a fresh context (its own cookies).
+
+    ``close()`` (the fixture's teardown; a fixture that changes what open pages react to
+    calls it before undoing its change) saves a failed test's screenshots and closes every
+    page and context made; a second call does nothing."""
+
+    def __init__(self, browser: Any, request: pytest.FixtureRequest) -> None:
+        self.browser = browser
+        self.request = request
+        self.contexts: list[Any] = []
+        self.errors: list[str] = []
+
+    def __call__(self, **options: Any) -> Any:
+        context = self.browser.new_context(**options)
         context.set_default_timeout(10_000)
-        context.on("weberror", lambda error: errors.append(str(error.error)))
-        contexts.append(context)
+        context.on("weberror", lambda error: self.errors.append(str(error.error)))
+        self.contexts.append(context)
         return context.new_page()
 
-    yield make
-    failed = _failed(request.node)
-    if failed:
-        _save_screenshots(request.node, [page for context in contexts for page in context.pages])
-    for context in contexts:
-        context.close()
-    if not failed:
-        _no_uncaught_errors(errors)
+    def close(self) -> None:
+        contexts, self.contexts = self.contexts, []
+        if contexts and _failed(self.request.node):
+            _save_screenshots(self.request.node, [page for context in contexts for page in context.pages])
+        for context in contexts:
+            for page in context.pages:
+                close_page(page)
+            context.close()
+
+
+@pytest.fixture
+def new_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[NewPages]:
+    """A page in a fresh context (its own cookies), for the tests of logging in and those that
+    need a context of their own (permissions)."""
+    pages = NewPages(browser, request)
+    yield pages
+    pages.close()
+    if not _failed(request.node):
+        _no_uncaught_errors(pages.errors)
 
 
 @pytest.fixture(scope="package")
@@ -318,7 +392,7 @@ def app_page(signed_in: SignedIn, request: pytest.FixtureRequest) -> Iterator[Ca
     if failed:
         _save_screenshots(request.node, [page for _, page in opened])
     for _, page in opened:
-        page.close()
+        close_page(page)
     if failed:
         for name in {name for name, _ in opened}:
             signed_in.discard(name)

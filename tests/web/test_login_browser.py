@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.web.conftest import LiveServer
+from tests.web.conftest import LiveServer, wait_for_app
 
 
 def test_wrong_password_then_right_password(live_server: LiveServer, new_page: Callable[..., Any]) -> None:
@@ -26,7 +26,7 @@ def test_wrong_password_then_right_password(live_server: LiveServer, new_page: C
     page.fill("#id_password", password)
     page.click("button[type=submit]")
     # The app shell's title (its content is the web client's to test).
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     assert page.title() == "Browser Test Organization - Palaver"
     assert page.url.startswith(live_server.url + "/")
     assert "/accounts/login" not in page.url

@@ -11,7 +11,7 @@ import pytest
 
 from tests.oidc_server import CLIENT_ID, CLIENT_SECRET, Provider, running_provider
 from tests.servers import free_port
-from tests.web.conftest import LiveServer, start_live_server
+from tests.web.conftest import LiveServer, start_live_server, wait_for_app
 
 ACCOUNTS: dict[str, dict[str, Any]] = {
     "grace": {
@@ -78,7 +78,7 @@ def _sign_in(server: LiveServer, page: Any, login: str) -> dict[str, Any]:
     page.click("button[type=submit]")
     page.wait_for_selector("button[type=submit]")
     page.click("button[type=submit]")  # consent: "Continue"
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     me: dict[str, Any] = page.evaluate("fetch('/json/users/me').then(r => r.json())")
     return me
 

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from tests.saml_server import IdentityProvider, running_idp
 from tests.servers import free_port
-from tests.web.conftest import PASSWORD, LiveServer, start_live_server
+from tests.web.conftest import PASSWORD, LiveServer, start_live_server, wait_for_app
 
 ACCOUNTS: dict[str, dict[str, Any]] = {
     "grace": {"email": "grace@corp.example", "name": "Grace Hopper"},
@@ -119,7 +119,7 @@ def test_sign_in_makes_the_account_and_single_logout_ends_both_sessions(
     mode("encrypt" if encrypted else None)
     page = new_page()
     _sign_in(page, saml_server, login)
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
     assert me["full_name"] == ACCOUNTS[login]["name"]
     user = saml_server.user_by_email(ACCOUNTS[login]["email"])
@@ -151,7 +151,7 @@ def test_idp_initiated_single_logout_ends_the_session_only_when_signed(
 ) -> None:
     page = new_page()
     _sign_in(page, saml_server, "ophelia")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     page.goto("about:blank")
     # An unsigned LogoutRequest ends nothing.
     page.goto(f"{idp.url}/logout_sp?name_id=idp-ophelia&unsigned=1")
@@ -169,7 +169,7 @@ def test_existing_account_is_linked_by_its_email_then_by_name_id(
 ) -> None:
     page = new_page()
     _sign_in(page, saml_server, "hamlet")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
     assert me["user_id"] == saml_server.user_by_email("hamlet@example.com").id  # type: ignore[union-attr]
     assert me["full_name"] == "Hamlet of Denmark"
@@ -206,7 +206,7 @@ def test_a_replayed_answer_is_refused(
 ) -> None:
     first = new_page()
     _sign_in(first, saml_server, "temp3")
-    first.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(first)
     mode("replay")
     page = new_page()
     _sign_in(page, saml_server, "temp3")
@@ -245,7 +245,7 @@ def test_an_answer_brought_by_another_browser_is_refused(
 def test_groups_in_the_assertion_map_to_a_role(saml_server: LiveServer, new_page: Callable[..., Any]) -> None:
     page = new_page()
     _sign_in(page, saml_server, "temp7")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     user = saml_server.user_by_email("temp7@corp.example")
     assert user is not None and user.role == 200
 
@@ -285,7 +285,7 @@ def _desktop_token(page: Any, key: bytes) -> str:
 
 def _app_window_signs_in(server: LiveServer, app: Any, token: str, email: str) -> None:
     app.goto(f"{server.url}/accounts/login/subdomain/{token}")
-    app.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(app)
     me = app.evaluate("fetch('/json/users/me').then(r => r.json())")
     assert me["email"] == email
 
@@ -339,7 +339,7 @@ def test_the_desktop_app_page_makes_the_pad_and_takes_the_token(
     _through_idp(browser, "hamlet")
     token = _desktop_token(browser, key)
     app.evaluate("token => window.__paste(token)", token)
-    app.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(app)
     assert app.evaluate("fetch('/json/users/me').then(r => r.json())")["email"] == "hamlet@example.com"
 
 

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from tests.oidc_server import CLIENT_ID, CLIENT_SECRET, Provider, running_provider
 from tests.servers import clean_environment, free_port
-from tests.web.conftest import PASSWORD, LiveServer, start_live_server
+from tests.web.conftest import PASSWORD, LiveServer, start_live_server, wait_for_app
 
 ACCOUNTS: dict[str, dict[str, Any]] = {
     "ada": {"email": "ada@corp.example", "email_verified": True, "name": "Ada Lovelace"},
@@ -99,7 +99,7 @@ def test_sign_in_with_the_provider_makes_the_account(
     page.click("a[data-provider='oidc:corp']")
     page.wait_for_url(provider.issuer + "/**")
     _through_provider(page, "ada")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
     assert me["full_name"] == "Ada Lovelace"
     user = sso_server.user_by_email("ada@corp.example")
@@ -115,7 +115,7 @@ def test_existing_account_signs_in_by_its_verified_email(
     page.goto(sso_server.url + "/")
     page.click("a[data-provider='oidc:corp']")
     _through_provider(page, "hamlet")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
     assert me["user_id"] == sso_server.user_by_email("hamlet@example.com").id  # type: ignore[union-attr]
     # The provider's name is the one Palaver shows from now on.
@@ -133,7 +133,7 @@ def test_an_email_changed_at_the_provider_changes_in_palaver(
 ) -> None:
     page = new_page()
     _sign_in(sso_server, page, "mover")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     before = sso_server.user_by_email("mover@corp.example")
     assert before is not None
     # The same person (the same ``sub``) under a new, verified address.
@@ -141,7 +141,7 @@ def test_an_email_changed_at_the_provider_changes_in_palaver(
     provider.restart()
     page = new_page()
     _sign_in(sso_server, page, "mover")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     me = page.evaluate("fetch('/json/users/me').then(r => r.json())")
     assert me["user_id"] == before.id
     assert sso_server.user_by_email("mover@corp.example") is None
@@ -154,7 +154,7 @@ def test_a_deactivated_user_cannot_come_back_through_the_provider(
 ) -> None:
     page = new_page()
     _sign_in(sso_server, page, "leaver")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     user = sso_server.user_by_email("leaver@corp.example")
     assert user is not None
     with sso_server.api("iago") as iago:
@@ -209,7 +209,7 @@ def test_a_replayed_or_foreign_callback_is_refused(
         page.click("a[data-provider='oidc:corp']")
         _through_provider(page, "temp3")
     callback = completed.value.url
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     # The same callback again (its state is spent), and in another browser (no state cookie).
     for attempt in (page, new_page()):
         attempt.goto(callback)
@@ -225,13 +225,13 @@ def test_provider_key_rotation(
     page.goto(sso_server.url + "/")
     page.click("a[data-provider='oidc:corp']")
     _through_provider(page, "temp4")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     provider.rotate_key()
     page = new_page()
     page.goto(sso_server.url + "/")
     page.click("a[data-provider='oidc:corp']")
     _through_provider(page, "temp5")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
 
 
 def _decrypt(encrypted: str, otp: str) -> str:
@@ -284,7 +284,7 @@ def test_the_desktop_flow_through_the_provider(sso_server: LiveServer, new_page:
     token = AESGCM(key).decrypt(data[:12], data[12:], b"").decode()
     app = new_page()
     app.goto(f"{sso_server.url}/accounts/login/subdomain/{token}")
-    app.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(app)
     assert app.evaluate("fetch('/json/users/me').then(r => r.json())")["email"] == "temp6@corp.example"
 
 
@@ -321,7 +321,7 @@ def test_two_factor_enrolment_recovery_codes_and_remembered_browser(
     email = "othello@example.com"
     page = new_page()
     _password_login(page, sso_server, email)
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     page.goto(sso_server.url + "/accounts/2fa/")
     assert page.get_attribute("#tf-qr", "src").startswith("data:image/svg+xml")
     secret = page.inner_text("#tf-secret").strip()
@@ -345,7 +345,7 @@ def test_two_factor_enrolment_recovery_codes_and_remembered_browser(
     assert "not right" in page.inner_text("#tf-error")
     page.fill("#id_code", codes[0])
     page.click("#two-factor-form button[type=submit]")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
 
     page = new_page()
     _password_login(page, sso_server, email)
@@ -356,11 +356,11 @@ def test_two_factor_enrolment_recovery_codes_and_remembered_browser(
     page.fill("#id_code", _code(secret, ahead=30))
     page.check("#id_remember")
     page.click("#two-factor-form button[type=submit]")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     # Signed out and in again: this browser is not asked again.
     _sign_out(page)
     _password_login(page, sso_server, email)
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
 
     # An administrator resets it (a lost phone): the password alone works again.
     database_url = f"sqlite:///{sso_server.data_dir.parent / 'palaver.db'}"
@@ -430,7 +430,7 @@ def test_register_a_passkey_and_sign_in_with_it(
         },
     )
     _password_login(page, server, "hamlet@example.com")
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     page.goto(server.url + "/accounts/2fa/")
     page.fill("#passkey-name", "Laptop")
     page.click("#passkey-add")
@@ -501,7 +501,7 @@ def test_a_passkey_as_the_second_factor_after_the_password(
     page = new_page()
     _virtual_authenticator(page)
     _password_login(page, server, email)
-    page.wait_for_function("document.title.endsWith(' - Palaver')")
+    wait_for_app(page)
     page.goto(server.url + "/accounts/2fa/")
     page.fill("#passkey-name", "Phone")
     page.click("#passkey-add")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-from jinja2 import Environment, FileSystemLoader, TemplateNotFound, select_autoescape
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
@@ -70,6 +70,9 @@ from palaver.services import Services
 from palaver.web.sessions import lifetime, session_user
 from palaver.web.static import StaticTree, load_static_tree, static_routes
 
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
 
@@ -108,8 +111,22 @@ _FALLBACK_APP = (
 @dataclass
 class Pages:
     services: Services
-    templates: Environment
     static: StaticTree
+
+    @cached_property
+    def templates(self) -> Environment:
+        # Jinja2 (~2 MB) loads with the first page rendered, not at start-up.
+        from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: PLC0415
+
+        templates = Environment(
+            loader=FileSystemLoader(TEMPLATE_DIR),
+            autoescape=select_autoescape(default=True),
+            auto_reload=False,
+        )
+        install(templates)
+        templates.globals["static_url"] = self.static.url
+        templates.globals["static_exists"] = self.static.exists
+        return templates
 
     @property
     def secure(self) -> bool:
@@ -210,6 +227,8 @@ def _app_page(pages: Pages, realm: Realm, user: UserProfile, csrf: str) -> HTMLR
         # The language picker offers the catalogs this server has (and English).
         "languages": " ".join(shipped_languages()),
     }
+    from jinja2 import TemplateNotFound  # noqa: PLC0415
+
     try:
         template = pages.templates.get_template("app.html")
     except TemplateNotFound:
@@ -483,14 +502,7 @@ def log_out(pages: Pages, request: Request, form: FormData) -> Response:
 
 
 def build_pages(services: Services) -> Pages:
-    static = load_static_tree()
-    templates = Environment(
-        loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(default=True), auto_reload=False
-    )
-    install(templates)
-    templates.globals["static_url"] = static.url
-    templates.globals["static_exists"] = static.exists
-    return Pages(services, templates, static)
+    return Pages(services, load_static_tree())
 
 
 async def form_data(request: Request) -> FormData:

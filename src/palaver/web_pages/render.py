@@ -4,9 +4,8 @@ fields a form posted."""
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from sqlalchemy.orm import Session
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -17,11 +16,17 @@ from palaver.lib.i18n import gettext, install, set_request_language
 from palaver.lib.realm import get_realm_for_host, realm_url
 from palaver.models import Realm
 
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
 MIN_PASSWORD_LENGTH = 6
 
 
 @lru_cache(maxsize=1)
 def _environment() -> Environment:
+    # Jinja2 (~2 MB) loads with the first page or email rendered, not at start-up.
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape  # noqa: PLC0415
+
     environment = Environment(
         loader=PackageLoader("palaver", "templates"),
         autoescape=select_autoescape(["html"]),

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from tests.web.conftest import LiveServer
+from tests.web.conftest import LiveServer, wait_for
 
 # True once the app has loaded and registered its event queue.
 APP_READY = "window.palaver && window.palaver.state !== null"
@@ -88,23 +87,24 @@ class SignedIn:
             self.discard(name)
 
 
-def wait_for(page: Any, script: str, arg: Any = None, timeout: float = 10.0) -> Any:
-    """Polls ``script`` until it is truthy. (Playwright's wait_for_function compiles its
-    predicate with eval, which the app's Content-Security-Policy rightly refuses.)"""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = page.evaluate(script, arg)
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {script} ({arg!r})")
-        time.sleep(0.02)
-
-
 def go(page: Any, hash_: str) -> None:
     page.evaluate("hash => { window.location.hash = hash; }", hash_)
     wait_for(page, "hash => decodeURIComponent(location.hash) === decodeURIComponent(hash)", arg=hash_)
     wait_for(page, "document.getElementById('feed-scroller').getAttribute('aria-busy') !== 'true'")
+
+
+def open_section(page: Any, tab: str) -> Any:
+    """Open the settings tab ``tab`` and return its panel once its heading shows."""
+    page.get_by_role("button", name="Settings").click()
+    page.get_by_role("tab", name=tab).click()
+    panel = page.locator("#settings-panel")
+    panel.get_by_role("heading", name=tab, level=2).wait_for()
+    return panel
+
+
+def accept_dialogs(page: Any) -> None:
+    """Answer every confirm() and alert() of the page with OK."""
+    page.on("dialog", lambda dialog: dialog.accept())
 
 
 def unique(prefix: str) -> str:

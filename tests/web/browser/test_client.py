@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
-from tests.web.browser.client import channel_id, go, log_in, send, topic_hash, unique, wait_for
-from tests.web.conftest import LiveServer
+from tests.servers import http_client
+from tests.web.browser.client import APP_READY, channel_id, go, log_in, send, topic_hash, unique
+from tests.web.conftest import PASSWORD, LiveServer, wait_for
 
 NewPage = Callable[..., Any]
 # app_page(name, hash_="", viewport=..., color_scheme=...): the app, signed in (tests/web/conftest.py)
@@ -493,7 +496,8 @@ def test_desktop_notification_for_a_dm_when_away(live_server: LiveServer, new_pa
         dm = {"type": "direct", "to": f"[{othello_id}]", "content": "Look to your wife"}
         api.post("/messages", data=dm).raise_for_status()
     shown = wait_for(page, "window.shown.length && window.shown")
-    assert shown[0][0] == "Iago (Direct message)"
+    # The sender between FSI and PDI: a title holds no markup.
+    assert shown[0][0] == "\u2068Iago\u2069 (direct message)"
     assert shown[0][1] == "Look to your wife"
 
 
@@ -656,3 +660,107 @@ def test_an_aligned_table_is_aligned_without_a_csp_violation(
     aligned = table.locator("td").evaluate_all("cells => cells.map(c => getComputedStyle(c).textAlign)")
     assert aligned == ["left", "center", "right"]
     assert page.evaluate("window.cspViolations") == []
+
+
+def test_compose_menus_follow_a_new_and_a_renamed_channel_live(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    page = app_page("hamlet")
+    options = "() => [...document.querySelectorAll('#compose-channel option')].map((o) => o.text)"
+    before = page.evaluate(options)
+    name = unique("fresh")
+    stream_id = channel_id(live_server, "hamlet", name)
+    wait_for(page, f"label => ({options})().includes(label)", arg=f"\u2068#{name}\u2069")
+    renamed = unique("renamed")
+    with live_server.api("iago") as api:
+        api.patch(f"/streams/{stream_id}", data={"new_name": renamed}).raise_for_status()
+    wait_for(page, f"label => ({options})().includes(label)", arg=f"\u2068#{renamed}\u2069")
+    after = page.evaluate(options)
+    assert f"\u2068#{name}\u2069" not in after and len(after) == len(before) + 1
+    # A narrow to the renamed channel chooses it in the picker.
+    go(page, f"#narrow/channel/{stream_id}-x")
+    assert page.locator("#compose-channel").input_value() == str(stream_id)
+    # The topic suggestions are the chosen channel's, drawn when the field is used.
+    topic = unique("menu topic")
+    send(live_server, "hamlet", renamed, topic, "a topic to suggest")
+    page.get_by_label("Topic", exact=True).focus()
+    wait_for(
+        page,
+        "topic => [...document.querySelectorAll('#compose-topics option')].some((o) => o.value === topic)",
+        arg=topic,
+    )
+
+
+def sent_by(page: Any, name: str) -> Any:
+    """The feed's messages whose sender is shown as ``name``."""
+    return page.locator(f'article.message[aria-label^="{name},"]')
+
+
+def test_people_renamed_or_added_while_the_user_list_loads_are_shown_after(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    """The app's /register leaves the user list out; GET /users brings it once the feed is
+    drawn. What changes in between arrives as events before the list and is not lost."""
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("second phase")
+    viola, email = unique("Viola"), f"viola-{uuid.uuid4().hex[:8]}@example.com"
+    with live_server.api("iago") as api:
+        made = api.post("/users", data={"email": email, "password": PASSWORD, "full_name": viola})
+        made.raise_for_status()
+        viola_id = made.json()["user_id"]
+    with http_client(base_url=f"{live_server.url}/api/v1", timeout=30) as anonymous:
+        key = anonymous.post("/fetch_api_key", data={"username": email, "password": PASSWORD}).json()[
+            "api_key"
+        ]
+    with http_client(base_url=f"{live_server.url}/api/v1", auth=(email, key), timeout=30) as api:
+        api.post(
+            "/messages", data={"type": "stream", "to": "general", "topic": topic, "content": "Cesario here"}
+        ).raise_for_status()
+
+    page = app_page("hamlet", topic_hash(general, topic))
+    # The page again, its GET /users answered from before the changes below, and only once
+    # their events have reached the page: the list predates them.
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:
+        held.append(route)
+
+    page.route(lambda url: urlsplit(url).path == "/json/users", hold)
+    page.reload()
+    wait_for(page, APP_READY)
+    deadline = time.monotonic() + 10
+    while not held:
+        assert time.monotonic() < deadline, "no GET /users"
+        page.wait_for_timeout(20)
+    stale = held[0].fetch()
+    # Before the list: the sender as the message names them; the people wait for it.
+    sent_by(page, viola).wait_for()
+    people = page.get_by_role("complementary", name="People")
+    assert people.get_by_text("Loading…").is_visible()
+    assert page.evaluate("window.palaver.state.users.complete") is False
+
+    renamed, added = unique("Viola, disguised"), unique("Sebastian")
+    with live_server.api("iago") as api:
+        api.patch(f"/users/{viola_id}", data={"full_name": renamed}).raise_for_status()
+        api.post(
+            "/users",
+            data={
+                "email": f"sebastian-{uuid.uuid4().hex[:8]}@example.com",
+                "password": PASSWORD,
+                "full_name": added,
+            },
+        ).raise_for_status()
+    wait_for(page, "() => window.palaver.state.users.heard.length >= 2")
+    held[0].fulfill(response=stale)
+
+    # The list with both changes on top of it, each found as a person finds one among the
+    # many this shared server holds by now (a long list draws its off-screen rows lazily).
+    wait_for(page, "() => window.palaver.state.users.complete")
+    people_filter = people.get_by_label("Filter people")
+    for name in (added, renamed):
+        people_filter.fill(name)
+        people.get_by_text(name).wait_for()
+    people_filter.fill("")
+    sent_by(page, renamed).wait_for()
+    assert sent_by(page, viola).count() == 0
+    assert page.evaluate("window.palaver.state.users.complete") is True

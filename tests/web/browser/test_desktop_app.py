@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.web.browser.client import log_in, unique, wait_for
-from tests.web.conftest import LiveServer
+from tests.web.browser.client import log_in, unique
+from tests.web.conftest import LiveServer, wait_for
 
 NewPage = Callable[..., Any]
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser.client import channel_id, send, unique, wait_for
-from tests.web.conftest import LiveServer
+from tests.web.browser.client import channel_id, send, unique
+from tests.web.conftest import LiveServer, wait_for
 
 AppPage = Callable[..., Any]
 

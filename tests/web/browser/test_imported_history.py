@@ -13,8 +13,8 @@ from typing import Any
 from tests.importers.conftest import FileServer, file_server
 from tests.importers.slack_export import NOTES, export
 from tests.servers import clean_environment, free_port
-from tests.web.browser.client import go, log_in, topic_hash, wait_for
-from tests.web.conftest import PASSWORD, LiveServer
+from tests.web.browser.client import go, log_in, topic_hash
+from tests.web.conftest import PASSWORD, LiveServer, close_page, wait_for
 
 __all__ = ["file_server"]
 NewPage = Callable[..., Any]
@@ -70,6 +70,7 @@ def test_imported_slack_history_reads_in_the_browser(
         users={"bob": ("bob@example.com", PASSWORD, "")},
     )
     server.start()
+    page = None
     try:
         page = log_in(server, new_page(), "bob")
         stream_id = page.evaluate(
@@ -105,4 +106,8 @@ def test_imported_slack_history_reads_in_the_browser(
         body = page.evaluate("async (href) => await (await fetch(href)).text()", href)
         assert body == NOTES.decode()
     finally:
+        # Closed while its server still answers: a page whose server went away retries and
+        # navigates by itself, and Chromium's close in the middle of that can wait forever.
+        if page is not None:
+            close_page(page)
         server.stop()

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser.client import log_in
-from tests.web.conftest import LiveServer
+from tests.web.browser.client import channel_id, go, log_in, send, topic_hash, unique
+from tests.web.conftest import LiveServer, NewPages, close_page, wait_for
 
 NewPage = Callable[..., Any]
 # The person whose language the tests change (no other browser test signs in as her).
@@ -22,14 +22,37 @@ PLURALS = """async () => {
 }"""
 
 
+# The labels of the sidebar's views, the feed's words for an empty conversation, the compose
+# box's switch and the person's own row in the user list: once shown in English whatever the
+# language, as literals that bypassed t().
+FIXED_TEXT = """() => ({
+  views: [...document.querySelectorAll('#left-sidebar .views .side-label')].map((el) => el.textContent),
+  empty: document.querySelector('.feed-empty')?.textContent ?? null,
+  switch: document.querySelector('.compose-recipient .link-button')?.textContent ?? null,
+  me: [...document.querySelectorAll('#right-sidebar .user-name')].map((el) => el.textContent),
+})"""
+
+
+def fixed_text(page: Any, live_server: LiveServer) -> dict[str, Any]:
+    """FIXED_TEXT in a topic nobody has written in, once its feed says it is empty."""
+    stream_id = channel_id(live_server, READER, "design team")
+    go(page, f"#narrow/channel/{stream_id}-design-team/topic/nothing.20here.20yet")
+    wait_for(page, "document.querySelector('.feed-empty') !== null")
+    text: dict[str, Any] = page.evaluate(FIXED_TEXT)
+    return text
+
+
 def set_language(live_server: LiveServer, language: str) -> None:
     with live_server.api(READER) as api:
         api.patch("/settings", data={"default_language": language}).raise_for_status()
 
 
 @pytest.fixture
-def reader_language(live_server: LiveServer) -> Iterator[Callable[[str], None]]:
+def reader_language(live_server: LiveServer, new_page: NewPages) -> Iterator[Callable[[str], None]]:
     yield lambda language: set_language(live_server, language)
+    # The pages first: an open page told of the change reloads itself, and closing a page in
+    # the middle of a reload can wait forever.
+    new_page.close()
     set_language(live_server, "en")
 
 
@@ -52,6 +75,20 @@ def test_client_in_german_for_a_user_whose_language_is_german(
     page.get_by_role("tab", name="Profil", exact=True).wait_for()
     page.get_by_role("tab", name="Präferenzen", exact=True).wait_for()
     page.locator("#settings-panel").get_by_label("Vollständiger Name").wait_for()
+    page.keyboard.press("Escape")
+    text = fixed_text(page, live_server)
+    assert text["views"][:6] == [
+        "Posteingang",
+        "Letzte Unterhaltungen",
+        "Erwähnungen",
+        "Gefolgte Themen",
+        "Markiert",
+        "Alle Nachrichten",
+    ]
+    assert text["empty"] == "Hier gibt es noch keine Nachrichten."
+    assert text["switch"] == "Stattdessen eine Direktnachricht"
+    assert any(name.endswith(" (Sie)") for name in text["me"])
+    close_page(page)
 
 
 def test_client_in_arabic_is_right_to_left(
@@ -79,6 +116,22 @@ def test_client_in_arabic_is_right_to_left(
         "A: 11 صوتًا",
         "A: 100 صوت",
     ]
+    text = fixed_text(page, live_server)
+    assert text["views"][:6] == [
+        "صندوق الوارد",
+        "المحادثات الأخيرة",
+        "الإشارات",
+        "المواضيع المتابَعة",
+        "المميّزة بنجمة",
+        "كل الرسائل",
+    ]
+    assert text["empty"] == "لا توجد رسائل هنا بعد."
+    assert text["switch"] == "رسالة مباشرة بدلًا من ذلك"
+    assert any(name.endswith(" (أنت)") for name in text["me"])
+    # The feed heading and the page title name the view in Arabic too.
+    go(page, "#inbox")
+    wait_for(page, "document.title.startsWith('صندوق الوارد') || document.title.includes(' صندوق الوارد - ')")
+    close_page(page)
 
 
 @pytest.mark.parametrize(
@@ -98,3 +151,130 @@ def test_login_page_follows_accept_language(
     page.get_by_role("button", name=button).wait_for()
     assert page.locator("html").get_attribute("lang") == locale.split("-", maxsplit=1)[0]
     assert page.locator("html").get_attribute("dir") == ("rtl" if locale.startswith("ar") else "ltr")
+
+
+# Whether each "#name" of a Latin-named channel is drawn "#" first, left of the name, in
+# elements matching the selector (bdi isolates; options carry FSI ... PDI instead).
+VISUAL_ORDER = """selector => [...document.querySelectorAll(selector)]
+  .filter((el) => el.offsetParent)
+  .map((el) => {
+    const text = [...el.childNodes].find((n) => n.nodeType === Node.TEXT_NODE && n.data.includes('#'));
+    const at = text.data.indexOf('#');
+    const box = (i) => {
+      const r = document.createRange();
+      r.setStart(text, i);
+      r.setEnd(text, i + 1);
+      return r.getBoundingClientRect();
+    };
+    return { text: el.textContent, hashLeftOfName: box(at).right <= box(at + 1).left + 0.5 };
+  })"""
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, {"width": 390, "height": 800}])
+def test_channel_names_keep_their_hash_in_front_in_arabic(
+    live_server: LiveServer,
+    new_page: NewPage,
+    reader_language: Callable[[str], None],
+    viewport: dict[str, int],
+) -> None:
+    reader_language("ar")
+    channel = "design team"
+    stream_id = channel_id(live_server, READER, channel)
+    page = log_in(live_server, new_page(viewport=viewport), READER)
+    go(page, f"#narrow/channel/{stream_id}-design-team")
+    # The feed heading and the recipient bars of the channel's messages.
+    title = page.evaluate(VISUAL_ORDER, "#narrow-title bdi.channel-ref")
+    assert title == [{"text": f"#{channel}", "hashLeftOfName": True}]
+    # The page title holds no markup: the name is between FSI and PDI there.
+    assert page.title().startswith(f"\u2068#{channel}\u2069 - ")
+    # The pickers' options cannot hold markup: the name is between FSI and PDI.
+    labels = page.evaluate("[...document.querySelectorAll('#compose-channel option')].map((o) => o.text)")
+    assert f"\u2068#{channel}\u2069" in labels
+    assert all(label.startswith("\u2068#") and label.endswith("\u2069") for label in labels)
+    # Search suggestions for channels.
+    search = page.locator("#search-input")
+    if search.is_visible():
+        search.fill("channel:desi")
+        page.locator("#search-suggestions bdi.channel-ref").first.wait_for()
+        shown = page.evaluate(VISUAL_ORDER, "#search-suggestions bdi.channel-ref")
+        assert {"text": f"#{channel}", "hashLeftOfName": True} in shown
+    close_page(page)
+
+
+# The direction each field gives what is typed in it (dir=auto: from its first strong letter).
+TYPED_DIRECTION = """text => ['#compose-content', '#compose-topic', '#search-input'].map((field) => {
+  field = document.querySelector(field);
+  field.value = text;
+  field.dispatchEvent(new Event('input'));
+  const typed = field.matches(':dir(rtl)') ? 'rtl' : 'ltr';
+  field.value = '';
+  field.dispatchEvent(new Event('input'));
+  return [field.getAttribute('dir'), typed, getComputedStyle(field).direction];
+})"""
+
+
+@pytest.mark.parametrize(
+    ("language", "typed", "direction"), [("en", "مرحبا بالجميع", "rtl"), ("ar", "hello all", "ltr")]
+)
+def test_message_topic_and_search_read_in_the_direction_of_what_is_typed(
+    live_server: LiveServer,
+    new_page: NewPage,
+    reader_language: Callable[[str], None],
+    language: str,
+    typed: str,
+    direction: str,
+) -> None:
+    reader_language(language)
+    page = log_in(live_server, new_page(), READER)
+    page_direction = "rtl" if language == "ar" else "ltr"
+    assert page.locator("html").get_attribute("dir") == page_direction
+    # Each field: its dir, the direction of the text typed, and that of the field emptied again
+    # (showing its placeholder in the page's direction).
+    field = ["auto", direction, page_direction]
+    assert page.evaluate(TYPED_DIRECTION, typed) == [field, field, field]
+    # Text in the page's own direction keeps it.
+    own = "hello all" if language == "en" else "مرحبا بالجميع"
+    field = ["auto", page_direction, page_direction]
+    assert page.evaluate(TYPED_DIRECTION, own) == [field, field, field]
+    close_page(page)
+
+
+def test_arabic_search_and_dialog_titles_keep_latin_words_in_order(
+    live_server: LiveServer, new_page: NewPage, reader_language: Callable[[str], None]
+) -> None:
+    reader_language("ar")
+    channel = "design team"
+    stream_id = channel_id(live_server, READER, channel)
+    page = log_in(live_server, new_page(viewport={"width": 1280, "height": 800}), READER)
+    # The search operators are Latin words in an Arabic placeholder: one isolate keeps their
+    # colons with them.
+    search = page.locator("#search-input")
+    assert search.get_attribute("dir") == "auto"
+    assert search.get_attribute("placeholder") == "بحث (\u2068channel: topic: sender: is: has:\u2069)"
+    # A dialog's title names the channel between FSI and PDI, its "#" drawn in front.
+    menu = page.locator(f'#left-sidebar .side-menu-button[data-stream-id="{stream_id}"]')
+    menu.hover()
+    menu.click()
+    page.get_by_role("menuitem", name="إعدادات الإشعارات…").click()
+    title = page.evaluate(VISUAL_ORDER, ".dialog h2")
+    assert title == [{"text": f"إشعارات \u2068#{channel}\u2069", "hashLeftOfName": True}]
+    page.keyboard.press("Escape")
+    close_page(page)
+
+
+def test_the_edited_tooltip_is_one_sentence_in_the_language_s_word_order(
+    live_server: LiveServer, new_page: NewPage, reader_language: Callable[[str], None]
+) -> None:
+    reader_language("ja")
+    topic = unique("edited")
+    message_id = send(live_server, READER, "design team", topic, "first words")
+    with live_server.api(READER) as api:
+        api.patch(f"/messages/{message_id}", data={"content": "second words"}).raise_for_status()
+    stream_id = channel_id(live_server, READER, "design team")
+    page = log_in(live_server, new_page(), READER, topic_hash(stream_id, topic))
+    edited = page.locator(f'article.message[data-id="{message_id}"] .edited')
+    edited.wait_for()
+    # Japanese puts the time first: "{time} に編集".
+    title = edited.get_attribute("title")
+    assert title and title.endswith(" に編集") and len(title) > len(" に編集")
+    close_page(page)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser.client import channel_id, send, topic_hash, unique, wait_for
-from tests.web.conftest import LiveServer
+from tests.web.browser.client import channel_id, send, topic_hash, unique
+from tests.web.conftest import LiveServer, wait_for
 
 AppPage = Callable[..., Any]
 

@@ -8,22 +8,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tests.web.browser.client import channel_id, unique, wait_for
-from tests.web.conftest import LiveServer
+from tests.web.browser.client import accept_dialogs, channel_id, open_section, unique
+from tests.web.conftest import LiveServer, wait_for
 
 AppPage = Callable[..., Any]
-
-
-def open_section(page: Any, tab: str) -> Any:
-    page.get_by_role("button", name="Settings").click()
-    page.get_by_role("tab", name=tab).click()
-    panel = page.locator("#settings-panel")
-    panel.get_by_role("heading", name=tab, level=2).wait_for()
-    return panel
-
-
-def accept_dialogs(page: Any) -> None:
-    page.on("dialog", lambda dialog: dialog.accept())
 
 
 def realm_state(live_server: LiveServer, name: str, *keys: str) -> dict[str, Any]:

@@ -13,18 +13,10 @@ from typing import Any
 from PIL import Image
 
 from palaver.lib.i18n_catalogs import languages
-from tests.web.browser.client import APP_READY, channel_id, send, topic_hash, unique, wait_for
-from tests.web.conftest import LiveServer
+from tests.web.browser.client import APP_READY, channel_id, open_section, send, topic_hash, unique
+from tests.web.conftest import LiveServer, wait_for
 
 AppPage = Callable[..., Any]
-
-
-def open_section(page: Any, tab: str) -> Any:
-    page.get_by_role("button", name="Settings").click()
-    page.get_by_role("tab", name=tab).click()
-    panel = page.locator("#settings-panel")
-    panel.get_by_role("heading", name=tab, level=2).wait_for()
-    return panel
 
 
 def user_settings(live_server: LiveServer, name: str) -> dict[str, Any]:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.web.browser.client import wait_for
-from tests.web.conftest import LiveServer
+from tests.web.conftest import LiveServer, wait_for
 
 AppPage = Callable[..., Any]
 

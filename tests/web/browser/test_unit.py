@@ -10,6 +10,8 @@ import mimetypes
 from pathlib import Path
 from typing import Any
 
+from tests.web.conftest import wait_for
+
 ROOT = Path(__file__).resolve().parents[3]
 STATIC = ROOT / "src" / "palaver" / "web" / "static"
 TESTS = Path(__file__).resolve().parent
@@ -38,7 +40,7 @@ def test_client_unit_tests(new_page: Any) -> None:
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.route(f"{ORIGIN}/**", _serve)
     page.goto(f"{ORIGIN}/tests/unit.html")
-    page.wait_for_function("window.unitResults !== undefined", timeout=10_000)
+    wait_for(page, "() => window.unitResults !== undefined")
     results = page.evaluate("window.unitResults")
     assert not errors, errors
     failures = [f"{r['name']}: {r['error']}" for r in results if not r["ok"]]

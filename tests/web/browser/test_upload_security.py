@@ -18,8 +18,8 @@ import pytest
 
 from tests.images import image_bytes
 from tests.security.hostile_uploads import Hostile, hostile_uploads, script
-from tests.web.browser.client import channel_id, log_in, send, topic_hash, unique, wait_for
-from tests.web.conftest import LiveServer, start_live_server
+from tests.web.browser.client import channel_id, log_in, send, topic_hash, unique
+from tests.web.conftest import LiveServer, start_live_server, wait_for
 
 # How long a page is given to run a script after it has loaded.
 SETTLE_SECONDS = 0.3

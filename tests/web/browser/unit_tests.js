@@ -3,7 +3,7 @@
 
 import { parseSearch, formatSearch, resolveTerms, narrowToHash, parseHash, encodeHashComponent, decodeHashComponent, messageMatches, narrowKey, apiNarrow, anchorOf, narrowTitle, dmKeyIds } from "/static/app/narrow.js";
 import { Unread, topicCountKey } from "/static/app/store/unread.js";
-import { createState } from "/static/app/store/state.js";
+import { createState, loadUsers, FETCH_TYPES, FIRST_FETCH_TYPES } from "/static/app/store/state.js";
 import { applyEvent, typingKeyForNarrow, expireTyping } from "/static/app/store/dispatch.js";
 import { userInGroupSetting } from "/static/app/store/permissions.js";
 import { backoffDelay, BACKOFF_MAX_MS } from "/static/app/events.js";
@@ -12,6 +12,8 @@ import { currentToken } from "/static/app/views/autocomplete.js";
 import { Presence } from "/static/app/store/presence.js";
 import { Subscriptions } from "/static/app/store/subscriptions.js";
 import { setHtml } from "/static/app/views/dom.js";
+import { notificationTitle } from "/static/app/notify.js";
+import { Messages, MessageList, LIVE_LIST_KEEP, LIVE_LIST_MAX } from "/static/app/store/messages.js";
 
 const tests = [];
 const test = (name, fn) => tests.push({ name, fn });
@@ -273,6 +275,8 @@ test("settings-panel events: bots, linkifiers, playgrounds, default channels, gr
   eq([...applyEvent(state, { type: "realm_playgrounds", realm_playgrounds: [] })], ["playgrounds"]);
   applyEvent(state, { type: "default_streams", default_streams: [3, { stream_id: 4 }] });
   eq(state.realm.realm_default_streams, [3, 4]);
+  applyEvent(state, { type: "default_stream_groups", default_stream_groups: [{ id: 1, name: "Product", description: "", streams: [5, { stream_id: 6 }] }] });
+  eq(state.realm.realm_default_stream_groups, [{ id: 1, name: "Product", description: "", streams: [5, 6] }]);
   applyEvent(state, { type: "user_group", op: "add", group: { id: 7, name: "g", description: "", members: [10], direct_subgroup_ids: [] } });
   eq([...applyEvent(state, { type: "user_group", op: "update", group_id: 7, data: { name: "h", description: "d" } })].sort(), ["feed", "groups"]);
   eq([state.groups[0].name, state.groups[0].description], ["h", "d"]);
@@ -321,6 +325,23 @@ test("an edit being saved shows as typed until the server's update_message bring
   applyEvent(state, { type: "update_message", message_id: 5, message_ids: [5], flags: ["read"], edit_timestamp: 2, rendering_only: false, rendered_content: "<p>new <em>text</em></p>", content: "new *text*" });
   eq(state.messages.get(5).pending_edit, undefined);
   eq(state.messages.get(5).content, "<p>new <em>text</em></p>");
+});
+
+test("a fetched copy asked for before an event does not undo it; one asked for after does replace", () => {
+  const state = freshState();
+  const old = { id: 7, type: "stream", stream_id: 1, subject: "t", content: "<p>placeholder</p>", flags: [], reactions: [] };
+  eq(state.messages.store([old], 0), [7]);
+  const asked = state.messages.stamp;
+  applyEvent(state, { type: "update_message", message_id: 7, message_ids: [7], flags: [], edit_timestamp: 2, rendering_only: true, rendered_content: "<p>thumbnail</p>" });
+  // A response to a request sent before the event: the event's content stays.
+  eq(state.messages.store([{ ...old, match_content: "<p>m</p>" }], asked), []);
+  eq(state.messages.get(7).content, "<p>thumbnail</p>");
+  eq(state.messages.get(7).match_content, "<p>m</p>");
+  // A request sent after it: what the server says now, and only a real change is reported.
+  const after = state.messages.stamp;
+  eq(state.messages.store([{ ...old, content: "<p>thumbnail</p>" }], after), []);
+  eq(state.messages.store([{ ...old, content: "<p>edited</p>" }], after), [7]);
+  eq(state.messages.get(7).content, "<p>edited</p>");
 });
 
 test("a read message (my own) is not counted unread; DM updates recent conversations", () => {
@@ -482,6 +503,112 @@ test("currentToken finds @, # and : triggers before the caret", () => {
   eq(currentToken("so :ta", 6), { trigger: ":", query: "ta", start: 3 });
   eq(currentToken("so :t", 5), null);
   eq(currentToken("mail a@b", 8), null);
+});
+
+test("a message list's version changes with everything but ids added after its newest", () => {
+  const list = new MessageList([]);
+  for (const id of [5, 7, 9]) list.insert(id);
+  eq(list.version, 0);
+  list.insert(8);
+  eq([list.ids, list.version], [[5, 7, 8, 9], 1]);
+  list.insert(8);
+  list.remove(new Set([42]));
+  eq(list.version, 1, "a duplicate or a removal of nothing changes nothing");
+  list.remove(new Set([7]));
+  eq([list.ids, list.version], [[5, 8, 9], 2]);
+  list.foundOldest = true;
+  eq(list.trimOldest(2), true);
+  eq([list.ids, list.foundOldest, list.version], [[8, 9], false, 3]);
+  eq(list.trimOldest(2), false);
+});
+
+test("live messages keep lists not shown, and the messages held, bounded", () => {
+  const messages = new Messages(ME);
+  const channel = [{ operator: "channel", operand: 1 }];
+  const shown = messages.list([]);
+  const other = messages.list(channel);
+  shown.foundNewest = other.foundNewest = true;
+  messages.shown = shown;
+  const count = LIVE_LIST_MAX + 500;
+  for (let id = 1; id <= count; id += 1) {
+    messages.insertLive({ id, type: "stream", stream_id: 1, subject: "t", sender_id: 11, display_recipient: "general" }, ["read"]);
+    eq(Boolean(messages.get(id)), true, "the message just stored is there");
+  }
+  eq(shown.ids.length, count, "the shown list is the view's to trim");
+  eq(other.ids.length <= LIVE_LIST_MAX && other.ids.length >= LIVE_LIST_KEEP, true);
+  eq(other.ids[other.ids.length - 1], count);
+  messages.shown = other;
+  messages.dropList([]);
+  messages.prune();
+  eq(messages.byId.size, other.ids.length);
+});
+
+// ---- desktop notifications -----------------------------------------------------------------
+
+test("a desktop notification's title isolates the sender, the channel and the topic", () => {
+  const dm = { type: "private", sender_full_name: "Iago" };
+  eq(notificationTitle(dm, ""), "\u2068Iago\u2069 (direct message)");
+  const inChannel = { type: "stream", sender_full_name: "أحمد", stream_id: 2, subject: "plans" };
+  eq(notificationTitle(inChannel, "design team"), "\u2068أحمد\u2069 (\u2068#design team\u2069 > \u2068plans\u2069)");
+});
+
+// ---- the user list, loaded after the first screen ------------------------------------------
+
+function stateWithoutUsers() {
+  return createState({
+    queue_id: "q", user_id: ME, max_message_id: 4,
+    subscriptions: [{ stream_id: 1, name: "general", color: "#c2c2c2" }],
+    unread_msgs: { streams: [], pms: [], huddles: [], mentions: [] },
+    presences: {}, server_timestamp: Date.now() / 1000,
+    realm_user_groups: [], recent_private_conversations: [],
+  }, { user_id: ME }, { user_id: ME, full_name: "Me", email: "me@x.com", role: 200 });
+}
+
+test("the first register fetches everything but the user list and the duplicate channel list, and hears every event", () => {
+  eq(FIRST_FETCH_TYPES.includes("realm_user"), false);
+  eq(FETCH_TYPES.filter((type) => !FIRST_FETCH_TYPES.includes(type)), ["stream", "realm_user"]);
+});
+
+test("before the user list: oneself from /users/me, others by the names their messages carry", () => {
+  const state = stateWithoutUsers();
+  eq(state.users.complete, false);
+  eq(state.users.get(ME).role, 200);
+  eq(state.permissions.isModerator, true);
+  applyEvent(state, messageEvent(5));
+  applyEvent(state, messageEvent(6, { type: "private", sender_id: 12, sender_full_name: "Othello", sender_email: "o@x.com", display_recipient: [{ id: ME, full_name: "Me", email: "me@x.com" }, { id: 12, full_name: "Othello", email: "o@x.com" }, { id: 13, full_name: "Emilia", email: "e@x.com" }] }));
+  eq([state.users.name(11), state.users.name(13), state.users.email(12), state.users.name(99)], ["Iago", "Emilia", "o@x.com", "Unknown user 99"]);
+  // Someone no message named: what drew the name is drawn again once the list is there.
+  eq(state.users.missed, true);
+  eq(state.users.find("e@x.com").user_id, 13);
+  // Known only so: not in the list of people (which waits for the whole list).
+  eq(state.users.active().map((u) => u.user_id), [ME]);
+});
+
+test("realm_user events heard before the list are applied again on top of it", () => {
+  const state = stateWithoutUsers();
+  applyEvent(state, messageEvent(5));
+  // Iago renamed, Othello added then renamed, Emilia deactivated, oneself demoted: all
+  // before GET /users answers, whose list may predate some of them.
+  applyEvent(state, { type: "realm_user", op: "update", person: { user_id: 11, full_name: "Iago the Great" } });
+  eq(state.users.name(11), "Iago the Great");
+  applyEvent(state, { type: "realm_user", op: "add", person: { user_id: 12, full_name: "Othello", email: "o@x.com", role: 400 } });
+  applyEvent(state, { type: "realm_user", op: "update", person: { user_id: 12, full_name: "Othello the Moor" } });
+  applyEvent(state, { type: "realm_user", op: "remove", person: { user_id: 13, full_name: "Emilia" } });
+  applyEvent(state, { type: "realm_user", op: "update", person: { user_id: ME, role: 400 } });
+  loadUsers(state, [
+    { user_id: ME, full_name: "Me", email: "me@x.com", role: 200, is_active: true },
+    { user_id: 11, full_name: "Iago", email: "iago@x.com", role: 400, is_active: true },
+    { user_id: 13, full_name: "Emilia", email: "e@x.com", role: 400, is_active: true },
+    { user_id: 14, full_name: "Bianca", email: "b@x.com", role: 400, is_active: false },
+  ]);
+  eq(state.users.complete, true);
+  eq(state.users.active().map((u) => [u.user_id, u.full_name]), [[11, "Iago the Great"], [ME, "Me"], [12, "Othello the Moor"]]);
+  eq(state.users.get(14).is_active, false);
+  eq(state.users.get(ME).role, 400);
+  eq(state.permissions.isModerator, false);
+  // From now on events apply once, and nothing is kept for a replay.
+  applyEvent(state, { type: "realm_user", op: "update", person: { user_id: 11, full_name: "Iago" } });
+  eq([state.users.name(11), state.users.heard.length, state.users.seen.size], ["Iago", 0, 0]);
 });
 
 // ---- runner --------------------------------------------------------------------------------

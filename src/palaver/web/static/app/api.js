@@ -2,6 +2,8 @@
 // cookie-authenticated twin of /api/v1/... . Bodies are form-encoded as the API expects
 // (arrays and objects as JSON text inside the form value); writes carry the CSRF token.
 
+import { t } from "./i18n.js";
+
 export class ApiError extends Error {
   constructor(message, { status = 0, code = "", body = null } = {}) {
     super(message);
@@ -49,7 +51,7 @@ export async function request(method, path, params, { signal, body } = {}) {
     response = await fetch(url, init);
   } catch (error) {
     if (error.name === "AbortError") throw error;
-    throw new ApiError("Could not reach the server", { status: 0, code: "NETWORK" });
+    throw new ApiError(t("Could not reach the server"), { status: 0, code: "NETWORK" });
   }
   let data = null;
   try {
@@ -61,7 +63,7 @@ export async function request(method, path, params, { signal, body } = {}) {
     onUnauthorized();
   }
   if (!response.ok || !data || data.result !== "success") {
-    const message = (data && data.msg) || `Server error (${response.status})`;
+    const message = (data && data.msg) || t("Server error ({status})", { status: response.status });
     throw new ApiError(message, { status: response.status, code: (data && data.code) || "", body: data });
   }
   return data;

@@ -5,6 +5,7 @@
 // same queue with exponential backoff; the app shows "Reconnecting…" meanwhile.
 
 import { get, post, ApiError } from "./api.js";
+import { t } from "./i18n.js";
 
 export const BACKOFF_MIN_MS = 500;
 export const BACKOFF_MAX_MS = 10000;
@@ -81,7 +82,7 @@ export class EventLoop {
     try {
       data = await get("/events", { queue_id: this.queueId, last_event_id: this.lastEventId }, { signal: this.controller.signal });
     } catch (error) {
-      if (error.name === "AbortError") throw new ApiError("Long-poll timed out", { code: "TIMEOUT" });
+      if (error.name === "AbortError") throw new ApiError(t("Long-poll timed out"), { code: "TIMEOUT" });
       throw error;
     } finally {
       clearTimeout(timer);

@@ -4,7 +4,7 @@ import { closeEmojiPicker } from "./views/emoji_picker.js";
 import { closeMenu } from "./views/menus.js";
 import { moveRecentFocus } from "./views/overview.js";
 import { h, trapFocus } from "./views/dom.js";
-import { t } from "./i18n.js";
+import { N_, t } from "./i18n.js";
 
 function typingInField(target) {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
@@ -76,15 +76,15 @@ function closeOverlays(app) {
 }
 
 export const SHORTCUTS = [
-  ["c", "New topic in this channel"], ["x", "New direct message"], ["r / Enter", "Reply to the selected message"],
-  ["n", "Next unread topic"], ["/", "Search"], ["j / ↓", "Next message"], ["k / ↑", "Previous message"],
-  ["e", "Edit the selected message"], ["s", "Star the selected message"], ["Esc", "Close, or leave the compose box"], ["?", "This list"],
+  ["c", N_("New topic in this channel")], ["x", N_("New direct message")], ["r / Enter", N_("Reply to the selected message")],
+  ["n", N_("Next unread topic")], ["/", N_("Search")], ["j / ↓", N_("Next message")], ["k / ↑", N_("Previous message")],
+  ["e", N_("Edit the selected message")], ["s", N_("Star the selected message")], ["Esc", N_("Close, or leave the compose box")], ["?", N_("This list")],
 ];
 
 // The "?" dialog listing the shortcuts.
 export function showShortcuts() {
   const close = () => overlay.remove();
-  const list = h("dl", { class: "shortcuts" }, ...SHORTCUTS.flatMap(([key, what]) => [h("dt", {}, h("kbd", { text: key })), h("dd", { text: what })]));
+  const list = h("dl", { class: "shortcuts" }, ...SHORTCUTS.flatMap(([key, what]) => [h("dt", {}, h("kbd", { text: key })), h("dd", { text: t(what) })]));
   const overlay = h("div", { class: "overlay" },
     h("div", { class: "dialog", role: "dialog", "aria-modal": "true", "aria-labelledby": "shortcuts-title" },
       h("h2", { id: "shortcuts-title", text: t("Keyboard shortcuts") }), list,

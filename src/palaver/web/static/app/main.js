@@ -2,15 +2,16 @@
 // narrows, and re-renders what each change touches.
 
 import * as api from "./api.js";
-import { EventLoop } from "./events.js";
+import { language, t } from "./i18n.js";
 import { installShortcuts } from "./keys.js";
 import { apiNarrow, anchorOf, formatSearch, narrowTitle, narrowToHash, parseHash, parseSearch, resolveTerms, messageMatches } from "./narrow.js";
-import { notifyMessage, offerNotifications, shouldNotify, updateTitle } from "./notify.js";
+import { notificationTitle, notifyMessage, offerNotifications, shouldNotify, updateTitle } from "./notify.js";
 import { applyEvent, expireTyping, typingKeyForNarrow } from "./store/dispatch.js";
-import { createState, EVENT_TYPES, FETCH_TYPES } from "./store/state.js";
+import { backoffDelay, EventLoop } from "./events.js";
+import { createState, loadUsers, EVENT_TYPES, FIRST_FETCH_TYPES } from "./store/state.js";
 import { MessageActions } from "./views/actions.js";
 import { Compose } from "./views/compose.js";
-import { applyDisplaySettings, toast, announce } from "./views/dom.js";
+import { applyDisplaySettings, toast, announce, channelRef, h, isolateText } from "./views/dom.js";
 import { FeedView, INITIAL_FETCH, messagesParams } from "./views/feed.js";
 import { renderInbox, renderRecent } from "./views/overview.js";
 import { Sidebar } from "./views/sidebar.js";
@@ -28,6 +29,10 @@ class App {
     this.state = null;
     // Settings and the panels they open read the state: they wait for the first /register.
     this.registered = new Promise((resolve) => { this.markRegistered = resolve; });
+    // What needs the whole user list (compose's "To", profiles, settings) waits for it:
+    // usersReady(). A new promise for each state that starts without the list.
+    this.usersLoaded = new Promise((resolve) => { this.markUsersLoaded = resolve; });
+    this.usersSettled = false;
     this.current = { view: "feed", terms: [] };
     this.selectedId = null;
     this.pending = new Set();
@@ -59,12 +64,15 @@ class App {
     window.addEventListener("hashchange", () => this.route());
     this.loop = new EventLoop({
       eventTypes: EVENT_TYPES,
-      fetchTypes: FETCH_TYPES,
+      fetchTypes: FIRST_FETCH_TYPES,
       onRegister: (reg) => this.onRegister(reg),
       onEvents: (events) => this.onEvents(events),
       onStatus: (status) => this.setConnection(status),
     });
     this.prefetchInitialNarrow();
+    // The signed-in user (role, avatar), which the first /register leaves out with the list.
+    this.ownUser = api.get("/users/me");
+    this.ownUser.catch(() => {});
     this.loop.start();
     setInterval(() => this.pingPresence(), PRESENCE_PING_MS);
     setInterval(() => {
@@ -81,7 +89,7 @@ class App {
     // Suggestions are their own module, loaded when the box is first used.
     const input = document.getElementById("search-input");
     input.addEventListener("focus", () => {
-      import("./views/search_suggest.js").then((m) => m.attachSuggestions(this, input, (text) => this.search(text)));
+      Promise.all([import("./views/search_suggest.js"), this.usersReady()]).then(([m]) => m.attachSuggestions(this, input, (text) => this.search(text)));
     }, { once: true });
     document.getElementById("toggle-left").addEventListener("click", () => this.togglePanel("show-left"));
     document.getElementById("toggle-right").addEventListener("click", () => this.togglePanel("show-right"));
@@ -125,11 +133,24 @@ class App {
 
   async onRegister(reg) {
     const first = !this.state;
-    this.state = createState(reg, this.me);
+    // Marks on the page's performance timeline (bench/web_client.py prints them).
+    performance.mark("palaver:registered");
+    // Asked for beside the first /register; after a reconnect, again (the role may have
+    // changed). The user list (loadUsers) corrects it either way.
+    const ownRequest = this.ownUser || api.get("/users/me");
+    this.ownUser = null;
+    const own = await ownRequest.catch(() => null);
+    this.state = createState(reg, this.me, own || { user_id: this.me.user_id, full_name: this.me.full_name, email: this.me.email });
+    if (!this.state.users.complete && this.usersSettled) {
+      this.usersSettled = false;
+      this.usersLoaded = new Promise((resolve) => { this.markUsersLoaded = resolve; });
+    }
+    performance.mark("palaver:state");
     this.markRegistered();
     this.topicRequests.clear();
     this.applyTheme();
-    this.compose.refreshChoices();
+    this.compose.refreshChannels();
+    this.compose.refreshDrafts();
     // The "Scheduled (n)" link shows once there are some.
     if (first) setTimeout(() => import("./views/compose_extra.js").then((m) => m.refreshScheduledCount(this.compose)).catch(() => {}), 2000);
     // Presence can wait until the feed is on screen.
@@ -137,14 +158,65 @@ class App {
     // A fresh state after a reconnect: the current narrow is fetched again from the server.
     this.setConnection("live");
     await this.route();
-    this.render(new Set(["sidebar", "users", "realm", "typing"]));
+    if (first) performance.mark("palaver:feed");
+    this.render(new Set(["sidebar", "realm", "typing"]));
+    // The second phase: the user list, asked for once the feed is drawn and the page idle
+    // (parsing and drawing it is a few hundred ms of main thread on a busy machine).
+    const state = this.state;
+    this.afterPaint(() => this.loadUsers(state));
+  }
+
+  // GET /users into ``state``, retried until it comes or a reconnect's state replaces it;
+  // then what drew names from messages alone is drawn again.
+  async loadUsers(state) {
+    let stale = false;
+    for (let attempt = 0; !state.users.complete; attempt += 1) {
+      try {
+        const data = await api.get("/users", { client_gravatar: false, include_custom_profile_fields: true });
+        if (this.state !== state) return;
+        stale = state.users.heard.length > 0 || Boolean(state.users.missed);
+        loadUsers(state, data.members || []);
+      } catch (error) {
+        if (this.state !== state || (error instanceof api.ApiError && error.status === 401)) return;
+        await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt)));
+        if (this.state !== state) return;
+      }
+    }
+    performance.mark("palaver:users");
+    this.usersSettled = true;
+    this.markUsersLoaded();
+    // A DM narrow's "To" was filled from the messages' addresses.
+    if (this.current.terms.some((term) => term.operator === "dm")) this.compose.followNarrow(this.current.terms);
+    document.getElementById("narrow-title").replaceChildren(...this.titleNodes());
+    // The feed named people as its messages do: drawn again if a change was heard since, or
+    // if it named someone no message did.
+    this.render(new Set(["users", "sidebar", "groups", ...(stale ? ["feed"] : [])]));
+  }
+
+  // Resolves once the state holds the whole user list.
+  async usersReady() {
+    await this.registered;
+    while (!this.state.users.complete) await this.usersLoaded;
+  }
+
+  // Runs ``task`` once the browser has drawn what is on screen now and is idle (or after a
+  // second at the latest).
+  afterPaint(task) {
+    requestAnimationFrame(() => setTimeout(() => {
+      if (window.requestIdleCallback) window.requestIdleCallback(task, { timeout: 1000 });
+      else task();
+    }, 0));
   }
 
   onEvents(events) {
     const changes = new Set();
     let sentByMe = false;
+    // Whether the feed changed only by new messages (which it can draw without a full render).
+    let onlyNew = true;
     for (const event of events) {
-      for (const change of applyEvent(this.state, event)) changes.add(change);
+      const made = applyEvent(this.state, event);
+      if (made.has("feed") && event.type !== "message") onlyNew = false;
+      for (const change of made) changes.add(change);
       if (event.type === "message") {
         const message = this.state.messages.get(event.message.id);
         if (message.sender_id === this.state.myId) sentByMe = true;
@@ -159,7 +231,7 @@ class App {
       }
     }
     if (sentByMe && this.feed.list && this.feed.list.foundNewest) this.stickToBottom = true;
-    this.render(changes);
+    this.render(changes, { onlyNew });
   }
 
   // When the whole topic being read is moved or resolved, the view goes with it.
@@ -182,21 +254,21 @@ class App {
 
   onNewMessage(message, flags) {
     const inView = this.current.view === "narrow" || this.current.view === "feed" ? messageMatches(this.current.terms, message, this.state.myId) : false;
-    if (inView && message.sender_id !== this.state.myId) announce(`New message from ${message.sender_full_name}`);
+    if (inView && message.sender_id !== this.state.myId) announce(t("New message from {name}", { name: message.sender_full_name }));
     // A sound for what would notify (DMs, mentions), whether or not notifications are on.
     const settings = this.state.settings;
     if (settings.enable_sounds && settings.notification_sound !== "none" && shouldNotify(message, flags, this.state.myId, {})) {
       import("./views/sounds.js").then((m) => m.play(settings.notification_sound)).catch(() => {});
     }
     if (shouldNotify(message, flags, this.state.myId, this.state.settings)) {
-      const where = message.type === "stream" ? `#${this.state.subs.name(message.stream_id)} > ${message.subject}` : "Direct message";
-      notifyMessage(message, `${message.sender_full_name} (${where})`, () => this.goToMessage(message));
+      const channel = message.type === "stream" ? this.state.subs.name(message.stream_id) : "";
+      notifyMessage(message, notificationTitle(message, channel), () => this.goToMessage(message));
     }
   }
 
   setConnection(status) {
     const el = document.getElementById("connection-status");
-    el.textContent = status === "reconnecting" ? "Reconnecting…" : "";
+    el.textContent = status === "reconnecting" ? t("Reconnecting…") : "";
     el.classList.toggle("visible", status === "reconnecting");
   }
 
@@ -216,19 +288,23 @@ class App {
 
   // ---- rendering ----------------------------------------------------------------------------
 
-  // Collects changes and renders once per animation frame.
-  render(changes) {
+  // Collects changes and renders once per animation frame. ``onlyNew``: a "feed" change is
+  // only new messages (live events), which the feed may just append.
+  render(changes, { onlyNew = false } = {}) {
+    if (changes.has("feed") && !onlyNew) this.feedFull = true;
     for (const change of changes) this.pending.add(change);
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
       const pending = this.pending;
+      const full = this.feedFull;
       this.pending = new Set();
-      this.flush(pending);
+      this.feedFull = false;
+      this.flush(pending, full);
     });
   }
 
-  flush(changes) {
+  flush(changes, feedFull = true) {
     if (!this.state) return;
     this.countsCache = null;
     // First: the display settings (time format, emoji set) change how the views draw.
@@ -246,7 +322,7 @@ class App {
           this.feed.scroller.scrollTop = this.feed.scroller.scrollHeight;
           this.stickToBottom = false;
         } else {
-          this.feed.refresh();
+          this.feed.refresh({ appendOnly: !feedFull });
         }
       }
     } else if (changes.has("sidebar") && this.current.view === "inbox") {
@@ -263,7 +339,7 @@ class App {
     }
     if (changes.has("realm")) document.querySelector(".realm-name").textContent = this.state.realm.realm_name || this.realmName;
     const home = this.current.view === "feed" && !this.current.terms.length;
-    updateTitle(this.counts().total, home ? "" : this.titleText(), this.state.realm.realm_name || this.realmName);
+    updateTitle(this.counts().total, home ? "" : this.pageTitleText(), this.state.realm.realm_name || this.realmName);
   }
 
   // Recent conversations are fetched from the server: at most once every two seconds.
@@ -284,10 +360,33 @@ class App {
   }
 
   titleText() {
-    if (this.current.view === "inbox") return "Inbox";
-    if (this.current.view === "recent") return "Recent conversations";
-    if (this.current.terms.length === 1 && this.current.terms[0].operator === "is" && this.current.terms[0].operand === "followed") return "Followed topics";
+    if (this.current.view === "inbox") return t("Inbox");
+    if (this.current.view === "recent") return t("Recent conversations");
+    if (this.current.terms.length === 1 && this.current.terms[0].operator === "is" && this.current.terms[0].operand === "followed") return t("Followed topics");
     return narrowTitle(this.current.terms, this.lookup);
+  }
+
+  // The page title: titleText() with a channel and its topic each between FSI and PDI (a
+  // title holds no markup), so a Latin "#name" keeps its "#" in front in a right-to-left title.
+  pageTitleText() {
+    const terms = this.current.view === "narrow" ? this.current.terms : [];
+    const channel = terms.find((t) => t.operator === "channel" && !t.negated);
+    const text = this.titleText();
+    if (!channel || !text.startsWith("#")) return text;
+    const topic = terms.find((t) => t.operator === "topic" && !t.negated);
+    const ref = isolateText(`#${this.lookup.channelName ? this.lookup.channelName(channel.operand) : channel.operand}`);
+    return topic ? `${ref} > ${isolateText(topic.operand)}` : ref;
+  }
+
+  // The feed heading: titleText() with a channel and its topic each in a bidi isolate.
+  titleNodes() {
+    const terms = this.current.view === "narrow" ? this.current.terms : [];
+    const channel = terms.find((t) => t.operator === "channel" && !t.negated);
+    const text = this.titleText();
+    if (!channel || !text.startsWith("#")) return [text];
+    const topic = terms.find((t) => t.operator === "topic" && !t.negated);
+    const ref = channelRef(this.lookup.channelName ? this.lookup.channelName(channel.operand) : channel.operand);
+    return topic ? [ref, " > ", h("bdi", { text: topic.operand })] : [ref];
   }
 
   renderTyping() {
@@ -295,7 +394,9 @@ class App {
     const key = typingKeyForNarrow(this.current.terms, this.state.myId);
     const users = key ? this.state.typing.get(key) : null;
     const names = users ? [...users.keys()].map((id) => this.state.users.name(id)) : [];
-    el.textContent = names.length ? `${names.join(", ")} ${names.length > 1 ? "are" : "is"} typing…` : "";
+    if (!names.length) el.textContent = "";
+    else if (names.length === 1) el.textContent = t("{name} is typing…", { name: names[0] });
+    else el.textContent = t("{names} are typing…", { names: new Intl.ListFormat(language(), { type: "conjunction" }).format(names) });
   }
 
   applyTheme() {
@@ -316,7 +417,14 @@ class App {
 
   async route() {
     if (!this.state) return;
-    const parsed = parseHash(window.location.hash) || { view: "feed", terms: [] };
+    let parsed = parseHash(window.location.hash) || { view: "feed", terms: [] };
+    // People named by address or name in the link are looked up in the whole list.
+    if (!this.state.users.complete && parsed.terms.some((t) => ["sender", "dm", "dm-including"].includes(t.operator) && typeof t.operand === "string")) {
+      const hash = window.location.hash;
+      await this.usersReady();
+      if (window.location.hash !== hash) return;
+      parsed = parseHash(hash);
+    }
     // Links may name channels and people instead of giving their IDs ("#narrow/channel/general").
     parsed.terms = resolveTerms(parsed.terms, this.lookup);
     this.current = parsed;
@@ -325,7 +433,7 @@ class App {
     const overview = parsed.view === "inbox" || parsed.view === "recent";
     this.feedPane.hidden = overview;
     this.overviewPane.hidden = !overview;
-    document.getElementById("narrow-title").textContent = this.titleText();
+    document.getElementById("narrow-title").replaceChildren(...this.titleNodes());
     this.render(new Set(["sidebar", "typing"]));
     // The page's first view may be one without a feed: the feed's "loading" ends there.
     if (overview && !this.feed.list) this.feed.setLoading(false);
@@ -346,16 +454,17 @@ class App {
     window.location.hash = narrowToHash(terms, this.lookup);
   }
 
-  search(text) {
+  async search(text) {
     const trimmed = text.trim();
     if (!trimmed) {
       window.location.hash = "#feed";
       return;
     }
+    await this.usersReady();
     const terms = resolveTerms(parseSearch(trimmed), this.lookup);
     const bad = terms.find((t) => (t.operator === "channel" || t.operator === "sender") && typeof t.operand === "string");
     if (bad) {
-      toast(`No ${bad.operator === "channel" ? "channel" : "user"} named "${bad.operand}"`, "error");
+      toast(bad.operator === "channel" ? t("No channel named “{name}”", { name: bad.operand }) : t("No user named “{name}”", { name: bad.operand }), "error");
       return;
     }
     this.narrow(terms);
@@ -425,7 +534,7 @@ class App {
     const currentKey = typingKeyForNarrow(this.current.terms, this.state.myId);
     const next = conversations.find((c) => `s:${c.stream_id}:${c.topic.toLowerCase()}` !== currentKey);
     if (!next) {
-      toast("No more unread topics");
+      toast(t("No more unread topics"));
       return;
     }
     this.narrow([{ operator: "channel", operand: next.stream_id, negated: false }, { operator: "topic", operand: next.topic, negated: false }]);
@@ -464,8 +573,10 @@ class App {
       ? { type: "stream", stream_id: target.to, subject: target.topic, sender_id: this.state.myId, flags: ["read"] }
       : { type: "private", display_recipient: [...target.to, this.state.myId].map((id) => ({ id })), sender_id: this.state.myId, flags: ["read"] };
     if (messageMatches(this.current.terms, probe, this.state.myId) === false) {
-      const where = target.type === "stream" ? `#${this.state.subs.name(target.to)} > ${target.topic}` : "the direct message";
-      toast(`Sent to ${where} (not shown in this view)`);
+      // A toast holds no markup: the channel and topic are isolated as in the page title.
+      toast(target.type === "stream"
+        ? t("Sent to {channel} > {topic} (not shown in this view)", { channel: isolateText(`#${this.state.subs.name(target.to)}`), topic: isolateText(target.topic) })
+        : t("Sent to the direct message (not shown in this view)"));
     }
   }
 
@@ -482,7 +593,7 @@ class App {
 
   async openSettings(tab, streamId) {
     // Settings are a separate module, loaded only when opened.
-    const [{ openSettings }] = await Promise.all([import("./views/settings.js"), this.registered]);
+    const [{ openSettings }] = await Promise.all([import("./views/settings.js"), this.usersReady()]);
     openSettings(this, tab, streamId);
   }
 

@@ -5,6 +5,8 @@
 // exist: the search box text ("channel:general topic:lunch"), the URL hash
 // ("#narrow/channel/12-general/topic/lunch") and the API's narrow parameter.
 
+import { t } from "./i18n.js";
+
 const ALIASES = { stream: "channel", streams: "channels", subject: "topic", "pm-with": "dm", "dm-including": "dm-including" };
 
 export function canonicalOperator(operator) {
@@ -299,13 +301,13 @@ function termMatches(term, message, myId) {
 
 // Human title of a narrow, for the page title and the feed heading.
 export function narrowTitle(terms, lookup = {}) {
-  if (!terms.length) return "All messages";
+  if (!terms.length) return t("All messages");
   const channel = terms.find((t) => t.operator === "channel" && !t.negated);
   const topic = terms.find((t) => t.operator === "topic" && !t.negated);
   const dm = terms.find((t) => t.operator === "dm" && !t.negated);
   const is = terms.find((t) => t.operator === "is" && !t.negated);
   if (terms.some((t) => t.operator === "search" || t.operator === "has" || t.operator === "sender")) {
-    return "Search results";
+    return t("Search results");
   }
   if (channel) {
     const name = lookup.channelName ? lookup.channelName(channel.operand) : channel.operand;
@@ -315,10 +317,10 @@ export function narrowTitle(terms, lookup = {}) {
     return dm.operand.map((id) => (lookup.userName ? lookup.userName(id) : id)).join(", ");
   }
   if (is) {
-    const names = { starred: "Starred messages", mentioned: "Mentions", dm: "Direct messages", unread: "Unread messages" };
+    const names = { starred: t("Starred messages"), mentioned: t("Mentions"), dm: t("Direct messages"), unread: t("Unread messages") };
     return names[is.operand] || `is:${is.operand}`;
   }
-  return "Messages";
+  return t("Messages");
 }
 
 // Messages in a search narrow are not marked as read by viewing them (as in Zulip).

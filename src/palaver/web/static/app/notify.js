@@ -1,6 +1,6 @@
 // The page title's unread count, and desktop notifications for DMs and mentions.
 
-import { h } from "./views/dom.js";
+import { h, isolateText } from "./views/dom.js";
 import { t } from "./i18n.js";
 
 const ASKED_KEY = "palaver.notifications-asked";
@@ -56,6 +56,16 @@ export function shouldNotify(message, flags, myId, settings) {
   const mentioned = flags.includes("mentioned") || flags.includes("wildcard_mentioned");
   if (message.type === "private") return settings.enable_desktop_notifications !== false;
   return mentioned && settings.enable_desktop_notifications !== false;
+}
+
+// A desktop notification's title: who wrote and where. The sender, the channel ("#name")
+// and the topic each sit between FSI and PDI (a title holds no markup), so a Latin name in
+// a right-to-left title, or an Arabic one in a left-to-right title, keeps its punctuation
+// on its own side.
+export function notificationTitle(message, channelName) {
+  const name = isolateText(message.sender_full_name);
+  if (message.type !== "stream") return t("{name} (direct message)", { name });
+  return t("{name} ({channel} > {topic})", { name, channel: isolateText(`#${channelName}`), topic: isolateText(message.subject) });
 }
 
 export function notifyMessage(message, title, onClick) {

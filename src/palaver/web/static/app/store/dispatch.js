@@ -3,7 +3,7 @@
 //
 // Change tags: "feed" (messages shown), "sidebar" (channels, topics, DMs, counts), "users",
 // "typing", "realm", "settings", "drafts", and for the settings panels "bots", "groups",
-// "linkifiers", "playgrounds", "default_streams".
+// "linkifiers", "playgrounds", "default_streams", "default_stream_groups".
 
 import { dmKeyIds, messageDmIds } from "../narrow.js";
 import { Permissions } from "./permissions.js";
@@ -37,6 +37,7 @@ const HANDLERS = {
     if (event.local_message_id !== undefined) state.messages.dropEcho(event.local_message_id);
     const message = state.messages.insertLive(event.message, event.flags || []);
     state.unread.addMessage(message, event.flags || []);
+    state.users.learn(message);
     state.maxMessageId = Math.max(state.maxMessageId, message.id);
     if (message.type === "stream") {
       state.subs.noteTopic(message.stream_id, message.subject, message.id);
@@ -243,6 +244,14 @@ const HANDLERS = {
     // Channel IDs (objects before feature level 330).
     state.realm.realm_default_streams = (event.default_streams || []).map((s) => (typeof s === "number" ? s : s.stream_id));
     changes.add("default_streams");
+  },
+
+  // The whole list, each group's channels as IDs (objects in Zulip's events).
+  default_stream_groups(state, event, changes) {
+    state.realm.realm_default_stream_groups = (event.default_stream_groups || []).map((group) => ({
+      ...group, streams: (group.streams || []).map((s) => (typeof s === "number" ? s : s.stream_id)),
+    }));
+    changes.add("default_stream_groups");
   },
 
   realm_emoji(state, event, changes) {

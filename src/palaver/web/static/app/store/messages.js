@@ -2,6 +2,11 @@
 
 import { messageMatches, narrowKey } from "../narrow.js";
 
+// A list fed by live messages keeps this many of its newest once it grows past
+// LIVE_LIST_MAX (a page left open all day): the older ones are fetched again if scrolled to.
+export const LIVE_LIST_MAX = 600;
+export const LIVE_LIST_KEEP = 400;
+
 export class MessageList {
   constructor(terms) {
     this.terms = terms;
@@ -9,6 +14,9 @@ export class MessageList {
     this.foundOldest = false;
     this.foundNewest = false;
     this.loading = false;
+    // Bumped by every change other than ids added after the newest: a view that drew
+    // version v and sees v again need only draw the ids after the ones it drew.
+    this.version = 0;
   }
 
   insert(id) {
@@ -24,11 +32,25 @@ export class MessageList {
       if (ids[mid] < id) lo = mid + 1;
       else hi = mid;
     }
-    if (ids[lo] !== id) ids.splice(lo, 0, id);
+    if (ids[lo] !== id) {
+      ids.splice(lo, 0, id);
+      this.version += 1;
+    }
   }
 
   remove(idSet) {
-    this.ids = this.ids.filter((id) => !idSet.has(id));
+    const kept = this.ids.filter((id) => !idSet.has(id));
+    if (kept.length !== this.ids.length) this.version += 1;
+    this.ids = kept;
+  }
+
+  // Forgets all but the newest ``keep`` ids; the history before them is unfetched again.
+  trimOldest(keep) {
+    if (this.ids.length <= keep) return false;
+    this.ids = this.ids.slice(this.ids.length - keep);
+    this.foundOldest = false;
+    this.version += 1;
+    return true;
   }
 
   // Whether a message id falls inside the stretch of history this list has loaded.
@@ -36,6 +58,11 @@ export class MessageList {
     if (!this.ids.length) return this.foundOldest && this.foundNewest;
     return (this.foundOldest || id >= this.ids[0]) && (this.foundNewest || id <= this.ids[this.ids.length - 1]);
   }
+}
+
+// What the feed draws of a message, to tell whether a fetched copy changes it.
+function shownPart(m) {
+  return JSON.stringify([m.content, m.subject, m.stream_id, m.reactions, m.flags]);
 }
 
 export class Messages {
@@ -46,6 +73,17 @@ export class Messages {
     // What this client sent and the server has not yet sent back, by local_id: shown greyed
     // after the feeds it belongs in, never in a list (no id to fetch, select or mark by).
     this.echoes = new Map();
+    // The list a view shows: only that view may trim it (it knows where its reader is).
+    this.shown = null;
+    this.liveSincePrune = 0;
+    // Counts the changes events made to stored messages; each changed message keeps the
+    // count of its latest in ``eventStamp``. A copy fetched before an event never undoes it.
+    this.stamp = 0;
+  }
+
+  touch(message) {
+    this.stamp += 1;
+    message.eventStamp = this.stamp;
   }
 
   addEcho(localId, message) {
@@ -80,23 +118,49 @@ export class Messages {
     this.lists.delete(narrowKey(terms));
   }
 
-  // Messages from GET /messages (flags inside each message).
-  store(messages) {
+  // Messages from GET /messages (flags inside each message), asked for when ``stamp`` was
+  // ``asOf``: a message an event changed since keeps what the event made it. Returns the
+  // ids that are new or now read differently.
+  store(messages, asOf = Infinity) {
+    const changed = [];
     for (const message of messages) {
       const known = this.byId.get(message.id);
-      // Search results carry highlights for this narrow only: keep them on the side.
+      if (known && (known.eventStamp || 0) > asOf) {
+        // Search results carry highlights for this narrow only: keep them on the side.
+        if (message.match_content !== undefined) known.match_content = message.match_content;
+        if (message.match_subject !== undefined) known.match_subject = message.match_subject;
+        continue;
+      }
+      if (!known || shownPart(known) !== shownPart(message)) changed.push(message.id);
       this.byId.set(message.id, known ? { ...known, ...message } : { ...message });
     }
+    return changed;
   }
 
-  // A live message: stored, and added to each loaded list it belongs to.
+  // A live message: stored, and added to each loaded list it belongs to. Lists not shown
+  // keep their newest LIVE_LIST_KEEP once past LIVE_LIST_MAX, and messages no list holds are
+  // let go now and then, so a page open for hours holds a bounded number of messages.
   insertLive(message, flags) {
+    // Before storing: the message just stored stays, whichever lists hold it.
+    this.liveSincePrune += 1;
+    if (this.liveSincePrune >= LIVE_LIST_MAX - LIVE_LIST_KEEP) this.prune();
     const stored = { ...message, flags: [...flags] };
     this.byId.set(message.id, stored);
     for (const list of this.lists.values()) {
-      if (list.foundNewest && messageMatches(list.terms, stored, this.myId) === true) list.insert(message.id);
+      if (list.foundNewest && messageMatches(list.terms, stored, this.myId) === true) {
+        list.insert(message.id);
+        if (list !== this.shown && list.ids.length > LIVE_LIST_MAX) list.trimOldest(LIVE_LIST_KEEP);
+      }
     }
     return stored;
+  }
+
+  // Drops the messages that no list holds.
+  prune() {
+    this.liveSincePrune = 0;
+    const held = new Set();
+    for (const list of this.lists.values()) for (const id of list.ids) held.add(id);
+    for (const id of this.byId.keys()) if (!held.has(id)) this.byId.delete(id);
   }
 
   remove(ids) {
@@ -113,6 +177,7 @@ export class Messages {
       if (on) flags.add(flag);
       else flags.delete(flag);
       message.flags = [...flags];
+      this.touch(message);
     }
   }
 
@@ -129,9 +194,11 @@ export class Messages {
       if (!reactions.some(same)) reactions.push({ emoji_name: event.emoji_name, emoji_code: event.emoji_code, reaction_type: event.reaction_type, user_id: event.user_id });
     } else {
       message.reactions = reactions.filter((r) => !same(r));
+      this.touch(message);
       return true;
     }
     message.reactions = reactions;
+    this.touch(message);
     return true;
   }
 
@@ -145,6 +212,7 @@ export class Messages {
       delete edited.match_content;
       if (!event.rendering_only) edited.last_edit_timestamp = event.edit_timestamp;
       if (event.is_me_message !== undefined) edited.is_me_message = event.is_me_message;
+      this.touch(edited);
     }
     const moved = event.subject !== undefined || (event.new_stream_id !== undefined && event.new_stream_id !== event.stream_id);
     if (!moved) return [];
@@ -161,6 +229,7 @@ export class Messages {
         message.display_recipient = channelName(event.new_stream_id);
       }
       message.last_moved_timestamp = event.edit_timestamp;
+      this.touch(message);
     }
     this.refilter(ids);
     return ids;

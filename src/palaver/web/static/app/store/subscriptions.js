@@ -1,6 +1,7 @@
 // Channels: the ones I am subscribed to, the others I can see, and the topics I know of.
 
 import { nameSlug } from "../narrow.js";
+import { byName } from "./users.js";
 
 function topicKey(topic) {
   return String(topic).toLowerCase();
@@ -92,12 +93,12 @@ export class Subscriptions {
   // Subscribed channels, pinned first, then by name.
   sorted() {
     return [...this.subs.values()].sort(
-      (a, b) => Number(Boolean(b.pin_to_top)) - Number(Boolean(a.pin_to_top)) || a.name.localeCompare(b.name),
+      (a, b) => Number(Boolean(b.pin_to_top)) - Number(Boolean(a.pin_to_top)) || byName(a.name, b.name),
     );
   }
 
   allStreams() {
-    return [...this.streams.values()].filter((s) => !s.is_archived).sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.streams.values()].filter((s) => !s.is_archived).sort((a, b) => byName(a.name, b.name));
   }
 
   search(query, limit = 8) {

@@ -4,7 +4,7 @@
 
 import { narrowToHash } from "../narrow.js";
 import { t } from "../i18n.js";
-import { h, toast, trapFocus } from "./dom.js";
+import { h, toast, trapFocus, isolateText } from "./dom.js";
 import { openEmojiPicker } from "./emoji_picker.js";
 import { showMenu } from "./menus.js";
 
@@ -64,9 +64,9 @@ export class MessageActions {
     const url = this.link(id);
     try {
       await navigator.clipboard.writeText(url);
-      toast("Link copied");
+      toast(t("Link copied"));
     } catch {
-      window.prompt("Copy this link", url);
+      window.prompt(t("Copy this link"), url);
     }
   }
 
@@ -86,7 +86,7 @@ export class MessageActions {
     const message = this.message(id);
     const article = document.querySelector(`article.message[data-id="${id}"]`);
     if (!message || !article || !this.app.state.permissions.canEdit(message)) {
-      toast("You cannot edit this message", "error");
+      toast(t("You cannot edit this message"), "error");
       return;
     }
     let raw;
@@ -97,7 +97,7 @@ export class MessageActions {
       return;
     }
     const content = article.querySelector(".msg-content");
-    const textarea = h("textarea", { class: "edit-box", "aria-label": t("Edit message"), value: raw, rows: Math.min(12, raw.split("\n").length + 1) });
+    const textarea = h("textarea", { class: "edit-box", dir: "auto", "aria-label": t("Edit message"), value: raw, rows: Math.min(12, raw.split("\n").length + 1) });
     const cancel = () => {
       this.app.feed.editing = null;
       this.app.feed.updateMessage(id);
@@ -106,7 +106,7 @@ export class MessageActions {
     const saving = (on) => {
       textarea.readOnly = on;
       saveButton.disabled = on;
-      saveButton.textContent = on ? "Saving…" : "Save";
+      saveButton.textContent = on ? t("Saving…") : t("Save");
       saveButton.setAttribute("aria-busy", String(on));
     };
     const save = async () => {
@@ -153,7 +153,7 @@ export class MessageActions {
   }
 
   async remove(id) {
-    if (!window.confirm("Delete this message?")) return;
+    if (!window.confirm(t("Delete this message?"))) return;
     try {
       await this.app.api.del(`/messages/${id}`);
     } catch (error) {
@@ -184,7 +184,7 @@ export class MessageActions {
     const perms = state.permissions;
     const topic = h("input", { id: "move-topic", type: "text", value: message.subject, required: true });
     const channel = h("select", { id: "move-channel", disabled: !perms.canMoveChannel(message) });
-    for (const sub of state.subs.sorted()) channel.append(h("option", { value: sub.stream_id, text: sub.name, selected: sub.stream_id === message.stream_id }));
+    for (const sub of state.subs.sorted()) channel.append(h("option", { value: sub.stream_id, text: isolateText(`#${sub.name}`), selected: sub.stream_id === message.stream_id }));
     const mode = h("select", { id: "move-mode" },
       h("option", { value: "change_all", text: t("All messages in the topic") }),
       h("option", { value: "change_later", text: t("This and later messages") }),
@@ -233,7 +233,7 @@ export class MessageActions {
       try {
         await this.app.api.post(`/messages/${id}/report`, { report_type: reason.value, description: description.value });
         close();
-        toast("Message reported to the moderators");
+        toast(t("Message reported to the moderators"));
       } catch (error) {
         this.app.showError(error);
       }
@@ -251,20 +251,20 @@ export class MessageActions {
     if (!message) return;
     const perms = this.app.state.permissions;
     const items = [
-      ["Quote and reply", () => this.quoteAndReply(id)],
-      ["Copy link to message", () => this.copyLink(id)],
-      [(message.flags || []).includes("starred") ? "Unstar" : "Star", () => this.toggleStar(id)],
-      perms.canEdit(message) && ["Edit", () => this.edit(id)],
-      perms.canMoveTopic(message) && ["Move messages…", () => this.openMove(id)],
-      perms.canResolve(message) && [message.subject.startsWith(RESOLVED_PREFIX) ? "Unresolve topic" : "Resolve topic", () => this.resolve(id)],
-      perms.canDelete(message) && ["Delete", () => this.remove(id)],
+      [t("Quote and reply"), () => this.quoteAndReply(id)],
+      [t("Copy link to message"), () => this.copyLink(id)],
+      [(message.flags || []).includes("starred") ? t("Unstar") : t("Star"), () => this.toggleStar(id)],
+      perms.canEdit(message) && [t("Edit"), () => this.edit(id)],
+      perms.canMoveTopic(message) && [t("Move messages…"), () => this.openMove(id)],
+      perms.canResolve(message) && [message.subject.startsWith(RESOLVED_PREFIX) ? t("Unresolve topic") : t("Resolve topic"), () => this.resolve(id)],
+      perms.canDelete(message) && [t("Delete"), () => this.remove(id)],
       [t("Mark as unread from here"), () => this.markUnreadFrom(id)],
       [t("Remind me about this…"), () => import("./compose_extra.js").then((m) => m.openReminder(this.app, id))],
       [t("View source"), () => extra("viewSource")],
       (message.last_edit_timestamp || message.last_moved_timestamp) && this.app.state.realm.realm_allow_edit_history !== false && [t("View edit history"), () => extra("editHistory")],
       this.app.state.realm.realm_enable_read_receipts !== false && [t("View read receipts"), () => extra("readReceipts")],
       // Offered only where the organization has a moderation request channel.
-      (this.app.state.realm.realm_moderation_request_channel_id ?? -1) !== -1 && ["Report…", () => this.openReport(id)],
+      (this.app.state.realm.realm_moderation_request_channel_id ?? -1) !== -1 && [t("Report…"), () => this.openReport(id)],
     ].filter(Boolean);
     showMenu(anchor, t("Message actions"), items);
   }

@@ -1,7 +1,7 @@
 // Typeahead for the compose box: "@name" → @**Full Name**, "#chan" → #**channel**,
 // ":emo" → :emoji_name:. The list is an ARIA listbox tied to the textarea.
 
-import { h, clear, unicodeEmoji } from "./dom.js";
+import { h, clear, unicodeEmoji, channelRef } from "./dom.js";
 import { loadEmojiNames } from "./emoji_picker.js";
 import { t } from "../i18n.js";
 
@@ -39,9 +39,14 @@ export class Autocomplete {
     this.token = token;
     const { state } = this.app;
     if (token.trigger === "@") {
+      if (!state.users.complete) {
+        // Suggested from the whole list, once it is there.
+        this.app.usersReady().then(() => this.update());
+        return this.close();
+      }
       this.items = state.users.search(token.query).map((u) => ({ label: u.full_name, hint: u.email, insert: `@**${u.full_name}** ` }));
     } else if (token.trigger === "#") {
-      this.items = state.subs.search(token.query).map((s) => ({ label: "#" + s.name, hint: "", insert: `#**${s.name}** ` }));
+      this.items = state.subs.search(token.query).map((s) => ({ label: channelRef(s.name), hint: "", insert: `#**${s.name}** ` }));
     } else {
       const names = await loadEmojiNames();
       const q = token.query.toLowerCase();
@@ -66,7 +71,7 @@ export class Autocomplete {
     clear(this.box);
     this.items.forEach((item, i) => {
       const option = h("li", { id: `typeahead-${i}`, role: "option", "aria-selected": String(i === this.index), class: i === this.index ? "active" : "" },
-        h("span", { text: item.label }), item.hint ? h("span", { class: "hint", text: item.hint }) : null);
+        h("span", {}, item.label), item.hint ? h("span", { class: "hint", text: item.hint }) : null);
       option.addEventListener("mousedown", (event) => {
         event.preventDefault();
         this.index = i;

@@ -2,10 +2,11 @@
 // subscribers, archiving. Loaded on first use.
 
 import { t } from "../i18n.js";
-import { h, toast } from "./dom.js";
+import { h, isolateText, toast } from "./dom.js";
 import { dialog } from "./menus.js";
 
 export async function openChannelSettings(app, streamId) {
+  await app.usersReady();
   const stream = app.state.subs.get(streamId);
   if (!stream) return;
   const name = h("input", { type: "text", id: "cs-name", required: true, value: stream.name, maxlength: app.state.realm.max_stream_name_length || 60 });
@@ -16,16 +17,16 @@ export async function openChannelSettings(app, streamId) {
     h("option", { value: "private", text: t("Private, new subscribers see only new messages"), selected: stream.invite_only && !stream.history_public_to_subscribers }));
   const members = h("ul", { class: "read-receipts", "aria-label": t("Subscribers") }, h("li", { text: t("Loading…") }));
   const archive = h("button", { type: "button", class: "danger", text: t("Archive channel"), onclick: async () => {
-    if (!window.confirm(t("Archive #{name}? Nobody can post in it afterwards.", { name: stream.name }))) return;
+    if (!window.confirm(t("Archive {channel}? Nobody can post in it afterwards.", { channel: isolateText(`#${stream.name}`) }))) return;
     try {
       await app.api.del(`/streams/${streamId}`);
-      toast(t("#{name} archived", { name: stream.name }));
+      toast(t("{channel} archived", { channel: isolateText(`#${stream.name}`) }));
       close();
     } catch (error) {
       app.showError(error);
     }
   } });
-  const { close } = dialog(t("Settings of #{name}", { name: stream.name }), [
+  const { close } = dialog(t("Settings of {channel}", { channel: isolateText(`#${stream.name}`) }), [
     h("label", { for: "cs-name", text: t("Name") }), name,
     h("label", { for: "cs-description", text: t("Description") }), description,
     h("label", { for: "cs-privacy", text: t("Who can access it") }), privacy,

@@ -6,7 +6,7 @@ import { dmKeyIds } from "../narrow.js";
 import { Autocomplete } from "./autocomplete.js";
 import { t } from "../i18n.js";
 import { toolbar } from "./compose_tools.js";
-import { h, clear, toast } from "./dom.js";
+import { h, clear, toast, channelRef, isolateText } from "./dom.js";
 import { placeNear } from "./emoji_picker.js";
 
 const DRAFT_SAVE_MS = 1500;
@@ -23,22 +23,33 @@ export class Compose {
     this.typingSentAt = 0;
     this.typingStopTimer = null;
     this.typingTarget = null;
+    // What the menus were last built from: each is rebuilt only when that changed.
+    this.channelsKey = null;
+    this.topicsKey = null;
+    this.peopleStale = true;
     this.build();
   }
 
   build() {
     this.channel = h("select", { id: "compose-channel", onchange: () => this.onRecipientChange() });
-    this.topic = h("input", { id: "compose-topic", type: "text", list: "compose-topics", autocomplete: "off", placeholder: t("Topic"), onchange: () => this.onRecipientChange() });
+    // What is typed in the topic and the message reads in its own direction (dir=auto: from its
+    // first strong letter): Arabic in an English page right to left, Latin in an Arabic one.
+    this.topic = h("input", { id: "compose-topic", type: "text", dir: "auto", list: "compose-topics", autocomplete: "off", placeholder: t("Topic"), onchange: () => this.onRecipientChange() });
     this.topics = h("datalist", { id: "compose-topics" });
+    // The topic and people suggestions are only seen with their field in use: filled then.
+    this.topic.addEventListener("focus", () => this.refreshTopics());
+    this.topic.addEventListener("input", () => this.refreshTopics());
     this.to = h("input", { id: "compose-to", type: "text", list: "compose-people", autocomplete: "off", placeholder: t("Names or emails, separated by commas") });
     this.people = h("datalist", { id: "compose-people" });
+    this.to.addEventListener("focus", () => this.fillPeople());
+    this.to.addEventListener("input", () => this.fillPeople());
     this.streamFields = h("div", { class: "compose-fields" },
       h("label", { for: "compose-channel", class: "field-label", text: t("Channel") }), this.channel,
       h("label", { for: "compose-topic", class: "field-label", text: t("Topic") }), this.topic, this.topics);
     this.dmFields = h("div", { class: "compose-fields", hidden: true },
       h("label", { for: "compose-to", class: "field-label", text: t("To") }), this.to, this.people);
     this.modeButton = h("button", { type: "button", class: "link-button", onclick: () => this.setMode(this.mode === "stream" ? "dm" : "stream") });
-    this.content = h("textarea", { id: "compose-content", rows: 2, placeholder: t("Message (Enter to send, Shift+Enter for a new line)"), "aria-describedby": "compose-hint" });
+    this.content = h("textarea", { id: "compose-content", dir: "auto", rows: 2, placeholder: t("Message (Enter to send, Shift+Enter for a new line)"), "aria-describedby": "compose-hint" });
     this.autocomplete = new Autocomplete(this.app, this.content);
     this.file = h("input", { type: "file", id: "compose-file", multiple: true, class: "visually-hidden", tabindex: "-1", "aria-hidden": "true" });
     this.file.addEventListener("change", () => {
@@ -99,15 +110,29 @@ export class Compose {
     this.refreshDrafts();
   }
 
+  // The channel picker, rebuilt only when the channels or their names or order changed (a
+  // subscription's colour or muting changes nothing here).
   refreshChannels() {
+    const subs = this.app.state.subs.sorted();
+    const key = subs.map((sub) => `${sub.stream_id}:${sub.name}`).join("\n");
+    if (key === this.channelsKey) return;
+    this.channelsKey = key;
     const selected = Number(this.channel.value) || null;
-    clear(this.channel);
-    for (const sub of this.app.state.subs.sorted()) this.channel.append(h("option", { value: sub.stream_id, text: sub.name, selected: sub.stream_id === selected }));
+    clear(this.channel).append(...subs.map((sub) => h("option", { value: sub.stream_id, text: isolateText(`#${sub.name}`), selected: sub.stream_id === selected })));
     this.refreshTopics();
   }
 
-  // Suggestions for the DM "To" field (capped: a datalist of thousands helps nobody).
+  // The people changed (or only their presence: that is not told apart here); the "To"
+  // suggestions are rebuilt when next used, or now if the field is in use.
   refreshPeople() {
+    this.peopleStale = true;
+    if (document.activeElement === this.to) this.fillPeople();
+  }
+
+  // Suggestions for the DM "To" field (capped: a datalist of thousands helps nobody).
+  fillPeople() {
+    if (!this.peopleStale || !this.app.state.users.complete) return;
+    this.peopleStale = false;
     const { state } = this.app;
     const options = [];
     for (const user of state.users.active()) {
@@ -121,19 +146,24 @@ export class Compose {
     this.draftsButton.textContent = t("Drafts ({n})", { n: this.app.state.drafts.size });
   }
 
+  // The topic suggestions of the chosen channel: fetched from the server once per channel,
+  // and drawn only while the topic field is in use (a narrow switch only changes the channel).
   refreshTopics() {
     const streamId = Number(this.channel.value);
-    clear(this.topics);
-    if (!streamId) return;
-    this.app.ensureTopics(streamId);
-    for (const t of this.app.state.subs.topicsOf(streamId).slice(0, 30)) this.topics.append(h("option", { value: t.name }));
+    if (streamId) this.app.ensureTopics(streamId);
+    if (document.activeElement !== this.topic) return;
+    const names = streamId ? this.app.state.subs.topicsOf(streamId).slice(0, 30).map((t) => t.name) : [];
+    const key = `${streamId}\n${names.join("\n")}`;
+    if (key === this.topicsKey) return;
+    this.topicsKey = key;
+    clear(this.topics).append(...names.map((name) => h("option", { value: name })));
   }
 
   setMode(mode) {
     this.mode = mode;
     this.streamFields.hidden = mode !== "stream";
     this.dmFields.hidden = mode !== "dm";
-    this.modeButton.textContent = mode === "stream" ? "Direct message instead" : "Channel message instead";
+    this.modeButton.textContent = mode === "stream" ? t("Direct message instead") : t("Channel message instead");
   }
 
   // Opens compose for a conversation: {streamId, topic} or {userIds}; focuses the right field.
@@ -177,10 +207,10 @@ export class Compose {
     const ids = [];
     for (const part of this.to.value.split(",").map((p) => p.trim()).filter(Boolean)) {
       const user = this.app.state.users.find(part);
-      if (!user) throw new Error(`Unknown recipient: ${part}`);
+      if (!user) throw new Error(t("Unknown recipient: {recipient}", { recipient: part }));
       ids.push(user.user_id);
     }
-    if (!ids.length) throw new Error("Add at least one recipient");
+    if (!ids.length) throw new Error(t("Add at least one recipient"));
     return ids;
   }
 
@@ -188,7 +218,7 @@ export class Compose {
   target() {
     if (this.mode === "stream") {
       const streamId = Number(this.channel.value);
-      if (!streamId) throw new Error("Choose a channel");
+      if (!streamId) throw new Error(t("Choose a channel"));
       return { type: "stream", to: streamId, topic: this.topic.value.trim() };
     }
     return { type: "direct", to: this.recipientUserIds() };
@@ -226,6 +256,11 @@ export class Compose {
     try {
       target = this.target();
     } catch (error) {
+      // A recipient not named in any message yet is found once the user list is there.
+      if (!this.app.state.users.complete) {
+        await this.app.usersReady();
+        return this.send();
+      }
       toast(error.message, "error");
       return;
     }
@@ -271,7 +306,7 @@ export class Compose {
 
   noteSending(change) {
     this.sending += change;
-    this.sendButton.textContent = this.sending ? "Sending…" : "Send";
+    this.sendButton.textContent = this.sending ? t("Sending…") : t("Send");
     this.sendButton.setAttribute("aria-busy", String(this.sending > 0));
   }
 
@@ -379,14 +414,14 @@ export class Compose {
     const items = [...state.drafts.values()].sort((a, b) => b.timestamp - a.timestamp);
     const list = h("ul", { class: "drafts-list" });
     for (const d of items) {
-      const where = d.type === "stream" ? `#${state.subs.name(d.to[0])} > ${d.topic}` : d.to.map((id) => state.users.name(id)).join(", ") || "(no recipient)";
+      const where = d.type === "stream" ? [channelRef(state.subs.name(d.to[0])), " > ", h("bdi", { text: d.topic })] : d.to.map((id) => state.users.name(id)).join(", ") || t("(no recipient)");
       list.append(h("li", {},
         h("button", { type: "button", class: "draft-restore", onclick: () => {
           close();
           if (d.type === "stream") this.start("stream", { streamId: d.to[0], topic: d.topic, content: d.content });
           else this.start("dm", { userIds: dmKeyIds(d.to, state.myId), content: d.content });
           this.draftId = d.id;
-        } }, h("strong", { text: where }), h("span", { text: d.content.slice(0, 80) })),
+        } }, h("strong", {}, where), h("span", { text: d.content.slice(0, 80) })),
         h("button", { type: "button", class: "icon-button", "aria-label": t("Delete draft"), text: "🗑", onclick: () => this.app.api.del(`/drafts/${d.id}`).then(close).catch((e) => this.app.showError(e)) })));
     }
     if (!items.length) list.append(h("li", { class: "side-empty", text: t("No drafts") }));

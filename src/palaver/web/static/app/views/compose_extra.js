@@ -2,7 +2,7 @@
 // list of scheduled messages. Loaded on first use.
 
 import { t } from "../i18n.js";
-import { h, clear, formatDateTime, setHtml, toast } from "./dom.js";
+import { h, clear, formatDateTime, setHtml, toast, channelRef } from "./dom.js";
 import { placeNear } from "./emoji_picker.js";
 import { dialog } from "./menus.js";
 
@@ -179,11 +179,11 @@ export async function openScheduled(compose) {
   const app = compose.app;
   const items = await refreshScheduledCount(compose);
   const list = h("ul", { class: "scheduled-list" });
-  const where = (item) => (item.type === "stream" ? `#${app.state.subs.name(item.to)} > ${item.topic}` : item.to.map((id) => app.state.users.name(id)).join(", "));
+  const where = (item) => (item.type === "stream" ? [channelRef(app.state.subs.name(item.to)), " > ", h("bdi", { text: item.topic })] : item.to.map((id) => app.state.users.name(id)).join(", "));
   let close = () => {};
   for (const item of items) {
     list.append(h("li", {},
-      h("div", { class: "scheduled-head" }, h("strong", { text: formatDateTime(item.scheduled_delivery_timestamp) }), h("span", { text: where(item) })),
+      h("div", { class: "scheduled-head" }, h("strong", { text: formatDateTime(item.scheduled_delivery_timestamp) }), h("span", {}, where(item))),
       h("p", { class: "scheduled-text", text: item.content }),
       h("div", { class: "row" },
         h("button", { type: "button", text: t("Edit"), onclick: async () => {

@@ -1,7 +1,7 @@
 // A tiny DOM builder. Text always goes in as text (never parsed as HTML); the only HTML the
 // app inserts is the server's rendered message content, through setHtml().
 
-import { language } from "../i18n.js";
+import { language, t } from "../i18n.js";
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -25,6 +25,19 @@ function append(el, children) {
     if (Array.isArray(child)) append(el, child);
     else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
+}
+
+// "#name" of a channel in its own bidi isolate (direction from its first strong letter): in a
+// right-to-left page a Latin name would otherwise take the "#" to its far side ("name#").
+export function channelRef(name, attrs = {}) {
+  return h("bdi", { class: "channel-ref", ...attrs, text: `#${name}` });
+}
+
+// The same for plain text that cannot hold markup (an <option>, a datalist entry, a toast,
+// the page title, a confirm()): the text between FIRST STRONG ISOLATE and POP DIRECTIONAL
+// ISOLATE.
+export function isolateText(text) {
+  return `\u2068${text}\u2069`;
 }
 
 // Server-rendered message HTML (already sanitized by the server's Markdown renderer).
@@ -155,7 +168,7 @@ export function formatDateTime(timestamp) {
 export function formatDay(timestamp) {
   const date = new Date(timestamp * 1000);
   const today = new Date();
-  if (date.toDateString() === today.toDateString()) return "Today";
+  if (date.toDateString() === today.toDateString()) return t("Today");
   return (date.getFullYear() === today.getFullYear() ? DAY : DAY_YEAR).format(date);
 }
 

@@ -4,6 +4,7 @@
 
 import { apiNarrow, narrowToHash, messageDmIds, isSearchNarrow } from "../narrow.js";
 import { t } from "../i18n.js";
+import { LIVE_LIST_KEEP, LIVE_LIST_MAX } from "../store/messages.js";
 import { FOLLOWED } from "../store/subscriptions.js";
 import { openTopicMenu } from "./menus.js";
 import { ReadTracker } from "./reading.js";
@@ -40,7 +41,8 @@ export function messagesParams(terms, anchor, numBefore, numAfter, includeAnchor
 }
 
 // The first fetch of a narrow: around the first unread message.
-export const INITIAL_FETCH = ["first_unread", FETCH_BATCH, FETCH_BATCH / 2, true];
+// Fifty each way, as Zulip's web app: older ones load as the reader scrolls up.
+export const INITIAL_FETCH = ["first_unread", FETCH_BATCH / 2, FETCH_BATCH / 2, true];
 
 export class FeedView {
   constructor(app, scroller, container) {
@@ -63,6 +65,7 @@ export class FeedView {
   // Opens a narrow's list: fetches around the first unread (or the given anchor) if empty.
   async open(list, anchor) {
     this.list = list;
+    this.state.messages.shown = list;
     this.reader.paused = null;
     this.render();
     if (!list.ids.length && !(list.foundOldest && list.foundNewest)) {
@@ -73,28 +76,36 @@ export class FeedView {
     }
     this.scrollToStart(anchor);
     if (this.gapFill) {
+      // The prefetched page again, and what came after it: edits, reactions and thumbnails
+      // made before the event queue existed reach this page only so. Quietly: the page is
+      // shown and readable meanwhile, not busy.
       this.gapFill = false;
-      if (list.foundNewest && list.ids.length) {
-        const missed = await this.fetch(list.ids[list.ids.length - 1], 0, FETCH_BATCH, false);
-        if (this.list === list && missed.length) this.refresh();
+      if (list.ids.length) {
+        const changed = await this.fetch(list.ids[0], 0, list.ids.length + FETCH_BATCH, true, true, true);
+        if (this.list === list && changed.length) this.render();
       }
     }
   }
 
-  async fetch(anchor, numBefore, numAfter, includeAnchor = true) {
+  // Fetches into the shown list; returns the messages fetched, or with ``changedOnly`` those
+  // of them that are new or changed. ``quiet``: the feed is not shown busy meanwhile.
+  async fetch(anchor, numBefore, numAfter, includeAnchor = true, changedOnly = false, quiet = false) {
     const list = this.list;
     if (!list || list.loading) return [];
     list.loading = true;
-    this.setLoading(true);
+    if (!quiet) this.setLoading(true);
     try {
       const params = messagesParams(list.terms, anchor, numBefore, numAfter, includeAnchor);
       const prefetched = this.app.takePrefetch(params);
+      // A prefetched page was asked for before any event: every event applied since wins.
+      const asOf = prefetched ? 0 : this.state.messages.stamp;
       const data = await (prefetched || this.app.api.get("/messages", params));
-      // Fetched before the event queue existed: what arrived in between is fetched next.
+      // Fetched before the event queue existed: what changed in between is fetched next.
       if (prefetched) this.gapFill = true;
       const messages = data.messages || [];
-      this.state.messages.store(messages);
+      const changed = new Set(this.state.messages.store(messages, asOf));
       for (const m of messages) {
+        this.state.users.learn(m);
         if (m.type === "stream") this.state.subs.noteTopic(m.stream_id, m.subject, m.id);
         // A message fetched unread that the unread store does not know (old unreads).
         if (!(m.flags || []).includes("read") && !this.state.unread.has(m.id)) this.state.unread.addMessage(m);
@@ -102,13 +113,13 @@ export class FeedView {
       for (const m of messages) list.insert(m.id);
       if (data.found_oldest) list.foundOldest = true;
       if (data.found_newest) list.foundNewest = true;
-      return messages;
+      return changedOnly ? messages.filter((m) => changed.has(m.id)) : messages;
     } catch (error) {
       this.app.showError(error);
       return [];
     } finally {
       list.loading = false;
-      this.setLoading(false);
+      if (!quiet) this.setLoading(false);
     }
   }
 
@@ -157,10 +168,16 @@ export class FeedView {
     return id ? this.elements.get(id) : null;
   }
 
-  // Re-renders keeping the message at the top of the viewport in place (or the bottom stuck).
-  refresh() {
+  // Re-renders keeping the message at the top of the viewport in place (or the bottom
+  // stuck); with ``appendOnly``, when only new messages came, draws just those.
+  refresh({ appendOnly = false } = {}) {
     if (!this.list) return;
     const stick = this.atBottom();
+    if (appendOnly && this.appendNew()) {
+      if (stick) this.scroller.scrollTop = this.scroller.scrollHeight;
+      this.trimIfAtBottom();
+      return;
+    }
     let anchorId = null;
     let anchorOffset = 0;
     if (!stick) {
@@ -191,40 +208,79 @@ export class FeedView {
   renderList() {
     this.reader.disconnect();
     this.elements.clear();
+    this.drawn = null;
     const list = this.list;
     const fragment = document.createDocumentFragment();
     if (!list) return;
     if (list.foundOldest && list.ids.length) fragment.append(h("p", { class: "feed-edge", text: t("Beginning of this conversation") }));
-    let group = null;
-    let lastKey = null;
-    let previous = null;
-    const shown = [...list.ids.map((id) => this.state.messages.get(id)).filter(Boolean), ...this.state.messages.echoesFor(list)];
-    for (const message of shown) {
-      const key = conversationKey(message, this.state.myId);
-      const newDay = previous && formatDay(previous.timestamp) !== formatDay(message.timestamp);
-      if (key !== lastKey || newDay) {
-        group = h("section", { class: "recipient-group", "aria-label": this.recipientLabel(message) }, this.recipientBar(message));
-        fragment.append(group);
-        lastKey = key;
-        previous = null;
-      }
-      const continued = previous && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < CONTINUE_SECONDS;
-      const el = this.messageElement(message, continued);
-      group.append(el);
-      if (!message.locally_echoed) this.elements.set(message.id, el);
-      previous = message;
-    }
+    const echoes = this.state.messages.echoesFor(list);
+    const shown = [...list.ids.map((id) => this.state.messages.get(id)).filter(Boolean), ...echoes];
+    const drawn = { list, version: list.version, count: list.ids.length, echoes: echoes.length, group: null, key: null, previous: null, day: null };
+    for (const message of shown) this.drawMessage(message, drawn, fragment);
     if (!shown.length && !list.loading) {
-      fragment.append(h("p", { class: "feed-empty", text: list.foundNewest ? "No messages here yet." : "Loading…" }));
+      fragment.append(h("p", { class: "feed-empty", text: list.foundNewest ? t("No messages here yet.") : t("Loading…") }));
     }
     clear(this.container).append(fragment);
+    if (shown.length) this.drawn = drawn;
     const markable = !isSearchNarrow(list.terms);
     for (const [id, el] of this.elements) if (markable && this.state.unread.has(id)) this.reader.observe(el);
   }
 
+  // One message after those drawn (``drawn`` says where the last one went): into the last
+  // recipient group while the conversation and the day go on, else into a new one.
+  drawMessage(message, drawn, parent) {
+    const key = conversationKey(message, this.state.myId);
+    const day = formatDay(message.timestamp);
+    const newDay = drawn.previous && drawn.day !== day;
+    drawn.day = day;
+    if (key !== drawn.key || newDay) {
+      drawn.group = h("section", { class: "recipient-group", "aria-label": this.recipientLabel(message) }, this.recipientBar(message));
+      parent.append(drawn.group);
+      drawn.key = key;
+      drawn.previous = null;
+    }
+    const previous = drawn.previous;
+    const continued = previous && previous.sender_id === message.sender_id && message.timestamp - previous.timestamp < CONTINUE_SECONDS;
+    const el = this.messageElement(message, continued);
+    drawn.group.append(el);
+    if (!message.locally_echoed) this.elements.set(message.id, el);
+    drawn.previous = message;
+    return el;
+  }
+
+  // Draws only the messages that arrived after those drawn, when nothing else in the list
+  // changed since (its version) and no echo is involved; false when a full render is needed.
+  appendNew() {
+    const drawn = this.drawn;
+    const list = this.list;
+    if (!drawn || drawn.list !== list || drawn.version !== list.version || drawn.echoes) return false;
+    if (list.ids.length < drawn.count || !drawn.group.isConnected) return false;
+    if (this.state.messages.echoesFor(list).length) return false;
+    const markable = !isSearchNarrow(list.terms);
+    for (const id of list.ids.slice(drawn.count)) {
+      const message = this.state.messages.get(id);
+      if (!message) return false;
+      const el = this.drawMessage(message, drawn, this.container);
+      if (markable && this.state.unread.has(id)) this.reader.observe(el);
+    }
+    drawn.count = list.ids.length;
+    return true;
+  }
+
+  // After live messages: a reader at the bottom of a list grown past LIVE_LIST_MAX keeps its
+  // newest LIVE_LIST_KEEP (the rows, and the DOM, of a page open for hours stay bounded).
+  trimIfAtBottom() {
+    const list = this.list;
+    if (!list || list.ids.length <= LIVE_LIST_MAX || !list.foundNewest || !this.atBottom()) return false;
+    list.trimOldest(LIVE_LIST_KEEP);
+    this.render();
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+    return true;
+  }
+
   recipientLabel(message) {
     if (message.type === "stream") return `#${this.state.subs.name(message.stream_id)} > ${message.subject}`;
-    return "Direct messages with " + this.dmNames(message);
+    return t("Direct messages with {names}", { names: this.dmNames(message) });
   }
 
   dmNames(message) {
@@ -238,10 +294,10 @@ export class FeedView {
       const sub = this.state.subs.get(message.stream_id);
       const channelTerms = [{ operator: "channel", operand: message.stream_id, negated: false }];
       const bar = h("header", { class: "recipient-bar stream" },
-        h("a", { class: "recipient-channel", href: narrowToHash(channelTerms, lookup), text: "#" + this.state.subs.name(message.stream_id) }),
+        h("a", { class: "recipient-channel", dir: "auto", href: narrowToHash(channelTerms, lookup), text: "#" + this.state.subs.name(message.stream_id) }),
         h("span", { class: "recipient-sep", "aria-hidden": "true", text: "›" }),
         h("a", { class: "recipient-topic", href: narrowToHash([...channelTerms, { operator: "topic", operand: message.subject, negated: false }], lookup) },
-          message.match_subject ? setHtml(h("span"), message.match_subject) : (message.subject || this.state.realm.realm_empty_topic_display_name || "general chat")),
+          message.match_subject ? setHtml(h("span"), message.match_subject) : (message.subject || this.state.realm.realm_empty_topic_display_name || t("general chat"))),
         this.topicMarks(message.stream_id, message.subject),
         h("button", { type: "button", class: "icon-button topic-menu-button", dataset: { topicMenu: "1" }, "aria-label": t("Topic actions"), "aria-haspopup": "menu", title: t("Topic actions"), text: "⋮" }),
         day);
@@ -279,6 +335,7 @@ export class FeedView {
     const pending = echo ? message.raw_text : message.pending_edit;
     if (pending !== undefined) classes.push(echo ? "sending" : "saving");
     const editing = this.editing && this.editing.id === message.id;
+    const when = formatDateTime(message.timestamp);
     const widget = !editing && pending === undefined ? widgetState(message) : null;
     const content = editing ? this.editing.form
       : pending !== undefined ? h("div", { class: "msg-content pending-text", text: pending })
@@ -286,7 +343,7 @@ export class FeedView {
       : setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
     return h("article", {
       class: classes.join(" "), dataset: echo ? { local: message.local_id } : { id: message.id }, tabindex: "-1",
-      "aria-busy": String(pending !== undefined), "aria-label": `${sender.full_name}, ${echo ? "sending" : formatDateTime(message.timestamp)}`,
+      "aria-busy": String(pending !== undefined), "aria-label": echo ? t("{name}, sending", { name: sender.full_name }) : `${sender.full_name}, ${when}`,
     },
       h("div", { class: "msg-gutter" }, continued ? null : h("button", { type: "button", class: "avatar-button", dataset: { profile: message.sender_id }, "aria-label": t("Profile of {name}", { name: sender.full_name }), tabindex: "-1" }, avatar(sender))),
       h("div", { class: "msg-main" },
@@ -295,22 +352,22 @@ export class FeedView {
           statusEmoji(state, message.sender_id)),
         content,
         this.reactionsElement(message)),
-      echo ? h("div", { class: "msg-meta" }, h("span", { class: "sending-note", text: t("Sending…") })) : this.metaElement(message, flags.includes("starred")));
+      echo ? h("div", { class: "msg-meta" }, h("span", { class: "sending-note", text: t("Sending…") })) : this.metaElement(message, flags.includes("starred"), when));
   }
 
   // The toolbar floats just left of the time, so the selected message (whose toolbar stays
   // shown) keeps its time and the recipient bar's day in view.
-  metaElement(message, starred) {
-    const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: t("Edited ") + formatDateTime(message.last_edit_timestamp), text: t("(edited)") }) : null;
+  metaElement(message, starred, when = formatDateTime(message.timestamp)) {
+    const edited = message.last_edit_timestamp ? h("span", { class: "edited", title: t("Edited {time}", { time: formatDateTime(message.last_edit_timestamp) }), text: t("(edited)") }) : null;
     const moved = !edited && message.last_moved_timestamp ? h("span", { class: "edited", text: t("(moved)") }) : null;
     return h("div", { class: "msg-meta" },
       h("div", { class: "msg-actions", role: "toolbar", "aria-label": t("Message actions") },
         h("button", { type: "button", class: "icon-button", dataset: { action: "react" }, "aria-label": t("Add reaction"), title: t("Add reaction"), text: "☺" }),
-        h("button", { type: "button", class: "icon-button" + (starred ? " on" : ""), dataset: { action: "star" }, "aria-label": starred ? "Unstar" : "Star", "aria-pressed": String(starred), title: starred ? "Unstar (s)" : "Star (s)", text: starred ? "★" : "☆" }),
+        h("button", { type: "button", class: "icon-button" + (starred ? " on" : ""), dataset: { action: "star" }, "aria-label": starred ? t("Unstar") : t("Star"), "aria-pressed": String(starred), title: starred ? t("Unstar (s)") : t("Star (s)"), text: starred ? "★" : "☆" }),
         h("button", { type: "button", class: "icon-button", dataset: { action: "menu" }, "aria-label": t("More actions"), "aria-haspopup": "menu", title: t("More actions"), text: "⋯" })),
       starred ? h("span", { class: "star-indicator", title: t("Starred"), "aria-label": t("Starred"), text: "★" }) : null,
       edited || moved,
-      h("time", { datetime: new Date(message.timestamp * 1000).toISOString(), title: formatDateTime(message.timestamp), text: formatTime(message.timestamp) }));
+      h("time", { datetime: new Date(message.timestamp * 1000).toISOString(), title: when, text: formatTime(message.timestamp) }));
   }
 
   reactionsElement(message) {

@@ -2,10 +2,10 @@
 // menus of the sidebar, the recipient bars and the Inbox: mute, follow, resolve, move,
 // mark as read, copy a link; a channel's mute, pin, colour, notifications and settings.
 
-import { t } from "../i18n.js";
+import { N_, t } from "../i18n.js";
 import { narrowToHash } from "../narrow.js";
 import { FOLLOWED, INHERIT, MUTED, UNMUTED } from "../store/subscriptions.js";
-import { h, toast, trapFocus } from "./dom.js";
+import { h, isolateText, toast, trapFocus } from "./dom.js";
 import { placeNear } from "./emoji_picker.js";
 
 const RESOLVED_PREFIX = "✔ ";
@@ -173,18 +173,18 @@ export function openChannelMenu(app, anchor, streamId) {
 
 function openColour(app, sub) {
   const input = h("input", { type: "color", id: "channel-colour", value: sub.color || "#76ce90" });
-  dialog(t("Colour of #{name}", { name: sub.name }), [h("label", { for: "channel-colour", text: t("Colour") }), input], {
+  dialog(t("Colour of {channel}", { channel: isolateText(`#${sub.name}`) }), [h("label", { for: "channel-colour", text: t("Colour") }), input], {
     onSubmit: () => setSubProperty(app, sub.stream_id, "color", input.value),
   });
 }
 
 // Per-channel notification settings: each either follows the personal default or is set.
 const NOTIFICATIONS = [
-  ["desktop_notifications", "Desktop notifications", "enable_stream_desktop_notifications"],
-  ["audible_notifications", "Sounds", "enable_stream_audible_notifications"],
-  ["push_notifications", "Mobile notifications", "enable_stream_push_notifications"],
-  ["email_notifications", "Emails", "enable_stream_email_notifications"],
-  ["wildcard_mentions_notify", "Notify for @all and @channel mentions", "wildcard_mentions_notify"],
+  ["desktop_notifications", N_("Desktop notifications"), "enable_stream_desktop_notifications"],
+  ["audible_notifications", N_("Sounds"), "enable_stream_audible_notifications"],
+  ["push_notifications", N_("Mobile notifications"), "enable_stream_push_notifications"],
+  ["email_notifications", N_("Emails"), "enable_stream_email_notifications"],
+  ["wildcard_mentions_notify", N_("Notify for @all and @channel mentions"), "wildcard_mentions_notify"],
 ];
 
 function openNotifications(app, sub) {
@@ -199,7 +199,7 @@ function openNotifications(app, sub) {
     selects.push([property, select, value, Boolean(app.state.settings[setting])]);
     return [h("label", { for: select.id, text: t(label) }), select];
   });
-  dialog(t("Notifications for #{name}", { name: sub.name }), rows, {
+  dialog(t("Notifications for {channel}", { channel: isolateText(`#${sub.name}`) }), rows, {
     onSubmit: async () => {
       const data = [];
       for (const [property, select, old, personal] of selects) {

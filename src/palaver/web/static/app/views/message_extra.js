@@ -16,7 +16,7 @@ export async function viewSource(app, id) {
 export async function editHistory(app, id) {
   let history;
   try {
-    history = (await app.api.get(`/messages/${id}/history`)).message_history || [];
+    [history] = await Promise.all([app.api.get(`/messages/${id}/history`).then((data) => data.message_history || []), app.usersReady()]);
   } catch (error) {
     app.showError(error);
     return;
@@ -36,7 +36,7 @@ export async function editHistory(app, id) {
 export async function readReceipts(app, id) {
   let ids;
   try {
-    ids = (await app.api.get(`/messages/${id}/read_receipts`)).user_ids || [];
+    [ids] = await Promise.all([app.api.get(`/messages/${id}/read_receipts`).then((data) => data.user_ids || []), app.usersReady()]);
   } catch (error) {
     app.showError(error);
     return;

@@ -4,7 +4,7 @@
 import { narrowToHash } from "../narrow.js";
 import { topicCountKey } from "../store/unread.js";
 import { t } from "../i18n.js";
-import { h, clear, formatDay, formatTime } from "./dom.js";
+import { h, clear, formatDay, formatTime, channelRef } from "./dom.js";
 import { confirmMarkAllRead, openTopicMenu } from "./menus.js";
 
 // Inbox channels folded by the reader, kept for the page's life.
@@ -33,7 +33,7 @@ export function renderInbox(app, root) {
     byChannel.get(key).push(c);
   }
   for (const [key, items] of byChannel) {
-    const title = key === "dm" ? "Direct messages" : "#" + state.subs.name(key);
+    const title = key === "dm" ? t("Direct messages") : channelRef(state.subs.name(key));
     const total = items.reduce((n, c) => n + c.count, 0);
     const folded = collapsed.has(key);
     rows.push(h("h2", { class: "inbox-heading" },
@@ -46,7 +46,7 @@ export function renderInbox(app, root) {
     if (folded) continue;
     const list = h("ul", { class: "inbox-list" });
     for (const c of items) {
-      const label = c.type === "stream" ? c.topic || "general chat" : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
+      const label = c.type === "stream" ? c.topic || t("general chat") : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
       list.append(h("li", { class: "inbox-row" }, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), class: "inbox-link" },
         h("span", { text: label }), h("span", { class: "badge", "aria-label": t("{n} unread", { n: c.count }), text: String(c.count) })),
         c.type === "stream" ? topicMenuButton(app, c, label) : null));
@@ -119,6 +119,7 @@ export async function renderRecent(app, root, { quiet = false } = {}) {
   const { state } = app;
   const seen = new Map();
   for (const m of messages.reverse()) {
+    state.users.learn(m);
     const key = m.type === "stream" ? `s${m.stream_id}:${m.subject.toLowerCase()}` : "d" + m.display_recipient.map((u) => u.id).sort((a, b) => a - b).join(",");
     if (seen.has(key)) {
       seen.get(key).senders.add(m.sender_id);
@@ -139,11 +140,11 @@ export async function renderRecent(app, root, { quiet = false } = {}) {
     const muted = c.type === "stream" && state.subs.isTopicMuted(c.stream_id, c.topic);
     if ((muted && !recentFilters.muted) || (recentFilters.unread && !unread) || (recentFilters.participated && !c.senders.has(state.myId))) continue;
     shown += 1;
-    const where = c.type === "stream" ? "#" + state.subs.name(c.stream_id) : "Direct message";
-    const label = c.type === "stream" ? c.topic || "general chat" : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
+    const where = c.type === "stream" ? channelRef(state.subs.name(c.stream_id)) : t("Direct message");
+    const label = c.type === "stream" ? c.topic || t("general chat") : c.dm.split(",").map((id) => state.users.name(Number(id))).join(", ");
     const key = c.type === "stream" ? `s${c.stream_id}:${c.topic.toLowerCase()}` : `d${c.dm}`;
     body.append(h("tr", { class: muted ? "muted" : "", tabindex: "-1", dataset: { key }, onfocusin: () => { recentFocusKey = key; } },
-      h("td", { text: where }),
+      h("td", {}, where),
       h("td", {}, h("a", { href: narrowToHash(conversationTerms(c), app.lookup), text: label }),
         unread ? h("span", { class: "badge", "aria-label": t("{n} unread", { n: unread }), text: String(unread) }) : null),
       h("td", { text: [...c.senders].map((id) => state.users.name(id)).join(", ") }),

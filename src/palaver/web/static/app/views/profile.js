@@ -1,7 +1,7 @@
 // The profile card (a click on a name or an avatar) and the dialog setting one's own status.
 // Loaded on first use.
 
-import { formatDate, language, t } from "../i18n.js";
+import { formatDate, language, N_, t } from "../i18n.js";
 import { narrowToHash } from "../narrow.js";
 import { ROLE_NAMES } from "../store/users.js";
 import { h, avatar, statusEmoji, toast } from "./dom.js";
@@ -53,6 +53,7 @@ function outside(event) {
 
 export async function openProfile(app, userId, anchor) {
   closeProfile();
+  await app.usersReady();
   const { state } = app;
   const user = state.users.get(userId);
   if (!user) return;
@@ -69,7 +70,7 @@ export async function openProfile(app, userId, anchor) {
       h("div", {},
         h("h2", { class: "profile-name" }, user.full_name, statusEmoji(state, userId)),
         status.status_text ? h("p", { class: "profile-status", text: status.status_text }) : null,
-        h("p", { class: "profile-meta", text: [user.is_bot ? t("Bot") : t(ROLE_NAMES[user.role] || "Member"), lastActive(app, userId)].join(" · ") }))),
+        h("p", { class: "profile-meta", text: [user.is_bot ? t("Bot") : t(ROLE_NAMES[user.role] || N_("Member")), lastActive(app, userId)].join(" · ") }))),
     h("dl", { class: "profile-fields" },
       h("dt", { text: t("Email") }), h("dd", { text: user.delivery_email || user.email }),
       time ? [h("dt", { text: t("Local time") }), h("dd", { text: time })] : null,
@@ -144,7 +145,7 @@ export function openStatusDialog(app) {
     drawEmoji();
   }));
   drawEmoji();
-  const presets = [["📅", "calendar", "In a meeting"], ["🚌", "bus", "Commuting"], ["🤒", "face_with_thermometer", "Out sick"], ["🌴", "palm_tree", "Vacationing"], ["🏠", "house", "Working remotely"]];
+  const presets = [["📅", "calendar", N_("In a meeting")], ["🚌", "bus", N_("Commuting")], ["🤒", "face_with_thermometer", N_("Out sick")], ["🌴", "palm_tree", N_("Vacationing")], ["🏠", "house", N_("Working remotely")]];
   const presetButtons = h("div", { class: "status-presets" }, presets.map(([, name, label]) => h("button", { type: "button", class: "link-button", text: t(label), onclick: async () => {
     text.value = t(label);
     const { loadEmojiNames } = await import("./emoji_picker.js");

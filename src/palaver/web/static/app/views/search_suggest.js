@@ -2,14 +2,14 @@
 // current channel's topics for the word being typed. Arrow keys move, Enter or a click takes
 // one (the search then runs when it is complete), Escape closes. Loaded on first focus.
 
-import { t } from "../i18n.js";
-import { h, clear } from "./dom.js";
+import { N_, t } from "../i18n.js";
+import { h, clear, channelRef } from "./dom.js";
 
 const OPERATORS = [
-  ["channel:", "Messages in a channel"], ["topic:", "Messages in a topic"], ["sender:", "Messages sent by someone"],
-  ["dm:", "Direct messages with someone"], ["is:starred", "Starred messages"], ["is:mentioned", "Messages that mention you"],
-  ["is:unread", "Unread messages"], ["is:followed", "Followed topics"], ["is:resolved", "Resolved topics"], ["is:dm", "Direct messages"],
-  ["has:link", "Messages with links"], ["has:image", "Messages with images"], ["has:attachment", "Messages with files"],
+  ["channel:", N_("Messages in a channel")], ["topic:", N_("Messages in a topic")], ["sender:", N_("Messages sent by someone")],
+  ["dm:", N_("Direct messages with someone")], ["is:starred", N_("Starred messages")], ["is:mentioned", N_("Messages that mention you")],
+  ["is:unread", N_("Unread messages")], ["is:followed", N_("Followed topics")], ["is:resolved", N_("Resolved topics")], ["is:dm", N_("Direct messages")],
+  ["has:link", N_("Messages with links")], ["has:image", N_("Messages with images")], ["has:attachment", N_("Messages with files")],
 ];
 const LIMIT = 8;
 
@@ -25,7 +25,7 @@ export function lastWord(text) {
   return { head: text.slice(0, start), negated: match[2], operator: match[3] || "", operand: match[4].replace(/^"/, "") };
 }
 
-// [{text (the whole box after choosing), label, hint}]
+// [{text (the whole box after choosing), label (text or a node), hint}]
 export function suggestions(app, text) {
   const { state } = app;
   const { head, negated, operator, operand } = lastWord(text);
@@ -33,7 +33,7 @@ export function suggestions(app, text) {
   const found = [];
   const add = (word, label, hint) => found.length < LIMIT && found.push({ text: `${head}${negated}${word} `, label, hint });
   if (operator === "channel:" || operator === "stream:") {
-    for (const s of state.subs.search(q, LIMIT)) add(`channel:${quote(s.name)}`, `#${s.name}`, t("Channel"));
+    for (const s of state.subs.search(q, LIMIT)) add(`channel:${quote(s.name)}`, channelRef(s.name), t("Channel"));
   } else if (operator === "sender:" || operator === "dm:" || operator === "from:") {
     for (const u of state.users.search(q, LIMIT)) add(`${operator}${u.email}`, u.full_name, u.email);
   } else if (operator === "topic:") {
@@ -46,7 +46,7 @@ export function suggestions(app, text) {
   } else {
     if (q) {
       for (const [word, hint] of OPERATORS) if (word.startsWith(q)) add(word, word, t(hint));
-      for (const s of state.subs.search(q, 3)) add(`channel:${quote(s.name)}`, `#${s.name}`, t("Channel"));
+      for (const s of state.subs.search(q, 3)) add(`channel:${quote(s.name)}`, channelRef(s.name), t("Channel"));
       for (const u of state.users.search(q, 3)) add(`sender:${u.email}`, t("Sent by {name}", { name: u.full_name }), u.email);
     } else {
       for (const [word, hint] of OPERATORS.slice(0, LIMIT)) add(word, word, t(hint));
@@ -88,7 +88,7 @@ export function attachSuggestions(app, input, onSearch) {
       onmousedown: (event) => {
         event.preventDefault();
         choose(item);
-      } }, h("span", { text: item.label }), item.hint ? h("span", { class: "hint", text: item.hint }) : null)));
+      } }, h("span", {}, item.label), item.hint ? h("span", { class: "hint", text: item.hint }) : null)));
     box.hidden = !items.length;
   };
   const move = (step) => {

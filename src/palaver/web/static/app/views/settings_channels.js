@@ -1,7 +1,7 @@
 // The channel browser: find, subscribe to and leave channels, and create new ones.
 
 import { narrowToHash } from "../narrow.js";
-import { h, clear } from "./dom.js";
+import { h, clear, isolateText } from "./dom.js";
 import { field, submit } from "./settings.js";
 import { t } from "../i18n.js";
 
@@ -21,7 +21,7 @@ export function renderChannels(app, panel) {
           const call = subscribed
             ? () => app.api.del("/users/me/subscriptions", { subscriptions: [stream.name] })
             : () => app.api.post("/users/me/subscriptions", { subscriptions: [{ name: stream.name }] });
-          await submit(app, call, subscribed ? t("Left #{channel}", { channel: stream.name }) : t("Subscribed to #{channel}", { channel: stream.name }));
+          await submit(app, call, subscribed ? t("Left {channel}", { channel: isolateText(`#${stream.name}`) }) : t("Subscribed to {channel}", { channel: isolateText(`#${stream.name}`) }));
           // The subscription event redraws the sidebar; the browser redraws itself shortly after.
           setTimeout(draw, 300);
         },
@@ -65,7 +65,7 @@ export function renderChannels(app, panel) {
       history_public_to_subscribers: privacy.value !== "private",
       announce: announce.checked,
       can_send_message_group: posting.value ? Number(posting.value) : undefined,
-    }), t("Created #{channel}", { channel: name.value.trim() }));
+    }), t("Created {channel}", { channel: isolateText(`#${name.value.trim()}`) }));
     if (created) {
       form.reset();
       setTimeout(draw, 300);

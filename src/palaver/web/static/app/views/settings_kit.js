@@ -44,11 +44,12 @@ export function holds(app, value) {
 }
 
 // A <select> of who holds a permission: the system groups, then the organization's own
-// groups. A value that is a set of people and groups (not one group) shows as "Custom",
-// kept as it is until another choice is made.
+// groups. A value that is a set of people and groups (not one group) shows as "Custom"
+// with who they are, kept as it is until another choice is made.
 export function groupSettingSelect(app, id, value, { disabled = false, systemOnly = false, onChange } = {}) {
   const byName = new Map(app.state.groups.filter((g) => g.is_system_group).map((g) => [g.name, g]));
   const select = h("select", { id, disabled });
+  select.describeCustom = (custom) => customLabel(app, custom);
   for (const name of SYSTEM_GROUPS) {
     const group = byName.get(name);
     if (group) select.append(h("option", { value: String(group.id), text: systemGroupLabel(name) }));
@@ -69,8 +70,21 @@ export function setGroupSettingSelect(select, value) {
     select.value = String(value);
     return;
   }
-  if (!custom) select.append(h("option", { value: "custom", text: t("Custom"), disabled: true }));
+  const text = select.describeCustom ? select.describeCustom(value) : t("Custom");
+  if (!custom) select.append(h("option", { value: "custom", text, disabled: true }));
+  else custom.textContent = text;
   select.value = "custom";
+}
+
+// "Custom: Ann, Bob, Designers" for a setting held by some people and groups.
+function customLabel(app, value) {
+  if (!value || typeof value !== "object") return t("Custom");
+  const byId = groupsById(app);
+  const names = [
+    ...(value.direct_members || []).map((id) => app.state.users.name(id)),
+    ...(value.direct_subgroups || []).map((id) => (byId.get(id) ? groupName(byId.get(id)) : String(id))),
+  ];
+  return names.length ? t("Custom: {who}", { who: names.join(", ") }) : t("Nobody");
 }
 
 export function readOnlyNote(text) {
@@ -86,4 +100,22 @@ export function downloadLink(name, text, label) {
 export function zuliprc(email, apiKey) {
   const site = document.body.dataset.realmUrl || window.location.origin;
   return `[api]\nemail=${email}\nkey=${apiKey}\nsite=${site}\n`;
+}
+
+// Redraws a panel's content without losing the place of the control being used: the one
+// with the focus (found again by its id) keeps it, and a text being typed keeps its words.
+export function keepFocus(panel, draw) {
+  const active = panel.contains(document.activeElement) ? document.activeElement : null;
+  const id = active ? active.id : "";
+  const typing = active && (active.tagName === "TEXTAREA" || (active.tagName === "INPUT" && ["text", "search", "url", "email", ""].includes(active.type)));
+  const text = typing ? { value: active.value, start: active.selectionStart, end: active.selectionEnd } : null;
+  draw();
+  if (!id || panel.contains(active)) return;
+  const again = document.getElementById(id);
+  if (!again) return;
+  if (text && again.value !== text.value) {
+    again.value = text.value;
+  }
+  again.focus();
+  if (text) again.setSelectionRange?.(text.start, text.end);
 }

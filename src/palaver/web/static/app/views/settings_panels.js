@@ -26,6 +26,7 @@ const PANELS = [
   { name: "default_channels", label: () => t("Default channels"), shown: notGuests, load: () => import("./settings_default_channels.js") },
   { name: "linkifiers", label: () => t("Linkifiers"), shown: everyone, load: () => import("./settings_linkifiers.js") },
   { name: "playgrounds", label: () => t("Code playgrounds"), shown: everyone, load: () => import("./settings_playgrounds.js") },
+  { name: "announcements", label: () => t("Announcements & retention"), after: "organization", shown: admins, load: () => import("./settings_announcements.js") },
   { name: "permissions", label: () => t("Organization permissions"), shown: admins, load: () => import("./settings_permissions.js") },
   { name: "authentication", label: () => t("Authentication methods"), shown: admins, load: () => import("./settings_auth.js") },
   { name: "logins", label: () => t("Sign-in log"), shown: admins, load: () => import("./settings_logins.js") },
