@@ -21,7 +21,7 @@ from palaver.actions.realm import do_create_realm
 from palaver.actions.users import do_create_user
 from palaver.events.types import validate_event
 from palaver.lib.realm import realm_email_host
-from palaver.models import BotType, Realm, Role, UserProfile
+from palaver.models import BotType, Realm, Role
 from palaver.models.change_log import ChangeLogEntry
 from palaver.services import Services
 from palaver.timeutil import utcnow
@@ -144,7 +144,7 @@ def seed_realm_through_actions(
             password_hash=None,
             email_host=email_host,
             bot_type=BotType.GENERIC,
-            bot_owner=session.get(UserProfile, hamlet_id),
+            bot_owner_id=hamlet_id,
         )
         seeded.users["default_bot"] = TestUser(bot.id, bot.email, bot.api_key, bot.full_name, bot.role, True)
     return seeded

@@ -21,6 +21,7 @@ from starlette.routing import Route
 from palaver.actions.devices import do_register_device, do_register_push_device
 from palaver.lib.devices import PushKey, PushToken
 from palaver.models import UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services
 from tests.helpers import wait_until
 from tests.servers import asgi_on_loopback
@@ -95,10 +96,11 @@ def add_device(
     with services.db.session() as session:
         user = session.get(UserProfile, user_id)
         assert user is not None
-        device = do_register_device(session, user)
+        requester = Requester.of(user)
+        device = do_register_device(session, requester)
         if key is not None or push_token is not None:
             do_register_push_device(
-                session, user, device.id, key=key, token=push_token, via_service=via_service
+                session, requester, device.id, key=key, token=push_token, via_service=via_service
             )
         return device.id
 

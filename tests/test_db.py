@@ -14,7 +14,8 @@ from sqlalchemy import event, func, select, table, text, update
 
 from palaver.db import engine
 from palaver.db.database import Database
-from palaver.db.transaction import notification, transaction
+from palaver.db.group_commit import GroupCommit
+from palaver.db.transaction import ParallelWrites, notification, transaction
 from palaver.events.bus import InProcessEventBus
 from palaver.events.types import TypingStop, TypingUser
 from palaver.lib.dependencies import dependency_of
@@ -22,6 +23,14 @@ from palaver.models import UserProfile
 from palaver.services import Services
 from tests.conftest import make_test_settings
 from tests.helpers import SeededRealm
+
+
+def test_each_kind_of_database_runs_writes_its_way(services: Services) -> None:
+    """SQLite: writers take turns and group their commits; PostgreSQL: they run in parallel."""
+    expected = GroupCommit if services.settings.is_sqlite else ParallelWrites
+    assert type(services.db.writes) is expected
+    with services.db.session() as session:
+        assert services.db.grouped_write(session, lambda tx, on: tx.session is session and on is session)
 
 
 @pytest.fixture

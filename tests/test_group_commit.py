@@ -13,6 +13,7 @@ from sqlalchemy import event, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from palaver.db.group_commit import GroupCommit
 from palaver.db.transaction import Tx
 from palaver.events.types.client import Heartbeat
 from palaver.services import Services
@@ -56,8 +57,8 @@ def _rows(services: Services) -> set[int]:
 
 
 def _queued(services: Services) -> int:
-    group = services.db._group_commit
-    assert group is not None
+    group = services.db.writes
+    assert isinstance(group, GroupCommit)
     with group._mutex:
         return len(group._queue)
 
@@ -102,8 +103,8 @@ def test_writers_queued_behind_a_batch_share_the_next_commit(
     assert outcomes == {-1: 0, 0: 1, 1: 2, 2: 3}
     assert _rows(services) == {0, 1, 2, 3}
     assert sorted(published) == [0, 1, 2, 3]
-    group = services.db._group_commit
-    assert group is not None
+    group = services.db.writes
+    assert isinstance(group, GroupCommit)
     # The leader's write alone, then the three that queued meanwhile in one transaction.
     assert (group.batches, group.writes) == (2, 4)
 
@@ -136,8 +137,8 @@ def test_inside_an_open_transaction_a_write_joins_it(services: Services, publish
     with services.db.session() as session, services.db.transaction(session) as tx:
         assert services.db.grouped_write(session, lambda inner, _s: inner is tx)
         assert published == []
-    group = services.db._group_commit
-    assert group is not None
+    group = services.db.writes
+    assert isinstance(group, GroupCommit)
     assert group.batches == 0
 
 

@@ -48,3 +48,16 @@ def test_without_redis_reads_go_to_the_primary() -> None:
         assert fence.holds(8)
     finally:
         fence.close()
+
+
+def test_every_redis_key_of_a_database_shares_its_namespace() -> None:
+    from palaver.cache.transport import channel_name
+    from palaver.config import redis_namespace
+    from palaver.events.redis_backend import RedisQueueBackend
+
+    url = "postgresql+psycopg://test/namespace"
+    namespace = redis_namespace(url)
+    names = [channel_name(url), fence_key_prefix(url), RedisQueueBackend.default_key_prefix(url)]
+    assert all(name.startswith(namespace) for name in names)
+    assert len(set(names)) == 3
+    assert redis_namespace("postgresql+psycopg://test/other") != namespace

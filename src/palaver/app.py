@@ -25,6 +25,7 @@ from palaver.api.thumbnails import thumbnail_routes
 from palaver.api.uploads import upload_file_routes
 from palaver.api.user_content import UserContentOrigin
 from palaver.api.webhooks import webhook_routes
+from palaver.cache.credentials import CredentialVersions
 from palaver.config import Settings
 from palaver.lib.i18n import AcceptLanguageMiddleware
 from palaver.lib.logs import configure_logging
@@ -161,7 +162,7 @@ def create_app(
     api_routers = discover_routers() if routers is None else routers
     table = RouteTable.of(e for router in api_routers for e in router.endpoints)
     # API keys that recently passed, so their next requests skip the look-up (one per process).
-    known = KnownCredentials(services.db.realm_state, services.settings)
+    known = KnownCredentials(CredentialVersions(services.db.realm_state), services.settings)
     app.state.known_credentials = known
     # The OpenAPI document of these endpoints and its docs page, public (openapi/routes.py);
     # and incoming webhooks, which read raw bodies and provider headers (api/webhooks.py).

@@ -151,7 +151,7 @@ def cmd_create_user(args: argparse.Namespace) -> None:
             email_host=realm_email_host(settings, realm),
             role=args.role,
             bot_type=args.bot_type,
-            bot_owner=owner,
+            bot_owner_id=owner.id if owner is not None else None,
         )
         print(f"Created {'bot' if is_bot else 'user'} {user.delivery_email} (user ID {user.id})")
         print(f"API key: {user.api_key}")

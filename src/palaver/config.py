@@ -7,6 +7,7 @@ are accepted unprefixed too, as deployment platforms commonly set them.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 import tomllib
@@ -403,6 +404,13 @@ def _from_toml(path: Path, sources: dict[str, str]) -> dict[str, Any]:
             raise ConfigError(f"configuration file {path}: unknown setting {key!r}")
         sources[key] = f"configuration file {path}"
     return section
+
+
+def redis_namespace(database_url: str) -> str:
+    """The prefix of every Redis key and channel of one database's deployment: servers of
+    one database share it, deployments of different databases sharing a Redis never meet."""
+    digest = hashlib.sha256(database_url.encode()).hexdigest()[:12]
+    return f"palaver:{digest}:"
 
 
 def describe_validation_error(error: ValidationError, sources: Mapping[str, str] | None = None) -> str:

@@ -58,7 +58,7 @@ def create_demo_realm(services: Services, session: Session) -> DemoLogin:
         password_hash=None,
         email_host=email_host,
         bot_type=BotType.GENERIC,
-        bot_owner=owner,
+        bot_owner_id=owner.id,
     )
     return DemoLogin(realm_url(settings, realm), owner.delivery_email, password, owner.api_key)
 

@@ -38,6 +38,7 @@ from palaver.models import Realm, RealmUserDefault, Role, UserProfile
 from palaver.models.channels import Stream, Subscription
 from palaver.models.groups import UserGroupMembership
 from palaver.models.messages import Message, MessageFlag
+from palaver.models.requester import Requester
 from palaver.services import Services
 from palaver.timeutil import utcnow
 
@@ -193,7 +194,7 @@ def _ensure_channels(
         name = f"seed channel {index}"
         stream = get_stream_by_name(session, creator.realm_id, name)
         if stream is None:
-            stream = do_create_channel(session, creator, NewChannel(name=name), users)
+            stream = do_create_channel(session, Requester.of(creator), NewChannel(name=name), users)
         else:
             do_add_subscriptions(session, [stream], users)
         streams.append(stream)
@@ -424,7 +425,7 @@ def seed_users(
             name = f"seed channel {index}"
             stream = get_stream_by_name(session, realm_id, name)
             if stream is None:
-                stream = do_create_channel(session, owner, NewChannel(name=name))
+                stream = do_create_channel(session, Requester.of(owner), NewChannel(name=name))
             streams.append(stream)
         session.commit()
         recipient_ids = [s.recipient_id for s in streams if s.recipient_id is not None]

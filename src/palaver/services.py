@@ -12,6 +12,7 @@ from palaver.events.memory_backend import MemoryQueueBackend
 from palaver.events.queues import QueueBackend
 from palaver.lib.dependencies import OutageMonitor
 from palaver.lib.passwords import Passwords
+from palaver.lib.push_jobs import PushJobs, forward, push_jobs
 from palaver.lib.rate_limit import MemoryRateLimiter, NoRateLimiter, RateLimiter, RedisRateLimiter
 from palaver.timeutil import utcnow
 
@@ -30,10 +31,14 @@ class Services:
     outages: OutageMonitor | None = None
     # Naive-UTC "now" for browser-session expiry; tests replace it to move time.
     clock: Callable[[], datetime] = utcnow
+    # Where this process's push notification jobs go, when a push path is set (lib/push_jobs.py).
+    push_jobs: PushJobs | None = None
 
     def close(self) -> None:
         if self.outages is not None:
             self.outages.close()
+        if self.push_jobs is not None:
+            self.push_jobs.close()
         self.db.dispose()
         self.bus.close()
 
@@ -81,4 +86,11 @@ def build_services(settings: Settings, *, one_off: bool = False) -> Services:
         passwords=Passwords(settings.password_time_cost, settings.password_memory_cost_kib),
         rate_limiter=limiter,
     )
+    if settings.push_configured:
+        services.push_jobs = push_jobs(settings.redis_url, settings.database_url)
+        if one_off and services.push_jobs.shared:
+            # A command runs no push worker, and with Redis its events reach no server's
+            # bus: its jobs go to the servers' shared list (without Redis, the change log
+            # publishes its events on the server's bus, where the worker makes the jobs).
+            bus.add_listener(forward(services.push_jobs))
     return services

@@ -5,6 +5,7 @@ from __future__ import annotations
 from palaver.actions.users import do_change_user_role
 from palaver.lib.user_groups import SYSTEM_GROUP_NAMES, get_system_groups, recursive_member_ids
 from palaver.models import Realm, Role, UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services
 from tests.api.edit_helpers import bot_messages
 from tests.client import TestClient
@@ -47,7 +48,7 @@ def test_role_change_moves_system_group_membership(
         hamlet = session.get(UserProfile, realm.hamlet.id)
         owner = session.get(UserProfile, realm.desdemona.id)
         assert hamlet is not None and owner is not None
-        do_change_user_role(session, hamlet, Role.MODERATOR, acting_user=owner)
+        do_change_user_role(session, hamlet, Role.MODERATOR, acting_user=Requester.of(owner))
         groups = get_system_groups(session, realm.id)
         assert hamlet.id in recursive_member_ids(session, groups["role:moderators"].id)
         assert hamlet.id not in recursive_member_ids(session, groups["role:administrators"].id)

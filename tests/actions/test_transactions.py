@@ -11,6 +11,7 @@ from palaver.actions.users import do_change_full_name, do_change_user_role
 from palaver.db.transaction import transaction
 from palaver.lib.exceptions import JsonableError
 from palaver.models import Role, UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services
 from tests.helpers import EventRecorder, SeededRealm
 
@@ -38,7 +39,7 @@ def test_rolled_back_action_sends_nothing(
         with pytest.raises(JsonableError), transaction(session):
             do_change_full_name(session, user, "Renamed")
             # Only owners may grant the owner role, so this fails after the rename.
-            do_change_user_role(session, user, Role.OWNER, acting_user=acting)
+            do_change_user_role(session, user, Role.OWNER, acting_user=Requester.of(acting))
     assert events.published == []
     with services.db.session() as session:
         name = session.scalar(select(UserProfile.full_name).where(UserProfile.id == realm.hamlet.id))
@@ -50,7 +51,7 @@ def test_owners_demoting_each_other_at_once_leave_one_owner(services: Services, 
         iago = session.get(UserProfile, realm.iago.id)
         desdemona = session.get(UserProfile, realm.desdemona.id)
         assert iago is not None and desdemona is not None
-        do_change_user_role(session, iago, Role.OWNER, acting_user=desdemona)
+        do_change_user_role(session, iago, Role.OWNER, acting_user=Requester.of(desdemona))
     barrier = threading.Barrier(2)
     outcomes: list[str] = []
 
@@ -61,7 +62,7 @@ def test_owners_demoting_each_other_at_once_leave_one_owner(services: Services, 
             assert target is not None and actor is not None
             barrier.wait()
             try:
-                do_change_user_role(session, target, Role.MEMBER, acting_user=actor)
+                do_change_user_role(session, target, Role.MEMBER, acting_user=Requester.of(actor))
                 outcomes.append("demoted")
             except JsonableError as error:
                 outcomes.append(error.msg)

@@ -9,6 +9,7 @@ import pytest
 
 from tests import helpers
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
+from tests.images import image_bytes
 
 
 def create(api: Api, user: helpers.TestUser, **data: Any) -> dict[str, Any]:
@@ -194,6 +195,37 @@ def test_update_and_owner_change(api: Api, realm: SeededRealm, events: EventReco
     )
     assert [b["user_id"] for b in assert_json_success(api.get(realm.othello, "bots"))["bots"]] == [bot_id]
     assert_json_success(api.patch(realm.iago, f"bots/{bot_id}", {"full_name": "By Admin"}))
+
+
+def test_avatar_upload_on_update(api: Api, realm: SeededRealm, events: EventRecorder) -> None:
+    bot_id = create(api, realm.hamlet, short_name="pictured", full_name="Pictured")["user_id"]
+    events.clear()
+    # Zulip's web app names the file field after the file.
+    picture = {"file-0": ("bot.png", image_bytes(120, 80, "PNG"), "image/png")}
+    result = assert_json_success(
+        api.patch(realm.hamlet, f"bots/{bot_id}", {"full_name": "Pictured Two"}, files=picture)
+    )
+    url = result["avatar_url"]
+    assert url.startswith(f"/user_avatars/{realm.id}/avatars/") and result["full_name"] == "Pictured Two"
+    bot_updates = [event["bot"] for event, _ in events.of_type("realm_bot", "update")]
+    assert {"user_id": bot_id, "avatar_url": url} in bot_updates
+    [(_, to)] = [(e, users) for e, users in events.of_type("realm_bot", "update") if "avatar_url" in e["bot"]]
+    assert to == sorted([realm.desdemona.id, realm.iago.id, realm.hamlet.id])
+    [(person, _)] = events.of_type("realm_user", "update")[-1:]
+    assert person["person"]["avatar_url"] == url and person["person"]["avatar_source"] == "U"
+    # Administrators change any bot's picture; others only their own bots'.
+    assert_json_success(api.patch(realm.iago, f"bots/{bot_id}", files=picture))
+    assert_json_error(api.patch(realm.othello, f"bots/{bot_id}", files=picture), "Insufficient permission")
+    # Not an image: nothing changes.
+    events.clear()
+    bad = {"file": ("x.png", b"not an image", "image/png")}
+    assert api.patch(realm.hamlet, f"bots/{bot_id}", files=bad).json()["result"] == "error"
+    # Nor the name sent with it.
+    refused = api.patch(realm.hamlet, f"bots/{bot_id}", {"full_name": "Never Saved"}, files=bad)
+    assert refused.status_code == 400 and refused.json()["result"] == "error"
+    assert not events.of_type("realm_bot", "update")
+    names = [b["full_name"] for b in assert_json_success(api.get(realm.hamlet, "bots"))["bots"]]
+    assert "Never Saved" not in names
 
 
 def test_update_errors(api: Api, realm: SeededRealm) -> None:

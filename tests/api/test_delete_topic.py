@@ -7,6 +7,7 @@ import itertools
 from palaver.actions.delete_topic import do_delete_topic
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
+from palaver.models.requester import Requester
 from palaver.services import Services
 from tests.api.test_messages_send import create_channel, fetch, send_stream
 from tests.helpers import Api, EventRecorder, SeededRealm, assert_json_error, assert_json_success
@@ -49,11 +50,12 @@ def test_delete_topic_in_batches(
         iago = session.get(UserProfile, realm.iago.id)
         stream = session.get(Stream, stream_id)
         assert iago is not None and stream is not None
+        requester = Requester.of(iago)
         # A clock that runs out after the first batch: the rest waits for the next call.
         complete = do_delete_topic(
-            session, iago, stream, "big", batch_size=2, time_budget=0.5, clock=lambda: next(ticks)
+            session, requester, stream, "big", batch_size=2, time_budget=0.5, clock=lambda: next(ticks)
         )
         assert complete is False
         assert [e["message_ids"] for e, _ in events.of_type("delete_message")] == [ids[3:5]]
-        assert do_delete_topic(session, iago, stream, "big", batch_size=2) is True
+        assert do_delete_topic(session, requester, stream, "big", batch_size=2) is True
     assert [e["message_ids"] for e, _ in events.of_type("delete_message")] == [ids[3:5], ids[1:3], ids[0:1]]

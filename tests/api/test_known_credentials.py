@@ -15,9 +15,8 @@ import pytest
 from sqlalchemy import event
 
 from palaver.actions.users import do_regenerate_api_key
-from palaver.api import known_credentials
 from palaver.api.known_credentials import KnownCredentials
-from palaver.cache import realm_users
+from palaver.cache import credentials, realm_users
 from palaver.models import UserProfile
 from palaver.services import Services
 from tests.client import TestClient
@@ -228,9 +227,10 @@ def test_a_new_api_key_during_a_first_request_is_not_missed(
         return _poll(client, realm, user, queue_id) if first == "poll" else _fetch(client, realm, user)
 
     if moment == "realm_users":
-        monkeypatch.setattr(known_credentials, "realm_users", change_first(realm_users))
+        monkeypatch.setattr(credentials, "realm_users", change_first(realm_users))
     else:
-        monkeypatch.setattr(known, "_snapshots", change_first(known._snapshots))
+        versions = known._versions
+        monkeypatch.setattr(versions, "current", change_first(versions.current))
     request(realm.hamlet)
     monkeypatch.undo()
     assert changed

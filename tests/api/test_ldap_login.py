@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from palaver.actions.external_logins import do_sync_directory
 from palaver.app import create_app
+from palaver.auth_config import LdapSettings
+from palaver.lib import ldap_directory
+from palaver.lib.storage import make_storage
 from palaver.models import Realm, UserProfile
 from palaver.models.auth import ExternalIdentity, LoginRecord
 from palaver.services import Services, build_services
@@ -341,3 +345,29 @@ def test_the_periodic_worker_syncs_every_organization_on_the_directory(
     assert person.email in reports[org.string_id].deactivated
     gone = user_by_email(ldap_services, org, person.email)
     assert gone is not None and not gone.is_active
+
+
+def test_a_search_that_finds_nobody_deactivates_nobody(
+    directory: Directory, org: SeededRealm, ldap_services: Services, api: Api
+) -> None:
+    # A wrong filter (or search base) answers with no entries: that is not everyone leaving.
+    open_signup(ldap_services, org)
+    person = new_person(directory, name="Dorothy Vaughan")
+    assert_json_success(fetch(api, person.email, person.password))
+    wrong = LdapSettings.model_validate(directory.settings(user_filter="(uid=nobody-has-this-uid)"))
+    people = ldap_directory.all_people(wrong)
+    assert people == []
+    with ldap_services.db.session() as session:
+        realm = session.get(Realm, org.id)
+        assert realm is not None
+        report = do_sync_directory(
+            session,
+            realm,
+            people,
+            provider=ldap_directory.PROVIDER,
+            email_host="palaver.test",
+            storage=make_storage(ldap_services.settings),
+        )
+    assert report.empty_directory and report.deactivated == []
+    kept = user_by_email(ldap_services, org, person.email)
+    assert kept is not None and kept.is_active

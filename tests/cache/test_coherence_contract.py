@@ -38,6 +38,7 @@ from palaver.cache.transport import RedisInvalidation
 from palaver.config import Settings
 from palaver.db.transaction import transaction
 from palaver.models import Realm, Role, UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services, build_services
 from tests import helpers
 from tests.client import TestClient
@@ -201,9 +202,11 @@ def test_events_reach_the_queues_once_each_in_commit_order(
     queue = Queue(deployment, org, org.iago, ["realm_user", "stream"])
     with one_off.db.session() as session:
         iago = _user(session, org.iago)
-        do_create_channel(session, iago, NewChannel(name="made elsewhere"))
+        do_create_channel(session, Requester.of(iago), NewChannel(name="made elsewhere"))
         do_change_full_name(session, _user(session, org.hamlet), "Hamlet II")
-        do_change_user_role(session, _user(session, org.hamlet), Role.MODERATOR, acting_user=iago)
+        do_change_user_role(
+            session, _user(session, org.hamlet), Role.MODERATOR, acting_user=Requester.of(iago)
+        )
     events = queue.wait_for(3, "three events")
     time.sleep(0.3)
     events = queue.poll()

@@ -87,6 +87,9 @@ class SpareRedis:
 @pytest.fixture
 def spare_redis(tmp_path: Path) -> Iterator[SpareRedis]:
     if shutil.which("redis-server") is None:
+        # A run told to use Redis must not lose its fault tests silently.
+        if os.environ.get("PALAVER_TEST_REDIS_URL"):
+            pytest.fail("PALAVER_TEST_REDIS_URL is set but there is no redis-server on PATH")
         pytest.skip("no redis-server on PATH")
     directory = tmp_path / "redis"
     directory.mkdir()
@@ -251,6 +254,9 @@ def postgres_database() -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{name}"'))
     except Exception as error:
+        # The PostgreSQL run of the suite must not lose its fault tests silently.
+        if os.environ.get("PALAVER_TEST_DATABASE") == "postgresql":
+            pytest.fail(f"PALAVER_TEST_DATABASE=postgresql but no PostgreSQL at {PG_ADMIN_URL}: {error}")
         pytest.skip(f"no PostgreSQL at {PG_ADMIN_URL}: {error}")
     yield name
     with admin.connect() as conn:

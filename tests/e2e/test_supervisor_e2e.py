@@ -48,13 +48,15 @@ def _held_sockets(pid: int) -> set[int]:
     return inodes
 
 
-def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
+def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 60, log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return
         time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+    # The supervisor's own account of what it was doing meanwhile, for a failure in CI.
+    said = f"; server log:\n{log.read_text()[-4000:]}" if log is not None else ""
+    raise AssertionError(f"timed out waiting for {what}{said}")
 
 
 def _serving_slots(server: Server, port: int, workers: int) -> bool:
@@ -174,7 +176,12 @@ def test_a_worker_killed_while_its_health_check_waits_is_replaced_at_once(
     os.kill(victim, signal.SIGKILL)
     # With uvicorn's wait on the pipe alone, the death was noticed (and the slot had a
     # worker again) only when the health check's 30 s timeout ran out.
-    _wait_for(lambda: f"worker [{victim}] died" in server.log.read_text(), "the death noticed", timeout=15)
+    _wait_for(
+        lambda: f"worker [{victim}] died" in server.log.read_text(),
+        "the death noticed",
+        timeout=15,
+        log=server.log,
+    )
     _wait_for(
         lambda: _serving_slots(server, port, 2) and victim not in server.worker_pids(), "the replacement"
     )

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from palaver.lib.fetch import Fetcher, FetchError, is_public_address
+from palaver.lib.addresses import is_public_address
+from palaver.lib.fetch import Fetcher, FetchError
 from tests.preview_server import PAGE, preview_server
 
 

@@ -240,7 +240,7 @@ def test_groups_containing_user_follows_every_path_up(services: Services, realm:
     from palaver.actions.user_groups import NewUserGroup, do_create_user_group
 
     with services.db.session() as session:
-        owner = session.get_one(UserProfile, realm.desdemona.id)
+        owner = Requester.of(session.get_one(UserProfile, realm.desdemona.id))
         # Nested user-defined groups that hamlet reaches through his direct one only, one of
         # them by two paths; the role groups nest above role:members.
         inner = do_create_user_group(session, owner, NewUserGroup("inner", "", [realm.hamlet.id]))

@@ -29,7 +29,6 @@ from palaver.cache.store import RealmStateStore
 from palaver.cache.table_map import ALL_REALMS, ANY_TABLE, Component, concerns_cache
 from palaver.cache.transport import RedisInvalidation
 from palaver.cache.writes import statement_tables
-from palaver.db.bulk import driver_executemany
 from palaver.db.database import Database
 from palaver.db.transaction import transaction
 from palaver.events.bus import InProcessEventBus
@@ -366,16 +365,6 @@ def test_a_dropped_value_is_kept_for_the_next_load_to_reuse() -> None:
     assert store.previous(1, reusing) == (1,)
     store.get(1, reusing, lambda: (3,))
     assert store.previous(1, reusing) is None
-
-
-def test_driver_sql_records_the_table_it_writes(services: Services, session: Session) -> None:
-    with transaction(session) as tx:
-        conn = session.connection()
-        # The driver's own parameter style.
-        marker = "?" if conn.dialect.name == "sqlite" else "%s"
-        # No ``before_execute`` fires for driver SQL: the helper itself says what it wrote.
-        driver_executemany(tx, conn, "user_message", f"DELETE FROM user_message WHERE id = {marker}", [(-1,)])
-        assert tx.written == {"user_message"}
 
 
 def test_redis_carries_invalidations_between_processes_within_50ms() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -13,15 +14,21 @@ import pytest
 from sqlalchemy import event, select
 from starlette.testclient import TestClient
 
+from palaver.actions.messages import SendContext, do_send_message
 from palaver.app import create_app
 from palaver.config import Settings
 from palaver.lib.devices import PushKey
+from palaver.lib.message_send import DirectTarget
+from palaver.lib.push_jobs import Job, RedisPushJobs
 from palaver.lib.realm import realm_url
+from palaver.models import UserProfile
 from palaver.models.messages import MessageFlag, UserMessage
 from palaver.models.realm import Realm
+from palaver.models.requester import Requester
 from palaver.services import Services, build_services
 from palaver.workers.push import PushWorker
 from tests import helpers
+from tests.conftest import make_test_settings
 from tests.helpers import Api, SeededRealm, assert_json_success
 from tests.lib.app_notifications import Parsed, parse_apns, parse_fcm
 from tests.push_helpers import FakeRelay, add_device, new_key, token
@@ -461,3 +468,64 @@ def test_the_server_runs_the_worker_when_a_push_path_is_set(
         mid = send(api, realm.hamlet, type="direct", to=[realm.othello.id], content="via the server")
         relay.wait_for(1)
     assert [p.payload["message_id"] for p in received(relay, othello)] == [mid]
+
+
+def _command_sends(settings: Settings, realm: SeededRealm, content: str) -> int:
+    """A direct message from hamlet to othello, sent by a command run beside the server (its
+    own services, as ``palaver`` commands and the email gateway build them)."""
+    command = build_services(settings, one_off=True)
+    try:
+        with command.db.session() as session:
+            hamlet = session.get_one(UserProfile, realm.hamlet.id)
+            context = SendContext(
+                realm_url=realm_url(settings, hamlet.realm), email_host="palaver.test", client="test"
+            )
+            return do_send_message(
+                session, Requester.of(hamlet), DirectTarget(user_ids=(realm.othello.id,)), content, context
+            )
+    finally:
+        command.close()
+
+
+@pytest.mark.parametrize("deployment", ["embedded", "redis"])
+def test_a_message_a_command_sends_is_pushed_by_the_server(
+    settings: Settings,
+    realm: SeededRealm,
+    relay: FakeRelay,
+    tmp_path_factory: pytest.TempPathFactory,
+    deployment: str,
+) -> None:
+    """Without Redis the command's events reach the server's bus through the change log; with
+    Redis they reach no server's bus, and its jobs go to the list the server's worker takes from."""
+    extra: dict[str, Any] = {"push_relay_url": relay.url}
+    if deployment == "redis":
+        extra["redis_url"] = helpers.require_redis()
+    push_settings = make_test_settings(settings.database_url, tmp_path_factory.mktemp("push"), **extra)
+    server = build_services(push_settings)
+    if isinstance(server.push_jobs, RedisPushJobs):
+        # Jobs an earlier run left on this database's list are no part of this test.
+        while server.push_jobs.take():
+            pass
+    with TestClient(create_app(push_settings, server), base_url="http://palaver.test"):
+        othello = phone(server, realm, realm.othello)
+        mid = _command_sends(push_settings, realm, "from a command")
+        relay.wait_for(1)
+    assert [p.payload["message_id"] for p in received(relay, othello)] == [mid]
+
+
+def test_each_shared_job_is_taken_once() -> None:
+    """Two servers' workers on one Redis list: every job reaches exactly one of them."""
+    url = helpers.require_redis()
+    key = f"palaver:test:{uuid.uuid4().hex}:push-jobs"
+    first, second = RedisPushJobs(url, key), RedisPushJobs(url, key)
+    try:
+        jobs = [Job("message", 1, {"type": "message", "n": n}, (n,)) for n in range(250)]
+        for job in jobs:
+            first.put(job)
+        taken: list[Job] = []
+        while batch := (first.take() + second.take()):
+            taken.extend(batch)
+        assert sorted(taken, key=lambda job: job.event["n"]) == jobs
+    finally:
+        first.close()
+        second.close()

@@ -8,36 +8,36 @@ from sqlalchemy.orm import Session
 from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.alert_words import clean_alert_words, user_alert_words
-from palaver.models import UserProfile
 from palaver.models.alert_words import AlertWord
+from palaver.models.requester import Requester
 
 
-def do_add_alert_words(session: Session, user: UserProfile, words: list[str]) -> list[str]:
+def do_add_alert_words(session: Session, user: Requester, words: list[str]) -> list[str]:
     with transaction(session) as tx:
-        existing = {w.lower() for w in user_alert_words(session, user.id)}
+        existing = {w.lower() for w in user_alert_words(session, user.user_id)}
         # Words differ only beyond case; of several spellings in one request the last wins.
         new: dict[str, str] = {}
         for word in clean_alert_words(words):
             if word.lower() not in existing:
                 new[word.lower()] = word
         session.add_all(
-            AlertWord(realm_id=user.realm_id, user_profile_id=user.id, word=w) for w in new.values()
+            AlertWord(realm_id=user.realm_id, user_profile_id=user.user_id, word=w) for w in new.values()
         )
         session.flush()
-        result = user_alert_words(session, user.id)
-        tx.send_event(user.realm_id, ev.AlertWords(alert_words=result), [user.id])
+        result = user_alert_words(session, user.user_id)
+        tx.send_event(user.realm_id, ev.AlertWords(alert_words=result), [user.user_id])
     return result
 
 
-def do_remove_alert_words(session: Session, user: UserProfile, words: list[str]) -> list[str]:
+def do_remove_alert_words(session: Session, user: Requester, words: list[str]) -> list[str]:
     with transaction(session) as tx:
         lowered = {w.lower() for w in clean_alert_words(words)}
         if lowered:
             session.execute(
                 delete(AlertWord).where(
-                    AlertWord.user_profile_id == user.id, func.lower(AlertWord.word).in_(lowered)
+                    AlertWord.user_profile_id == user.user_id, func.lower(AlertWord.word).in_(lowered)
                 )
             )
-        result = user_alert_words(session, user.id)
-        tx.send_event(user.realm_id, ev.AlertWords(alert_words=result), [user.id])
+        result = user_alert_words(session, user.user_id)
+        tx.send_event(user.realm_id, ev.AlertWords(alert_words=result), [user.user_id])
     return result

@@ -23,16 +23,16 @@ from palaver.lib.attachments import (
 )
 from palaver.lib.storage import FileStorage
 from palaver.lib.user_content import detect_type
-from palaver.models import UserProfile
 from palaver.models.attachments import Attachment, AttachmentMessage
 from palaver.models.messages import Message
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 
 def do_upload_file(
     session: Session,
     storage: FileStorage,
-    owner: UserProfile,
+    owner: Requester,
     file_name: str,
     data: bytes,
 ) -> Attachment:
@@ -46,7 +46,7 @@ def do_upload_file(
         with transaction(session) as tx:
             attachment = Attachment(
                 realm_id=owner.realm_id,
-                owner_id=owner.id,
+                owner_id=owner.user_id,
                 path_id=path_id,
                 file_name=path_id.rsplit("/", 1)[-1],
                 content_type=content_type,
@@ -65,9 +65,7 @@ def do_upload_file(
     return attachment
 
 
-def do_delete_attachment(
-    session: Session, storage: FileStorage, user: UserProfile, attachment_id: int
-) -> None:
+def do_delete_attachment(session: Session, storage: FileStorage, user: Requester, attachment_id: int) -> None:
     with transaction(session) as tx:
         attachment = get_owned_attachment(session, user, attachment_id)
         path_id = attachment.path_id
@@ -78,7 +76,7 @@ def do_delete_attachment(
                 attachment=ev.AttachmentRef(id=attachment_id),
                 upload_space_used=upload_space_used(session, user.realm_id),
             ),
-            [user.id],
+            [user.user_id],
         )
     # After the commit: a rolled-back delete must leave the file in place.
     storage.delete(path_id)
@@ -99,7 +97,7 @@ def _send_attachment_event(tx: Tx, session: Session, attachment: Attachment, op:
 
 
 def update_message_attachments(
-    tx: Tx, session: Session, sender: UserProfile, message: Message, links: Iterable[str]
+    tx: Tx, session: Session, sender: Requester, message: Message, links: Iterable[str]
 ) -> list[dict[str, Any]]:
     """Make the message's attachment links match its (new) content; part of the caller's
     transaction. Returns the sender's files that no message links any more (detached).
@@ -127,7 +125,7 @@ def update_message_attachments(
         if attachment is None:
             continue
         _send_attachment_event(tx, session, attachment, "update")
-        if attachment.id in removed and attachment.owner_id == sender.id:
+        if attachment.id in removed and attachment.owner_id == sender.user_id:
             [formatted] = format_attachments(session, [attachment])
             if not formatted["message_ids"]:
                 detached.append(formatted)

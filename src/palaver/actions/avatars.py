@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from palaver.actions.user_creation import bot_event_recipients
 from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.avatars import (
@@ -16,7 +17,7 @@ from palaver.lib.avatars import (
 )
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError
 from palaver.lib.images import fit_png, square_png
-from palaver.lib.realm import active_user_ids
+from palaver.lib.realm import active_user_ids, get_realm
 from palaver.lib.realm_images import (
     DEFAULT_ICON,
     DEFAULT_LOGO,
@@ -31,6 +32,7 @@ from palaver.lib.realm_images import (
 from palaver.lib.storage import FileStorage
 from palaver.lib.users import user_ids_who_can_access
 from palaver.models import Realm, UserProfile
+from palaver.models.requester import Requester
 
 
 def _send_avatar_event(session: Session, user: UserProfile) -> None:
@@ -44,11 +46,25 @@ def _send_avatar_event(session: Session, user: UserProfile) -> None:
         )
         recipients = user_ids_who_can_access(session, user)
         tx.send_event(user.realm_id, ev.RealmUserUpdate(person=person), recipients)
+        if user.is_bot:
+            # Bot settings lists (realm_bots) carry the avatar too.
+            change = ev.BotChange(user_id=user.id, avatar_url=avatar_url(user))
+            tx.send_event(user.realm_id, ev.RealmBotUpdate(bot=change), bot_event_recipients(session, user))
 
 
 def do_upload_avatar(session: Session, storage: FileStorage, user: UserProfile, data: bytes) -> str:
     """Store the picture (cropped square, 100 and 500 px) and switch the user to it."""
-    normal, medium = avatar_images(data)  # decoding errors surface before anything changes
+    # Decoding errors surface before anything changes.
+    return do_store_avatar(session, storage, user, avatar_images(data))
+
+
+def do_store_avatar(
+    session: Session, storage: FileStorage, user: UserProfile, images: tuple[bytes, bytes]
+) -> str:
+    """Switch the user to a picture already decoded by ``avatar_images`` (normal, medium):
+    what a request that changes more than the avatar decodes first, so a picture that is
+    not an image refuses the whole request."""
+    normal, medium = images
     old_hash = user.avatar_hash
     new_hash = new_avatar_hash()
     # Stored before the commit, under a new name: readers of the old URL keep their picture
@@ -86,7 +102,7 @@ def _delete_avatar_files(storage: FileStorage, realm_id: int, avatar_hash: str) 
 # Organization icon and logos ------------------------------------------------------------------
 
 
-def _check_admin(user: UserProfile) -> None:
+def _check_admin(user: Requester) -> None:
     if not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
 
@@ -96,12 +112,10 @@ def _send_realm_images(session: Session, realm: Realm, data: dict[str, str | boo
         tx.send_event(realm.id, ev.RealmUpdateDict(data=data), active_user_ids(session, realm.id))
 
 
-def do_change_realm_icon(
-    session: Session, storage: FileStorage, user: UserProfile, data: bytes | None
-) -> str:
+def do_change_realm_icon(session: Session, storage: FileStorage, user: Requester, data: bytes | None) -> str:
     """Upload (``data``) or remove (None) the icon; returns its new URL."""
     _check_admin(user)
-    realm = user.realm
+    realm = get_realm(session, user.realm_id)
     if data is not None:
         storage.save(icon_key(realm.id), square_png(data, ICON_SIZE), "image/png")
     settings = session.info["db"].settings
@@ -116,11 +130,11 @@ def do_change_realm_icon(
 
 
 def do_change_realm_logo(
-    session: Session, storage: FileStorage, user: UserProfile, data: bytes | None, *, night: bool
+    session: Session, storage: FileStorage, user: Requester, data: bytes | None, *, night: bool
 ) -> str:
     """Upload (``data``) or remove (None) the day or night logo; returns its new URL."""
     _check_admin(user)
-    realm = user.realm
+    realm = get_realm(session, user.realm_id)
     key = logo_key(realm.id, night=night)
     if data is not None:
         storage.save(key, fit_png(data, LOGO_MAX_WIDTH, LOGO_MAX_HEIGHT), "image/png")

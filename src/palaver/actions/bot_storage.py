@@ -10,10 +10,10 @@ from palaver.db.transaction import transaction
 from palaver.lib.bot_storage import STORAGE_SIZE_LIMIT, check_is_bot, check_key, storage_size
 from palaver.lib.exceptions import JsonableError
 from palaver.models.bot_storage import BotStorageData
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 
 
-def do_set_bot_storage(session: Session, bot: UserProfile, entries: dict[str, str]) -> None:
+def do_set_bot_storage(session: Session, bot: Requester, entries: dict[str, str]) -> None:
     check_is_bot(bot)
     for key in entries:
         check_key(key)
@@ -25,10 +25,12 @@ def do_set_bot_storage(session: Session, bot: UserProfile, entries: dict[str, st
         _set_entries(session, bot, entries)
 
 
-def _set_entries(session: Session, bot: UserProfile, entries: dict[str, str]) -> None:
+def _set_entries(session: Session, bot: Requester, entries: dict[str, str]) -> None:
     with transaction(session):
-        replaced = storage_size(session, bot.id, entries)
-        new_size = storage_size(session, bot.id) - replaced + sum(len(k) + len(v) for k, v in entries.items())
+        replaced = storage_size(session, bot.user_id, entries)
+        new_size = (
+            storage_size(session, bot.user_id) - replaced + sum(len(k) + len(v) for k, v in entries.items())
+        )
         if new_size > STORAGE_SIZE_LIMIT:
             raise JsonableError(
                 f"Request exceeds storage limit by {new_size - STORAGE_SIZE_LIMIT} characters. "
@@ -38,7 +40,7 @@ def _set_entries(session: Session, bot: UserProfile, entries: dict[str, str]) ->
             row.key: row
             for row in session.scalars(
                 select(BotStorageData).where(
-                    BotStorageData.bot_profile_id == bot.id, BotStorageData.key.in_(list(entries))
+                    BotStorageData.bot_profile_id == bot.user_id, BotStorageData.key.in_(list(entries))
                 )
             )
         }
@@ -46,21 +48,21 @@ def _set_entries(session: Session, bot: UserProfile, entries: dict[str, str]) ->
             if key in existing:
                 existing[key].value = value
             else:
-                session.add(BotStorageData(bot_profile_id=bot.id, key=key, value=value))
+                session.add(BotStorageData(bot_profile_id=bot.user_id, key=key, value=value))
 
 
-def do_remove_bot_storage(session: Session, bot: UserProfile, keys: list[str] | None) -> None:
+def do_remove_bot_storage(session: Session, bot: Requester, keys: list[str] | None) -> None:
     """Remove the given keys (all of them must exist), or everything when ``keys`` is None."""
     check_is_bot(bot)
     with transaction(session):
-        query = delete(BotStorageData).where(BotStorageData.bot_profile_id == bot.id)
+        query = delete(BotStorageData).where(BotStorageData.bot_profile_id == bot.user_id)
         if keys is not None:
             for key in keys:
                 check_key(key)
             present = set(
                 session.scalars(
                     select(BotStorageData.key).where(
-                        BotStorageData.bot_profile_id == bot.id, BotStorageData.key.in_(keys)
+                        BotStorageData.bot_profile_id == bot.user_id, BotStorageData.key.in_(keys)
                     )
                 )
             )

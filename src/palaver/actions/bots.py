@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from palaver.actions.user_creation import bot_event_recipients, bot_payload, send_bot_added
 from palaver.actions.users import do_change_full_name, do_change_user_role, do_create_user
+from palaver.cache import realm_settings
 from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.bots import (
@@ -27,7 +28,7 @@ from palaver.lib.channels import access_stream_by_name
 from palaver.lib.embedded_bots import check_embedded_bot
 from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequiredError
 from palaver.lib.passwords import generate_api_key
-from palaver.lib.realm import active_user_ids
+from palaver.lib.realm import active_user_ids, get_realm
 from palaver.lib.user_groups import is_user_in_group
 from palaver.lib.users import check_full_name, get_realm_user, get_user_by_delivery_email
 from palaver.models.bots import BotDefaults, BotService, ServiceInterface
@@ -56,19 +57,19 @@ def _check_name_available(session: Session, realm_id: int, full_name: str) -> No
         raise JsonableError("Name is already in use!")
 
 
-def check_bot_creation_allowed(session: Session, user: UserProfile, bot_type: int) -> None:
+def check_bot_creation_allowed(session: Session, user: Requester, bot_type: int) -> None:
     if user.is_bot:
         raise JsonableError("This endpoint does not accept bot requests.")
     if user.is_guest:
         raise JsonableError("Not allowed for guest users")
     if bot_type not in set(BotType):
         raise JsonableError("Invalid bot type")
-    realm = user.realm
-    if is_user_in_group(session, user, realm.can_create_bots_group):
+    realm = realm_settings(session, user.realm_id)
+    if is_user_in_group(session, user.user_id, realm.can_create_bots_group):
         return
     # Incoming webhooks can only post, so a realm may let more people create those.
     if bot_type == BotType.INCOMING_WEBHOOK and is_user_in_group(
-        session, user, realm.can_create_write_only_bots_group
+        session, user.user_id, realm.can_create_write_only_bots_group
     ):
         return
     raise JsonableError("Insufficient permission")
@@ -86,7 +87,7 @@ class BotDefaultsChange:
 def _apply_defaults(
     tx: Tx,
     session: Session,
-    acting: UserProfile,
+    acting: Requester,
     bot: UserProfile,
     change: BotDefaultsChange,
     *,
@@ -102,9 +103,7 @@ def _apply_defaults(
             continue
         stream_id = None
         if stream_name != "":
-            stream_id = access_stream_by_name(
-                session, Requester.of(acting), stream_name, require_content_access=True
-            ).id
+            stream_id = access_stream_by_name(session, acting, stream_name, require_content_access=True).id
         if getattr(defaults, f"{name}_id") != stream_id:
             setattr(defaults, f"{name}_id", stream_id)
             if announce:
@@ -127,7 +126,7 @@ def _send_services(tx: Tx, session: Session, bot: UserProfile) -> None:
 
 def do_create_bot(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     *,
     full_name: str,
     short_name: str,
@@ -154,13 +153,13 @@ def do_create_bot(
         _check_name_available(session, user.realm_id, full_name)
         bot = do_create_user(
             session,
-            user.realm,
+            get_realm(session, user.realm_id),
             email=email,
             full_name=full_name,
             password_hash=None,
             email_host=email_host,
             bot_type=bot_type,
-            bot_owner=user,
+            bot_owner_id=user.user_id,
             announce_bot=False,
         )
         if defaults is not None:
@@ -221,7 +220,7 @@ def do_change_bot_owner(session: Session, bot: UserProfile, owner: UserProfile) 
 
 def do_update_bot(
     session: Session,
-    acting: UserProfile,
+    acting: Requester,
     bot: UserProfile,
     *,
     full_name: str | None = None,

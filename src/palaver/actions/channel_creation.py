@@ -21,6 +21,7 @@ from palaver.db.transaction import transaction
 from palaver.lib.channels import check_stream_name, get_streams_by_names, has_metadata_access, viewer_for
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.subscriptions import can_add_subscribers, can_subscribe_self, check_subscription_property
+from palaver.lib.users import requester_user
 from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.names import name_key
@@ -29,7 +30,7 @@ from palaver.models.requester import Requester
 
 def do_create_channel(
     session: Session,
-    acting_user: UserProfile,
+    acting_user: Requester,
     new: NewChannel,
     subscribers: Sequence[UserProfile] = (),
     *,
@@ -66,15 +67,16 @@ class SubscribeResult:
 
 def do_subscribe_by_name(
     session: Session,
-    acting_user: UserProfile,
+    acting_user: Requester,
     requests: Sequence[ChannelRequest],
-    users: Sequence[UserProfile],
+    users: Sequence[UserProfile] | None = None,
     *,
     template: NewChannel,
     authorization_errors_fatal: bool = True,
     announce: SendContext | None = None,
 ) -> SubscribeResult:
-    """Subscribe users to channels named by the acting user, creating the missing ones.
+    """Subscribe users (None: the acting user) to channels named by the acting user,
+    creating the missing ones.
 
     ``template`` configures channels this creates (its name is ignored). Channels the acting
     user may not subscribe these users to are an error, or, when errors are not fatal, are
@@ -88,9 +90,11 @@ def do_subscribe_by_name(
         # are one channel, made or joined once.
         names.setdefault(name_key(name), (name, request))
     with transaction(session) as tx:
-        viewer = viewer_for(session, Requester.of(acting_user))
+        if users is None:
+            users = [requester_user(session, acting_user)]
+        viewer = viewer_for(session, acting_user)
         existing = get_streams_by_names(session, acting_user.realm_id, [name for name, _ in names.values()])
-        others = any(u.id != acting_user.id for u in users)
+        others = any(u.id != acting_user.user_id for u in users)
         chosen: list[tuple[Stream, ChannelRequest]] = []
         created: list[Stream] = []
         unauthorized: list[str] = []

@@ -18,12 +18,13 @@ from palaver.lib.channels import metadata_access_user_ids
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown.render import render_markdown
 from palaver.lib.realm import active_user_ids
-from palaver.models import Realm, UserProfile
+from palaver.models import Realm
 from palaver.models.channels import ChannelFolder, Stream
+from palaver.models.requester import Requester
 
 
 def do_create_channel_folder(
-    session: Session, acting_user: UserProfile, *, name: str, description: str = ""
+    session: Session, acting_user: Requester, *, name: str, description: str = ""
 ) -> ChannelFolder:
     name = check_channel_folder_name(name)
     description = check_channel_folder_description(description)
@@ -39,7 +40,7 @@ def do_create_channel_folder(
             name=name,
             description=description,
             rendered_description=render_markdown(description),
-            creator_id=acting_user.id,
+            creator_id=acting_user.user_id,
             order=next_channel_folder_order(session, realm_id),
         )
         session.add(folder)

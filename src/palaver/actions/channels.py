@@ -61,7 +61,7 @@ from palaver.lib.group_settings import (
 from palaver.lib.markdown.render import render_markdown
 from palaver.lib.message_reports import check_moderation_channel_stays_private
 from palaver.lib.realm import active_user_ids
-from palaver.models import Realm, UserProfile
+from palaver.models import Realm
 from palaver.models.channels import DefaultStream, Stream
 from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS
 from palaver.models.requester import Requester
@@ -194,12 +194,12 @@ def _set_default(tx: Tx, session: Session, stream: Stream, is_default: bool) -> 
 
 
 def do_update_stream(
-    session: Session, stream: Stream, acting_user: UserProfile, changes: ChannelChanges
+    session: Session, stream: Stream, acting_user: Requester, changes: ChannelChanges
 ) -> None:
     """PATCH /streams/{id}: every change applies, or none does."""
     with transaction(session) as tx:
         tx.lock(stream)
-        viewer = viewer_for(session, Requester.of(acting_user))
+        viewer = viewer_for(session, acting_user)
         _check_update_permissions(session, viewer, stream, changes)
         before = metadata_access_user_ids(session, stream)
         updates: list[ev.StreamUpdate] = []
@@ -286,11 +286,11 @@ def _notify_access_changes(
         notify_stream_deleted(tx, stream, lost)
 
 
-def do_archive_stream(session: Session, stream: Stream, acting_user: UserProfile) -> None:
+def do_archive_stream(session: Session, stream: Stream, acting_user: Requester) -> None:
     """Archive a channel: it leaves lists and the default channels, its subscriptions stay."""
     with transaction(session) as tx:
         tx.lock(stream)
-        _require_administer(viewer_for(session, Requester.of(acting_user)), stream)
+        _require_administer(viewer_for(session, acting_user), stream)
         if stream.deactivated:
             raise JsonableError("Channel is already deactivated")
         recipients = metadata_access_user_ids(session, stream)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from sqlalchemy import ColumnElement, delete, func, literal, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.channels import metadata_access_user_ids, subscriber_ids
@@ -20,16 +21,19 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, Reaction, UserMessage
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 
 BATCH_SIZE = 1000
 # Comfortably below common proxy timeouts (60 s), so the response gets back to the client.
 TIME_BUDGET_SECONDS = 20.0
 
 
-def check_can_delete_topic(session: Session, user: UserProfile, stream: Stream) -> None:
-    groups = groups_containing_user(session, user.id)
-    if user.realm.can_delete_any_message_group in groups or stream.can_delete_any_message_group in groups:
+def check_can_delete_topic(session: Session, user: Requester, stream: Stream) -> None:
+    groups = groups_containing_user(session, user.user_id)
+    if (
+        realm_settings(session, user.realm_id).can_delete_any_message_group in groups
+        or stream.can_delete_any_message_group in groups
+    ):
         return
     raise JsonableError("Must be an organization administrator")
 
@@ -88,7 +92,7 @@ def _update_first_message_id(tx: Tx, session: Session, stream: Stream, oldest_de
 
 def do_delete_topic(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     stream: Stream,
     topic: str,
     *,

@@ -18,24 +18,25 @@ from palaver.lib.exceptions import JsonableError, MissingArgumentError
 from palaver.models.devices import Device
 from palaver.models.legacy_push import LegacyPushToken
 from palaver.models.messages import MessageFlag, UserMessage
+from palaver.models.requester import Requester
 from palaver.models.users import UserProfile
 from palaver.timeutil import utcnow
 
 
-def do_register_device(session: Session, user: UserProfile) -> Device:
+def do_register_device(session: Session, user: Requester) -> Device:
     with transaction(session) as tx:
-        device = Device(user_profile_id=user.id, date_created=utcnow())
+        device = Device(user_profile_id=user.user_id, date_created=utcnow())
         session.add(device)
         session.flush()
-        tx.send_event(user.realm_id, ev.DeviceAdd(**format_device(device)), [user.id])
+        tx.send_event(user.realm_id, ev.DeviceAdd(**format_device(device)), [user.user_id])
     return device
 
 
-def do_remove_device(session: Session, user: UserProfile, device_id: int) -> None:
+def do_remove_device(session: Session, user: Requester, device_id: int) -> None:
     with transaction(session) as tx:
         device = access_device(session, user, device_id)
         session.delete(device)
-        tx.send_event(user.realm_id, ev.DeviceRemove(device_id=device_id), [user.id])
+        tx.send_event(user.realm_id, ev.DeviceRemove(device_id=device_id), [user.user_id])
 
 
 def legacy_token_id(token: str) -> str:
@@ -53,7 +54,7 @@ def _drop_matching_legacy_tokens(session: Session, user_id: int, token_id: str) 
 
 def do_register_push_device(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     device_id: int,
     *,
     key: PushKey | None,
@@ -91,12 +92,12 @@ def do_register_push_device(
                 device.pending_token_id = token.token_id
             else:
                 device.token_id, device.pending_token_id = token.token_id, None
-                _drop_matching_legacy_tokens(session, user.id, token.token_id)
+                _drop_matching_legacy_tokens(session, user.user_id, token.token_id)
             changed = True
         if not changed:
             return
         session.flush()
-        tx.send_event(user.realm_id, ev.DeviceUpdate(**format_device(device)), [user.id])
+        tx.send_event(user.realm_id, ev.DeviceUpdate(**format_device(device)), [user.user_id])
 
 
 def _same_token(device: Device, token: PushToken, *, via_service: bool) -> bool:

@@ -41,7 +41,7 @@ from palaver.lib.email.incoming import (
 from palaver.lib.email.missed import gateway_domain
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
-from palaver.lib.realm import realm_email_host, realm_url
+from palaver.lib.realm import get_realm, realm_email_host, realm_url
 from palaver.lib.storage import make_storage
 from palaver.models import BotType, Realm, UserProfile
 from palaver.models.channels import Recipient, Stream
@@ -106,22 +106,23 @@ def _slug(name: str) -> str:
 
 
 def do_get_channel_email_address(
-    session: Session, user: UserProfile, stream_id: int, sender_id: int | None, settings: Settings
+    session: Session, user: Requester, stream_id: int, sender_id: int | None, settings: Settings
 ) -> str:
     """The channel's address for mail sent as ``sender_id`` (default: the Email Gateway bot)."""
     with transaction(session):
-        stream = access_stream_by_id(session, Requester.of(user), stream_id, require_content_access=True)
+        stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
         domain = gateway_domain(settings)
         if domain is None:
             raise JsonableError("The email gateway is not set up on this server")
-        email_host = realm_email_host(settings, user.realm)
-        gateway_bot = get_or_create_email_gateway_bot(session, user.realm, email_host)
+        realm = get_realm(session, user.realm_id)
+        email_host = realm_email_host(settings, realm)
+        gateway_bot = get_or_create_email_gateway_bot(session, realm, email_host)
         if sender_id is None or sender_id == gateway_bot.id:
             sender = gateway_bot
         else:
             candidate = session.get(UserProfile, sender_id) if 0 < sender_id < 2**31 else None
             allowed = candidate is not None and (
-                candidate.id == user.id or (candidate.is_bot and candidate.bot_owner_id == user.id)
+                candidate.id == user.user_id or (candidate.is_bot and candidate.bot_owner_id == user.user_id)
             )
             if candidate is None or candidate.realm_id != user.realm_id or not allowed:
                 raise JsonableError("Invalid user ID")
@@ -129,7 +130,7 @@ def do_get_channel_email_address(
         row = session.scalars(
             select(ChannelEmailAddress).where(
                 ChannelEmailAddress.stream_id == stream.id,
-                ChannelEmailAddress.creator_id == user.id,
+                ChannelEmailAddress.creator_id == user.user_id,
                 ChannelEmailAddress.sender_id == sender.id,
             )
         ).first()
@@ -137,7 +138,7 @@ def do_get_channel_email_address(
             row = ChannelEmailAddress(
                 realm_id=user.realm_id,
                 stream_id=stream.id,
-                creator_id=user.id,
+                creator_id=user.user_id,
                 sender_id=sender.id,
                 token=secrets.token_hex(16),
             )
@@ -232,10 +233,11 @@ def _content(
         parts.insert(0, f"From: {incoming.from_address}")
     limit = settings.max_file_upload_size_mib * 1024 * 1024
     storage = make_storage(settings)
+    uploader = Requester.of(sender)
     for attachment in incoming.attachments:
         if len(attachment.data) > limit:
             parts.append(f"({attachment.filename} was too large to attach)")
             continue
-        saved = do_upload_file(session, storage, sender, attachment.filename, attachment.data)
+        saved = do_upload_file(session, storage, uploader, attachment.filename, attachment.data)
         parts.append(f"[{attachment.filename}]({upload_url(saved.path_id)})")
     return "\n\n".join(parts) or "(No email body)"

@@ -203,6 +203,9 @@ class DirectorySyncReport:
     # Those of ``deactivated`` still in the directory, disabled there.
     disabled: list[str] = field(default_factory=list)
     reactivated: list[str] = field(default_factory=list)
+    # The directory answered with no entries while accounts are linked to it: taken as a
+    # wrong search base or filter, not as everyone leaving, so nothing was changed.
+    empty_directory: bool = False
 
 
 def _sync_present(
@@ -257,11 +260,18 @@ def do_sync_directory(
     Accounts linked to an entry (or with an entry's email) take its name, email, profile
     fields and picture; accounts whose entry is gone or disabled are deactivated, and
     reactivated when it is back (only those the directory deactivated). Accounts the
-    directory never knew (made here, with a Palaver password) are left alone.
+    directory never knew (made here, with a Palaver password) are left alone. An empty
+    answer while accounts are linked changes nothing (``report.empty_directory``).
     """
     report = DirectorySyncReport()
     present = {person.subject: person for person in people}
     linked = {identity.subject: identity for identity in identities_of_provider(session, realm.id, provider)}
+    if not present and linked:
+        logger.warning(
+            "directory sync: the directory returned no entries for %r; nobody deactivated", realm.string_id
+        )
+        report.empty_directory = True
+        return report
     unlinked = {p.email.lower(): p for subject, p in present.items() if subject not in linked}
     pictures: list[tuple[UserProfile, int, bytes]] = []
     with transaction(session):

@@ -35,6 +35,7 @@ from palaver.lib.invites import (
 )
 from palaver.lib.message_send import DirectTarget
 from palaver.lib.notification_bot import silent_mention
+from palaver.lib.realm import get_realm
 from palaver.lib.users import get_user_by_delivery_email
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import Stream
@@ -54,7 +55,7 @@ def _send_invites_changed(tx: Tx, session: Session, realm_id: int, *referrers: i
     tx.send_event(realm_id, ev.InvitesChanged(), invite_audience(session, realm_id, *referrers))
 
 
-def _queue_invitation_email(session: Session, invite: Invitation, referrer: UserProfile) -> None:
+def _queue_invitation_email(session: Session, invite: Invitation, referrer: UserProfile | Requester) -> None:
     assert invite.email is not None
     queue_email(
         session,
@@ -86,7 +87,7 @@ def _valid_address(email: str) -> bool:
 
 def do_invite_users(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     invitee_emails: str,
     *,
     invite_as: int,
@@ -104,7 +105,7 @@ def do_invite_users(
         streams = check_invite_streams(session, user, stream_ids)
         now = utcnow()
         expiry = expiry_for(expires_in_minutes, now)
-        realm = user.realm
+        realm = get_realm(session, user.realm_id)
         invalid = []
         for email in emails:
             if not _valid_address(email):
@@ -133,7 +134,7 @@ def do_invite_users(
                 realm_id=realm.id,
                 is_multiuse=False,
                 email=email,
-                referred_by_id=user.id,
+                referred_by_id=user.user_id,
                 invited_at=now,
                 expiry_date=expiry,
                 invited_as=invite_as,
@@ -147,13 +148,13 @@ def do_invite_users(
             _queue_invitation_email(session, invite, user)
             outcome.sent.append(email)
         if outcome.sent:
-            _send_invites_changed(tx, session, realm.id, user.id)
+            _send_invites_changed(tx, session, realm.id, user.user_id)
     return outcome
 
 
 def do_create_multiuse_invite(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     *,
     invite_as: int,
     stream_ids: list[int],
@@ -168,7 +169,7 @@ def do_create_multiuse_invite(
         invite = Invitation(
             realm_id=user.realm_id,
             is_multiuse=True,
-            referred_by_id=user.id,
+            referred_by_id=user.user_id,
             invited_at=now,
             expiry_date=expiry_for(expires_in_minutes, now),
             invited_as=invite_as,
@@ -180,7 +181,7 @@ def do_create_multiuse_invite(
         )
         session.add(invite)
         session.flush()
-        _send_invites_changed(tx, session, user.realm_id, user.id)
+        _send_invites_changed(tx, session, user.realm_id, user.user_id)
     return invite
 
 
@@ -190,7 +191,7 @@ def do_revoke_invite(session: Session, invite: Invitation) -> None:
         _send_invites_changed(tx, session, invite.realm_id, invite.referred_by_id)
 
 
-def do_resend_invite(session: Session, user: UserProfile, invite: Invitation) -> None:
+def do_resend_invite(session: Session, user: Requester, invite: Invitation) -> None:
     with transaction(session) as tx:
         if not invite_is_live(invite):
             raise JsonableError("No such invitation")

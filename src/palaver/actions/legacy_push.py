@@ -8,19 +8,19 @@ from palaver.db.transaction import transaction
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.legacy_push import get_token
 from palaver.models.legacy_push import LegacyPushToken
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 
 def do_add_push_token(
-    session: Session, user: UserProfile, kind: str, token: str, ios_app_id: str | None = None
+    session: Session, user: Requester, kind: str, token: str, ios_app_id: str | None = None
 ) -> None:
     with transaction(session):
         row = get_token(session, user, kind, token)
         if row is None:
             session.add(
                 LegacyPushToken(
-                    user_profile_id=user.id,
+                    user_profile_id=user.user_id,
                     kind=kind,
                     token=token,
                     ios_app_id=ios_app_id,
@@ -33,7 +33,7 @@ def do_add_push_token(
         session.flush()
 
 
-def do_remove_push_token(session: Session, user: UserProfile, kind: str, token: str) -> None:
+def do_remove_push_token(session: Session, user: Requester, kind: str, token: str) -> None:
     with transaction(session):
         row = get_token(session, user, kind, token)
         if row is None:

@@ -12,12 +12,13 @@ from palaver.lib.exceptions import JsonableError, OrganizationAdministratorRequi
 from palaver.lib.linkifiers import access_linkifier, check_linkifier, format_linkifier, get_linkifiers
 from palaver.lib.realm import active_user_ids
 from palaver.models.linkifiers import RealmFilter
+from palaver.models.requester import Requester
 from palaver.models.users import UserProfile
 
 _DUPLICATE = "Linkifier with this Pattern already exists."
 
 
-def _check_admin(user: UserProfile) -> None:
+def _check_admin(user: UserProfile | Requester) -> None:
     if not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
 
@@ -36,7 +37,9 @@ def _check_unique(session: Session, realm_id: int, pattern: str, exclude_id: int
         raise JsonableError(_DUPLICATE)
 
 
-def do_add_linkifier(session: Session, user: UserProfile, pattern: str, url_template: str) -> RealmFilter:
+def do_add_linkifier(
+    session: Session, user: UserProfile | Requester, pattern: str, url_template: str
+) -> RealmFilter:
     _check_admin(user)
     pattern, url_template = check_linkifier(pattern, url_template)
     try:
@@ -57,7 +60,7 @@ def do_add_linkifier(session: Session, user: UserProfile, pattern: str, url_temp
 
 
 def do_update_linkifier(
-    session: Session, user: UserProfile, linkifier_id: int, pattern: str, url_template: str
+    session: Session, user: Requester, linkifier_id: int, pattern: str, url_template: str
 ) -> None:
     _check_admin(user)
     try:
@@ -71,14 +74,14 @@ def do_update_linkifier(
         raise JsonableError(_DUPLICATE) from None
 
 
-def do_remove_linkifier(session: Session, user: UserProfile, linkifier_id: int) -> None:
+def do_remove_linkifier(session: Session, user: Requester, linkifier_id: int) -> None:
     _check_admin(user)
     with transaction(session) as tx:
         session.delete(access_linkifier(session, user.realm_id, linkifier_id))
         _notify(tx, session, user.realm_id)
 
 
-def do_reorder_linkifiers(session: Session, user: UserProfile, ordered_ids: list[int]) -> None:
+def do_reorder_linkifiers(session: Session, user: Requester, ordered_ids: list[int]) -> None:
     _check_admin(user)
     with transaction(session) as tx:
         linkifiers = {f.id: f for f in get_linkifiers(session, user.realm_id)}

@@ -7,6 +7,7 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.db.locks import lock_rows
 from palaver.db.transaction import transaction
 from palaver.events import types as ev
@@ -28,17 +29,17 @@ NOT_AUTHORIZED_TO_DELETE = "You don't have permission to delete this message"
 # Deleting -----------------------------------------------------------------------------------
 
 
-def _check_can_delete(session: Session, user: UserProfile, message: Message, stream: Stream | None) -> None:
-    groups = groups_containing_user(session, user.id)
-    realm = user.realm
+def _check_can_delete(session: Session, user: Requester, message: Message, stream: Stream | None) -> None:
+    groups = groups_containing_user(session, user.user_id)
+    realm = realm_settings(session, user.realm_id)
     if realm.can_delete_any_message_group in groups:
         return
     if stream is not None and stream.can_delete_any_message_group in groups:
         return
-    if message.sender_id != user.id:
+    if message.sender_id != user.user_id:
         sender = session.get(UserProfile, message.sender_id)
         # People may delete what their bots sent.
-        if sender is None or sender.bot_owner_id != user.id:
+        if sender is None or sender.bot_owner_id != user.user_id:
             raise JsonableError(NOT_AUTHORIZED_TO_DELETE)
     may_delete_own = realm.can_delete_own_message_group in groups or (
         stream is not None and stream.can_delete_own_message_group in groups
@@ -50,11 +51,11 @@ def _check_can_delete(session: Session, user: UserProfile, message: Message, str
         raise JsonableError("The time limit for deleting this message has passed")
 
 
-def do_delete_message(session: Session, user: UserProfile, message_id: int) -> None:
+def do_delete_message(session: Session, user: Requester, message_id: int) -> None:
     with transaction(session) as tx:
         # A concurrent delete of the same message waits here, then finds it gone.
         lock_rows(session, Message, storable_ids([message_id]))
-        message, _ = access_message(session, Requester.of(user), message_id)
+        message, _ = access_message(session, user, message_id)
         stream = stream_for_message(session, message) if message.is_channel_message else None
         _check_can_delete(session, user, message, stream)
         audience = set(

@@ -47,15 +47,15 @@ _MENTION_BITS = (
 
 
 def do_update_message(
-    session: Session, user: UserProfile, message_id: int, edit: MessageEdit, context: EditContext
+    session: Session, user: Requester, message_id: int, edit: MessageEdit, context: EditContext
 ) -> list[dict[str, Any]]:
     """Apply an edit; returns the detached uploads (the editor's files no message links now)."""
     with transaction(session) as tx:
-        message, _ = access_message(session, Requester.of(user), message_id)
+        message, _ = access_message(session, user, message_id)
         # Concurrent edits of one message apply one after the other (SQLite: the write lock).
         session.execute(select(Message.id).where(Message.id == message.id).with_for_update())
         session.refresh(message)
-        viewer = viewer_for(session, Requester.of(user))
+        viewer = viewer_for(session, user)
         plan = plan_edit(session, user, viewer, message, edit, context.realm_url)
         return _apply(tx, session, user, viewer, plan, edit, context)
 
@@ -78,7 +78,7 @@ def _messages_to_move(session: Session, viewer: Viewer, plan: EditPlan, mode: st
 def _apply(
     tx: Tx,
     session: Session,
-    user: UserProfile,
+    user: Requester,
     viewer: Viewer,
     plan: EditPlan,
     edit: MessageEdit,
@@ -89,7 +89,7 @@ def _apply(
     if plan.moved:
         to_move = _messages_to_move(session, viewer, plan, edit.propagate_mode)
         deadline = move_deadline(
-            user.realm,
+            viewer.realm,
             topic_changed=plan.topic_edited and not (plan.resolved or plan.unresolved),
             stream_changed=plan.stream_edited,
         )
@@ -100,7 +100,7 @@ def _apply(
 
     now = utcnow()
     timestamp = to_timestamp(now)
-    entry: dict[str, Any] = {"user_id": user.id, "timestamp": timestamp}
+    entry: dict[str, Any] = {"user_id": user.user_id, "timestamp": timestamp}
     event_fields: dict[str, Any] = {}
     detached: list[dict[str, Any]] = []
 
@@ -225,10 +225,10 @@ def _channel_audience(session: Session, plan: EditPlan, losing_access: set[int])
 
 
 def _event_base(
-    user: UserProfile, message: Message, timestamp: int, message_ids: list[int], fields: dict[str, Any]
+    user: Requester, message: Message, timestamp: int, message_ids: list[int], fields: dict[str, Any]
 ) -> dict[str, Any]:
     return {
-        "user_id": user.id,
+        "user_id": user.user_id,
         "edit_timestamp": timestamp,
         "message_id": message.id,
         "message_ids": message_ids,

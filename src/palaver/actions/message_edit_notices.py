@@ -10,15 +10,16 @@ from palaver.actions.notification_bot import get_or_create_notification_bot, int
 from palaver.lib.channels import Viewer
 from palaver.lib.message_edit import topic_messages_for_user
 from palaver.lib.notification_bot import message_link, silent_mention, topic_link_syntax
-from palaver.models import UserProfile
+from palaver.lib.realm import get_realm
 from palaver.models.channels import Stream
+from palaver.models.requester import Requester
 
 # Notices --------------------------------------------------------------------------------------
 
 
 def send_edit_notifications(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     viewer: Viewer,
     plan: EditPlan,
     edit: MessageEdit,
@@ -37,9 +38,10 @@ def send_edit_notifications(
     )
 
     def post(stream: Stream, topic: str, text: str) -> int:
-        bot = get_or_create_notification_bot(session, user.realm, context.email_host)
+        # The realm row: the Notification Bot may be created in it.
+        bot = get_or_create_notification_bot(session, get_realm(session, user.realm_id), context.email_host)
         return internal_send_stream_message(
-            session, bot, stream, topic, text, send_context, read_by_user_id=user.id
+            session, bot, stream, topic, text, send_context, read_by_user_id=user.user_id
         )
 
     notice_id = None

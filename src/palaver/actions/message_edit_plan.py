@@ -29,7 +29,6 @@ from palaver.lib.message_edit import (
 from palaver.lib.message_render import render_content
 from palaver.lib.message_send import normalize_content, normalize_topic
 from palaver.lib.topics import topic_exists, topic_participant_ids
-from palaver.models import UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message
 from palaver.models.requester import Requester
@@ -84,7 +83,7 @@ class EditPlan:
 
 def plan_edit(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     viewer: Viewer,
     message: Message,
     edit: MessageEdit,
@@ -93,7 +92,7 @@ def plan_edit(
     """Check an edit against the message, the user's permissions and the realm's limits, and
     work out what it changes; raises ``JsonableError`` before anything is written."""
     if edit.content is not None:
-        check_content_edit_allowed(user, message)
+        check_content_edit_allowed(viewer, message)
     topic = edit.topic
     if topic is not None:
         topic = normalize_topic(topic)
@@ -126,9 +125,7 @@ def plan_edit(
     if stream_id is not None:
         if not is_storable_id(stream_id):
             raise JsonableError("Invalid channel ID")
-        target_stream = access_stream_by_id(
-            session, Requester.of(user), stream_id, require_content_access=True
-        )
+        target_stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
     orig_topic = message.subject
     target_topic = topic if topic is not None else orig_topic
     resolved, unresolved = (
@@ -179,7 +176,7 @@ def plan_edit(
 
 def _render_edit(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     viewer: Viewer,
     plan: EditPlan,
     content: str,
@@ -188,12 +185,12 @@ def _render_edit(
     # Emptying a message leaves a visible tombstone, as in Zulip.
     content = normalize_content(content if content.strip() else "(deleted)")
     message = plan.message
-    rendered = render_content(session, Requester.of(user), content, realm_url)
+    rendered = render_content(session, user, content, realm_url)
     participants: set[int] = set()
     if plan.orig_stream is not None and rendered.topic_wildcard:
         participants = topic_participant_ids(session, message.recipient_id, plan.target_topic) | {
             message.sender_id
         }
-    check_mentions(session, Requester.of(user), rendered, plan.orig_stream, participants, set(viewer.groups))
+    check_mentions(session, user, rendered, plan.orig_stream, participants, set(viewer.groups))
     plan.content = content
     plan.rendered = rendered

@@ -183,7 +183,7 @@ def _clamp_range(num_before: int, num_after: int) -> tuple[int, int]:
 
 def do_update_message_flags_for_narrow(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     *,
     anchor: int | None,
     include_anchor: bool,
@@ -199,10 +199,10 @@ def do_update_message_flags_for_narrow(
         raise JsonableError("The anchor can only be excluded at an end of the range")
     num_before, num_after = _clamp_range(num_before, num_after)
     with transaction(session) as tx:
-        nf = build_narrow_filter(session, Requester.of(user), narrow)
+        nf = build_narrow_filter(session, user, narrow)
         fetched = fetch_message_rows(
             session,
-            Requester.of(user),
+            user,
             nf,
             anchor=anchor,
             include_anchor=include_anchor,
@@ -210,7 +210,7 @@ def do_update_message_flags_for_narrow(
             num_after=num_after,
         )
         ids = [message_id for message_id, _ in fetched.rows]
-        outcome = update_flags(tx, session, Requester.of(user), op, flag, ids)
+        outcome = update_flags(tx, session, user, op, flag, ids)
     body: dict[str, Any] = {
         "processed_count": len(ids),
         "updated_count": len(outcome.messages),
@@ -224,45 +224,47 @@ def do_update_message_flags_for_narrow(
     return body
 
 
-def mark_read(tx: Tx, session: Session, user: UserProfile, conditions: Sequence[Any]) -> list[int]:
+def mark_read(tx: Tx, session: Session, realm_id: int, user_id: int, conditions: Sequence[Any]) -> list[int]:
     """Mark the user's unread messages meeting the conditions (on Message) read."""
     unread = (
         select(UserMessage.message_id)
         .join(Message, Message.id == UserMessage.message_id)
-        .where(UserMessage.user_profile_id == user.id, UserMessage.flags.op("&")(_READ) == 0, *conditions)
+        .where(UserMessage.user_profile_id == user_id, UserMessage.flags.op("&")(_READ) == 0, *conditions)
         .order_by(UserMessage.message_id)
     )
     ids = list(session.scalars(unread))
     if ids:
         session.execute(
             update(UserMessage)
-            .where(UserMessage.user_profile_id == user.id, UserMessage.message_id.in_(ids))
+            .where(UserMessage.user_profile_id == user_id, UserMessage.message_id.in_(ids))
             .values(flags=UserMessage.flags.op("|")(_READ))
         )
-        tx.send_event(user.realm_id, ev.UpdateMessageFlagsAdd(flag="read", messages=ids), [user.id])
+        tx.send_event(realm_id, ev.UpdateMessageFlagsAdd(flag="read", messages=ids), [user_id])
     return ids
 
 
-def do_mark_all_as_read(session: Session, user: UserProfile) -> None:
+def do_mark_all_as_read(session: Session, user: Requester) -> None:
     with transaction(session) as tx:
         session.execute(
             update(UserMessage)
-            .where(UserMessage.user_profile_id == user.id, UserMessage.flags.op("&")(_READ) == 0)
+            .where(UserMessage.user_profile_id == user.user_id, UserMessage.flags.op("&")(_READ) == 0)
             .values(flags=UserMessage.flags.op("|")(_READ))
         )
         # "all" tells clients to clear every unread count, without listing the messages.
-        tx.send_event(user.realm_id, ev.UpdateMessageFlagsAdd(flag="read", messages=[], all=True), [user.id])
+        tx.send_event(
+            user.realm_id, ev.UpdateMessageFlagsAdd(flag="read", messages=[], all=True), [user.user_id]
+        )
 
 
-def do_mark_stream_as_read(session: Session, user: UserProfile, stream_id: int) -> None:
+def do_mark_stream_as_read(session: Session, user: Requester, stream_id: int) -> None:
     with transaction(session) as tx:
-        stream = access_stream_by_id(session, Requester.of(user), stream_id, require_content_access=True)
-        mark_read(tx, session, user, [Message.recipient_id == stream.recipient_id])
+        stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
+        mark_read(tx, session, user.realm_id, user.user_id, [Message.recipient_id == stream.recipient_id])
 
 
-def do_mark_topic_as_read(session: Session, user: UserProfile, stream_id: int, topic_name: str) -> None:
+def do_mark_topic_as_read(session: Session, user: Requester, stream_id: int, topic_name: str) -> None:
     with transaction(session) as tx:
-        stream = access_stream_by_id(session, Requester.of(user), stream_id, require_content_access=True)
+        stream = access_stream_by_id(session, user, stream_id, require_content_access=True)
         topic = topic_for_lookup(topic_name)
         in_topic = [
             Message.recipient_id == stream.recipient_id,
@@ -271,12 +273,12 @@ def do_mark_topic_as_read(session: Session, user: UserProfile, stream_id: int, t
         received = session.scalar(
             select(UserMessage.message_id)
             .join(Message, Message.id == UserMessage.message_id)
-            .where(UserMessage.user_profile_id == user.id, *in_topic)
+            .where(UserMessage.user_profile_id == user.user_id, *in_topic)
             .limit(1)
         )
         if received is None:
             raise JsonableError(f"No such topic '{topic_name}'")
-        mark_read(tx, session, user, in_topic)
+        mark_read(tx, session, user.realm_id, user.user_id, in_topic)
 
 
 def mark_unsubscribed_channels_read(
@@ -284,4 +286,4 @@ def mark_unsubscribed_channels_read(
 ) -> None:
     """Keep the unread invariant when users leave channels (called by the unsubscribe action)."""
     for user, stream in removed:
-        mark_read(tx, session, user, [Message.recipient_id == stream.recipient_id])
+        mark_read(tx, session, user.realm_id, user.id, [Message.recipient_id == stream.recipient_id])

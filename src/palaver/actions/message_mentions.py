@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from palaver.cache import realm_settings
-from palaver.lib.channels import AnyStream, subscriber_counts
+from palaver.cache import ChannelFacts, realm_settings
+from palaver.lib.channels import subscriber_counts
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.markdown.contract import RenderResult
 from palaver.lib.message_send import WILDCARD_MENTION_THRESHOLD
@@ -20,7 +20,7 @@ def check_mentions(
     session: Session,
     sender: Requester,
     rendered: RenderResult,
-    stream: AnyStream | None,
+    stream: ChannelFacts | None,
     topic_participants: set[int],
     groups: set[int],
 ) -> None:

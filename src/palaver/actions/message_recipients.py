@@ -10,9 +10,9 @@ from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from palaver.cache import StreamInfo, cached_channel, cached_channel_by_name, realm_settings
+from palaver.cache import ChannelFacts, StreamInfo, cached_channel, cached_channel_by_name, realm_settings
 from palaver.cache.table_map import NOT_REALM_STATE
-from palaver.lib.channels import AnyStream, check_stream_name, subscribed_stream_ids
+from palaver.lib.channels import check_stream_name, subscribed_stream_ids
 from palaver.lib.conversations import dm_group_hash, get_dm_group, user_ids_sharing_conversations
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import groups_containing_user
@@ -63,7 +63,7 @@ def _bot_owner(session: Session, sender: Requester) -> UserProfile | None:
 
 
 def check_stream_send_access(
-    session: Session, sender: Requester, stream: AnyStream, groups: set[int]
+    session: Session, sender: Requester, stream: ChannelFacts, groups: set[int]
 ) -> None:
     """Zulip's rules for posting; a bot may post wherever its owner may."""
     owner = _bot_owner(session, sender)
@@ -87,7 +87,7 @@ def check_stream_send_access(
 
 
 def check_topic_creation(
-    session: Session, sender: Requester, stream: AnyStream, topic: str, groups: set[int]
+    session: Session, sender: Requester, stream: ChannelFacts, topic: str, groups: set[int]
 ) -> None:
     """Refuse a new topic the sender (or a bot's owner) may not start, or one the realm forbids."""
     # A sender in the group may create topics, so whether this one exists does not matter.
@@ -109,7 +109,7 @@ def check_topic_creation(
 
 
 def direct_recipients(
-    session: Session, sender: UserProfile, target: DirectTarget, email_host: str
+    session: Session, sender: Requester, target: DirectTarget, email_host: str
 ) -> list[UserProfile]:
     """The users a direct message names, by ID or email, each visible to the sender and active."""
     users: dict[int, UserProfile] = {}
@@ -124,8 +124,8 @@ def direct_recipients(
         except JsonableError:
             raise JsonableError(f"Invalid email '{email}'") from None
         users[user.id] = user
-    if user_access_restricted(session, Requester.of(sender)):
-        visible = set(user_ids_sharing_conversations(session, sender.id)) | {sender.id}
+    if user_access_restricted(session, sender):
+        visible = set(user_ids_sharing_conversations(session, sender.user_id)) | {sender.user_id}
         if any(u.id not in visible and not u.is_bot for u in users.values()):
             raise JsonableError("You do not have permission to access some of the recipients.")
     for user in users.values():

@@ -9,13 +9,14 @@ from palaver.actions.notification_bot import get_or_create_notification_bot, int
 from palaver.db.transaction import transaction
 from palaver.lib.message_access import access_message
 from palaver.lib.message_reports import check_report, moderation_channel, report_content, report_topic
+from palaver.lib.realm import get_realm
 from palaver.models import UserProfile
 from palaver.models.requester import Requester
 
 
 def do_report_message(
     session: Session,
-    reporter: UserProfile,
+    reporter: Requester,
     message_id: int,
     report_type: str,
     description: str,
@@ -28,9 +29,10 @@ def do_report_message(
     """
     check_report(report_type, description)
     with transaction(session):
-        realm = reporter.realm
+        # The realm row: the Notification Bot may be created in it.
+        realm = get_realm(session, reporter.realm_id)
         moderation = moderation_channel(session, realm)
-        message, _ = access_message(session, Requester.of(reporter), message_id)
+        message, _ = access_message(session, reporter, message_id)
         reported = session.get(UserProfile, message.sender_id)
         assert reported is not None
         content = report_content(

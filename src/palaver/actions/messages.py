@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ARRAY, BigInteger, Integer, bindparam, cast, func, insert, select
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from palaver.actions.attachments import update_message_attachments
@@ -32,12 +32,12 @@ from palaver.actions.message_recipients import (
 )
 from palaver.actions.service_bot_queue import direct_service_bot_ids, queue_service_bot_events
 from palaver.actions.submessages import create_widget_submessages
-from palaver.cache import users_muting
-from palaver.db.bulk import driver_executemany
+from palaver.cache import ChannelFacts, users_muting
+from palaver.db.bulk import insert_rows
 from palaver.db.transaction import Tx, grouped_write
 from palaver.events import types as ev
 from palaver.lib.alert_words import user_ids_with_alert_words_in
-from palaver.lib.channels import AnyStream, metadata_access_user_ids, subscriber_ids
+from palaver.lib.channels import metadata_access_user_ids, subscriber_ids
 from palaver.lib.conversations import (
     get_dm_group,
 )
@@ -61,29 +61,12 @@ from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 # The rows of a send go in through Core statements built once: the ORM's unit of work (and
-# building a statement per call) cost several times SQLite's own work for them. Recipients'
-# rows are one executemany, which runs SQLite's one prepared statement for every row.
+# building a statement per call) cost several times SQLite's own work for them.
 _MESSAGE_TABLE = Message.metadata.tables[Message.__tablename__]
 _USER_MESSAGE_TABLE = UserMessage.metadata.tables[UserMessage.__tablename__]
 _INSERT_MESSAGE = insert(_MESSAGE_TABLE).returning(_MESSAGE_TABLE.c.id)
-# On SQLite, the driver's own executemany of positional rows (db.driver_executemany): ~0.3 ms
-# less per send to 50 recipients than a Core insert of 50 parameter dicts.
-_INSERT_USER_MESSAGES_SQL = (
-    f"INSERT INTO {_USER_MESSAGE_TABLE.name} (user_profile_id, message_id, flags) VALUES (?, ?, ?)"
-)
-# PostgreSQL runs an executemany as one statement execution per row (parse, bind,
-# execute, each with its own overhead on both ends): one INSERT of two unnested arrays
-# puts every recipient's row in with one, and costs the backend ~1 ms less per send of
-# 50 recipients (and psycopg ~0.7 ms less). SQLite's executemany is one prepared loop.
-_RECIPIENT_ROWS = (
-    func.unnest(bindparam("user_ids", type_=ARRAY(Integer)), bindparam("flags", type_=ARRAY(BigInteger)))
-    .table_valued("user_id", "flags")
-    .render_derived()
-)
-_INSERT_USER_MESSAGES_UNNESTED = insert(_USER_MESSAGE_TABLE).from_select(
-    ["user_profile_id", "message_id", "flags"],
-    select(_RECIPIENT_ROWS.c.user_id, cast(bindparam("message_id"), Integer), _RECIPIENT_ROWS.c.flags),
-)
+# Recipients' rows: many small ones, in one round trip (db/bulk.py).
+_USER_MESSAGE_COLUMNS = ("user_profile_id", "message_id", "flags")
 
 # Flag bits as plain ints: IntFlag arithmetic runs through the enum machinery per operation.
 _IS_PRIVATE = int(MessageFlag.IS_PRIVATE)
@@ -117,7 +100,7 @@ class MessageRecipients:
     # None: a direct-message conversation that does not exist yet (made when the message is).
     recipient_id: int | None
     user_ids: set[int]
-    stream: AnyStream | None
+    stream: ChannelFacts | None
     topic: str
     # A direct message's members, sender included, as loaded by the checks.
     dm_members: list[UserProfile] = field(default_factory=list)
@@ -141,7 +124,7 @@ def _resolve_target(
         return MessageRecipients(stream.recipient_id, subscriber_ids(session, stream), stream, topic)
     # Direct messages check the sender's realm and visibility rules: the whole user.
     loaded = requester_user(session, sender)
-    users = direct_recipients(session, loaded, target, context.email_host)
+    users = direct_recipients(session, sender, target, context.email_host)
     member_ids = {u.id for u in users} | {loaded.id}
     group = get_dm_group(session, member_ids)
     check_direct_message_permission(session, loaded, users, group)
@@ -302,18 +285,14 @@ def _write(tx: Tx, session: Session, prepared: _Prepared, context: SendContext) 
     others = flags.keys() - {sender_id}
     for user_id in user_ids_with_alert_words_in(session, prepared.realm_id, others, message.content):
         flags[user_id] |= _HAS_ALERT_WORD
-    if conn.dialect.name == "postgresql":
-        params = {"user_ids": list(flags), "flags": list(flags.values()), "message_id": message_id}
-        conn.execute(_INSERT_USER_MESSAGES_UNNESTED, params)
-    else:
-        rows = [(u, message_id, b) for u, b in flags.items()]
-        driver_executemany(tx, conn, _USER_MESSAGE_TABLE.name, _INSERT_USER_MESSAGES_SQL, rows)
+    rows = [(user_id, message_id, bits) for user_id, bits in flags.items()]
+    insert_rows(tx, conn, _USER_MESSAGE_TABLE, _USER_MESSAGE_COLUMNS, rows)
     if rendered.has_attachment:
         # Uploads the content links become readable by the message's audience; this may
         # correct has_attachment, so it works on the stored row.
         stored = session.get_one(Message, message_id)
-        sender = session.get_one(UserProfile, sender_id)
-        update_message_attachments(tx, session, sender, stored, rendered.links)
+        owner = Requester.of(session.get_one(UserProfile, sender_id))
+        update_message_attachments(tx, session, owner, stored, rendered.links)
         message.has_attachment = stored.has_attachment
     if prepared.stream_id is not None and not prepared.stream_current:
         note_messages_arrived(tx, session, session.get_one(Stream, prepared.stream_id), message_id)

@@ -18,22 +18,24 @@ from palaver.lib.navigation_views import (
     format_navigation_view,
 )
 from palaver.models.navigation_views import NavigationView
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 
 
 def do_add_navigation_view(
-    session: Session, user: UserProfile, fragment: str, *, is_pinned: bool, name: str | None = None
+    session: Session, user: Requester, fragment: str, *, is_pinned: bool, name: str | None = None
 ) -> NavigationView:
     fragment, name = check_fragment(fragment), check_name(name)
     check_name_allowed(fragment, name, creating=True)
     try:
         with transaction(session) as tx:
             check_unique(session, user, fragment=fragment, name=name)
-            view = NavigationView(user_profile_id=user.id, fragment=fragment, is_pinned=is_pinned, name=name)
+            view = NavigationView(
+                user_profile_id=user.user_id, fragment=fragment, is_pinned=is_pinned, name=name
+            )
             session.add(view)
             session.flush()
             payload = ev.NavigationViewPayload(**format_navigation_view(view))
-            tx.send_event(user.realm_id, ev.NavigationViewAdd(navigation_view=payload), [user.id])
+            tx.send_event(user.realm_id, ev.NavigationViewAdd(navigation_view=payload), [user.user_id])
     except IntegrityError:
         # A concurrent request added the same fragment between our check and insert.
         raise JsonableError(DUPLICATE_VIEW) from None
@@ -42,7 +44,7 @@ def do_add_navigation_view(
 
 def do_update_navigation_view(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     fragment: str,
     *,
     is_pinned: bool | None = None,
@@ -58,12 +60,14 @@ def do_update_navigation_view(
         if is_pinned is not None:
             view.is_pinned = is_pinned
         data = ev.NavigationViewUpdateData(is_pinned=is_pinned, name=name)
-        tx.send_event(user.realm_id, ev.NavigationViewUpdate(fragment=view.fragment, data=data), [user.id])
+        tx.send_event(
+            user.realm_id, ev.NavigationViewUpdate(fragment=view.fragment, data=data), [user.user_id]
+        )
 
 
-def do_remove_navigation_view(session: Session, user: UserProfile, fragment: str) -> None:
+def do_remove_navigation_view(session: Session, user: Requester, fragment: str) -> None:
     fragment = check_fragment(fragment)
     with transaction(session) as tx:
         view = access_navigation_view(session, user, fragment)
         session.delete(view)
-        tx.send_event(user.realm_id, ev.NavigationViewRemove(fragment=view.fragment), [user.id])
+        tx.send_event(user.realm_id, ev.NavigationViewRemove(fragment=view.fragment), [user.user_id])

@@ -37,7 +37,8 @@ from palaver.lib.exceptions import (
 from palaver.lib.group_settings import GroupSettingValue, parse_group_setting_value
 from palaver.lib.markdown.render import render_markdown
 from palaver.lib.notification_bot import silent_mention
-from palaver.models import Realm, UserProfile
+from palaver.lib.realm import get_realm
+from palaver.models import Realm
 from palaver.models.channels import STREAM_GROUP_SETTINGS, DefaultStream, Recipient, RecipientType, Stream
 from palaver.models.requester import Requester
 
@@ -60,24 +61,21 @@ class NewChannel:
     is_default_stream: bool = False
 
 
-def check_can_create_channel(session: Session, user: UserProfile, new: NewChannel) -> None:
+def check_can_create_channel(session: Session, user: Requester, new: NewChannel) -> None:
     """Permission to create a channel configured like ``new``."""
-    check_privacy_permissions(
-        session, Requester.of(user), invite_only=new.invite_only, is_web_public=new.is_web_public
-    )
+    check_privacy_permissions(session, user, invite_only=new.invite_only, is_web_public=new.is_web_public)
     if new.message_retention_days is not None and not user.is_realm_owner:
         raise OrganizationOwnerRequiredError()
     if new.is_default_stream and not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
     if new.topics_policy != "inherit" and not has_realm_permission(
-        session, Requester.of(user), "can_set_topics_policy_group"
+        session, user, "can_set_topics_policy_group"
     ):
         raise JsonableError(INSUFFICIENT_PERMISSION)
 
 
-def _insert_stream(session: Session, realm_id: int, creator: UserProfile | None, new: NewChannel) -> Stream:
-    """Insert a validated channel with its recipient; ``creator`` None for the system's own."""
-    creator_id = creator.id if creator is not None else None
+def _insert_stream(session: Session, realm_id: int, creator_id: int | None, new: NewChannel) -> Stream:
+    """Insert a validated channel with its recipient; ``creator_id`` None for the system's own."""
     name = check_stream_name(new.name)
     if channel_name_in_use(session, realm_id, name):
         raise JsonableError(f"Channel '{name}' already exists", code="CHANNEL_ALREADY_EXISTS")
@@ -127,11 +125,11 @@ def _insert_stream(session: Session, realm_id: int, creator: UserProfile | None,
     return stream
 
 
-def create_channel(tx: Tx, session: Session, creator: UserProfile, new: NewChannel) -> Stream:
+def create_channel(tx: Tx, session: Session, creator: Requester, new: NewChannel) -> Stream:
     """Create a channel the creator may create, inside the caller's transaction, and tell
     whoever may see it (the creator administers it, so sees even a private one)."""
     check_can_create_channel(session, creator, new)
-    stream = _insert_stream(session, creator.realm_id, creator, new)
+    stream = _insert_stream(session, creator.realm_id, creator.user_id, new)
     notify_stream_created(tx, session, stream, metadata_access_user_ids(session, stream))
     if new.is_default_stream:
         notify_default_streams(tx, session, stream.realm_id)
@@ -149,13 +147,16 @@ def create_initial_channels(session: Session, realm: Realm, channels: Sequence[N
 
 
 def announce_new_channels(
-    session: Session, creator: UserProfile, streams: Sequence[Stream], context: SendContext
+    session: Session, creator: Requester, streams: Sequence[Stream], context: SendContext
 ) -> None:
     """Have the Notification Bot tell the realm's new-channel announcements channel (when it
     has one) about channels just created, inside the caller's transaction."""
-    realm = creator.realm
+    if not streams:
+        return
+    # The realm's row: the Notification Bot is made in it if it has none yet.
+    realm = get_realm(session, creator.realm_id)
     target = get_announcement_channel(session, realm, "new_stream_announcements_stream_id")
-    if not streams or target is None:
+    if target is None:
         return
     links = ", ".join(channel_link_syntax(s) for s in streams)
     if len(streams) == 1:
@@ -164,5 +165,5 @@ def announce_new_channels(
         content = f"{silent_mention(creator)} created the following channels: {links}."
     bot = get_or_create_notification_bot(session, realm, context.email_host)
     internal_send_stream_message(
-        session, bot, target, NEW_CHANNELS_TOPIC, content, context, read_by_user_id=creator.id
+        session, bot, target, NEW_CHANNELS_TOPIC, content, context, read_by_user_id=creator.user_id
     )

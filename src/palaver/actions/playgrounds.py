@@ -13,12 +13,12 @@ from palaver.lib.playgrounds import access_playground, check_playground, format_
 from palaver.lib.realm import active_user_ids
 from palaver.models.names import name_key
 from palaver.models.playgrounds import RealmPlayground
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 
 _DUPLICATE = "Realm playground with this Realm, Pygments language and Name already exists."
 
 
-def _check_admin(user: UserProfile) -> None:
+def _check_admin(user: Requester) -> None:
     if not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
 
@@ -32,7 +32,7 @@ def _notify(tx: Tx, session: Session, realm_id: int) -> None:
 
 
 def do_add_playground(
-    session: Session, user: UserProfile, *, name: str, pygments_language: str, url_template: str
+    session: Session, user: Requester, *, name: str, pygments_language: str, url_template: str
 ) -> RealmPlayground:
     _check_admin(user)
     name, pygments_language, url_template = check_playground(name, pygments_language, url_template)
@@ -44,7 +44,7 @@ def do_add_playground(
 
 
 def _add_playground(
-    session: Session, user: UserProfile, name: str, pygments_language: str, url_template: str
+    session: Session, user: Requester, name: str, pygments_language: str, url_template: str
 ) -> RealmPlayground:
     with transaction(session) as tx:
         duplicate = session.scalar(
@@ -64,7 +64,7 @@ def _add_playground(
     return playground
 
 
-def do_remove_playground(session: Session, user: UserProfile, playground_id: int) -> None:
+def do_remove_playground(session: Session, user: Requester, playground_id: int) -> None:
     with transaction(session) as tx:
         _check_admin(user)
         session.delete(access_playground(session, user.realm_id, playground_id))

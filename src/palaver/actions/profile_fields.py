@@ -28,11 +28,12 @@ from palaver.lib.profile_field_admin import (
 from palaver.lib.profile_fields import format_profile_field, get_profile_fields
 from palaver.lib.realm import active_user_ids
 from palaver.models import CustomProfileField, UserProfile
+from palaver.models.requester import Requester
 
 _DUPLICATE = "A field with that label already exists."
 
 
-def _check_admin(user: UserProfile) -> None:
+def _check_admin(user: UserProfile | Requester) -> None:
     if not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
 
@@ -76,7 +77,7 @@ def access_profile_field(session: Session, realm_id: int, field_id: int) -> Cust
 
 def do_create_profile_field(
     session: Session,
-    user: UserProfile,
+    user: UserProfile | Requester,
     *,
     name: str,
     hint: str,
@@ -123,7 +124,7 @@ def do_create_profile_field(
 
 def do_update_profile_field(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     field_id: int,
     *,
     name: str | None,
@@ -168,7 +169,7 @@ def do_update_profile_field(
         raise JsonableError(_DUPLICATE) from None
 
 
-def do_remove_profile_field(session: Session, user: UserProfile, field_id: int) -> None:
+def do_remove_profile_field(session: Session, user: Requester, field_id: int) -> None:
     """Delete a field and every user's value of it."""
     _check_admin(user)
     with transaction(session) as tx:
@@ -176,7 +177,7 @@ def do_remove_profile_field(session: Session, user: UserProfile, field_id: int) 
         _notify(tx, session, user.realm_id)
 
 
-def do_reorder_profile_fields(session: Session, user: UserProfile, order: list[int]) -> None:
+def do_reorder_profile_fields(session: Session, user: Requester, order: list[int]) -> None:
     _check_admin(user)
     with transaction(session) as tx:
         positions = {field_id: position for position, field_id in enumerate(order)}

@@ -27,7 +27,6 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_access import access_message
 from palaver.lib.message_audience import message_audience
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS
-from palaver.models import UserProfile
 from palaver.models.messages import Message, Reaction, UserMessage
 from palaver.models.requester import Requester
 
@@ -47,11 +46,11 @@ class ReactionDoesNotExistError(JsonableError):
 
 
 def _find_reaction(
-    session: Session, user: UserProfile, message: Message, emoji_code: str, reaction_type: str
+    session: Session, user: Requester, message: Message, emoji_code: str, reaction_type: str
 ) -> Reaction | None:
     return session.scalars(
         select(Reaction).where(
-            Reaction.user_profile_id == user.id,
+            Reaction.user_profile_id == user.user_id,
             Reaction.message_id == message.id,
             Reaction.emoji_code == emoji_code,
             Reaction.reaction_type == reaction_type,
@@ -60,15 +59,15 @@ def _find_reaction(
 
 
 def _send_reaction_event(
-    tx: Tx, session: Session, user: UserProfile, message: Message, reaction: Reaction, op: str
+    tx: Tx, session: Session, user: Requester, message: Message, reaction: Reaction, op: str
 ) -> None:
     fields = {
         "message_id": message.id,
         "emoji_name": reaction.emoji_name,
         "emoji_code": reaction.emoji_code,
         "reaction_type": reaction.reaction_type,
-        "user_id": user.id,
-        "user": ev.ReactionUser(user_id=user.id, email=user.email, full_name=user.full_name),
+        "user_id": user.user_id,
+        "user": ev.ReactionUser(user_id=user.user_id, email=user.email, full_name=user.full_name),
     }
     event: ev.Event = ev.ReactionAdd(**fields) if op == "add" else ev.ReactionRemove(**fields)
     tx.send_event(message.realm_id, event, message_audience(session, message))
@@ -76,14 +75,14 @@ def _send_reaction_event(
 
 def do_add_reaction(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     message_id: int,
     emoji_name: str,
     emoji_code: str | None = None,
     reaction_type: str | None = None,
 ) -> None:
     with transaction(session) as tx:
-        message, user_message = access_message(session, Requester.of(user), message_id)
+        message, user_message = access_message(session, user, message_id)
         if emoji_code is None or reaction_type is None:
             emoji_code, reaction_type = emoji_for_name(session, message.realm_id, emoji_name)
         elif reaction_type not in REACTION_TYPES:
@@ -110,7 +109,7 @@ def do_add_reaction(
 
         if user_message is None:
             historical = UserMessage(
-                user_profile_id=user.id, message_id=message.id, flags=int(DEFAULT_HISTORICAL_FLAGS)
+                user_profile_id=user.user_id, message_id=message.id, flags=int(DEFAULT_HISTORICAL_FLAGS)
             )
             try:
                 with session.begin_nested():
@@ -118,7 +117,7 @@ def do_add_reaction(
             except IntegrityError:
                 pass  # made meanwhile by another request of the same user: it is there, as wanted
         reaction = Reaction(
-            user_profile_id=user.id,
+            user_profile_id=user.user_id,
             message_id=message.id,
             emoji_name=emoji_name,
             emoji_code=emoji_code,
@@ -134,7 +133,7 @@ def do_add_reaction(
 
 
 def _emoji_for_removal(
-    session: Session, user: UserProfile, message: Message, emoji_name: str
+    session: Session, user: Requester, message: Message, emoji_name: str
 ) -> tuple[str, str]:
     """(emoji_code, reaction_type) of a reaction to remove, given only by name."""
     try:
@@ -145,7 +144,7 @@ def _emoji_for_removal(
         existing = session.scalars(
             select(Reaction)
             .where(
-                Reaction.user_profile_id == user.id,
+                Reaction.user_profile_id == user.user_id,
                 Reaction.message_id == message.id,
                 Reaction.emoji_name == emoji_name,
                 Reaction.reaction_type == REALM_EMOJI,
@@ -159,14 +158,14 @@ def _emoji_for_removal(
 
 def do_remove_reaction(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     message_id: int,
     emoji_name: str | None = None,
     emoji_code: str | None = None,
     reaction_type: str | None = None,
 ) -> None:
     with transaction(session) as tx:
-        message, _ = access_message(session, Requester.of(user), message_id)
+        message, _ = access_message(session, user, message_id)
         if emoji_code is None:
             if emoji_name is None:
                 raise JsonableError(

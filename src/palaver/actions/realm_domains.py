@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from palaver.db.transaction import transaction
 from palaver.events import types as ev
 from palaver.lib.exceptions import JsonableError, OrganizationOwnerRequiredError
-from palaver.lib.realm import active_user_ids
+from palaver.lib.realm import active_user_ids, get_realm
 from palaver.lib.realm_domains import (
     access_realm_domain,
     check_domain,
@@ -19,10 +19,10 @@ from palaver.lib.realm_domains import (
     get_realm_domains,
 )
 from palaver.models.realm_domains import RealmDomain
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 
 
-def _check_owner(user: UserProfile) -> None:
+def _check_owner(user: Requester) -> None:
     if not user.is_realm_owner:
         raise OrganizationOwnerRequiredError()
 
@@ -32,7 +32,7 @@ def _duplicate(domain: str) -> JsonableError:
 
 
 def do_add_realm_domain(
-    session: Session, user: UserProfile, domain: str, *, allow_subdomains: bool
+    session: Session, user: Requester, domain: str, *, allow_subdomains: bool
 ) -> RealmDomain:
     _check_owner(user)
     domain = check_domain(domain)
@@ -57,9 +57,7 @@ def do_add_realm_domain(
     return realm_domain
 
 
-def do_change_realm_domain(
-    session: Session, user: UserProfile, domain: str, *, allow_subdomains: bool
-) -> None:
+def do_change_realm_domain(session: Session, user: Requester, domain: str, *, allow_subdomains: bool) -> None:
     _check_owner(user)
     with transaction(session) as tx:
         realm_domain = access_realm_domain(session, user.realm_id, domain)
@@ -74,13 +72,13 @@ def do_change_realm_domain(
         )
 
 
-def do_remove_realm_domain(session: Session, user: UserProfile, domain: str) -> None:
+def do_remove_realm_domain(session: Session, user: Requester, domain: str) -> None:
     _check_owner(user)
     with transaction(session) as tx:
         realm_domain = access_realm_domain(session, user.realm_id, domain)
         session.delete(realm_domain)
         session.flush()
-        realm = user.realm
+        realm = get_realm(session, user.realm_id)
         if realm.emails_restricted_to_domains and not get_realm_domains(session, realm.id):
             # The restriction means nothing without domains, and would later take effect
             # with whatever domain is added next; Zulip lifts it too.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
 from palaver.lib.emoji import is_valid_emoji_name
@@ -24,7 +25,7 @@ from palaver.lib.realm_emoji import (
 from palaver.lib.storage import FileStorage
 from palaver.lib.user_groups import is_user_in_group
 from palaver.models.realm_emoji import RealmEmoji
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 
 _DUPLICATE = "A custom emoji with this name already exists."
 
@@ -49,11 +50,12 @@ def _notify(tx: Tx, session: Session, emoji: RealmEmoji, *, added: bool) -> None
 
 
 def do_add_realm_emoji(
-    session: Session, storage: FileStorage, user: UserProfile, name: str, data: bytes
+    session: Session, storage: FileStorage, user: Requester, name: str, data: bytes
 ) -> RealmEmoji:
     name = normalize_emoji_name(name)
     check_emoji_name(name)
-    if not is_user_in_group(session, user, user.realm.can_add_custom_emoji_group):
+    realm = realm_settings(session, user.realm_id)
+    if not is_user_in_group(session, user.user_id, realm.can_add_custom_emoji_group):
         raise JsonableError("Insufficient permission")
     if is_valid_emoji_name(name) and not user.is_realm_admin:
         raise JsonableError("Only administrators can override default emoji.")
@@ -63,7 +65,7 @@ def do_add_realm_emoji(
         with transaction(session) as tx:
             if active_realm_emoji_by_name(session, user.realm_id, name) is not None:
                 raise JsonableError(_DUPLICATE)
-            emoji = RealmEmoji(realm_id=user.realm_id, author_id=user.id, name=name)
+            emoji = RealmEmoji(realm_id=user.realm_id, author_id=user.user_id, name=name)
             session.add(emoji)
             session.flush()
             emoji.file_name = f"{emoji.id}.{kind.extension}"
@@ -78,7 +80,7 @@ def do_add_realm_emoji(
     return emoji
 
 
-def do_deactivate_realm_emoji(session: Session, user: UserProfile, name: str) -> None:
+def do_deactivate_realm_emoji(session: Session, user: Requester, name: str) -> None:
     """Deactivate by name: the emoji's author or an administrator may.
 
     The image stays, as old messages and reactions still show the emoji.
@@ -87,7 +89,7 @@ def do_deactivate_realm_emoji(session: Session, user: UserProfile, name: str) ->
         emoji = active_realm_emoji_by_name(session, user.realm_id, normalize_emoji_name(name))
         if emoji is None:
             raise ResourceNotFoundError(f"Emoji '{name}' does not exist")
-        if not user.is_realm_admin and emoji.author_id != user.id:
+        if not user.is_realm_admin and emoji.author_id != user.user_id:
             raise JsonableError("Must be an organization administrator or emoji author")
         emoji.deactivated = True
         _notify(tx, session, emoji, added=False)

@@ -21,6 +21,7 @@ from palaver.lib.realm_export import realm_exports
 from palaver.lib.storage import FileStorage
 from palaver.models import Realm, UserProfile
 from palaver.models.realm_export import RealmExportRecord, RealmExportType
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 # A claimed export not finished after this long belongs to a process that died.
@@ -35,13 +36,15 @@ def _notify(tx: Tx, session: Session, settings: Settings, realm_id: int) -> None
     tx.send_event(realm_id, ev.RealmExport(exports=exports), active_admin_ids(session, realm_id))
 
 
-def do_request_realm_export(session: Session, settings: Settings, user: UserProfile, export_type: int) -> int:
+def do_request_realm_export(session: Session, settings: Settings, user: Requester, export_type: int) -> int:
     if not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
     if export_type not in (RealmExportType.PUBLIC, RealmExportType.STANDARD):
         raise JsonableError("Invalid export type")
     with transaction(session) as tx:
-        record = RealmExportRecord(realm_id=user.realm_id, acting_user_id=user.id, export_type=export_type)
+        record = RealmExportRecord(
+            realm_id=user.realm_id, acting_user_id=user.user_id, export_type=export_type
+        )
         session.add(record)
         _notify(tx, session, settings, user.realm_id)
     return record.id
@@ -82,7 +85,7 @@ def do_finish_realm_export(
 
 
 def do_delete_realm_export(
-    session: Session, settings: Settings, storage: FileStorage, user: UserProfile, export_id: int
+    session: Session, settings: Settings, storage: FileStorage, user: Requester, export_id: int
 ) -> None:
     if not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()

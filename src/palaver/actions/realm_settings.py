@@ -26,7 +26,7 @@ from palaver.lib.group_settings import (
     render_group_setting,
 )
 from palaver.lib.message_reports import check_moderation_channel_private
-from palaver.lib.realm import active_user_ids
+from palaver.lib.realm import active_user_ids, get_realm
 from palaver.lib.realm_settings import (
     OWNER_ONLY_SETTINGS,
     REALM_GROUP_RULES,
@@ -37,9 +37,10 @@ from palaver.lib.realm_settings import (
 )
 from palaver.models import RealmUserDefault, Role, UserGroup, UserProfile
 from palaver.models.realm import REALM_ANNOUNCEMENT_CHANNEL_SETTINGS
+from palaver.models.requester import Requester
 
 
-def _check_role(user: UserProfile, names: list[str]) -> None:
+def _check_role(user: Requester, names: list[str]) -> None:
     if not user.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
     if not user.is_realm_owner and any(name in OWNER_ONLY_SETTINGS for name in names):
@@ -68,7 +69,7 @@ def _refresh_full_members(tx: Tx, session: Session, realm_id: int) -> None:
 
 def do_update_realm_settings(
     session: Session,
-    acting_user: UserProfile,
+    acting_user: Requester,
     values: dict[str, Any],
     group_settings: dict[str, GroupSettingUpdate],
     *,
@@ -79,7 +80,7 @@ def do_update_realm_settings(
     ``settings`` (the server's) is needed to describe a change of the sign-in methods.
     """
     _check_role(acting_user, [*values, *group_settings])
-    realm = acting_user.realm
+    realm = get_realm(session, acting_user.realm_id)
     with transaction(session) as tx:
         tx.lock(realm)
         for name, raw in values.items():
@@ -128,7 +129,7 @@ def do_update_realm_settings(
 
 
 def do_update_realm_user_default_settings(
-    session: Session, acting_user: UserProfile, settings: dict[str, Any]
+    session: Session, acting_user: Requester, settings: dict[str, Any]
 ) -> None:
     """Change what new users start with; users who already joined keep their settings."""
     if not acting_user.is_realm_admin:

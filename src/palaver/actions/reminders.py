@@ -16,33 +16,30 @@ from palaver.events import types as ev
 from palaver.lib.message_access import access_message
 from palaver.lib.message_send import DirectTarget
 from palaver.lib.scheduled_messages import access_reminder, format_reminder, reminder_content
-from palaver.models import UserProfile
 from palaver.models.requester import Requester
 from palaver.models.scheduled_messages import DeliveryType, ScheduledMessage
 
 
 def do_create_reminder(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     message_id: int,
     deliver_at: datetime,
     note: str | None,
     context: SendContext,
 ) -> ScheduledMessage:
     with transaction(session) as tx:
-        message, _ = access_message(session, Requester.of(user), message_id)
+        message, _ = access_message(session, user, message_id)
         content = reminder_content(session, message, note, context.realm_url)
         # As in Zulip, checked as a direct message to oneself, which the user sends in
         # effect (the bot only delivers it); this also renders it for clients' lists.
-        checked = check_message(
-            session, Requester.of(user), DirectTarget(user_ids=(user.id,)), content, context
-        )
+        checked = check_message(session, user, DirectTarget(user_ids=(user.user_id,)), content, context)
         item = ScheduledMessage(
             realm_id=user.realm_id,
-            sender_id=user.id,
+            sender_id=user.user_id,
             delivery_type=DeliveryType.REMIND,
             type="private",
-            to=orjson.dumps([user.id]).decode(),
+            to=orjson.dumps([user.user_id]).decode(),
             content=checked.content,
             rendered_content=checked.rendered.html,
             scheduled_timestamp=deliver_at,
@@ -53,12 +50,12 @@ def do_create_reminder(
         session.add(item)
         session.flush()
         payload = ev.ReminderPayload(**format_reminder(item))
-        tx.send_event(user.realm_id, ev.RemindersAdd(reminders=[payload]), [user.id])
+        tx.send_event(user.realm_id, ev.RemindersAdd(reminders=[payload]), [user.user_id])
     return item
 
 
-def do_delete_reminder(session: Session, user: UserProfile, reminder_id: int) -> None:
+def do_delete_reminder(session: Session, user: Requester, reminder_id: int) -> None:
     with transaction(session) as tx:
         item = access_reminder(session, user, reminder_id)
         session.delete(item)
-        tx.send_event(user.realm_id, ev.RemindersRemove(reminder_id=reminder_id), [user.id])
+        tx.send_event(user.realm_id, ev.RemindersRemove(reminder_id=reminder_id), [user.user_id])

@@ -13,8 +13,8 @@ from palaver.lib.saved_snippets import (
     check_title,
     format_saved_snippet,
 )
+from palaver.models.requester import Requester
 from palaver.models.saved_snippets import SavedSnippet
-from palaver.models.users import UserProfile
 from palaver.timeutil import utcnow
 
 
@@ -22,19 +22,21 @@ def _payload(snippet: SavedSnippet) -> ev.SavedSnippetPayload:
     return ev.SavedSnippetPayload(**format_saved_snippet(snippet))
 
 
-def do_create_saved_snippet(session: Session, user: UserProfile, title: str, content: str) -> SavedSnippet:
+def do_create_saved_snippet(session: Session, user: Requester, title: str, content: str) -> SavedSnippet:
     title, content = check_title(title), check_content(content)
     with transaction(session) as tx:
-        snippet = SavedSnippet(user_profile_id=user.id, title=title, content=content, date_created=utcnow())
+        snippet = SavedSnippet(
+            user_profile_id=user.user_id, title=title, content=content, date_created=utcnow()
+        )
         session.add(snippet)
         session.flush()
-        tx.send_event(user.realm_id, ev.SavedSnippetsAdd(saved_snippet=_payload(snippet)), [user.id])
+        tx.send_event(user.realm_id, ev.SavedSnippetsAdd(saved_snippet=_payload(snippet)), [user.user_id])
     return snippet
 
 
 def do_edit_saved_snippet(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     saved_snippet_id: int,
     *,
     title: str | None = None,
@@ -51,11 +53,13 @@ def do_edit_saved_snippet(
         if new_content is not None:
             snippet.content = new_content
         session.flush()
-        tx.send_event(user.realm_id, ev.SavedSnippetsUpdate(saved_snippet=_payload(snippet)), [user.id])
+        tx.send_event(user.realm_id, ev.SavedSnippetsUpdate(saved_snippet=_payload(snippet)), [user.user_id])
 
 
-def do_delete_saved_snippet(session: Session, user: UserProfile, saved_snippet_id: int) -> None:
+def do_delete_saved_snippet(session: Session, user: Requester, saved_snippet_id: int) -> None:
     with transaction(session) as tx:
         snippet = access_saved_snippet(session, user, saved_snippet_id)
         session.delete(snippet)
-        tx.send_event(user.realm_id, ev.SavedSnippetsRemove(saved_snippet_id=saved_snippet_id), [user.id])
+        tx.send_event(
+            user.realm_id, ev.SavedSnippetsRemove(saved_snippet_id=saved_snippet_id), [user.user_id]
+        )

@@ -42,18 +42,18 @@ logger = logging.getLogger(__name__)
 def _apply_checked(
     session: Session,
     item: ScheduledMessage,
-    sender: UserProfile,
+    sender: Requester,
     target: SendTarget,
     content: str,
     context: SendContext,
 ) -> None:
-    checked = check_message(session, Requester.of(sender), target, content, context)
+    checked = check_message(session, sender, target, content, context)
     stream = checked.recipients.stream
     item.type = "stream" if stream is not None else "private"
     item.stream_id = stream.id if stream is not None else None
     item.topic = checked.recipients.topic
     item.to = orjson.dumps(
-        [] if stream is not None else direct_to(sender.id, list(checked.recipients.user_ids))
+        [] if stream is not None else direct_to(sender.user_id, list(checked.recipients.user_ids))
     ).decode()
     item.content = checked.content
     item.rendered_content = checked.rendered.html
@@ -61,7 +61,7 @@ def _apply_checked(
 
 def do_schedule_message(
     session: Session,
-    sender: UserProfile,
+    sender: Requester,
     target: SendTarget,
     content: str,
     deliver_at: datetime,
@@ -70,7 +70,7 @@ def do_schedule_message(
     with transaction(session) as tx:
         item = ScheduledMessage(
             realm_id=sender.realm_id,
-            sender_id=sender.id,
+            sender_id=sender.user_id,
             delivery_type=DeliveryType.SEND_LATER,
             scheduled_timestamp=deliver_at,
             read_by_sender=context.read_by_sender,
@@ -80,13 +80,15 @@ def do_schedule_message(
         session.add(item)
         session.flush()
         payload = ev.ScheduledMessagePayload(**format_scheduled_message(item))
-        tx.send_event(sender.realm_id, ev.ScheduledMessagesAdd(scheduled_messages=[payload]), [sender.id])
+        tx.send_event(
+            sender.realm_id, ev.ScheduledMessagesAdd(scheduled_messages=[payload]), [sender.user_id]
+        )
     return item
 
 
 def do_edit_scheduled_message(
     session: Session,
-    sender: UserProfile,
+    sender: Requester,
     item_id: int,
     *,
     message_type: str | None,
@@ -125,7 +127,7 @@ def do_edit_scheduled_message(
             # Only the topic changed: it must still be allowed in the channel.
             check_message(
                 session,
-                Requester.of(sender),
+                sender,
                 ChannelTarget(topic=topic, stream_id=item.stream_id),
                 item.content,
                 context,
@@ -138,14 +140,18 @@ def do_edit_scheduled_message(
         item.failure_message = None
         session.flush()
         payload = ev.ScheduledMessagePayload(**format_scheduled_message(item))
-        tx.send_event(sender.realm_id, ev.ScheduledMessagesUpdate(scheduled_message=payload), [sender.id])
+        tx.send_event(
+            sender.realm_id, ev.ScheduledMessagesUpdate(scheduled_message=payload), [sender.user_id]
+        )
 
 
-def do_delete_scheduled_message(session: Session, sender: UserProfile, item_id: int) -> None:
+def do_delete_scheduled_message(session: Session, sender: Requester, item_id: int) -> None:
     with transaction(session) as tx:
         item = access_scheduled_message(session, sender, item_id)
         session.delete(item)
-        tx.send_event(sender.realm_id, ev.ScheduledMessagesRemove(scheduled_message_id=item_id), [sender.id])
+        tx.send_event(
+            sender.realm_id, ev.ScheduledMessagesRemove(scheduled_message_id=item_id), [sender.user_id]
+        )
 
 
 # Delivery ---------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from palaver.lib.widgets import check_widget_data, format_submessage, message_wi
 from palaver.models.messages import Message
 from palaver.models.requester import Requester
 from palaver.models.submessages import SubMessage
-from palaver.models.users import UserProfile
 
 MAX_MSG_TYPE_LENGTH = 100
 
@@ -38,24 +37,22 @@ def create_widget_submessages(session: Session, message: Message) -> list[dict[s
     return [format_submessage(row)]
 
 
-def do_add_submessage(
-    session: Session, user: UserProfile, message_id: int, msg_type: str, content: str
-) -> int:
+def do_add_submessage(session: Session, user: Requester, message_id: int, msg_type: str, content: str) -> int:
     """Attach a submessage to a message the user can read; returns its ID."""
     with transaction(session) as tx:
-        message, _ = access_message(session, Requester.of(user), message_id)
+        message, _ = access_message(session, user, message_id)
         if not msg_type or len(msg_type) > MAX_MSG_TYPE_LENGTH:
             raise JsonableError("Invalid msg_type")
         widget_type, has_any = message_widget_type(session, message.id)
         # Only the sender may start a widget on their message; others may then take part.
-        if not has_any and user.id != message.sender_id:
+        if not has_any and user.user_id != message.sender_id:
             raise JsonableError("You cannot attach a submessage to this message.")
         try:
             data = orjson.loads(content)
         except orjson.JSONDecodeError:
             raise JsonableError("Invalid json for submessage") from None
-        check_widget_data(widget_type, data, is_widget_author=user.id == message.sender_id)
-        row = SubMessage(message_id=message.id, sender_id=user.id, msg_type=msg_type, content=content)
+        check_widget_data(widget_type, data, is_widget_author=user.user_id == message.sender_id)
+        row = SubMessage(message_id=message.id, sender_id=user.user_id, msg_type=msg_type, content=content)
         session.add(row)
         session.flush()
         tx.send_event(
@@ -64,7 +61,7 @@ def do_add_submessage(
                 msg_type=msg_type,
                 content=content,
                 message_id=message.id,
-                sender_id=user.id,
+                sender_id=user.user_id,
                 submessage_id=row.id,
             ),
             message_audience(session, message),

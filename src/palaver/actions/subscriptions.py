@@ -37,6 +37,7 @@ from palaver.lib.subscriptions import (
     subscriptions_by_user,
     used_colors,
 )
+from palaver.lib.users import requester_user
 from palaver.models import UserProfile
 from palaver.models.channels import DefaultStream, Stream, Subscription
 from palaver.models.requester import Requester
@@ -218,11 +219,17 @@ def remove_subscriptions(
 
 
 def do_unsubscribe_by_name(
-    session: Session, acting_user: UserProfile, names: Sequence[str], users: Sequence[UserProfile]
+    session: Session,
+    acting_user: Requester,
+    names: Sequence[str],
+    users: Sequence[UserProfile] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """Unsubscribe users from channels by name; returns the names removed and not removed."""
+    """Unsubscribe users (None: the acting user) from channels by name; returns the names
+    removed and not removed."""
     with transaction(session) as tx:
-        viewer = viewer_for(session, Requester.of(acting_user))
+        if users is None:
+            users = [requester_user(session, acting_user)]
+        viewer = viewer_for(session, acting_user)
         found = get_streams_by_names(session, acting_user.realm_id, names)
         streams: dict[int, Stream] = {}
         for name in names:
@@ -232,7 +239,7 @@ def do_unsubscribe_by_name(
                 raise JsonableError(
                     f"Channel '{name}' does not exist", code="STREAM_DOES_NOT_EXIST", stream=name
                 )
-            others = [u for u in users if u.id != acting_user.id]
+            others = [u for u in users if u.id != acting_user.user_id]
             if others and not can_remove_subscribers(viewer, stream, others):
                 raise JsonableError("Insufficient permission")
             streams[stream.id] = stream
@@ -241,12 +248,12 @@ def do_unsubscribe_by_name(
 
 
 def _subscription_for_update(
-    session: Session, user: UserProfile, stream_id: int
+    session: Session, user: Requester, stream_id: int
 ) -> tuple[Stream, Subscription]:
     stream = get_stream_by_id(session, user.realm_id, stream_id)
-    if stream is None or not has_metadata_access(viewer_for(session, Requester.of(user)), stream):
+    if stream is None or not has_metadata_access(viewer_for(session, user), stream):
         raise JsonableError("Invalid channel ID")
-    sub = subscriptions_by_user(session, [user.id], [stream.id]).get((user.id, stream.id))
+    sub = subscriptions_by_user(session, [user.user_id], [stream.id]).get((user.user_id, stream.id))
     if sub is None or not sub.active:
         raise JsonableError(f"Not subscribed to channel ID {stream_id}")
     return stream, sub
@@ -260,7 +267,7 @@ class PropertyChange:
 
 
 def do_update_subscription_properties(
-    session: Session, user: UserProfile, changes: Sequence[PropertyChange]
+    session: Session, user: Requester, changes: Sequence[PropertyChange]
 ) -> None:
     """Change the user's own settings for channels; all changes apply or none.
 
@@ -279,8 +286,8 @@ def do_update_subscription_properties(
                 second = "in_home_view" if first == "is_muted" else "is_muted"
                 for prop in (first, second):
                     event = ev.SubscriptionUpdate(stream_id=stream.id, property=prop, value=pair[prop])
-                    tx.send_event(user.realm_id, event, [user.id])
+                    tx.send_event(user.realm_id, event, [user.user_id])
                 continue
             setattr(sub, change.property, value)
             event = ev.SubscriptionUpdate(stream_id=stream.id, property=change.property, value=value)
-            tx.send_event(user.realm_id, event, [user.id])
+            tx.send_event(user.realm_id, event, [user.user_id])

@@ -11,12 +11,12 @@ from palaver.actions.channel_creation import ChannelRequest, do_subscribe_by_nam
 from palaver.actions.new_channels import NewChannel
 from palaver.actions.subscriptions import do_unsubscribe_by_name
 from palaver.db.transaction import transaction
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 
 
 def do_update_subscriptions(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     *,
     add: Sequence[tuple[str, str, str | None]],
     delete: Sequence[str],
@@ -27,12 +27,12 @@ def do_update_subscriptions(
         removed: list[str] = []
         not_removed: list[str] = []
         if delete:
-            removed, not_removed = do_unsubscribe_by_name(session, user, delete, [user])
+            removed, not_removed = do_unsubscribe_by_name(session, user, delete)
         subscribed: dict[str, list[str]] = {}
         already: dict[str, list[str]] = {}
         if add:
             requests = [ChannelRequest(name, description, color) for name, description, color in add]
-            result = do_subscribe_by_name(session, user, requests, [user], template=NewChannel(name=""))
+            result = do_subscribe_by_name(session, user, requests, template=NewChannel(name=""))
             subscribed, already = result.subscribed, result.already_subscribed
     return {
         "subscribed": subscribed,

@@ -19,6 +19,7 @@ from palaver.lib.two_factor import PENDING_LIFETIME, TWO_FACTOR_RESET, matching_
 from palaver.lib.web_sessions import hash_token, new_token
 from palaver.models import UserProfile
 from palaver.models.auth import LoginRecord, PendingLogin, RecoveryCode, TrustedBrowser, TwoFactorDevice
+from palaver.models.requester import Requester
 
 RECOVERY_CODES = 10
 _CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
@@ -152,7 +153,7 @@ def do_finish_pending_login(session: Session, token: str) -> None:
 
 
 def do_reset_two_factor(
-    session: Session, acting_user: UserProfile, user: UserProfile, *, ip_address: str, client: str
+    session: Session, acting_user: Requester, user: UserProfile, *, ip_address: str, client: str
 ) -> bool:
     """An administrator turns off someone's authenticator (a lost phone): what
     ``palaver reset-2fa`` does, recorded in the sign-in audit log with who did it. Only an
@@ -171,7 +172,7 @@ def do_reset_two_factor(
                 channel="admin",
                 ip_address=ip_address[:64],
                 user_agent=client[:255],
-                acting_user_id=acting_user.id,
+                acting_user_id=acting_user.user_id,
             )
         )
     return had

@@ -45,7 +45,7 @@ def _listening(session: Session, user_ids: Iterable[int]) -> list[int]:
     return list(session.scalars(_LISTENING, {"ids": ids}))
 
 
-def _check_direct_allowed(sender: UserProfile) -> None:
+def _check_direct_allowed(sender: Requester) -> None:
     if not sender.send_private_typing_notifications:
         raise JsonableError("User has disabled typing notifications for direct messages")
 
@@ -55,15 +55,15 @@ def _check_channel_allowed(sender: Requester) -> None:
         raise JsonableError("User has disabled typing notifications for channel messages")
 
 
-def do_send_direct_typing(session: Session, sender: UserProfile, to: Sequence[int], op: TypingOp) -> None:
+def do_send_direct_typing(session: Session, sender: Requester, to: Sequence[int], op: TypingOp) -> None:
     """Notify the members of a direct-message conversation (the sender is one of them).
 
     A single unknown ID rejects the whole request: notifying part of a group would show
     the typing in a different conversation.
     """
     _check_direct_allowed(sender)
-    wanted = set(to) | {sender.id}
-    found = {u.id: u for u in get_users(session, sender.realm_id, Requester.of(sender), wanted)}
+    wanted = set(to) | {sender.user_id}
+    found = {u.id: u for u in get_users(session, sender.realm_id, sender, wanted)}
     for user_id in to:
         if user_id not in found:
             raise JsonableError(f"Invalid user ID {user_id}")
@@ -72,7 +72,7 @@ def do_send_direct_typing(session: Session, sender: UserProfile, to: Sequence[in
         event_class = ev.TypingStart if op == "start" else ev.TypingStop
         event = event_class(
             message_type="direct",
-            sender=ev.TypingUser(user_id=sender.id, email=sender.email),
+            sender=ev.TypingUser(user_id=sender.user_id, email=sender.email),
             recipients=[ev.TypingUser(user_id=u.id, email=u.email) for u in members],
         )
         tx.send_event(sender.realm_id, event, _listening(session, found))
@@ -96,14 +96,14 @@ def do_send_channel_typing(
         tx.send_event(sender.realm_id, event, _listening(session, subscribers))
 
 
-def do_send_message_edit_typing(session: Session, sender: UserProfile, message_id: int, op: TypingOp) -> None:
+def do_send_message_edit_typing(session: Session, sender: Requester, message_id: int, op: TypingOp) -> None:
     """Notify whoever would see the edit: the message's recipients, or the channel's
     subscribers.
     """
-    message, _ = access_message(session, Requester.of(sender), message_id)
+    message, _ = access_message(session, sender, message_id)
     event_class = ev.TypingEditMessageStart if op == "start" else ev.TypingEditMessageStop
     if message.is_channel_message:
-        _check_channel_allowed(Requester.of(sender))
+        _check_channel_allowed(sender)
         stream = stream_for_message(session, message)
         audience = subscriber_ids(session, stream)
         if len(audience) > MAX_CHANNEL_SIZE_FOR_TYPING:
@@ -116,5 +116,5 @@ def do_send_message_edit_typing(session: Session, sender: UserProfile, message_i
         )
         recipient = ev.TypingEditRecipient(type="direct", user_ids=sorted(audience))
     with notification(session) as tx:
-        event = event_class(sender_id=sender.id, message_id=message.id, recipient=recipient)
+        event = event_class(sender_id=sender.user_id, message_id=message.id, recipient=recipient)
         tx.send_event(sender.realm_id, event, _listening(session, audience))

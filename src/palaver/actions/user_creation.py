@@ -124,7 +124,7 @@ def create_user(
     email_host: str,
     role: int = Role.MEMBER,
     bot_type: int | None = None,
-    bot_owner: UserProfile | None = None,
+    bot_owner_id: int | None = None,
     timezone: str = "",
     announce_bot: bool = True,
 ) -> UserProfile:
@@ -148,7 +148,7 @@ def create_user(
             role=role,
             is_bot=bot_type is not None,
             bot_type=bot_type,
-            bot_owner_id=bot_owner.id if bot_owner else None,
+            bot_owner_id=bot_owner_id,
             timezone=timezone,
             api_key=generate_api_key(),
             password=password_hash,

@@ -14,6 +14,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from palaver.actions.group_settings import default_group_setting, set_group_setting, store_group_setting_value
+from palaver.cache import realm_settings
 from palaver.db.locks import lock_row
 from palaver.db.transaction import Tx, transaction
 from palaver.events import types as ev
@@ -147,34 +148,34 @@ def _check_name_free(session: Session, realm_id: int, name: str, group_id: int |
         raise JsonableError(f"User group '{name}' already exists.")
 
 
-def do_create_user_group(session: Session, creator: UserProfile, new: NewUserGroup) -> UserGroup:
+def do_create_user_group(session: Session, creator: Requester, new: NewUserGroup) -> UserGroup:
     name = check_group_name(new.name)
     description = check_group_description(new.description)
-    realm = creator.realm
+    realm_id = creator.realm_id
     with transaction(session) as tx:
-        if not user_has_permission(session, Requester.of(creator), realm.can_create_groups):
+        if not user_has_permission(session, creator, realm_settings(session, realm_id).can_create_groups):
             raise JsonableError("Insufficient permission")
-        _check_name_free(session, realm.id, name)
-        members = _check_users(session, realm.id, new.members)
+        _check_name_free(session, realm_id, name)
+        members = _check_users(session, realm_id, new.members)
         # Any group may be nested in a new one: it cannot be part of a cycle yet.
-        subgroups = _check_subgroups(session, realm.id, new.subgroups)
+        subgroups = _check_subgroups(session, realm_id, new.subgroups)
         resolved = {
-            setting: _resolve_setting(session, realm.id, setting, value)
+            setting: _resolve_setting(session, realm_id, setting, value)
             for setting, value in new.group_settings.items()
         }
         group = UserGroup(
-            realm_id=realm.id,
+            realm_id=realm_id,
             name=name,
             description=description,
             is_system_group=False,
-            creator_id=creator.id,
+            creator_id=creator.user_id,
             date_created=utcnow(),
         )
         for setting, rule in USER_GROUP_RULES.items():
             if setting in resolved:
-                group_id = store_group_setting_value(session, realm.id, resolved[setting])
+                group_id = store_group_setting_value(session, realm_id, resolved[setting])
             else:
-                group_id = default_group_setting(session, realm.id, rule, creator.id)
+                group_id = default_group_setting(session, realm_id, rule, creator.user_id)
             setattr(group, setting, group_id)
         session.add(group)
         session.flush()
@@ -182,7 +183,7 @@ def do_create_user_group(session: Session, creator: UserProfile, new: NewUserGro
         session.add_all(GroupGroupMembership(supergroup_id=group.id, subgroup_id=g) for g in subgroups)
         session.flush()
         tx.send_event(
-            realm.id, ev.UserGroupAdd(group=_group_payload(session, group)), _recipients(session, realm.id)
+            realm_id, ev.UserGroupAdd(group=_group_payload(session, group)), _recipients(session, realm_id)
         )
     return group
 
@@ -193,7 +194,7 @@ def _rendered(session: Session, group_id: int) -> ev.GroupSettingPayload:
 
 
 def do_update_user_group(
-    session: Session, acting_user: UserProfile, group_id: int, changes: UserGroupChanges
+    session: Session, acting_user: Requester, group_id: int, changes: UserGroupChanges
 ) -> None:
     if changes.name is None and changes.description is None and not changes.group_settings:
         raise JsonableError("No new data supplied")
@@ -227,7 +228,7 @@ def do_update_user_group(
             tx.send_event(group.realm_id, event, _recipients(session, group.realm_id))
 
 
-def _access_active_group_for_update(session: Session, user: UserProfile, group_id: int) -> UserGroup:
+def _access_active_group_for_update(session: Session, user: Requester, group_id: int) -> UserGroup:
     group = get_named_group(session, user.realm_id, group_id)
     lock_row(session, group)
     if group.deactivated:
@@ -276,7 +277,7 @@ def do_set_provider_group_membership(
 
 def do_update_user_group_members(
     session: Session,
-    acting_user: UserProfile,
+    acting_user: Requester,
     group_id: int,
     *,
     add: list[int],
@@ -292,7 +293,7 @@ def do_update_user_group_members(
         if delete_ids:
             removed = _check_users(session, realm_id, delete_ids)
             # Leaving is a permission of its own; removing others is another.
-            if removed == [acting_user.id]:
+            if removed == [acting_user.user_id]:
                 check_group_permission(
                     session, acting_user, group, "can_leave_group", "can_remove_members_group"
                 )
@@ -310,7 +311,7 @@ def do_update_user_group_members(
             _send_membership_events(tx, session, group, [], removed)
         if add:
             added = _check_users(session, realm_id, add)
-            if added == [acting_user.id]:
+            if added == [acting_user.user_id]:
                 check_group_permission(session, acting_user, group, "can_join_group", "can_add_members_group")
             else:
                 check_group_permission(session, acting_user, group, "can_add_members_group")
@@ -326,7 +327,7 @@ def do_update_user_group_members(
             _add_subgroups(tx, session, acting_user, group, add_subgroups)
 
 
-def _add_subgroups(tx: Tx, session: Session, user: UserProfile, group: UserGroup, ids: list[int]) -> None:
+def _add_subgroups(tx: Tx, session: Session, user: Requester, group: UserGroup, ids: list[int]) -> None:
     check_group_permission(session, user, group, "can_add_members_group")
     subgroups = _check_subgroups(session, group.realm_id, ids)
     existing = set(direct_subgroup_ids(session, [group.id])[group.id])
@@ -345,7 +346,7 @@ def _add_subgroups(tx: Tx, session: Session, user: UserProfile, group: UserGroup
     )
 
 
-def _remove_subgroups(tx: Tx, session: Session, user: UserProfile, group: UserGroup, ids: list[int]) -> None:
+def _remove_subgroups(tx: Tx, session: Session, user: Requester, group: UserGroup, ids: list[int]) -> None:
     check_group_permission(session, user, group, "can_remove_members_group")
     wanted = list(dict.fromkeys(ids))
     existing = set(direct_subgroup_ids(session, [group.id])[group.id])
@@ -368,7 +369,7 @@ def _remove_subgroups(tx: Tx, session: Session, user: UserProfile, group: UserGr
 
 
 def do_update_user_group_subgroups(
-    session: Session, acting_user: UserProfile, group_id: int, *, add: list[int], delete_ids: list[int]
+    session: Session, acting_user: Requester, group_id: int, *, add: list[int], delete_ids: list[int]
 ) -> None:
     with transaction(session) as tx:
         group = _access_active_group_for_update(session, acting_user, group_id)
@@ -385,7 +386,7 @@ class CannotDeactivateGroupInUseError(JsonableError):
         super().__init__("Cannot deactivate user group in use.", objections=objections)
 
 
-def do_deactivate_user_group(session: Session, acting_user: UserProfile, group_id: int) -> None:
+def do_deactivate_user_group(session: Session, acting_user: Requester, group_id: int) -> None:
     with transaction(session) as tx:
         group = _access_active_group_for_update(session, acting_user, group_id)
         check_group_permission(session, acting_user, group)

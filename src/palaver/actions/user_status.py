@@ -12,15 +12,15 @@ from palaver.events import types as ev
 from palaver.lib.emoji import (
     UNICODE_EMOJI,
 )
-from palaver.lib.users import user_ids_who_can_access
-from palaver.models import UserProfile
+from palaver.lib.users import requester_user, user_ids_who_can_access
+from palaver.models.requester import Requester
 from palaver.models.user_status import UserStatus
 from palaver.timeutil import utcnow
 
 
 def do_update_user_status(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     *,
     away: bool | None = None,
     status_text: str | None = None,
@@ -29,12 +29,15 @@ def do_update_user_status(
     """``emoji`` is (name, code, reaction_type); an empty name clears it."""
     with transaction(session) as tx:
         if away is not None:
-            # Since Zulip 6.0 "away" is only another way to set presence_enabled.
-            do_change_user_setting(session, user, "presence_enabled", not away)
+            # Since Zulip 6.0 "away" is only another way to set presence_enabled, a column
+            # of the user's row: only then is the row loaded, to be written.
+            do_change_user_setting(session, requester_user(session, user), "presence_enabled", not away)
         if status_text is not None or emoji is not None:
-            status = session.get(UserStatus, user.id)
+            status = session.get(UserStatus, user.user_id)
             if status is None:
-                status = UserStatus(user_profile_id=user.id, status_text="", emoji_name="", emoji_code="")
+                status = UserStatus(
+                    user_profile_id=user.user_id, status_text="", emoji_name="", emoji_code=""
+                )
                 status.reaction_type = UNICODE_EMOJI
                 session.add(status)
             if status_text is not None:
@@ -44,7 +47,7 @@ def do_update_user_status(
             status.timestamp = utcnow()
             session.flush()
         event = ev.UserStatusEvent(
-            user_id=user.id,
+            user_id=user.user_id,
             away=away,
             status_text=status_text,
             emoji_name=emoji[0] if emoji is not None else None,

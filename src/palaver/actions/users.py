@@ -49,6 +49,7 @@ from palaver.lib.users import (
     get_realm_user,
     is_last_owner,
     lock_realm_owners,
+    requester_user,
     user_ids_who_can_access,
 )
 from palaver.lib.web_sessions import current_web_session_id
@@ -81,7 +82,7 @@ def do_create_user(
     email_host: str,
     role: int = Role.MEMBER,
     bot_type: int | None = None,
-    bot_owner: UserProfile | None = None,
+    bot_owner_id: int | None = None,
     timezone: str = "",
     announce_bot: bool = True,
     default_streams: bool = True,
@@ -102,7 +103,7 @@ def do_create_user(
             email_host=email_host,
             role=role,
             bot_type=bot_type,
-            bot_owner=bot_owner,
+            bot_owner_id=bot_owner_id,
             timezone=timezone,
             announce_bot=announce_bot,
         )
@@ -163,18 +164,21 @@ def do_change_full_name(session: Session, user: UserProfile, full_name: str) -> 
 
 
 def do_change_user_role(
-    session: Session, user: UserProfile, role: int, *, acting_user: UserProfile | None
+    session: Session, user: UserProfile, role: int, *, acting_user: Requester | None
 ) -> None:
     """``acting_user`` None: the server's own decision (a provider's role mapping)."""
     if role not in set(Role):
         raise JsonableError("Invalid role")
     with transaction(session) as tx:
+        # The acting user's row, read in the transaction and reread under the owners' lock:
+        # whether they are an owner decides a change to or from the owner role.
+        acting = requester_user(session, acting_user) if acting_user is not None else None
         if Role.OWNER in (role, user.role):
-            lock_realm_owners(session, user, *([acting_user] if acting_user is not None else []))
+            lock_realm_owners(session, user, *([acting] if acting is not None else []))
         tx.lock(user)
         if user.role == role:
             return
-        if Role.OWNER in (role, user.role) and acting_user is not None and not acting_user.is_realm_owner:
+        if Role.OWNER in (role, user.role) and acting is not None and not acting.is_realm_owner:
             raise JsonableError("Must be an organization owner")
         if is_last_owner(session, user):
             raise JsonableError("The owner permission cannot be removed from the only organization owner.")
@@ -284,7 +288,7 @@ def do_update_user(
     session: Session,
     user: UserProfile,
     *,
-    acting_user: UserProfile,
+    acting_user: Requester,
     full_name: str | None = None,
     role: int | None = None,
     profile_data: list[ProfileDataChange] | None = None,
@@ -299,7 +303,7 @@ def do_update_user(
             do_update_user_custom_profile_data(session, user, profile_data)
 
 
-def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: UserProfile | None) -> None:
+def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: Requester | None) -> None:
     with transaction(session) as tx:
         if user.is_realm_owner:
             lock_realm_owners(session, user)
@@ -329,6 +333,12 @@ def do_deactivate_user(session: Session, user: UserProfile, *, acting_user: User
             )
             for bot in bots:
                 do_deactivate_user(session, bot, acting_user=acting_user)
+
+
+def do_deactivate_own_user(session: Session, user: Requester) -> None:
+    """A user leaving the organization: their row is loaded in the deactivation's transaction."""
+    with transaction(session):
+        do_deactivate_user(session, requester_user(session, user), acting_user=user)
 
 
 def do_reactivate_user(session: Session, user: UserProfile) -> None:

@@ -19,14 +19,14 @@ AlertWordList = list[Annotated[str, StringConstraints(max_length=MAX_ALERT_WORD_
 
 @router.get("/users/me/alert_words")
 def list_alert_words(ctx: Ctx) -> JsonDict:
-    return {"alert_words": user_alert_words(ctx.session, ctx.me.id)}
+    return {"alert_words": user_alert_words(ctx.session, ctx.requester.user_id)}
 
 
 @router.post("/users/me/alert_words")
 def add_alert_words(ctx: Ctx, alert_words: AlertWordList) -> JsonDict:
-    return {"alert_words": do_add_alert_words(ctx.session, ctx.me, alert_words)}
+    return {"alert_words": do_add_alert_words(ctx.session, ctx.requester, alert_words)}
 
 
 @router.delete("/users/me/alert_words")
 def remove_alert_words(ctx: Ctx, alert_words: list[str]) -> JsonDict:
-    return {"alert_words": do_remove_alert_words(ctx.session, ctx.me, alert_words)}
+    return {"alert_words": do_remove_alert_words(ctx.session, ctx.requester, alert_words)}

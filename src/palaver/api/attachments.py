@@ -14,12 +14,12 @@ router = ApiRouter()
 @router.get("/attachments")
 def get_attachments(ctx: Ctx) -> JsonDict:
     return {
-        "attachments": format_attachments(ctx.session, user_attachments(ctx.session, ctx.me)),
-        "upload_space_used": upload_space_used(ctx.session, ctx.me.realm_id),
+        "attachments": format_attachments(ctx.session, user_attachments(ctx.session, ctx.requester)),
+        "upload_space_used": upload_space_used(ctx.session, ctx.requester.realm_id),
     }
 
 
 @router.delete("/attachments/{attachment_id:int}")
 def remove_attachment(ctx: Ctx, attachment_id: int) -> JsonDict:
-    do_delete_attachment(ctx.session, make_storage(ctx.services.settings), ctx.me, attachment_id)
+    do_delete_attachment(ctx.session, make_storage(ctx.services.settings), ctx.requester, attachment_id)
     return {}

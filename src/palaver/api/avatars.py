@@ -40,11 +40,12 @@ from palaver.lib.avatars import (
     unknown_user_avatar_url,
 )
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError, UnauthorizedError
-from palaver.lib.realm import get_realm_for_host, realm_email_host
+from palaver.lib.realm import get_realm, get_realm_for_host, realm_email_host
 from palaver.lib.realm_images import MAX_ICON_FILE_SIZE_MIB, MAX_LOGO_FILE_SIZE_MIB
 from palaver.lib.storage import StorageKeyError, make_storage
-from palaver.lib.users import access_user_by_email, get_realm_user, requester_user
+from palaver.lib.users import access_user_by_email, get_realm_user
 from palaver.models import Realm, UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services
 
 router = ApiRouter()
@@ -72,13 +73,13 @@ def delete_avatar(ctx: Ctx) -> JsonDict:
 @router.post("/realm/icon")
 def upload_realm_icon(ctx: Ctx, file: UploadFile | None = None) -> JsonDict:
     data = read_upload(_one_file(file, "icon"), MAX_ICON_FILE_SIZE_MIB)
-    url = do_change_realm_icon(ctx.session, make_storage(ctx.services.settings), ctx.me, data)
+    url = do_change_realm_icon(ctx.session, make_storage(ctx.services.settings), ctx.requester, data)
     return {"icon_url": url}
 
 
 @router.delete("/realm/icon")
 def delete_realm_icon(ctx: Ctx) -> JsonDict:
-    do_change_realm_icon(ctx.session, make_storage(ctx.services.settings), ctx.me, None)
+    do_change_realm_icon(ctx.session, make_storage(ctx.services.settings), ctx.requester, None)
     return {}
 
 
@@ -86,33 +87,32 @@ def delete_realm_icon(ctx: Ctx) -> JsonDict:
 def upload_realm_logo(ctx: Ctx, file: UploadFile | None = None, night: bool = False) -> JsonDict:
     data = read_upload(_one_file(file, "logo"), MAX_LOGO_FILE_SIZE_MIB)
     storage = make_storage(ctx.services.settings)
-    return {"logo_url": do_change_realm_logo(ctx.session, storage, ctx.me, data, night=night)}
+    return {"logo_url": do_change_realm_logo(ctx.session, storage, ctx.requester, data, night=night)}
 
 
 @router.delete("/realm/logo")
 def delete_realm_logo(ctx: Ctx, night: bool = False) -> JsonDict:
-    do_change_realm_logo(ctx.session, make_storage(ctx.services.settings), ctx.me, None, night=night)
+    do_change_realm_logo(ctx.session, make_storage(ctx.services.settings), ctx.requester, None, night=night)
     return {}
 
 
 # /avatar/ redirects ------------------------------------------------------------------------------
 
 
-def _viewer(services: Services, request: Request, session: Session) -> tuple[Realm, UserProfile | None]:
+def _viewer(services: Services, request: Request, session: Session) -> tuple[Realm, Requester | None]:
     host = request.headers.get("host", "")
     header = request.headers.get("authorization")
     api_key = request.query_params.get("api_key")
     if header:
         requester, _ = authenticate(session, services, "required", host, header)
         assert requester is not None
-        loaded = requester_user(session, requester)
-        return loaded.realm, loaded
+        return get_realm(session, requester.realm_id), requester
     realm = get_realm_for_host(session, services.settings, host)
     if api_key:
         user = user_for_api_key(session, realm.id, api_key)
         if user is None:
             raise UnauthorizedError()
-        return realm, user
+        return realm, Requester.of(user)
     return realm, None
 
 

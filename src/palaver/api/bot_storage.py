@@ -12,17 +12,17 @@ router = ApiRouter()
 
 @router.put("/bot_storage")
 def update_storage(ctx: Ctx, storage: dict[str, str]) -> JsonDict:
-    do_set_bot_storage(ctx.session, ctx.me, storage)
+    do_set_bot_storage(ctx.session, ctx.requester, storage)
     return {}
 
 
 @router.get("/bot_storage")
 def read_storage(ctx: Ctx, keys: list[str] | None = None) -> JsonDict:
-    check_is_bot(ctx.me)
-    return {"storage": get_storage(ctx.session, ctx.me, keys)}
+    check_is_bot(ctx.requester)
+    return {"storage": get_storage(ctx.session, ctx.requester.user_id, keys)}
 
 
 @router.delete("/bot_storage")
 def remove_storage(ctx: Ctx, keys: list[str] | None = None) -> JsonDict:
-    do_remove_bot_storage(ctx.session, ctx.me, keys)
+    do_remove_bot_storage(ctx.session, ctx.requester, keys)
     return {}

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 
+from starlette.datastructures import UploadFile
+
+from palaver.actions.avatars import do_store_avatar
 from palaver.actions.bots import BotDefaultsChange, do_create_bot, do_update_bot
 from palaver.actions.users import do_deactivate_user, do_regenerate_api_key
 from palaver.api.context import Ctx
+from palaver.api.multipart import read_upload
 from palaver.api.routing import ApiRouter, JsonDict
 from palaver.cache import realm_settings
-from palaver.lib.avatars import avatar_url
+from palaver.lib.avatars import MAX_AVATAR_FILE_SIZE_MIB, avatar_images, avatar_url
 from palaver.lib.bots import access_bot_by_id, bot_extra_fields, owned_bots
 from palaver.lib.outgoing_webhooks import check_service_url
 from palaver.lib.realm import realm_email_host
+from palaver.lib.storage import make_storage
 from palaver.lib.users import get_realm_user
 from palaver.models.bots import ServiceInterface
 from palaver.models.users import BotType
@@ -60,7 +65,7 @@ def create_bot(
         check_service_url(ctx.services.settings.outgoing_webhooks_allow_private, "payload_url", payload_url)
     bot = do_create_bot(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         full_name=full_name,
         short_name=short_name,
         bot_type=bot_type,
@@ -88,7 +93,7 @@ def create_bot(
 def list_bots(ctx: Ctx) -> JsonDict:
     """The active bots the user owns (administrators list every bot through /register)."""
     bots = []
-    for bot in owned_bots(ctx.session, ctx.me):
+    for bot in owned_bots(ctx.session, ctx.requester):
         extra = bot_extra_fields(ctx.session, bot)
         bots.append(
             {
@@ -119,15 +124,21 @@ def update_bot(
     service_payload_url: str | None = None,
     service_interface: int = ServiceInterface.GENERIC,
     config_data: dict[str, str] | None = None,
+    file: UploadFile | None = None,
 ) -> JsonDict:
-    bot = access_bot_by_id(ctx.session, ctx.me, bot_id)
+    """``file`` (multipart, any field name, as Zulip's web app sends it) becomes the bot's
+    uploaded avatar."""
+    bot = access_bot_by_id(ctx.session, ctx.requester, bot_id)
+    # Read and decoded before anything changes: an oversized or unreadable picture
+    # changes nothing, not even the name sent with it.
+    images = avatar_images(read_upload(file, MAX_AVATAR_FILE_SIZE_MIB)) if file is not None else None
     if service_payload_url is not None:
         service_payload_url = json_string_or_bare(service_payload_url)
         allow_private = ctx.services.settings.outgoing_webhooks_allow_private
         check_service_url(allow_private, "service_payload_url", service_payload_url)
     do_update_bot(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         bot,
         full_name=full_name,
         role=role,
@@ -139,6 +150,8 @@ def update_bot(
         service_interface=service_interface,
         config_data=config_data,
     )
+    if images is not None:
+        do_store_avatar(ctx.session, make_storage(ctx.services.settings), bot, images)
     extra = bot_extra_fields(ctx.session, bot)
     result: JsonDict = {
         "full_name": bot.full_name,
@@ -158,12 +171,12 @@ def update_bot(
 
 @router.post("/bots/{bot_id:int}/api_key/regenerate")
 def regenerate_bot_api_key(ctx: Ctx, bot_id: int) -> JsonDict:
-    bot = access_bot_by_id(ctx.session, ctx.me, bot_id)
+    bot = access_bot_by_id(ctx.session, ctx.requester, bot_id)
     return {"api_key": do_regenerate_api_key(ctx.session, bot)}
 
 
 @router.delete("/bots/{bot_id:int}")
 def deactivate_bot(ctx: Ctx, bot_id: int) -> JsonDict:
-    bot = access_bot_by_id(ctx.session, ctx.me, bot_id)
-    do_deactivate_user(ctx.session, bot, acting_user=ctx.me)
+    bot = access_bot_by_id(ctx.session, ctx.requester, bot_id)
+    do_deactivate_user(ctx.session, bot, acting_user=ctx.requester)
     return {}

@@ -12,6 +12,9 @@ router = ApiRouter()
 @router.get("/calls/bigbluebutton/create")
 def create_big_blue_button_call(ctx: Ctx, meeting_name: str, voice_only: bool = False) -> JsonDict:
     url = big_blue_button_join_url(
-        ctx.services.settings, meeting_name=meeting_name, moderator_id=ctx.me.id, voice_only=voice_only
+        ctx.services.settings,
+        meeting_name=meeting_name,
+        moderator_id=ctx.requester.user_id,
+        voice_only=voice_only,
     )
     return {"url": url}

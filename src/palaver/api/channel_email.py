@@ -11,5 +11,7 @@ router = ApiRouter()
 
 @router.get("/streams/{stream_id:int}/email_address")
 def get_stream_email_address(ctx: Ctx, stream_id: int, sender_id: int | None = None) -> JsonDict:
-    email = do_get_channel_email_address(ctx.session, ctx.me, stream_id, sender_id, ctx.services.settings)
+    email = do_get_channel_email_address(
+        ctx.session, ctx.requester, stream_id, sender_id, ctx.services.settings
+    )
     return {"email": email}

@@ -16,27 +16,27 @@ router = ApiRouter()
 
 
 def _require_admin(ctx: Ctx) -> None:
-    if not ctx.me.is_realm_admin:
+    if not ctx.requester.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
 
 
 @router.post("/channel_folders/create")
 def create_channel_folder(ctx: Ctx, name: str, description: str = "") -> JsonDict:
     _require_admin(ctx)
-    folder = do_create_channel_folder(ctx.session, ctx.me, name=name, description=description)
+    folder = do_create_channel_folder(ctx.session, ctx.requester, name=name, description=description)
     return {"channel_folder_id": folder.id}
 
 
 @router.get("/channel_folders")
 def list_channel_folders(ctx: Ctx, include_archived: bool = False) -> JsonDict:
-    folders = get_channel_folders(ctx.session, ctx.me.realm_id, include_archived=include_archived)
+    folders = get_channel_folders(ctx.session, ctx.requester.realm_id, include_archived=include_archived)
     return {"channel_folders": [format_channel_folder(f) for f in folders]}
 
 
 @router.patch("/channel_folders")
 def reorder_channel_folders(ctx: Ctx, order: list[int]) -> JsonDict:
     _require_admin(ctx)
-    do_reorder_channel_folders(ctx.session, ctx.me.realm_id, order)
+    do_reorder_channel_folders(ctx.session, ctx.requester.realm_id, order)
     return {}
 
 
@@ -49,6 +49,6 @@ def update_channel_folder(
     is_archived: bool | None = None,
 ) -> JsonDict:
     _require_admin(ctx)
-    folder = get_channel_folder(ctx.session, ctx.me.realm_id, channel_folder_id)
+    folder = get_channel_folder(ctx.session, ctx.requester.realm_id, channel_folder_id)
     do_update_channel_folder(ctx.session, folder, name=name, description=description, is_archived=is_archived)
     return {}

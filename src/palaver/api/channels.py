@@ -93,8 +93,10 @@ def create_channel(
         group_settings=given_group_settings(group_settings),
         is_default_stream=is_default_stream,
     )
-    users = principals_to_users(ctx.session, ctx.me, subscribers, email_host=email_host(ctx))
-    stream = do_create_channel(ctx.session, ctx.me, new, users, announce=announcement_context(ctx, announce))
+    users = principals_to_users(ctx.session, ctx.requester, subscribers, email_host=email_host(ctx))
+    stream = do_create_channel(
+        ctx.session, ctx.requester, new, users, announce=announcement_context(ctx, announce)
+    )
     return {"id": stream.id}
 
 
@@ -111,11 +113,11 @@ def list_streams(
     include_owner_subscribed: bool = False,
     include_can_access_content: bool = False,
 ) -> JsonDict:
-    if include_all_active and not ctx.me.is_realm_admin:
+    if include_all_active and not ctx.requester.is_realm_admin:
         raise JsonableError("User not authorized for this query")
     streams = get_streams_for_user(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         include_public=include_public,
         include_web_public=include_web_public,
         include_subscribed=include_subscribed,
@@ -165,14 +167,14 @@ def update_stream(
         topics_policy=topics_policy,
         group_settings=given_group_settings(group_settings),
     )
-    do_update_stream(ctx.session, stream, ctx.me, changes)
+    do_update_stream(ctx.session, stream, ctx.requester, changes)
     return {}
 
 
 @router.delete("/streams/{stream_id:int}")
 def archive_stream(ctx: Ctx, stream_id: int) -> JsonDict:
     stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
-    do_archive_stream(ctx.session, stream, ctx.me)
+    do_archive_stream(ctx.session, stream, ctx.requester)
     return {}
 
 
@@ -189,12 +191,12 @@ def get_stream_members(ctx: Ctx, stream_id: int) -> JsonDict:
 
 @router.get("/default_streams")
 def list_default_streams(ctx: Ctx) -> JsonDict:
-    return {"default_streams": default_stream_ids(ctx.session, ctx.me.realm_id)}
+    return {"default_streams": default_stream_ids(ctx.session, ctx.requester.realm_id)}
 
 
 @router.post("/default_streams")
 def add_default_stream(ctx: Ctx, stream_id: int) -> JsonDict:
-    if not ctx.me.is_realm_admin:
+    if not ctx.requester.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
     do_add_default_stream(ctx.session, access_stream_by_id(ctx.session, ctx.requester, stream_id))
     return {}
@@ -202,7 +204,7 @@ def add_default_stream(ctx: Ctx, stream_id: int) -> JsonDict:
 
 @router.delete("/default_streams")
 def remove_default_stream(ctx: Ctx, stream_id: int) -> JsonDict:
-    if not ctx.me.is_realm_admin:
+    if not ctx.requester.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
     do_remove_default_stream(ctx.session, access_stream_by_id(ctx.session, ctx.requester, stream_id))
     return {}

@@ -19,7 +19,7 @@ router = ApiRouter()
 
 
 def _admin(ctx: Ctx) -> None:
-    if not ctx.me.is_realm_admin:
+    if not ctx.requester.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
 
 
@@ -33,7 +33,7 @@ def create_default_stream_group(
 ) -> JsonDict:
     _admin(ctx)
     do_create_default_stream_group(
-        ctx.session, ctx.me.realm_id, group_name, description, _streams(ctx, stream_names)
+        ctx.session, ctx.requester.realm_id, group_name, description, _streams(ctx, stream_names)
     )
     return {}
 
@@ -43,7 +43,7 @@ def update_default_stream_group(
     ctx: Ctx, group_id: int, new_group_name: str | None = None, new_description: str | None = None
 ) -> JsonDict:
     _admin(ctx)
-    group = access_group(ctx.session, ctx.me.realm_id, group_id)
+    group = access_group(ctx.session, ctx.requester.realm_id, group_id)
     do_update_default_stream_group(
         ctx.session, group, new_name=new_group_name, new_description=new_description
     )
@@ -55,7 +55,7 @@ def update_default_stream_group_streams(
     ctx: Ctx, group_id: int, op: str, stream_names: list[str]
 ) -> JsonDict:
     _admin(ctx)
-    group = access_group(ctx.session, ctx.me.realm_id, group_id)
+    group = access_group(ctx.session, ctx.requester.realm_id, group_id)
     do_change_default_stream_group_streams(ctx.session, group, op, _streams(ctx, stream_names))
     return {}
 
@@ -63,5 +63,5 @@ def update_default_stream_group_streams(
 @router.delete("/default_stream_groups/{group_id:int}")
 def remove_default_stream_group(ctx: Ctx, group_id: int) -> JsonDict:
     _admin(ctx)
-    do_remove_default_stream_group(ctx.session, access_group(ctx.session, ctx.me.realm_id, group_id))
+    do_remove_default_stream_group(ctx.session, access_group(ctx.session, ctx.requester.realm_id, group_id))
     return {}

@@ -14,5 +14,5 @@ router = ApiRouter()
 @router.post("/streams/{stream_id:int}/delete_topic")
 def delete_topic(ctx: Ctx, stream_id: int, topic_name: str) -> JsonDict:
     stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
-    complete = do_delete_topic(ctx.session, ctx.me, stream, topic_for_lookup(topic_name))
+    complete = do_delete_topic(ctx.session, ctx.requester, stream, topic_for_lookup(topic_name))
     return {"complete": complete}

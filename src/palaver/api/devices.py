@@ -12,12 +12,12 @@ router = ApiRouter()
 
 @router.post("/register_client_device")
 def register_client_device(ctx: Ctx) -> JsonDict:
-    return {"device_id": do_register_device(ctx.session, ctx.me).id}
+    return {"device_id": do_register_device(ctx.session, ctx.requester).id}
 
 
 @router.post("/remove_client_device")
 def remove_client_device(ctx: Ctx, device_id: int) -> JsonDict:
-    do_remove_device(ctx.session, ctx.me, device_id)
+    do_remove_device(ctx.session, ctx.requester, device_id)
     return {}
 
 
@@ -39,5 +39,7 @@ def register_push_device(
     token = parse_push_token(token_kind, token_id, bouncer_public_key, encrypted_push_registration)
     # Through Zulip's service the token waits for the push worker to forward it.
     via_service = settings.push_service_url is not None
-    do_register_push_device(ctx.session, ctx.me, device_id, key=key, token=token, via_service=via_service)
+    do_register_push_device(
+        ctx.session, ctx.requester, device_id, key=key, token=token, via_service=via_service
+    )
     return {}

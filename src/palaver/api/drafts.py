@@ -13,23 +13,23 @@ router = ApiRouter()
 @router.get("/drafts")
 def list_drafts(ctx: Ctx) -> JsonDict:
     check_drafts_enabled(ctx.me)
-    drafts = [format_draft(d) for d in get_drafts(ctx.session, ctx.me)]
+    drafts = [format_draft(d) for d in get_drafts(ctx.session, ctx.requester.user_id)]
     return {"count": len(drafts), "drafts": drafts}
 
 
 @router.post("/drafts")
 def create_drafts(ctx: Ctx, drafts: list[DraftData]) -> JsonDict:
-    created = do_create_drafts(ctx.session, ctx.me, drafts)
+    created = do_create_drafts(ctx.session, ctx.requester, drafts)
     return {"ids": [d.id for d in created]}
 
 
 @router.patch("/drafts/{draft_id:int}")
 def edit_draft(ctx: Ctx, draft_id: int, draft: DraftData) -> JsonDict:
-    do_edit_draft(ctx.session, ctx.me, draft_id, draft)
+    do_edit_draft(ctx.session, ctx.requester, draft_id, draft)
     return {}
 
 
 @router.delete("/drafts/{draft_id:int}")
 def delete_draft(ctx: Ctx, draft_id: int) -> JsonDict:
-    do_delete_draft(ctx.session, ctx.me, draft_id)
+    do_delete_draft(ctx.session, ctx.requester, draft_id)
     return {}

@@ -35,7 +35,7 @@ def _expiry_minutes(value: int | None) -> int | None:
 @router.get("/invites")
 def get_invites(ctx: Ctx) -> JsonDict:
     url = realm_url(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id))
-    return {"invites": [format_invite(i, url) for i in visible_invites(ctx.session, ctx.me)]}
+    return {"invites": [format_invite(i, url) for i in visible_invites(ctx.session, ctx.requester)]}
 
 
 @router.post("/invites")
@@ -50,7 +50,7 @@ def send_invites(
 ) -> JsonDict:
     outcome = do_invite_users(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         invitee_emails,
         invite_as=invite_as,
         stream_ids=stream_ids,
@@ -87,7 +87,7 @@ def create_invite_link(
 ) -> JsonDict:
     invite = do_create_multiuse_invite(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         invite_as=invite_as,
         stream_ids=stream_ids or [],
         include_realm_default_subscriptions=include_realm_default_subscriptions,
@@ -101,17 +101,17 @@ def create_invite_link(
 
 @router.delete("/invites/{invite_id:int}")
 def revoke_email_invite(ctx: Ctx, invite_id: int) -> JsonDict:
-    do_revoke_invite(ctx.session, access_email_invite(ctx.session, ctx.me, invite_id))
+    do_revoke_invite(ctx.session, access_email_invite(ctx.session, ctx.requester, invite_id))
     return {}
 
 
 @router.delete("/invites/multiuse/{invite_id:int}")
 def revoke_invite_link(ctx: Ctx, invite_id: int) -> JsonDict:
-    do_revoke_invite(ctx.session, access_multiuse_invite(ctx.session, ctx.me, invite_id))
+    do_revoke_invite(ctx.session, access_multiuse_invite(ctx.session, ctx.requester, invite_id))
     return {}
 
 
 @router.post("/invites/{invite_id:int}/resend")
 def resend_email_invite(ctx: Ctx, invite_id: int) -> JsonDict:
-    do_resend_invite(ctx.session, ctx.me, access_email_invite(ctx.session, ctx.me, invite_id))
+    do_resend_invite(ctx.session, ctx.requester, access_email_invite(ctx.session, ctx.requester, invite_id))
     return {}

@@ -9,10 +9,9 @@ one that passed is known to belong to the same user, **as long as nothing that d
 has changed since**: the API key, email and activity of users live in ``user_profile`` and
 whether the organization is active in ``realm``, and any committed write to either replaces
 the realm-state cache's snapshot of it (in this process at commit, in the others through the
-invalidation channel: ``cache/``). So an entry remembers the snapshots that were
+invalidation channel). So an entry remembers the version of those snapshots that was
 current *before* its full authentication read the database, and holds only while the cache
-still holds those same objects. A change committed before that read was seen by it; one
-committed after replaces a snapshot.
+still holds that version (``cache/credentials.py``).
 
 A full authentication takes the snapshots of the organization the request's host names
 (or, once an entry exists, the entry's) before it reads the user; when it finds the user in
@@ -27,14 +26,11 @@ take this path; the browser's cookie sessions are authenticated in full each tim
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy.orm import Session
 
 from palaver.api.pipeline import Prepared, PrepareObserver, RequestInfo
-from palaver.cache import realm_settings, realm_users
-from palaver.cache.components import REALM, USERS
-from palaver.cache.store import RealmStateStore
+from palaver.cache.credentials import CredentialVersion, CredentialVersions
 from palaver.config import Settings
 from palaver.lib.realm import get_realm_by_string_id, subdomain_for_host
 from palaver.models.requester import Requester
@@ -50,16 +46,15 @@ _Key = tuple[str, str]
 class _Entry:
     requester: Requester
     # The realm's cached users and realm row as they were before the full authentication
-    # that made the entry; None when they could not be taken (not confirmed).
-    users: object | None = None
-    realm: object | None = None
+    # that made the entry; None when it could not be taken (not confirmed).
+    version: CredentialVersion | None = None
 
 
 class KnownCredentials:
     """Per process (``create_app``): credentials that recently authenticated a request."""
 
-    def __init__(self, store: RealmStateStore, settings: Settings) -> None:
-        self._store = store
+    def __init__(self, versions: CredentialVersions, settings: Settings) -> None:
+        self._versions = versions
         self._settings = settings
         self._entries: dict[_Key, _Entry] = {}
 
@@ -69,22 +64,11 @@ class KnownCredentials:
             return None
         return (info.host, info.authorization)
 
-    def _snapshots(self, realm_id: int) -> tuple[Any, Any] | None:
-        if not self._store.accepting:
-            # Deaf to other processes' invalidations for now: the snapshots may be stale.
-            return None
-        users = self._store.peek(realm_id, USERS)
-        realm = self._store.peek(realm_id, REALM)
-        return None if users is None or realm is None else (users, realm)
-
     def requester(self, info: RequestInfo) -> Requester | None:
         """Who a request is known to come from, or None to authenticate it in full."""
         key = self._key(info)
         entry = None if key is None else self._entries.get(key)
-        if entry is None or entry.users is None:
-            return None
-        current = self._snapshots(entry.requester.realm_id)
-        if current is None or current[0] is not entry.users or current[1] is not entry.realm:
+        if entry is None or entry.version is None or not self._versions.holds(entry.version):
             return None
         return entry.requester
 
@@ -93,7 +77,7 @@ class KnownCredentials:
         to other processes: no entry could be confirmed, and taking the snapshots would load
         the realm's users from the database for every request."""
         key = self._key(info)
-        return None if key is None or not self._store.accepting else _Recorder(self, key)
+        return None if key is None or not self._versions.listening else _Recorder(self, key)
 
     def _remember(self, key: _Key, entry: _Entry) -> None:
         if len(self._entries) >= MAX_ENTRIES:
@@ -109,7 +93,7 @@ class _Recorder:
         self._key = key
         self._earlier = known._entries.get(key)
         self._realm_id: int | None = None
-        self._before: tuple[Any, Any] | None = None
+        self._before: CredentialVersion | None = None
 
     def before(self, session: Session) -> None:
         known = self._known
@@ -124,19 +108,13 @@ class _Recorder:
             session.rollback()
         if realm_id is None:
             return
-        # Loaded if they are not (a server that has only answered polls may not have needed them).
-        realm_users(session, realm_id)
-        realm_settings(session, realm_id)
         self._realm_id = realm_id
-        self._before = known._snapshots(realm_id)
+        self._before = known._versions.load(session, realm_id)
 
     def after(self, prepared: Prepared) -> None:
         requester = prepared.ctx.requester_or_none
         if requester is None:
             return
         before = self._before
-        if before is not None and self._realm_id == requester.realm_id:
-            entry = _Entry(requester, *before)
-        else:
-            entry = _Entry(requester)
-        self._known._remember(self._key, entry)
+        confirmed = before is not None and self._realm_id == requester.realm_id
+        self._known._remember(self._key, _Entry(requester, before if confirmed else None))

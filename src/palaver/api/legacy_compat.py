@@ -50,7 +50,7 @@ def update_subscriptions(
     delete: list[str] | None = None,
 ) -> JsonDict:
     requests = [(item.name, item.description, item.color) for item in add or []]
-    return do_update_subscriptions(ctx.session, ctx.me, add=requests, delete=delete or [])
+    return do_update_subscriptions(ctx.session, ctx.requester, add=requests, delete=delete or [])
 
 
 @router.patch("/users/me/subscriptions/muted_topics")
@@ -68,7 +68,7 @@ def mute_topic(
         channel = access_stream_by_name(ctx.session, ctx.requester, stream)
     # Since feature level 170 muting a muted topic (or unmuting an unmuted one) succeeds.
     policy = VisibilityPolicy.MUTED if op == "add" else VisibilityPolicy.INHERIT
-    do_set_user_topic_visibility_policy(ctx.session, ctx.me, channel, normalize_topic(topic), policy)
+    do_set_user_topic_visibility_policy(ctx.session, ctx.requester, channel, normalize_topic(topic), policy)
     return {}
 
 
@@ -81,6 +81,6 @@ def update_user_by_email(
     profile_data: list[ProfileDataItem] | None = None,
     new_email: Annotated[str | None, ApiParam(documentation_only=True)] = None,
 ) -> JsonDict:
-    target = access_user_by_email(ctx.session, ctx.me, email, email_host=email_host(ctx))
+    target = access_user_by_email(ctx.session, ctx.requester, email, email_host=email_host(ctx))
     result: JsonDict = update_user(ctx, target.id, full_name, role, profile_data, new_email)
     return result

@@ -17,28 +17,28 @@ router = ApiRouter()
 
 @router.get("/realm/linkifiers")
 def list_linkifiers(ctx: Ctx) -> JsonDict:
-    return {"linkifiers": [format_linkifier(f) for f in get_linkifiers(ctx.session, ctx.me.realm_id)]}
+    return {"linkifiers": [format_linkifier(f) for f in get_linkifiers(ctx.session, ctx.requester.realm_id)]}
 
 
 @router.patch("/realm/linkifiers")
 def reorder_linkifiers(ctx: Ctx, ordered_linkifier_ids: list[int]) -> JsonDict:
-    do_reorder_linkifiers(ctx.session, ctx.me, ordered_linkifier_ids)
+    do_reorder_linkifiers(ctx.session, ctx.requester, ordered_linkifier_ids)
     return {}
 
 
 @router.post("/realm/filters")
 def add_linkifier(ctx: Ctx, pattern: str, url_template: str) -> JsonDict:
-    linkifier = do_add_linkifier(ctx.session, ctx.me, pattern, url_template)
+    linkifier = do_add_linkifier(ctx.session, ctx.requester, pattern, url_template)
     return {"id": linkifier.id}
 
 
 @router.patch("/realm/filters/{filter_id:int}")
 def update_linkifier(ctx: Ctx, filter_id: int, pattern: str, url_template: str) -> JsonDict:
-    do_update_linkifier(ctx.session, ctx.me, filter_id, pattern, url_template)
+    do_update_linkifier(ctx.session, ctx.requester, filter_id, pattern, url_template)
     return {}
 
 
 @router.delete("/realm/filters/{filter_id:int}")
 def remove_linkifier(ctx: Ctx, filter_id: int) -> JsonDict:
-    do_remove_linkifier(ctx.session, ctx.me, filter_id)
+    do_remove_linkifier(ctx.session, ctx.requester, filter_id)
     return {}

@@ -17,7 +17,9 @@ def get_realm_logins(
     """Sign-ins by every method (password, directory, provider, passkey), with the address,
     the browser or app, and whether they made a browser session, an API key fetch or an app
     sign-in; newest first."""
-    if not ctx.me.is_realm_admin:
+    if not ctx.requester.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
-    logins = recent_logins(ctx.session, ctx.me.realm_id, user_id=user_id, before_id=before_id, limit=limit)
+    logins = recent_logins(
+        ctx.session, ctx.requester.realm_id, user_id=user_id, before_id=before_id, limit=limit
+    )
     return {"logins": logins}

@@ -42,13 +42,13 @@ def update_message(
         realm_url(settings, realm_settings(ctx.session, ctx.realm_id)),
         realm_email_host(settings, realm_settings(ctx.session, ctx.realm_id)),
     )
-    return {"detached_uploads": do_update_message(ctx.session, ctx.me, message_id, edit, context)}
+    return {"detached_uploads": do_update_message(ctx.session, ctx.requester, message_id, edit, context)}
 
 
 @router.get("/messages/{message_id:int}/history")
 def get_message_history(ctx: Ctx, message_id: int, allow_empty_topic_name: bool = False) -> JsonDict:
     return {
         "message_history": message_history(
-            ctx.session, ctx.me, message_id, allow_empty_topic_name=allow_empty_topic_name
+            ctx.session, ctx.requester, message_id, allow_empty_topic_name=allow_empty_topic_name
         )
     }

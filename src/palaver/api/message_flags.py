@@ -44,7 +44,7 @@ def update_message_flags_for_narrow(
 ) -> JsonDict:
     return do_update_message_flags_for_narrow(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         anchor=parse_anchor(anchor, use_first_unread_anchor=False),
         include_anchor=include_anchor,
         num_before=num_before,
@@ -57,17 +57,17 @@ def update_message_flags_for_narrow(
 
 @router.post("/mark_all_as_read")
 def mark_all_as_read(ctx: Ctx) -> JsonDict:
-    do_mark_all_as_read(ctx.session, ctx.me)
+    do_mark_all_as_read(ctx.session, ctx.requester)
     return {"complete": True}
 
 
 @router.post("/mark_stream_as_read")
 def mark_stream_as_read(ctx: Ctx, stream_id: int) -> JsonDict:
-    do_mark_stream_as_read(ctx.session, ctx.me, stream_id)
+    do_mark_stream_as_read(ctx.session, ctx.requester, stream_id)
     return {}
 
 
 @router.post("/mark_topic_as_read")
 def mark_topic_as_read(ctx: Ctx, stream_id: int, topic_name: str) -> JsonDict:
-    do_mark_topic_as_read(ctx.session, ctx.me, stream_id, topic_name)
+    do_mark_topic_as_read(ctx.session, ctx.requester, stream_id, topic_name)
     return {}

@@ -17,10 +17,11 @@ router = ApiRouter()
 @router.post("/messages/{message_id:int}/report")
 def report_message(ctx: Ctx, message_id: int, report_type: str, description: str = "") -> JsonDict:
     rule = ctx.services.settings.message_report_rate_limit
-    raise_if_limited(ctx.services.rate_limiter.hit(f"message_report:{ctx.me.id}", rule), "message_report")
+    hit = ctx.services.rate_limiter.hit(f"message_report:{ctx.requester.user_id}", rule)
+    raise_if_limited(hit, "message_report")
     context = SendContext(
         realm_url=realm_url(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id)),
         email_host=email_host(ctx),
     )
-    do_report_message(ctx.session, ctx.me, message_id, report_type, description, context)
+    do_report_message(ctx.session, ctx.requester, message_id, report_type, description, context)
     return {}

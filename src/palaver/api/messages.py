@@ -146,7 +146,7 @@ def fetch_message(
 
 @router.delete("/messages/{message_id:int}")
 def delete_message(ctx: Ctx, message_id: int) -> JsonDict:
-    do_delete_message(ctx.session, ctx.me, message_id)
+    do_delete_message(ctx.session, ctx.requester, message_id)
     return {}
 
 

@@ -13,16 +13,20 @@ router = ApiRouter()
 
 @router.post("/users/me/muted_users/{muted_user_id:int}")
 def mute_user(ctx: Ctx, muted_user_id: int) -> JsonDict:
-    if muted_user_id == ctx.me.id:
+    if muted_user_id == ctx.requester.user_id:
         raise JsonableError("Cannot mute self")
     # Bots are not muted (their owners manage them); deactivated people still may be.
-    muted = access_user_by_id(ctx.session, ctx.me, muted_user_id, allow_deactivated=True, allow_bots=False)
-    do_mute_user(ctx.session, ctx.me, muted)
+    muted = access_user_by_id(
+        ctx.session, ctx.requester, muted_user_id, allow_deactivated=True, allow_bots=False
+    )
+    do_mute_user(ctx.session, ctx.requester, muted)
     return {}
 
 
 @router.delete("/users/me/muted_users/{muted_user_id:int}")
 def unmute_user(ctx: Ctx, muted_user_id: int) -> JsonDict:
-    muted = access_user_by_id(ctx.session, ctx.me, muted_user_id, allow_deactivated=True, allow_bots=False)
-    do_unmute_user(ctx.session, ctx.me, muted)
+    muted = access_user_by_id(
+        ctx.session, ctx.requester, muted_user_id, allow_deactivated=True, allow_bots=False
+    )
+    do_unmute_user(ctx.session, ctx.requester, muted)
     return {}

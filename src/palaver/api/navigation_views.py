@@ -17,13 +17,15 @@ router = ApiRouter()
 @router.get("/navigation_views")
 def list_navigation_views(ctx: Ctx) -> JsonDict:
     return {
-        "navigation_views": [format_navigation_view(v) for v in get_navigation_views(ctx.session, ctx.me)]
+        "navigation_views": [
+            format_navigation_view(v) for v in get_navigation_views(ctx.session, ctx.requester.user_id)
+        ]
     }
 
 
 @router.post("/navigation_views")
 def add_navigation_view(ctx: Ctx, fragment: str, is_pinned: bool, name: str | None = None) -> JsonDict:
-    do_add_navigation_view(ctx.session, ctx.me, fragment, is_pinned=is_pinned, name=name)
+    do_add_navigation_view(ctx.session, ctx.requester, fragment, is_pinned=is_pinned, name=name)
     return {}
 
 
@@ -32,11 +34,11 @@ def add_navigation_view(ctx: Ctx, fragment: str, is_pinned: bool, name: str | No
 def update_navigation_view(
     ctx: Ctx, fragment: str, is_pinned: bool | None = None, name: str | None = None
 ) -> JsonDict:
-    do_update_navigation_view(ctx.session, ctx.me, fragment, is_pinned=is_pinned, name=name)
+    do_update_navigation_view(ctx.session, ctx.requester, fragment, is_pinned=is_pinned, name=name)
     return {}
 
 
 @router.delete("/navigation_views/{fragment:path}")
 def remove_navigation_view(ctx: Ctx, fragment: str) -> JsonDict:
-    do_remove_navigation_view(ctx.session, ctx.me, fragment)
+    do_remove_navigation_view(ctx.session, ctx.requester, fragment)
     return {}

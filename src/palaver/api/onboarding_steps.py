@@ -11,5 +11,5 @@ router = ApiRouter()
 
 @router.post("/users/me/onboarding_steps")
 def mark_onboarding_step_as_read(ctx: Ctx, onboarding_step: str) -> JsonDict:
-    do_mark_onboarding_step_as_read(ctx.session, ctx.me, onboarding_step)
+    do_mark_onboarding_step_as_read(ctx.session, ctx.requester, onboarding_step)
     return {}

@@ -12,12 +12,12 @@ router = ApiRouter()
 @router.post("/realm/playgrounds")
 def add_playground(ctx: Ctx, name: str, pygments_language: str, url_template: str) -> JsonDict:
     playground = do_add_playground(
-        ctx.session, ctx.me, name=name, pygments_language=pygments_language, url_template=url_template
+        ctx.session, ctx.requester, name=name, pygments_language=pygments_language, url_template=url_template
     )
     return {"id": playground.id}
 
 
 @router.delete("/realm/playgrounds/{playground_id:int}")
 def remove_playground(ctx: Ctx, playground_id: int) -> JsonDict:
-    do_remove_playground(ctx.session, ctx.me, playground_id)
+    do_remove_playground(ctx.session, ctx.requester, playground_id)
     return {}

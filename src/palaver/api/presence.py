@@ -54,8 +54,8 @@ def get_realm_presence(ctx: Ctx) -> JsonDict:
 @router.get("/users/{user_id_or_email}/presence")
 def get_user_presence(ctx: Ctx, user_id_or_email: str) -> JsonDict:
     if user_id_or_email.isascii() and user_id_or_email.isdigit():
-        target = access_user_by_id(ctx.session, ctx.me, int(user_id_or_email), allow_deactivated=True)
+        target = access_user_by_id(ctx.session, ctx.requester, int(user_id_or_email), allow_deactivated=True)
     else:
         email_host = realm_email_host(ctx.services.settings, realm_settings(ctx.session, ctx.realm_id))
-        target = access_user_by_email(ctx.session, ctx.me, user_id_or_email, email_host=email_host)
+        target = access_user_by_email(ctx.session, ctx.requester, user_id_or_email, email_host=email_host)
     return {"presence": user_presence(ctx.session, target, user_id_or_email)}

@@ -19,7 +19,7 @@ router = ApiRouter()
 
 @router.get("/realm/profile_fields")
 def list_profile_fields(ctx: Ctx) -> JsonDict:
-    fields = get_profile_fields(ctx.session, ctx.me.realm_id)
+    fields = get_profile_fields(ctx.session, ctx.requester.realm_id)
     return {"custom_fields": [format_profile_field(f) for f in fields]}
 
 
@@ -36,7 +36,7 @@ def create_profile_field(
 ) -> JsonDict:
     field = do_create_profile_field(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         name=name,
         hint=hint,
         field_type=field_type,
@@ -50,7 +50,7 @@ def create_profile_field(
 
 @router.patch("/realm/profile_fields")
 def reorder_profile_fields(ctx: Ctx, order: list[int]) -> JsonDict:
-    do_reorder_profile_fields(ctx.session, ctx.me, order)
+    do_reorder_profile_fields(ctx.session, ctx.requester, order)
     return {}
 
 
@@ -67,7 +67,7 @@ def update_profile_field(
 ) -> JsonDict:
     do_update_profile_field(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         field_id,
         name=name,
         hint=hint,
@@ -81,5 +81,5 @@ def update_profile_field(
 
 @router.delete("/realm/profile_fields/{field_id:int}")
 def delete_profile_field(ctx: Ctx, field_id: int) -> JsonDict:
-    do_remove_profile_field(ctx.session, ctx.me, field_id)
+    do_remove_profile_field(ctx.session, ctx.requester, field_id)
     return {}

@@ -10,6 +10,7 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.legacy_push import InvalidPushDeviceTokenError, check_app_id, check_token, legacy_targets
 from palaver.lib.push import ping_payload, push_targets, relay_client
 from palaver.lib.push_service import PushServiceError
+from palaver.lib.realm import get_realm
 from palaver.timeutil import to_timestamp, utcnow
 from palaver.workers.push import Deliverer
 
@@ -18,25 +19,25 @@ router = ApiRouter()
 
 @router.post("/users/me/android_gcm_reg_id")
 def add_fcm_token(ctx: Ctx, token: str) -> JsonDict:
-    do_add_push_token(ctx.session, ctx.me, "fcm", check_token("fcm", token))
+    do_add_push_token(ctx.session, ctx.requester, "fcm", check_token("fcm", token))
     return {}
 
 
 @router.delete("/users/me/android_gcm_reg_id")
 def remove_fcm_token(ctx: Ctx, token: str) -> JsonDict:
-    do_remove_push_token(ctx.session, ctx.me, "fcm", check_token("fcm", token))
+    do_remove_push_token(ctx.session, ctx.requester, "fcm", check_token("fcm", token))
     return {}
 
 
 @router.post("/users/me/apns_device_token")
 def add_apns_token(ctx: Ctx, token: str, appid: str) -> JsonDict:
-    do_add_push_token(ctx.session, ctx.me, "apns", check_token("apns", token), check_app_id(appid))
+    do_add_push_token(ctx.session, ctx.requester, "apns", check_token("apns", token), check_app_id(appid))
     return {}
 
 
 @router.delete("/users/me/apns_device_token")
 def remove_apns_token(ctx: Ctx, token: str) -> JsonDict:
-    do_remove_push_token(ctx.session, ctx.me, "apns", check_token("apns", token))
+    do_remove_push_token(ctx.session, ctx.requester, "apns", check_token("apns", token))
     return {}
 
 
@@ -47,15 +48,15 @@ def send_test_notification(ctx: Ctx, token: str | None = None) -> JsonDict:
     services = ctx.services
     if not services.settings.push_configured:
         raise PushServiceNotConfiguredError()
-    me = ctx.me
-    if not push_targets(ctx.session, me.id, token) and not legacy_targets(ctx.session, me.id, token):
+    user_id = ctx.requester.user_id
+    if not push_targets(ctx.session, user_id, token) and not legacy_targets(ctx.session, user_id, token):
         raise InvalidPushDeviceTokenError()
-    realm = me.realm
+    realm = get_realm(ctx.session, ctx.requester.realm_id)
     with relay_client() as client:
         deliverer = Deliverer(services, client)
-        payload = ping_payload(deliverer.identity(realm, me.id), to_timestamp(utcnow()))
+        payload = ping_payload(deliverer.identity(realm, user_id), to_timestamp(utcnow()))
         try:
-            sent = deliverer.send(realm.id, me.id, payload, token_id=token)
+            sent = deliverer.send(realm.id, user_id, payload, token_id=token)
         except PushServiceError as e:
             raise JsonableError(f"The push notification service refused the test notification: {e}") from None
     if not sent:

@@ -17,7 +17,7 @@ def add_reaction(
     emoji_code: str | None = None,
     reaction_type: str | None = None,
 ) -> JsonDict:
-    do_add_reaction(ctx.session, ctx.me, message_id, emoji_name, emoji_code, reaction_type)
+    do_add_reaction(ctx.session, ctx.requester, message_id, emoji_name, emoji_code, reaction_type)
     return {}
 
 
@@ -29,5 +29,5 @@ def remove_reaction(
     emoji_code: str | None = None,
     reaction_type: str | None = None,
 ) -> JsonDict:
-    do_remove_reaction(ctx.session, ctx.me, message_id, emoji_name, emoji_code, reaction_type)
+    do_remove_reaction(ctx.session, ctx.requester, message_id, emoji_name, emoji_code, reaction_type)
     return {}

@@ -11,4 +11,4 @@ router = ApiRouter()
 
 @router.get("/messages/{message_id:int}/read_receipts")
 def get_read_receipts(ctx: Ctx, message_id: int) -> JsonDict:
-    return {"user_ids": read_receipt_user_ids(ctx.session, ctx.me, message_id)}
+    return {"user_ids": read_receipt_user_ids(ctx.session, ctx.requester, message_id)}

@@ -13,6 +13,7 @@ from palaver.api.settings import check_setting_values, settings_signature
 from palaver.lib.auth_methods import check_authentication_methods
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError
 from palaver.lib.group_settings import GroupSettingUpdate
+from palaver.lib.realm import get_realm
 from palaver.lib.user_settings import realm_default_specs
 from palaver.models.realm import REALM_GROUP_SETTINGS
 
@@ -83,10 +84,10 @@ def update_realm(
     if authentication_methods is not None:
         # Stored as the methods turned off, judged against what this server offers.
         values["disabled_authentication_methods"] = check_authentication_methods(
-            ctx.services.settings, ctx.me.realm, authentication_methods
+            ctx.services.settings, get_realm(ctx.session, ctx.requester.realm_id), authentication_methods
         )
     updates = {key: value for key, value in group_settings.items() if value is not None}
-    do_update_realm_settings(ctx.session, ctx.me, values, updates, settings=ctx.services.settings)
+    do_update_realm_settings(ctx.session, ctx.requester, values, updates, settings=ctx.services.settings)
     return {}
 
 
@@ -96,11 +97,11 @@ router.patch("/realm")(update_realm)
 
 
 def update_realm_user_settings_defaults(ctx: Ctx, **settings: Any) -> JsonDict:
-    if not ctx.me.is_realm_admin:
+    if not ctx.requester.is_realm_admin:
         # Before the values are judged: their faults are no business of non-administrators.
         raise OrganizationAdministratorRequiredError()
     changes = check_setting_values(realm_default_specs(), settings)
-    do_update_realm_user_default_settings(ctx.session, ctx.me, changes)
+    do_update_realm_user_default_settings(ctx.session, ctx.requester, changes)
     return {}
 
 

@@ -12,22 +12,24 @@ router = ApiRouter()
 
 @router.get("/realm/domains")
 def list_realm_domains(ctx: Ctx) -> JsonDict:
-    return {"domains": [format_realm_domain(d) for d in get_realm_domains(ctx.session, ctx.me.realm_id)]}
+    return {
+        "domains": [format_realm_domain(d) for d in get_realm_domains(ctx.session, ctx.requester.realm_id)]
+    }
 
 
 @router.post("/realm/domains")
 def add_realm_domain(ctx: Ctx, domain: str, allow_subdomains: bool) -> JsonDict:
-    realm_domain = do_add_realm_domain(ctx.session, ctx.me, domain, allow_subdomains=allow_subdomains)
+    realm_domain = do_add_realm_domain(ctx.session, ctx.requester, domain, allow_subdomains=allow_subdomains)
     return {"new_domain": [realm_domain.id, realm_domain.domain]}
 
 
 @router.patch("/realm/domains/{domain}")
 def change_realm_domain(ctx: Ctx, domain: str, allow_subdomains: bool) -> JsonDict:
-    do_change_realm_domain(ctx.session, ctx.me, domain, allow_subdomains=allow_subdomains)
+    do_change_realm_domain(ctx.session, ctx.requester, domain, allow_subdomains=allow_subdomains)
     return {}
 
 
 @router.delete("/realm/domains/{domain}")
 def remove_realm_domain(ctx: Ctx, domain: str) -> JsonDict:
-    do_remove_realm_domain(ctx.session, ctx.me, domain)
+    do_remove_realm_domain(ctx.session, ctx.requester, domain)
     return {}

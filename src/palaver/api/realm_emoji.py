@@ -31,20 +31,20 @@ router = ApiRouter()
 
 @router.get("/realm/emoji")
 def list_realm_emoji(ctx: Ctx) -> JsonDict:
-    return {"emoji": realm_emoji_dict(ctx.session, ctx.me.realm_id)}
+    return {"emoji": realm_emoji_dict(ctx.session, ctx.requester.realm_id)}
 
 
 @router.post("/realm/emoji/{emoji_name}")
 def upload_realm_emoji(ctx: Ctx, emoji_name: str, filename: UploadFile) -> JsonDict:
     settings = ctx.services.settings
     data = read_upload(filename, settings.max_file_upload_size_mib)
-    do_add_realm_emoji(ctx.session, make_storage(settings), ctx.me, emoji_name, data)
+    do_add_realm_emoji(ctx.session, make_storage(settings), ctx.requester, emoji_name, data)
     return {}
 
 
 @router.delete("/realm/emoji/{emoji_name}")
 def deactivate_realm_emoji(ctx: Ctx, emoji_name: str) -> JsonDict:
-    do_deactivate_realm_emoji(ctx.session, ctx.me, emoji_name)
+    do_deactivate_realm_emoji(ctx.session, ctx.requester, emoji_name)
     return {}
 
 

@@ -16,6 +16,7 @@ from palaver.api.routing import ApiRouter, JsonDict
 from palaver.api.user_content import on_realm_host
 from palaver.lib.exceptions import OrganizationAdministratorRequiredError, ResourceNotFoundError
 from palaver.lib.ids import id_in_text
+from palaver.lib.realm import get_realm
 from palaver.lib.realm_export import EXPORT_URL_PREFIX, export_consents, realm_exports
 from palaver.lib.storage import make_storage
 from palaver.lib.user_content import OCTET_STREAM, content_security_policy
@@ -26,32 +27,33 @@ router = ApiRouter()
 
 
 def _require_admin(ctx: Ctx) -> None:
-    if not ctx.me.is_realm_admin:
+    if not ctx.requester.is_realm_admin:
         raise OrganizationAdministratorRequiredError()
 
 
 @router.get("/export/realm")
 def list_realm_exports(ctx: Ctx) -> JsonDict:
     _require_admin(ctx)
-    return {"exports": realm_exports(ctx.session, ctx.services.settings, ctx.me.realm)}
+    realm = get_realm(ctx.session, ctx.requester.realm_id)
+    return {"exports": realm_exports(ctx.session, ctx.services.settings, realm)}
 
 
 @router.post("/export/realm")
 def create_realm_export(ctx: Ctx, export_type: int = RealmExportType.PUBLIC) -> JsonDict:
-    return {"id": do_request_realm_export(ctx.session, ctx.services.settings, ctx.me, export_type)}
+    return {"id": do_request_realm_export(ctx.session, ctx.services.settings, ctx.requester, export_type)}
 
 
 @router.delete("/export/realm/{export_id:int}")
 def delete_realm_export(ctx: Ctx, export_id: int) -> JsonDict:
     settings = ctx.services.settings
-    do_delete_realm_export(ctx.session, settings, make_storage(settings), ctx.me, export_id)
+    do_delete_realm_export(ctx.session, settings, make_storage(settings), ctx.requester, export_id)
     return {}
 
 
 @router.get("/export/realm/consents")
 def list_export_consents(ctx: Ctx) -> JsonDict:
     _require_admin(ctx)
-    return {"export_consents": export_consents(ctx.session, ctx.me.realm_id)}
+    return {"export_consents": export_consents(ctx.session, ctx.requester.realm_id)}
 
 
 # The archives, at the export_url the API reports. The key holds an unguessable token, as

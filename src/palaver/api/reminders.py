@@ -21,7 +21,9 @@ router = ApiRouter()
 
 @router.get("/reminders")
 def list_reminders(ctx: Ctx) -> JsonDict:
-    return {"reminders": [format_reminder(item) for item in get_reminders(ctx.session, ctx.me)]}
+    return {
+        "reminders": [format_reminder(item) for item in get_reminders(ctx.session, ctx.requester.user_id)]
+    }
 
 
 @router.post("/reminders")
@@ -35,11 +37,13 @@ def create_reminder(
         email_host=realm_email_host(settings, realm_settings(ctx.session, ctx.realm_id)),
         client=client_name_from_user_agent(ctx.user_agent),
     )
-    item = do_create_reminder(ctx.session, ctx.me, message_id, deliver_at, check_reminder_note(note), context)
+    item = do_create_reminder(
+        ctx.session, ctx.requester, message_id, deliver_at, check_reminder_note(note), context
+    )
     return {"reminder_id": item.id}
 
 
 @router.delete("/reminders/{reminder_id:int}")
 def delete_reminder(ctx: Ctx, reminder_id: int) -> JsonDict:
-    do_delete_reminder(ctx.session, ctx.me, reminder_id)
+    do_delete_reminder(ctx.session, ctx.requester, reminder_id)
     return {}

@@ -16,12 +16,16 @@ router = ApiRouter()
 
 @router.get("/saved_snippets")
 def list_saved_snippets(ctx: Ctx) -> JsonDict:
-    return {"saved_snippets": [format_saved_snippet(s) for s in get_saved_snippets(ctx.session, ctx.me)]}
+    return {
+        "saved_snippets": [
+            format_saved_snippet(s) for s in get_saved_snippets(ctx.session, ctx.requester.user_id)
+        ]
+    }
 
 
 @router.post("/saved_snippets")
 def create_saved_snippet(ctx: Ctx, title: str, content: str) -> JsonDict:
-    snippet = do_create_saved_snippet(ctx.session, ctx.me, title, content)
+    snippet = do_create_saved_snippet(ctx.session, ctx.requester, title, content)
     return {"saved_snippet_id": snippet.id}
 
 
@@ -29,11 +33,11 @@ def create_saved_snippet(ctx: Ctx, title: str, content: str) -> JsonDict:
 def edit_saved_snippet(
     ctx: Ctx, saved_snippet_id: int, title: str | None = None, content: str | None = None
 ) -> JsonDict:
-    do_edit_saved_snippet(ctx.session, ctx.me, saved_snippet_id, title=title, content=content)
+    do_edit_saved_snippet(ctx.session, ctx.requester, saved_snippet_id, title=title, content=content)
     return {}
 
 
 @router.delete("/saved_snippets/{saved_snippet_id:int}")
 def delete_saved_snippet(ctx: Ctx, saved_snippet_id: int) -> JsonDict:
-    do_delete_saved_snippet(ctx.session, ctx.me, saved_snippet_id)
+    do_delete_saved_snippet(ctx.session, ctx.requester, saved_snippet_id)
     return {}

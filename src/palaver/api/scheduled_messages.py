@@ -45,7 +45,7 @@ def _check_type(message_type: str | None) -> None:
 
 @router.get("/scheduled_messages")
 def list_scheduled_messages(ctx: Ctx) -> JsonDict:
-    items = get_scheduled_messages(ctx.session, ctx.me)
+    items = get_scheduled_messages(ctx.session, ctx.requester.user_id)
     return {"scheduled_messages": [format_scheduled_message(item) for item in items]}
 
 
@@ -63,7 +63,7 @@ def create_scheduled_message(
     deliver_at = check_delivery_time(scheduled_delivery_timestamp)
     target = parse_send_target(message_type, cast("int | list[int | str]", to), topic)
     item = do_schedule_message(
-        ctx.session, ctx.me, target, content, deliver_at, _context(ctx, read_by_sender)
+        ctx.session, ctx.requester, target, content, deliver_at, _context(ctx, read_by_sender)
     )
     return {"scheduled_message_id": item.id}
 
@@ -88,7 +88,7 @@ def edit_scheduled_message(
         deliver_at = check_delivery_time(scheduled_delivery_timestamp)
     do_edit_scheduled_message(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         scheduled_message_id,
         message_type=message_type,
         to=to,
@@ -102,5 +102,5 @@ def edit_scheduled_message(
 
 @router.delete("/scheduled_messages/{scheduled_message_id:int}")
 def delete_scheduled_message(ctx: Ctx, scheduled_message_id: int) -> JsonDict:
-    do_delete_scheduled_message(ctx.session, ctx.me, scheduled_message_id)
+    do_delete_scheduled_message(ctx.session, ctx.requester, scheduled_message_id)
     return {}

@@ -50,7 +50,7 @@ def check_setting_values(specs: dict[str, SettingSpec], values: dict[str, Any]) 
 def _check_old_password(ctx: Ctx, old_password: str) -> None:
     # Whoever holds an API key could otherwise guess the password behind it without limit;
     # attempts here count against the same per-account limit as logins.
-    username = ctx.me.delivery_email
+    username = ctx.requester.delivery_email
     attempt = hit_username_limit(ctx, username)
     if not attempt.allowed:
         seconds = math.ceil(attempt.retry_after)

@@ -11,5 +11,5 @@ router = ApiRouter()
 
 @router.post("/submessage")
 def add_submessage(ctx: Ctx, message_id: int, msg_type: str, content: str) -> JsonDict:
-    do_add_submessage(ctx.session, ctx.me, message_id, msg_type, content)
+    do_add_submessage(ctx.session, ctx.requester, message_id, msg_type, content)
     return {}

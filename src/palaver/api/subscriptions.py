@@ -52,7 +52,7 @@ class SubscriptionPropertyItem(BaseModel):
 
 @router.get("/users/me/subscriptions")
 def list_subscriptions(ctx: Ctx, include_subscribers: IncludeSubscribers = False) -> JsonDict:
-    pairs = get_user_subscriptions(ctx.session, ctx.me)
+    pairs = get_user_subscriptions(ctx.session, ctx.requester)
     return {
         "subscriptions": format_subscriptions(ctx.session, pairs, include_subscribers=include_subscribers)
     }
@@ -76,9 +76,9 @@ def subscribe(
     **group_settings: GroupSettingValue | None,
 ) -> JsonDict:
     users = (
-        principals_to_users(ctx.session, ctx.me, principals, email_host=email_host(ctx))
+        principals_to_users(ctx.session, ctx.requester, principals, email_host=email_host(ctx))
         if principals
-        else [ctx.me]
+        else None
     )
     template = NewChannel(
         name="",
@@ -94,7 +94,7 @@ def subscribe(
     requests = [ChannelRequest(s.name, s.description, s.color) for s in subscriptions]
     result = do_subscribe_by_name(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         requests,
         users,
         template=template,
@@ -112,23 +112,25 @@ def unsubscribe(
     ctx: Ctx, subscriptions: list[str], principals: list[int] | list[str] | None = None
 ) -> JsonDict:
     users = (
-        principals_to_users(ctx.session, ctx.me, principals, email_host=email_host(ctx))
+        principals_to_users(ctx.session, ctx.requester, principals, email_host=email_host(ctx))
         if principals
-        else [ctx.me]
+        else None
     )
-    removed, not_removed = do_unsubscribe_by_name(ctx.session, ctx.me, subscriptions, users)
+    removed, not_removed = do_unsubscribe_by_name(ctx.session, ctx.requester, subscriptions, users)
     return {"removed": removed, "not_removed": not_removed}
 
 
 @router.post("/users/me/subscriptions/properties")
 def update_subscription_properties(ctx: Ctx, subscription_data: list[SubscriptionPropertyItem]) -> JsonDict:
     changes = [PropertyChange(item.stream_id, item.property, item.value) for item in subscription_data]
-    do_update_subscription_properties(ctx.session, ctx.me, changes)
+    do_update_subscription_properties(ctx.session, ctx.requester, changes)
     return {}
 
 
 def update_subscription_property(ctx: Ctx, stream_id: int, property: str, value: bool | str) -> JsonDict:
-    do_update_subscription_properties(ctx.session, ctx.me, [PropertyChange(stream_id, property, value)])
+    do_update_subscription_properties(
+        ctx.session, ctx.requester, [PropertyChange(stream_id, property, value)]
+    )
     return {}
 
 
@@ -139,7 +141,7 @@ router.patch("/users/me/subscriptions/{stream_id:int}")(update_subscription_prop
 
 @router.get("/users/{user_id:int}/subscriptions/{stream_id:int}")
 def get_subscription_status(ctx: Ctx, user_id: int, stream_id: int) -> JsonDict:
-    target = access_user_by_id(ctx.session, ctx.me, user_id, allow_deactivated=True)
+    target = access_user_by_id(ctx.session, ctx.requester, user_id, allow_deactivated=True)
     stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
     sub = get_subscription(ctx.session, target.id, stream)
     return {"is_subscribed": sub is not None and sub.active}

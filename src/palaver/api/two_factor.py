@@ -17,7 +17,9 @@ def reset_two_factor(ctx: Ctx, user_id: int) -> JsonDict:
     alone signs them in until they set it up again. Passkeys stay. Administrators only
     (owners for an owner); recorded in ``GET /realm/logins``."""
     user = access_user_by_id(
-        ctx.session, ctx.me, user_id, allow_deactivated=True, allow_bots=False, for_admin=True
+        ctx.session, ctx.requester, user_id, allow_deactivated=True, allow_bots=False, for_admin=True
     )
-    had = do_reset_two_factor(ctx.session, ctx.me, user, ip_address=ctx.client_ip, client=ctx.user_agent)
+    had = do_reset_two_factor(
+        ctx.session, ctx.requester, user, ip_address=ctx.client_ip, client=ctx.user_agent
+    )
     return {"had_two_factor": had}

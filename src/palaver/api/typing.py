@@ -46,11 +46,11 @@ def set_typing_status(
         raise JsonableError("Missing 'to' argument")
     if not to:
         raise JsonableError("Empty 'to' list")
-    do_send_direct_typing(ctx.session, ctx.me, to, op)
+    do_send_direct_typing(ctx.session, ctx.requester, to, op)
     return {}
 
 
 @router.post("/messages/{message_id:int}/typing")
 def set_message_edit_typing_status(ctx: Ctx, message_id: int, op: Literal["start", "stop"]) -> JsonDict:
-    do_send_message_edit_typing(ctx.session, ctx.me, message_id, op)
+    do_send_message_edit_typing(ctx.session, ctx.requester, message_id, op)
     return {}

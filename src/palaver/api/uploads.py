@@ -49,7 +49,7 @@ def upload_file(ctx: Ctx, filename: UploadFile) -> JsonDict:
     )
     # The declared type is not kept: what a file is served as is decided from its bytes.
     attachment = do_upload_file(
-        ctx.session, make_storage(settings), ctx.me, filename.filename or "uploaded-file", data
+        ctx.session, make_storage(settings), ctx.requester, filename.filename or "uploaded-file", data
     )
     url = upload_url(attachment.path_id)
     return {"uri": url, "url": url, "filename": attachment.file_name}
@@ -57,7 +57,7 @@ def upload_file(ctx: Ctx, filename: UploadFile) -> JsonDict:
 
 @router.get("/user_uploads/{realm_id_str}/{filename:path}")
 def get_file_temporary_url(ctx: Ctx, realm_id_str: str, filename: str) -> JsonDict:
-    attachment = accessible_attachment(ctx.session, ctx.me, realm_id_str, filename)
+    attachment = accessible_attachment(ctx.session, ctx.requester, realm_id_str, filename)
     return {"url": temporary_url(attachment)}
 
 

@@ -20,14 +20,14 @@ from palaver.lib.attachments import TEMPORARY_URL_PREFIX, user_for_api_key
 from palaver.lib.exceptions import UnauthorizedError
 from palaver.lib.realm import get_realm_for_host, is_user_content_host
 from palaver.lib.user_content import host_serves_realm, served_as, user_content_headers
-from palaver.lib.users import requester_user
 from palaver.lib.web_sessions import SESSION_COOKIE
 from palaver.models import UserProfile
+from palaver.models.requester import Requester
 from palaver.services import Services
 from palaver.web.sessions import session_user
 
 
-def content_viewer(session: Session, services: Services, request: Request) -> UserProfile:
+def content_viewer(session: Session, services: Services, request: Request) -> Requester:
     """The active user asking for a file on this host, or UnauthorizedError (401)."""
     host = request.headers.get("host", "")
     header = request.headers.get("authorization")
@@ -36,8 +36,10 @@ def content_viewer(session: Session, services: Services, request: Request) -> Us
     user: UserProfile | None = None
     if header:
         requester, _ = authenticate(session, services, "required", host, header)
-        user = None if requester is None else requester_user(session, requester)
-    elif api_key:
+        if requester is None:
+            raise UnauthorizedError()
+        return requester
+    if api_key:
         realm = get_realm_for_host(session, services.settings, host)
         user = user_for_api_key(session, realm.id, api_key)
     elif cookie:
@@ -47,7 +49,7 @@ def content_viewer(session: Session, services: Services, request: Request) -> Us
             user = found[1]
     if user is None:
         raise UnauthorizedError()
-    return user
+    return Requester.of(user)
 
 
 def on_realm_host(services: Services, host: str, realm_id: int) -> bool:

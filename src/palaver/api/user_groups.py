@@ -38,7 +38,7 @@ def _given(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def _no_guests(ctx: Ctx) -> None:
-    if ctx.me.is_guest:
+    if ctx.requester.is_guest:
         raise JsonableError("Not allowed for guest users")
 
 
@@ -59,7 +59,7 @@ def create_user_group(
         subgroups=subgroups or [],
         group_settings=_given(group_settings),
     )
-    group = do_create_user_group(ctx.session, ctx.me, new)
+    group = do_create_user_group(ctx.session, ctx.requester, new)
     return {"group_id": group.id}
 
 
@@ -80,7 +80,7 @@ def update_user_group(
     **group_settings: GroupSettingUpdate | None,
 ) -> JsonDict:
     changes = UserGroupChanges(name=name, description=description, group_settings=_given(group_settings))
-    do_update_user_group(ctx.session, ctx.me, user_group_id, changes)
+    do_update_user_group(ctx.session, ctx.requester, user_group_id, changes)
     return {}
 
 
@@ -95,7 +95,7 @@ def update_user_group_members(
 ) -> JsonDict:
     do_update_user_group_members(
         ctx.session,
-        ctx.me,
+        ctx.requester,
         user_group_id,
         add=add or [],
         delete_ids=delete or [],
@@ -120,7 +120,7 @@ def get_is_user_group_member(
     ctx: Ctx, user_group_id: int, user_id: int, direct_member_only: bool = False
 ) -> JsonDict:
     group = get_named_group(ctx.session, ctx.realm_id, user_group_id)
-    target = access_user_by_id(ctx.session, ctx.me, user_id, allow_deactivated=True)
+    target = access_user_by_id(ctx.session, ctx.requester, user_id, allow_deactivated=True)
     if not target.is_active:
         # Deactivated users belong to no group, as far as clients are concerned.
         return {"is_user_group_member": False}
@@ -138,7 +138,9 @@ def update_user_group_subgroups(
     add: list[int] | None = None,
     delete: list[int] | None = None,
 ) -> JsonDict:
-    do_update_user_group_subgroups(ctx.session, ctx.me, user_group_id, add=add or [], delete_ids=delete or [])
+    do_update_user_group_subgroups(
+        ctx.session, ctx.requester, user_group_id, add=add or [], delete_ids=delete or []
+    )
     return {}
 
 
@@ -152,5 +154,5 @@ def get_user_group_subgroups(ctx: Ctx, user_group_id: int, direct_subgroup_only:
 
 @router.post("/user_groups/{user_group_id:int}/deactivate")
 def deactivate_user_group(ctx: Ctx, user_group_id: int) -> JsonDict:
-    do_deactivate_user_group(ctx.session, ctx.me, user_group_id)
+    do_deactivate_user_group(ctx.session, ctx.requester, user_group_id)
     return {}

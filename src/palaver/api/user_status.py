@@ -43,11 +43,11 @@ def update_status(
         emoji = (emoji_name, emoji_code, reaction_type)
     elif emoji_code is not None or reaction_type is not None:
         raise JsonableError("Client must pass emoji_name if they pass either emoji_code or reaction_type.")
-    do_update_user_status(ctx.session, ctx.me, away=away, status_text=status_text, emoji=emoji)
+    do_update_user_status(ctx.session, ctx.requester, away=away, status_text=status_text, emoji=emoji)
     return {}
 
 
 @router.get("/users/{user_id:int}/status")
 def get_status(ctx: Ctx, user_id: int) -> JsonDict:
-    target = access_user_by_id(ctx.session, ctx.me, user_id, allow_deactivated=True)
+    target = access_user_by_id(ctx.session, ctx.requester, user_id, allow_deactivated=True)
     return {"status": get_user_status(ctx.session, target)}

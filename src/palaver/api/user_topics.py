@@ -19,6 +19,6 @@ def update_user_topic(ctx: Ctx, stream_id: int, topic: str, visibility_policy: i
         raise JsonableError("Invalid visibility_policy")
     stream = access_stream_by_id(ctx.session, ctx.requester, stream_id)
     do_set_user_topic_visibility_policy(
-        ctx.session, ctx.me, stream, normalize_topic(topic), visibility_policy
+        ctx.session, ctx.requester, stream, normalize_topic(topic), visibility_policy
     )
     return {}

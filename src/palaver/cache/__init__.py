@@ -7,6 +7,7 @@ kept coherent across processes.
 - ``store``: the per-process LRU of realms, race-free against concurrent invalidations.
 - ``writes``: what each write transaction wrote, recorded on the engine.
 - ``transport``, ``change_log``: how an invalidation reaches the other processes.
+- ``credentials``: whether what authenticated an API key is still current (known credentials).
 - ``realm_cache``: ``RealmCache``, one process's cache, which ``Database`` holds.
 """
 
@@ -42,6 +43,7 @@ from palaver.cache.snapshots import (
     CachedGroup,
     CachedLinkifier,
     CachedUser,
+    ChannelFacts,
     RealmChannels,
     RealmGroups,
     RealmRow,
@@ -57,6 +59,7 @@ __all__ = [
     "CachedGroup",
     "CachedLinkifier",
     "CachedUser",
+    "ChannelFacts",
     "Loaded",
     "RealmChannels",
     "RealmGroups",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from palaver.models import Role
 from palaver.models.users import RoleChecks
@@ -37,6 +37,7 @@ class _CachedUserRow(NamedTuple):
     email_address_visibility: int
     is_imported_stub: bool
     date_joined: datetime
+    send_private_typing_notifications: bool
     send_stream_typing_notifications: bool
     presence_enabled: bool
 
@@ -81,6 +82,82 @@ class RealmUsers:
     by_email: Mapping[str, CachedUser]
     inactive_ids: frozenset[int]
     active: ActiveUsers
+
+
+class ChannelFacts(Protocol):
+    """What reading a channel needs: a ``Stream`` row and a cached ``StreamInfo`` both are one.
+
+    Reads and permission checks take this, so a caller passes whichever it holds; the
+    members are read-only."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def realm_id(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def rendered_description(self) -> str: ...
+
+    @property
+    def date_created(self) -> datetime: ...
+
+    @property
+    def creator_id(self) -> int | None: ...
+
+    @property
+    def deactivated(self) -> bool: ...
+
+    @property
+    def recipient_id(self) -> int | None: ...
+
+    @property
+    def folder_id(self) -> int | None: ...
+
+    @property
+    def invite_only(self) -> bool: ...
+
+    @property
+    def history_public_to_subscribers(self) -> bool: ...
+
+    @property
+    def is_web_public(self) -> bool: ...
+
+    @property
+    def message_retention_days(self) -> int | None: ...
+
+    @property
+    def topics_policy(self) -> str: ...
+
+    @property
+    def first_message_id(self) -> int | None: ...
+
+    @property
+    def is_recently_active(self) -> bool: ...
+
+    @property
+    def can_add_subscribers_group(self) -> int: ...
+
+    @property
+    def can_administer_channel_group(self) -> int: ...
+
+    @property
+    def can_create_topic_group(self) -> int: ...
+
+    @property
+    def can_send_message_group(self) -> int: ...
+
+    @property
+    def can_subscribe_group(self) -> int: ...
+
+    @property
+    def is_archived(self) -> bool: ...
 
 
 class StreamInfo(NamedTuple):

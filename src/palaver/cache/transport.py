@@ -18,7 +18,6 @@ other processes, whose subscriptions fail too, have stopped caching by then.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import secrets
 import threading
@@ -28,6 +27,7 @@ from typing import Protocol
 import orjson
 
 from palaver.cache.store import RealmStateStore
+from palaver.config import redis_namespace
 from palaver.events.redis_subscription import keep_subscribed
 
 logger = logging.getLogger("palaver.events")
@@ -55,8 +55,7 @@ class LocalInvalidation:
 
 def channel_name(database_url: str) -> str:
     """One channel per database, so deployments sharing a Redis never mix invalidations."""
-    digest = hashlib.sha256(database_url.encode()).hexdigest()[:12]
-    return f"palaver:{digest}:realm-cache"
+    return f"{redis_namespace(database_url)}realm-cache"
 
 
 class RedisInvalidation:

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from palaver.commands.common import AddCommand, CliError, require_user, role_arg, settings_from_args
 from palaver.models import Role, UserProfile
+from palaver.models.requester import Requester
 
 
 def _acting_owner(session: Session, user: UserProfile) -> UserProfile:
@@ -51,7 +52,7 @@ def cmd_change_role(args: argparse.Namespace) -> None:
         user = require_user(session, args.realm, args.email)
         if user.is_bot and args.role == Role.OWNER:
             raise CliError("a bot cannot be an organization owner")
-        do_change_user_role(session, user, args.role, acting_user=_acting_owner(session, user))
+        do_change_user_role(session, user, args.role, acting_user=Requester.of(_acting_owner(session, user)))
         print(f"{user.delivery_email} is now {Role(args.role).name.lower()}")
 
 

@@ -29,6 +29,11 @@ def cmd_sync_ldap(args: argparse.Namespace) -> None:
             email_host=realm_email_host(settings, realm),
             storage=make_storage(settings),
         )
+    if report.empty_directory:
+        raise CliError(
+            "the directory returned no entries, so nobody was deactivated: "
+            "check user_search_base and user_filter in [auth.ldap]"
+        )
     print(
         f"{len(people)} directory entries: {report.linked} accounts linked, {report.updated} updated, "
         f"{len(report.deactivated)} deactivated, {len(report.reactivated)} reactivated"

@@ -30,6 +30,11 @@ def cmd_export(args: argparse.Namespace) -> None:
                 f" {done.counts['messages']} messages, {done.counts['files']} files"
                 f" to {path} in {done.seconds:.1f}s (import it with Zulip's manage.py import)"
             )
+            if done.counts.get("scheduled_messages_without_recipient"):
+                print(
+                    f"left out: {done.counts['scheduled_messages_without_recipient']} scheduled messages"
+                    " to a group that never exchanged a message (Zulip's format has no recipient for it)"
+                )
             return
         result = export_realm(
             services,

@@ -25,8 +25,10 @@ from palaver.db.transaction import (
     ACTOR_KEY,
     REPLICA_KEY,
     TX_KEY,
+    ParallelWrites,
     PendingEvent,
     Tx,
+    WriteStrategy,
     expire_changeable,
     in_write_transaction,
     is_replica_session,
@@ -58,11 +60,12 @@ class Database:
                 settings.redis_url,
                 fence_key_prefix(settings.database_url),
             )
-        # SQLite: this process's writers take turns before they compete for its lock (locks.py).
-        self._writers: WriterQueue | None = WriterQueue() if settings.is_sqlite else None
-        # Concurrent sends share one SQLite commit (group_commit.py).
-        self._group_commit: GroupCommit[Tx] | None = (
-            GroupCommit(self.transaction) if settings.is_sqlite else None
+        # How writes run on this kind of database (transaction.WriteStrategy): on SQLite this
+        # process's writers take turns and concurrent sends share one commit (group_commit.py).
+        self.writes: WriteStrategy = (
+            GroupCommit(self.transaction, WriterQueue())
+            if settings.is_sqlite
+            else ParallelWrites(self.transaction)
         )
         # The realm-state cache and how its invalidations reach the other processes
         # (cache/realm_cache.py): writes are recorded on this engine and its sessions.
@@ -129,10 +132,8 @@ class Database:
         """Run a write atomically; nested calls join the outermost transaction.
 
         A read transaction the session began implicitly (authentication, access checks)
-        becomes the write's on PostgreSQL: at READ COMMITTED every statement sees every
-        commit, so a new transaction would read nothing newer, and keeping it saves a
-        pool checkout (with its ping), a BEGIN and a COMMIT per write. On SQLite it is
-        committed first (it wrote nothing), since the write lock is taken at BEGIN.
+        becomes the write's or is committed first (it wrote nothing), as the database's
+        ``WriteStrategy`` says; the write runs in the strategy's ``turn``.
         """
         outer: Tx | None = session.info.get(TX_KEY)
         if outer is not None:
@@ -140,14 +141,13 @@ class Database:
             return
         if is_replica_session(session):
             raise RuntimeError("a write through a read-replica session (use the primary's)")
-        continues_reads = session.in_transaction() and not self.settings.is_sqlite
+        continues_reads = session.in_transaction() and self.writes.continues_reads
         if session.in_transaction() and not continues_reads:
             session.commit()
-        queued = self._writers is not None and self._writers.acquire()
         tx = Tx(session)
         session.info[TX_KEY] = tx
         try:
-            with write_transaction(session, continues_reads):
+            with self.writes.turn(), write_transaction(session, continues_reads):
                 # The SQLite BEGIN hook reads the write option; PostgreSQL needs none.
                 options = None if continues_reads else {WRITE_OPTION: True}
                 conn = session.connection(execution_options=options)
@@ -166,9 +166,6 @@ class Database:
             realms = self.cache.committed(tx.written, {pending.realm_id for pending in tx.events})
         finally:
             del session.info[TX_KEY]
-            if queued:
-                assert self._writers is not None
-                self._writers.release()
         actor: int | None = session.info.get(ACTOR_KEY)
         if actor is not None and self.fence is not None and wrote:
             # Before any event goes out: a client told of its own write may read at once.
@@ -204,12 +201,12 @@ class Database:
 
     def grouped_write(self, session: Session, work: Work[Tx, T]) -> T:
         """``work(tx, session)`` in a write transaction, committed together with the writes of
-        other threads queued meanwhile (SQLite; see group_commit.py). Inside an open
-        transaction, or on PostgreSQL, it is simply ``transaction()``."""
-        if self._group_commit is None or TX_KEY in session.info:
+        other threads queued meanwhile where the strategy groups them (SQLite: see
+        group_commit.py). Inside an open transaction it joins that one."""
+        if TX_KEY in session.info:
             with self.transaction(session) as tx:
                 return work(tx, session)
-        return self._group_commit.run(session, work)
+        return self.writes.grouped_write(session, work)
 
     def invalidate(self, realm_ids: Iterable[int] | None, tables: Iterable[str]) -> None:
         """``RealmCache.invalidate``: for writes made outside ``transaction()`` (bulk tools)."""

@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from palaver.config import Settings
+from palaver.models.base import use_postgresql_index_conditions
 
 # Execution option of a connection that begins a write transaction (SQLite: BEGIN IMMEDIATE).
 WRITE_OPTION = "palaver_write"
@@ -82,6 +83,7 @@ def _postgresql_engine(url: str, settings: Settings) -> Engine:
     # messages (bench/workers.py). Past the limit, requests wait for a connection (two
     # cores gain nothing from more than ~18), and connections are opened only when
     # concurrent requests need them: PostgreSQL's max_connections is shared by every process.
+    use_postgresql_index_conditions()
     return create_engine(
         url, pool_size=settings.database_pool_size + POOL_OVERFLOW, max_overflow=0, pool_pre_ping=True
     )

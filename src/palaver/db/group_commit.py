@@ -14,14 +14,19 @@ led by the first of them.
 Each write runs as ``work(tx, session)`` on the leader's session and transaction, so work
 must not need its caller's session: sending prepares everything it reads beforehand
 (``actions/messages.py``). Events go out after the commit, before anyone is woken.
-PostgreSQL commits concurrent transactions in parallel and needs none of this.
+
+``GroupCommit`` is SQLite's ``WriteStrategy`` (``transaction.py``): every write of the
+process, grouped or not, also takes its turn in the process's ``WriterQueue``
+(``locks.py``), and begins a transaction of its own (SQLite takes the write lock at BEGIN,
+so a read transaction is committed first). PostgreSQL commits concurrent transactions in
+parallel and needs none of this (``transaction.ParallelWrites``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
@@ -32,6 +37,14 @@ class WriteTransaction(Protocol):
 
     @property
     def events(self) -> list[Any]: ...
+
+
+class Turns(Protocol):
+    """What this needs of the process's writers' queue (``locks.WriterQueue``)."""
+
+    def acquire(self) -> bool: ...
+
+    def release(self) -> None: ...
 
 
 T = TypeVar("T")
@@ -61,10 +74,14 @@ class _Job(Generic[TxT, T]):
 
 
 class GroupCommit(Generic[TxT]):
-    """The queue of one process's grouped writes (``Database.grouped_write``)."""
+    """SQLite's write strategy: the queue of one process's grouped writes, and the turns of
+    all its writers."""
 
-    def __init__(self, transaction: Callable[[Session], AbstractContextManager[TxT]]) -> None:
+    continues_reads = False
+
+    def __init__(self, transaction: Callable[[Session], AbstractContextManager[TxT]], writers: Turns) -> None:
         self._transaction = transaction
+        self._writers = writers
         self._mutex = threading.Lock()
         self._queue: list[_Job[TxT, Any]] = []
         # Whether a leader is running a batch; while it is, new writers wait in the queue.
@@ -72,7 +89,18 @@ class GroupCommit(Generic[TxT]):
         self.batches = 0
         self.writes = 0
 
-    def run(self, session: Session, work: Work[TxT, T]) -> T:
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        # False after the queue's timeout: the writer goes on to SQLite's own lock, and
+        # must not release a turn it does not hold.
+        queued = self._writers.acquire()
+        try:
+            yield
+        finally:
+            if queued:
+                self._writers.release()
+
+    def grouped_write(self, session: Session, work: Work[TxT, T]) -> T:
         if session.in_transaction():
             # What ``transaction()`` does first: the read snapshot ends before waiting.
             session.commit()

@@ -17,11 +17,12 @@ primary: a slower read, never a stale one.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
 from typing import TYPE_CHECKING
+
+from palaver.config import redis_namespace
 
 if TYPE_CHECKING:
     import redis
@@ -34,8 +35,7 @@ _SWEEP_AT = 10_000
 
 def fence_key_prefix(database_url: str) -> str:
     """One prefix per database, so deployments sharing a Redis never fence each other."""
-    digest = hashlib.sha256(database_url.encode()).hexdigest()[:12]
-    return f"palaver:{digest}:read-fence:"
+    return f"{redis_namespace(database_url)}read-fence:"
 
 
 class _NoRedis(Exception):

@@ -3,14 +3,15 @@ only after it commits.
 
 ``transaction(session)`` opens one (nested calls join the outermost), ``notification``
 is the same for an action that writes nothing, and ``grouped_write`` commits with the
-writes other threads queued meanwhile (``group_commit.py``). The transaction itself is run
-by the session's ``Database`` (``database.py``).
+writes other threads queued meanwhile. The transaction itself is run by the session's
+``Database`` (``database.py``), through the ``WriteStrategy`` of its kind of database:
+``ParallelWrites`` here for PostgreSQL, ``group_commit.GroupCommit`` for SQLite.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Protocol, TypeVar, cast
@@ -66,6 +67,43 @@ class Runner(Protocol):
     def notification(self, session: Session) -> AbstractContextManager[Tx]: ...
 
     def grouped_write(self, session: Session, work: Work[Tx, T]) -> T: ...
+
+
+class WriteStrategy(Protocol):
+    """How one kind of database runs a process's write transactions; ``Database`` takes the
+    one of its database when it is made, and runs every write through it."""
+
+    #: Whether a read transaction the session began implicitly becomes the write's (else
+    #: it is committed first, and the write begins its own).
+    continues_reads: bool
+
+    def turn(self) -> AbstractContextManager[None]:
+        """Held from before the write transaction begins until it ends."""
+        ...
+
+    def grouped_write(self, session: Session, work: Work[Tx, T]) -> T:
+        """``work(tx, session)`` in a write transaction, perhaps with other threads' writes."""
+        ...
+
+
+class ParallelWrites:
+    """PostgreSQL: concurrent transactions lock rows, not the database, and commit in
+    parallel, so writers neither take turns nor share commits. At READ COMMITTED every
+    statement sees every commit, so a read transaction carried on into the write reads
+    nothing older than a new one would, and saves a pool checkout (with its ping), a BEGIN
+    and a COMMIT per write."""
+
+    continues_reads = True
+
+    def __init__(self, transaction: Callable[[Session], AbstractContextManager[Tx]]) -> None:
+        self._transaction = transaction
+
+    def turn(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def grouped_write(self, session: Session, work: Work[Tx, T]) -> T:
+        with self._transaction(session) as tx:
+            return work(tx, session)
 
 
 # Columns no row ever changes once inserted: the primary key, and the organization a row

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import hashlib
 import logging
 import secrets
 import threading
@@ -35,6 +34,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from palaver.config import redis_namespace
 from palaver.events.backlog import DeliveryBacklog
 from palaver.events.bus import EventDict
 from palaver.events.delivery import Tailoring, reaches_all_public_streams_clients
@@ -105,8 +105,7 @@ class RedisQueueBackend(QueueBackend):
     @staticmethod
     def default_key_prefix(database_url: str) -> str:
         """A prefix per database, so deployments sharing one Redis never mix their queues."""
-        digest = hashlib.sha256(database_url.encode()).hexdigest()[:12]
-        return f"palaver:{digest}:events:"
+        return f"{redis_namespace(database_url)}events:"
 
     def _q(self, queue_id: str) -> str:
         return f"{self.prefix}q:{queue_id}"

@@ -145,30 +145,30 @@ def upload_space_used(session: Session, realm_id: int) -> int:
     return int(total or 0)
 
 
-def user_attachments(session: Session, user: UserProfile) -> list[Attachment]:
+def user_attachments(session: Session, user: Requester) -> list[Attachment]:
     return list(
-        session.scalars(select(Attachment).where(Attachment.owner_id == user.id).order_by(Attachment.id))
+        session.scalars(select(Attachment).where(Attachment.owner_id == user.user_id).order_by(Attachment.id))
     )
 
 
-def get_owned_attachment(session: Session, user: UserProfile, attachment_id: int) -> Attachment:
+def get_owned_attachment(session: Session, user: Requester, attachment_id: int) -> Attachment:
     attachment = get_row(session, Attachment, attachment_id)
-    if attachment is None or attachment.owner_id != user.id:
+    if attachment is None or attachment.owner_id != user.user_id:
         raise invalid_attachment()
     return attachment
 
 
-def can_access_attachment(session: Session, user: UserProfile, attachment: Attachment) -> bool:
+def can_access_attachment(session: Session, user: Requester, attachment: Attachment) -> bool:
     """The uploader, and whoever may read a message linking the file."""
     if attachment.realm_id != user.realm_id:
         return False
-    if attachment.owner_id == user.id:
+    if attachment.owner_id == user.user_id:
         return True
     message_ids = linked_message_ids(session, [attachment.id]).get(attachment.id, [])
-    return bool(bulk_access_message_ids(session, Requester.of(user), message_ids))
+    return bool(bulk_access_message_ids(session, user, message_ids))
 
 
-def claimable_attachments(session: Session, sender: UserProfile, path_ids: Iterable[str]) -> list[Attachment]:
+def claimable_attachments(session: Session, sender: Requester, path_ids: Iterable[str]) -> list[Attachment]:
     """Linked uploads a new or edited message may claim: the sender's own, or ones the
     sender can already read (so resharing works, but guessing another's path does not)."""
     return [
@@ -208,7 +208,7 @@ def user_for_api_key(session: Session, realm_id: int, api_key: str) -> UserProfi
     return user
 
 
-def file_for_user(session: Session, user: UserProfile, path_id: str) -> ServedFile:
+def file_for_user(session: Session, user: Requester, path_id: str) -> ServedFile:
     attachment = get_attachment_by_path_id(session, user.realm_id, path_id)
     # Missing and forbidden look the same.
     if attachment is None or not can_access_attachment(session, user, attachment):
@@ -270,9 +270,7 @@ def file_for_temporary_token(
     return _served(attachment, variant)
 
 
-def accessible_attachment(
-    session: Session, user: UserProfile, realm_id_str: str, filename: str
-) -> Attachment:
+def accessible_attachment(session: Session, user: Requester, realm_id_str: str, filename: str) -> Attachment:
     """For GET /user_uploads/{realm_id_str}/{filename}: the file, if the user may read it."""
     attachment = None
     if realm_id_str == str(user.realm_id):

@@ -22,7 +22,6 @@ import secrets
 import unicodedata
 from functools import lru_cache
 
-from PIL import Image, ImageDraw, ImageFont
 from sqlalchemy.orm import Session, object_session
 
 from palaver.lib.images import square_pngs
@@ -164,6 +163,9 @@ def parse_generated_name(colour: str, name: str) -> tuple[int, str, int] | None:
 
 @lru_cache(maxsize=512)
 def render_generated_avatar(colour: int, letters: str, size: int) -> bytes:
+    # Pillow loads with the first avatar drawn, not at start-up (lib/images.py).
+    from PIL import Image, ImageDraw, ImageFont  # noqa: PLC0415
+
     # Drawn large and scaled down, so the edge of the letters is smooth at every size.
     scale = 2
     canvas = Image.new("RGB", (size * scale, size * scale), PALETTE[colour])

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import JsonableError
 from palaver.models.bot_storage import BotStorageData
+from palaver.models.requester import Requester
 from palaver.models.users import UserProfile
 
 # Zulip's USER_STATE_SIZE_LIMIT.
@@ -21,7 +22,7 @@ STORAGE_SIZE_LIMIT = 10_000_000
 MAX_KEY_LENGTH = 200
 
 
-def check_is_bot(user: UserProfile) -> None:
+def check_is_bot(user: UserProfile | Requester) -> None:
     if not user.is_bot:
         raise JsonableError("This endpoint is only available to bots.")
 
@@ -42,8 +43,8 @@ def storage_size(session: Session, bot_id: int, keys: Iterable[str] | None = Non
     return int(session.scalar(query) or 0)
 
 
-def get_storage(session: Session, bot: UserProfile, keys: list[str] | None) -> dict[str, str]:
-    query = select(BotStorageData).where(BotStorageData.bot_profile_id == bot.id)
+def get_storage(session: Session, bot_id: int, keys: list[str] | None) -> dict[str, str]:
+    query = select(BotStorageData).where(BotStorageData.bot_profile_id == bot_id)
     if keys is not None:
         for key in keys:
             check_key(key)

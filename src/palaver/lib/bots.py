@@ -19,6 +19,7 @@ from palaver.lib.exceptions import JsonableError
 from palaver.lib.users import get_realm_user
 from palaver.models.bots import BotDefaults, BotService, ServiceInterface
 from palaver.models.channels import Stream
+from palaver.models.requester import Requester
 from palaver.models.service_bots import BotConfigData
 from palaver.models.users import BotType, UserProfile
 
@@ -47,12 +48,12 @@ def check_payload_url(var_name: str, url: str) -> str:
     return url
 
 
-def access_bot_by_id(session: Session, user: UserProfile, bot_id: int) -> UserProfile:
+def access_bot_by_id(session: Session, user: Requester, bot_id: int) -> UserProfile:
     """A bot the user may manage: their own, or any bot of the realm for administrators."""
     bot = get_realm_user(session, user.realm_id, bot_id)
     if bot is None or not bot.is_bot:
         raise JsonableError("No such bot")
-    if not user.is_realm_admin and bot.bot_owner_id != user.id:
+    if not user.is_realm_admin and bot.bot_owner_id != user.user_id:
         raise JsonableError("Insufficient permission")
     return bot
 
@@ -123,11 +124,11 @@ def bot_extra_fields(session: Session, bot: UserProfile) -> dict[str, Any]:
     return bots_extra_fields(session, [bot])[bot.id]
 
 
-def owned_bots(session: Session, user: UserProfile) -> list[UserProfile]:
+def owned_bots(session: Session, user: Requester) -> list[UserProfile]:
     return list(
         session.scalars(
             select(UserProfile)
-            .where(UserProfile.bot_owner_id == user.id, UserProfile.is_bot, UserProfile.is_active)
+            .where(UserProfile.bot_owner_id == user.user_id, UserProfile.is_bot, UserProfile.is_active)
             .order_by(UserProfile.id)
         )
     )

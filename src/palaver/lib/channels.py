@@ -20,6 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from palaver.cache import (
+    ChannelFacts,
     RealmRow,
     active_subscriber_ids,
     active_users,
@@ -84,7 +85,6 @@ _POST_POLICY_BY_GROUP = {
 IncludeSubscribers = bool | Literal["partial"]
 
 
-AnyStream = Stream | StreamInfo
 _group_settings_of = attrgetter(*STREAM_GROUP_SETTINGS)
 
 
@@ -212,7 +212,7 @@ def subscriber_ids_by_stream(session: Session, stream_ids: Iterable[int]) -> dic
     return result
 
 
-def subscriber_ids(session: Session, stream: AnyStream) -> set[int]:
+def subscriber_ids(session: Session, stream: ChannelFacts) -> set[int]:
     """Active users actively subscribed to the channel (from the realm-state cache)."""
     return set(active_subscriber_ids(session, stream.realm_id, stream.id))
 
@@ -317,7 +317,7 @@ class Viewer:
     # The realm's settings from the realm cache (its permission groups).
     realm: RealmRow
 
-    def is_subscribed(self, stream: AnyStream) -> bool:
+    def is_subscribed(self, stream: ChannelFacts) -> bool:
         return stream.id in self.subscribed
 
 
@@ -331,7 +331,7 @@ def viewer_for(session: Session, user: Requester) -> Viewer:
     )
 
 
-def has_content_access(viewer: Viewer, stream: AnyStream) -> bool:
+def has_content_access(viewer: Viewer, stream: ChannelFacts) -> bool:
     if viewer.is_subscribed(stream):
         return True
     if stream.invite_only:
@@ -339,11 +339,11 @@ def has_content_access(viewer: Viewer, stream: AnyStream) -> bool:
     return stream.is_web_public or not viewer.user.is_guest
 
 
-def can_administer_stream(viewer: Viewer, stream: AnyStream) -> bool:
+def can_administer_stream(viewer: Viewer, stream: ChannelFacts) -> bool:
     return viewer.user.is_realm_admin or stream.can_administer_channel_group in viewer.groups
 
 
-def has_metadata_access(viewer: Viewer, stream: AnyStream) -> bool:
+def has_metadata_access(viewer: Viewer, stream: ChannelFacts) -> bool:
     if has_content_access(viewer, stream):
         return True
     return stream.invite_only and can_administer_stream(viewer, stream)
@@ -376,7 +376,7 @@ def access_stream_by_name(
         raise JsonableError(f"Invalid channel name '{name}'") from None
 
 
-def access_announcement_channel(session: Session, user: UserProfile, stream_id: int) -> int | None:
+def access_announcement_channel(session: Session, user: Requester, stream_id: int) -> int | None:
     """The value to store for an announcement-channel setting; a negative ID turns it off."""
     if stream_id < 0:
         return None
@@ -385,7 +385,7 @@ def access_announcement_channel(session: Session, user: UserProfile, stream_id: 
         raise JsonableError("Invalid channel ID")
     # Only a channel whose messages the administrator may read, so that choosing one does
     # not reveal a private channel they were never let into.
-    return access_stream_by_id(session, Requester.of(user), stream.id, require_content_access=True).id
+    return access_stream_by_id(session, user, stream.id, require_content_access=True).id
 
 
 def metadata_access_user_ids(session: Session, stream: Stream) -> set[int]:
@@ -409,7 +409,7 @@ def metadata_access_user_ids(session: Session, stream: Stream) -> set[int]:
 
 def get_streams_for_user(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     *,
     include_public: bool = True,
     include_web_public: bool = False,
@@ -420,7 +420,7 @@ def get_streams_for_user(
     include_owner_subscribed: bool = False,
     include_can_access_content: bool = False,
 ) -> list[Stream]:
-    viewer = viewer_for(session, Requester.of(user))
+    viewer = viewer_for(session, user)
     defaults = set(default_stream_ids(session, user.realm_id)) if include_default else set()
     owner_subscribed: set[int] = set()
     if include_owner_subscribed and user.is_bot and user.bot_owner_id is not None:
@@ -457,7 +457,7 @@ def stream_post_policy(session: Session, can_send_message_group: int) -> int:
 
 def format_streams(
     session: Session,
-    streams: Sequence[AnyStream],
+    streams: Sequence[ChannelFacts],
     *,
     include_default: bool = False,
     counts: Mapping[int, int] | None = None,

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import InvalidArgumentError, JsonableError, MissingArgumentError
 from palaver.models.devices import Device
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 from palaver.timeutil import to_timestamp
 
 # First byte of a push key: which cryptosystem the rest is a key for.
@@ -105,10 +105,10 @@ def parse_push_token(
     return PushToken(token_kind, token_id, bouncer_public_key, encrypted_push_registration)
 
 
-def access_device(session: Session, user: UserProfile, device_id: int) -> Device:
+def access_device(session: Session, user: Requester, device_id: int) -> Device:
     """The user's own device; another user's looks exactly like a missing one."""
     device = session.get(Device, device_id)
-    if device is None or device.user_profile_id != user.id:
+    if device is None or device.user_profile_id != user.user_id:
         raise JsonableError("Invalid device ID")
     return device
 

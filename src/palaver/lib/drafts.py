@@ -53,6 +53,7 @@ class ValidatedDraft:
 
 
 def check_drafts_enabled(user: UserProfile) -> None:
+    """The setting lives on the user's row only: the ``Requester`` does not carry it."""
     if not user.enable_drafts_synchronization:
         raise JsonableError("User has disabled synchronizing drafts.")
 
@@ -67,17 +68,17 @@ def _check_timestamp(timestamp: float | None) -> datetime:
     return datetime.fromtimestamp(timestamp, UTC).replace(tzinfo=None)
 
 
-def _check_channel_target(session: Session, user: UserProfile, to: list[int]) -> list[int]:
+def _check_channel_target(session: Session, user: Requester, to: list[int]) -> list[int]:
     if len(to) != 1:
         raise JsonableError("Must specify exactly 1 channel ID for channel messages")
     # Content access, as sending the draft would need it; a hidden channel reads as missing.
-    access_stream_by_id(session, Requester.of(user), to[0], require_content_access=True)
+    access_stream_by_id(session, user, to[0], require_content_access=True)
     return list(to)
 
 
-def _check_direct_targets(session: Session, user: UserProfile, to: list[int]) -> list[int]:
+def _check_direct_targets(session: Session, user: Requester, to: list[int]) -> list[int]:
     wanted = sorted(set(to))
-    found = {u.id: u for u in get_users(session, user.realm_id, Requester.of(user), wanted)}
+    found = {u.id: u for u in get_users(session, user.realm_id, user, wanted)}
     for user_id in wanted:
         # Unknown, other realms', hidden and deactivated users all read the same.
         target = found.get(user_id)
@@ -86,7 +87,7 @@ def _check_direct_targets(session: Session, user: UserProfile, to: list[int]) ->
     return wanted
 
 
-def validate_draft(session: Session, user: UserProfile, data: DraftData) -> ValidatedDraft:
+def validate_draft(session: Session, user: Requester, data: DraftData) -> ValidatedDraft:
     """Check a draft against the realm; unaddressed and direct drafts drop the topic."""
     # The same normalisation and limits a message body gets, so sending the draft cannot fail.
     content = normalize_content(data.content)
@@ -103,20 +104,20 @@ def validate_draft(session: Session, user: UserProfile, data: DraftData) -> Vali
     return ValidatedDraft(data.type, to, topic, content, last_edit_time)
 
 
-def access_draft(session: Session, user: UserProfile, draft_id: int) -> Draft:
+def access_draft(session: Session, user: Requester, draft_id: int) -> Draft:
     """The user's own draft; another user's looks exactly like a missing one."""
     draft = get_row(session, Draft, draft_id)
-    if draft is None or draft.user_profile_id != user.id:
+    if draft is None or draft.user_profile_id != user.user_id:
         raise ResourceNotFoundError("Draft does not exist")
     return draft
 
 
-def get_drafts(session: Session, user: UserProfile) -> list[Draft]:
+def get_drafts(session: Session, user_id: int) -> list[Draft]:
     """Most recently edited first."""
     return list(
         session.scalars(
             select(Draft)
-            .where(Draft.user_profile_id == user.id)
+            .where(Draft.user_profile_id == user_id)
             .order_by(Draft.last_edit_time.desc(), Draft.id.desc())
         )
     )

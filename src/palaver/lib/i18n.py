@@ -22,14 +22,14 @@ from datetime import date, datetime
 from functools import cache, lru_cache
 from gettext import c2py
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from babel import Locale, UnknownLocaleError
-from babel.dates import format_date as babel_format_date
-from babel.dates import format_datetime as babel_format_datetime
-from babel.messages.pofile import read_po
-from babel.numbers import format_decimal
-from babel.support import NullTranslations, Translations
+if TYPE_CHECKING:
+    from babel import Locale
+    from babel.support import NullTranslations
+
+# Babel is imported by the first translation, locale formatting or client catalog, not at
+# start-up: a server answering only the API never needs it (about 2 MiB; bench/queue_memory.py).
 
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 DOMAIN = "palaver"
@@ -112,6 +112,8 @@ def choose_language(
 
 @cache
 def translations(language: str) -> NullTranslations:
+    from babel.support import NullTranslations, Translations  # noqa: PLC0415
+
     if language == SOURCE_LANGUAGE or language not in shipped_languages():
         return NullTranslations()
     return Translations.load(str(LOCALE_DIR), [language], DOMAIN)
@@ -222,6 +224,8 @@ def npgettext(context: str, singular: str, plural: str, n: int, **values: Any) -
 
 
 def _locale(language: str | None = None) -> Locale:
+    from babel import Locale, UnknownLocaleError  # noqa: PLC0415
+
     try:
         return Locale.parse((language or current_language()).replace("-", "_"))
     except (UnknownLocaleError, ValueError):
@@ -229,10 +233,15 @@ def _locale(language: str | None = None) -> Locale:
 
 
 def format_number(value: float, language: str | None = None) -> str:
+    from babel.numbers import format_decimal  # noqa: PLC0415
+
     return format_decimal(value, locale=_locale(language))
 
 
 def format_date(value: date | datetime, style: str = "long", language: str | None = None) -> str:
+    from babel.dates import format_date as babel_format_date  # noqa: PLC0415
+    from babel.dates import format_datetime as babel_format_datetime  # noqa: PLC0415
+
     if isinstance(value, datetime):
         return babel_format_datetime(value, style, locale=_locale(language))
     return babel_format_date(value, style, locale=_locale(language))
@@ -274,6 +283,8 @@ def client_catalog(language: str) -> dict[str, Any]:
     result: dict[str, Any] = {"language": language, "dir": text_direction(language), "messages": {}}
     if language == SOURCE_LANGUAGE:
         return result
+    from babel.messages.pofile import read_po  # noqa: PLC0415
+
     path = LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po"
     with path.open("rb") as handle:
         catalog = read_po(handle, locale=language)

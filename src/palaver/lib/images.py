@@ -2,7 +2,8 @@
 
 Every decode goes through ``open_image``: it bounds the pixel count before decoding (a tiny
 file can claim to be 100,000 x 100,000 pixels) and turns any decoder failure into the
-error users see, never a 500.
+error users see, never a 500. Pillow (~4 MB with its libraries) loads with the first image
+handled, not at start-up.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import io
 import warnings
 from dataclasses import dataclass
-
-from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
+from typing import TYPE_CHECKING
 
 from palaver.lib.exceptions import JsonableError
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 # Larger images are refused rather than decoded (about 9k x 9k).
 MAX_PIXELS = 80_000_000
@@ -44,6 +47,8 @@ class ImageInfo:
 
 def open_image(data: bytes, *, load: bool = True) -> Image.Image:
     """The decoded image (with ``load`` False, only its header: size, format, frames)."""
+    from PIL import Image, UnidentifiedImageError  # noqa: PLC0415
+
     try:
         with warnings.catch_warnings():
             # Pillow warns (and our test settings turn warnings into errors) before it refuses.
@@ -78,6 +83,8 @@ def _decoded(data: bytes, box: tuple[int, int]) -> Image.Image:
     JPEG decoders can scale by 1/2, 1/4 or 1/8 while decoding (``draft``): a 12-megapixel
     photo becomes an avatar in a tenth of the time a full decode and resize take.
     """
+    from PIL import ImageOps  # noqa: PLC0415
+
     image = open_image(data, load=False)
     if image.format == "JPEG":
         image.draft("RGB", (box[0] * 2, box[1] * 2))
@@ -102,6 +109,8 @@ def _rgba(image: Image.Image) -> Image.Image:
 
 def square_pngs(data: bytes, sizes: tuple[int, ...]) -> list[bytes]:
     """The image cropped to a centred square and resized to each size, as PNGs (one decode)."""
+    from PIL import Image  # noqa: PLC0415
+
     image = _decoded(data, (max(sizes), max(sizes)))
     side = min(image.width, image.height)
     left, top = (image.width - side) // 2, (image.height - side) // 2
@@ -115,6 +124,8 @@ def square_png(data: bytes, size: int) -> bytes:
 
 def fit_png(data: bytes, max_width: int, max_height: int) -> bytes:
     """The image scaled down (never up) to fit the box, aspect kept, as PNG."""
+    from PIL import Image  # noqa: PLC0415
+
     image = _rgba(_decoded(data, (max_width, max_height)))
     image.thumbnail((max_width, max_height), Image.Resampling.LANCZOS)
     return _png(image)
@@ -126,6 +137,8 @@ def resize_frames(data: bytes, max_width: int, max_height: int, fmt: str, *, ani
     With ``animated`` and an animated source every frame is kept (GIF and WebP only);
     otherwise the first frame.
     """
+    from PIL import Image, ImageSequence  # noqa: PLC0415
+
     image = open_image(data, load=False)
     frames = getattr(image, "n_frames", 1)
     out = io.BytesIO()

@@ -10,6 +10,7 @@ import orjson
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.lib.channels import default_stream_ids, get_stream_by_id, has_metadata_access, viewer_for
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import is_storable_id
@@ -61,11 +62,11 @@ def format_invite(invite: Invitation, realm_url: str) -> dict[str, Any]:
     return data
 
 
-def can_manage_all_invites(user: UserProfile) -> bool:
+def can_manage_all_invites(user: Requester) -> bool:
     return user.is_realm_admin
 
 
-def visible_invites(session: Session, user: UserProfile) -> list[Invitation]:
+def visible_invites(session: Session, user: Requester) -> list[Invitation]:
     """Unexpired, unused invitations the user may manage: all for administrators, else their own."""
     now = utcnow()
     query = select(Invitation).where(
@@ -74,7 +75,7 @@ def visible_invites(session: Session, user: UserProfile) -> list[Invitation]:
         or_(Invitation.expiry_date.is_(None), Invitation.expiry_date > now),
     )
     if not can_manage_all_invites(user):
-        query = query.where(Invitation.referred_by_id == user.id)
+        query = query.where(Invitation.referred_by_id == user.user_id)
     return list(session.scalars(query.order_by(Invitation.id)))
 
 
@@ -92,7 +93,7 @@ def invite_audience(session: Session, realm_id: int, *extra: int) -> list[int]:
     return sorted(set(admins) | set(extra))
 
 
-def check_invite_as(user: UserProfile, invite_as: int) -> None:
+def check_invite_as(user: Requester, invite_as: int) -> None:
     if invite_as not in VALID_ROLES:
         raise JsonableError("Invalid invite_as")
     # Nobody invites someone into a role above their own; only owners create owners.
@@ -104,21 +105,21 @@ def check_invite_as(user: UserProfile, invite_as: int) -> None:
         raise JsonableError(INSUFFICIENT_PERMISSION)
 
 
-def check_can_invite(session: Session, user: UserProfile, *, multiuse: bool) -> None:
+def check_can_invite(session: Session, user: Requester, *, multiuse: bool) -> None:
     """Email invitations need ``can_invite_users_group``; reusable links
     ``create_multiuse_invite_group``."""
-    realm = user.realm
+    realm = realm_settings(session, user.realm_id)
     group_id = realm.create_multiuse_invite_group if multiuse else realm.can_invite_users_group
-    if user.is_bot or not is_user_in_group(session, user, group_id):
+    if user.is_bot or not is_user_in_group(session, user.user_id, group_id):
         raise JsonableError(INSUFFICIENT_PERMISSION)
 
 
-def check_invite_streams(session: Session, user: UserProfile, stream_ids: list[int]) -> list[int]:
+def check_invite_streams(session: Session, user: Requester, stream_ids: list[int]) -> list[int]:
     """The channels an invitation may subscribe the new user to: ones the inviter may see,
     and either default channels or ones they may add subscribers to."""
     if not stream_ids:
         return []
-    viewer = viewer_for(session, Requester.of(user))
+    viewer = viewer_for(session, user)
     defaults = set(default_stream_ids(session, user.realm_id))
     streams: list[Stream] = []
     for stream_id in dict.fromkeys(stream_ids):
@@ -170,7 +171,7 @@ def invite_stream_ids(invite: Invitation) -> list[int]:
     return [int(i) for i in orjson.loads(invite.stream_ids)]
 
 
-def access_email_invite(session: Session, user: UserProfile, invite_id: int) -> Invitation:
+def access_email_invite(session: Session, user: Requester, invite_id: int) -> Invitation:
     invite = session.get(Invitation, invite_id) if is_storable_id(invite_id) else None
     if invite is None or invite.realm_id != user.realm_id or invite.is_multiuse:
         raise JsonableError(NO_SUCH_INVITATION)
@@ -180,7 +181,7 @@ def access_email_invite(session: Session, user: UserProfile, invite_id: int) -> 
     return invite
 
 
-def access_multiuse_invite(session: Session, user: UserProfile, invite_id: int) -> Invitation:
+def access_multiuse_invite(session: Session, user: Requester, invite_id: int) -> Invitation:
     invite = session.get(Invitation, invite_id) if is_storable_id(invite_id) else None
     if invite is None or invite.realm_id != user.realm_id or not invite.is_multiuse:
         raise JsonableError(NO_SUCH_INVITATION)
@@ -190,10 +191,10 @@ def access_multiuse_invite(session: Session, user: UserProfile, invite_id: int) 
     return invite
 
 
-def _check_may_manage(user: UserProfile, invite: Invitation) -> None:
+def _check_may_manage(user: Requester, invite: Invitation) -> None:
     if invite.invited_as == Role.OWNER and not user.is_realm_owner:
         raise JsonableError("Must be an organization owner")
-    if invite.referred_by_id != user.id and not can_manage_all_invites(user):
+    if invite.referred_by_id != user.user_id and not can_manage_all_invites(user):
         raise JsonableError("Must be an organization administrator")
 
 

@@ -25,7 +25,7 @@ from palaver.models.legacy_push import LegacyPushToken
 
 if TYPE_CHECKING:
     import httpx
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 
 logger = logging.getLogger("palaver.push")
 
@@ -66,10 +66,10 @@ def check_app_id(appid: str) -> str:
     return appid
 
 
-def get_token(session: Session, user: UserProfile, kind: str, token: str) -> LegacyPushToken | None:
+def get_token(session: Session, user: Requester, kind: str, token: str) -> LegacyPushToken | None:
     return session.scalar(
         select(LegacyPushToken).where(
-            LegacyPushToken.user_profile_id == user.id,
+            LegacyPushToken.user_profile_id == user.user_id,
             LegacyPushToken.kind == kind,
             LegacyPushToken.token == token,
         )

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
-
-import re2
 
 # The group holding the linkifier's own match inside the wrapped expression.
 MATCH_GROUP = "palaver_linkifier_match"
@@ -27,9 +25,17 @@ MATCH_GROUP = "palaver_linkifier_match"
 _BEFORE = r"""(?:^|[\s\pZ'"(,:<])"""
 _AFTER = r"(?:$|[^\pL\pN_])"
 
-_OPTIONS = re2.Options()
-# RE2 would print every refused pattern to stderr; the refusal is reported to the caller.
-_OPTIONS.log_errors = False
+
+@cache
+def _re2() -> tuple[Any, Any]:
+    """The ``re2`` module and its options; RE2 (~2.5 MB with its library) loads with the first
+    linkifier compiled, not at start-up."""
+    import re2  # noqa: PLC0415
+
+    options = re2.Options()
+    # RE2 would print every refused pattern to stderr; the refusal is reported to the caller.
+    options.log_errors = False
+    return re2, options
 
 
 class LinkifierPatternError(ValueError):
@@ -59,8 +65,9 @@ class CompiledLinkifier:
 
 
 def _compile(source: str) -> Any:
+    re2, options = _re2()
     try:
-        return re2.compile(source, options=_OPTIONS)
+        return re2.compile(source, options=options)
     except re2.error as e:
         detail = e.args[0] if e.args else "invalid pattern"
         if isinstance(detail, bytes):

@@ -13,7 +13,8 @@ from collections.abc import Collection, Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from palaver.lib.channels import AnyStream, Viewer, has_content_access, viewer_for
+from palaver.cache import ChannelFacts
+from palaver.lib.channels import Viewer, has_content_access, viewer_for
 from palaver.lib.conversations import stream_for_message, streams_by_recipient
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row, storable_ids
@@ -27,7 +28,7 @@ def invalid_message() -> JsonableError:
     return JsonableError(INVALID_MESSAGE)
 
 
-def can_access_stream_history(viewer: Viewer, stream: AnyStream) -> bool:
+def can_access_stream_history(viewer: Viewer, stream: ChannelFacts) -> bool:
     """Whether the user may read the channel's messages from before they subscribed."""
     if stream.is_web_public:
         return True

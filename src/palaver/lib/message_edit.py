@@ -17,11 +17,11 @@ import orjson
 from sqlalchemy import func, literal, select
 from sqlalchemy.orm import Session
 
-from palaver.cache import RealmRow, StreamInfo
+from palaver.cache import ChannelFacts, RealmRow, realm_settings
 from palaver.lib.channels import Viewer
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_access import access_message, can_access_stream_history
-from palaver.models import Realm, Role, UserProfile
+from palaver.models import Role
 from palaver.models.channels import Stream
 from palaver.models.messages import Message, UserMessage
 from palaver.models.requester import Requester
@@ -54,17 +54,17 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def is_exempt_from_move_limits(user: UserProfile) -> bool:
+def is_exempt_from_move_limits(user: Requester) -> bool:
     return user.role <= Role.MODERATOR
 
 
-def effective_topics_policy(realm: RealmRow, stream: Stream | StreamInfo) -> str:
+def effective_topics_policy(realm: RealmRow, stream: ChannelFacts) -> str:
     if stream.topics_policy != "inherit":
         return stream.topics_policy
     return "disable_empty_topic" if realm.mandatory_topics else realm.topics_policy
 
 
-def check_topic_allowed(realm: RealmRow, stream: Stream | StreamInfo, topic: str) -> None:
+def check_topic_allowed(realm: RealmRow, stream: ChannelFacts, topic: str) -> None:
     """The channel's topics policy, for a message arriving in ``topic`` (sent or moved)."""
     policy = effective_topics_policy(realm, stream)
     if policy == "disable_empty_topic" and topic == "":
@@ -100,11 +100,11 @@ def marks_empty_topic_resolved(topic: str) -> bool:
 # Permissions ----------------------------------------------------------------------------------
 
 
-def check_content_edit_allowed(user: UserProfile, message: Message) -> None:
-    realm = user.realm
+def check_content_edit_allowed(viewer: Viewer, message: Message) -> None:
+    realm = viewer.realm
     if not realm.allow_message_editing:
         raise JsonableError("Your organization has turned off message editing")
-    if message.sender_id != user.id:
+    if message.sender_id != viewer.user.user_id:
         raise JsonableError(NO_PERMISSION_TO_EDIT)
     limit = realm.message_content_edit_limit_seconds
     if limit is not None and utcnow() - message.date_sent > timedelta(
@@ -128,7 +128,7 @@ def can_move_out_of_channel(viewer: Viewer, stream: Stream) -> bool:
     return realm_group in viewer.groups or stream.can_move_messages_out_of_channel_group in viewer.groups
 
 
-def move_deadline(realm: Realm, *, topic_changed: bool, stream_changed: bool) -> datetime | None:
+def move_deadline(realm: RealmRow, *, topic_changed: bool, stream_changed: bool) -> datetime | None:
     """The oldest send time a non-exempt user may still move, or None for no limit.
 
     When both topic and channel change, the stricter limit applies.
@@ -229,12 +229,12 @@ def html_diff(old: str, new: str) -> str:
 
 
 def message_history(
-    session: Session, user: UserProfile, message_id: int, *, allow_empty_topic_name: bool
+    session: Session, user: Requester, message_id: int, *, allow_empty_topic_name: bool
 ) -> list[dict[str, Any]]:
     """GET /messages/{id}/history: snapshots after each edit, oldest (the original) first."""
-    if not user.realm.allow_edit_history:
+    if not realm_settings(session, user.realm_id).allow_edit_history:
         raise JsonableError("Message edit history is disabled in this organization")
-    message, _ = access_message(session, Requester.of(user), message_id)
+    message, _ = access_message(session, user, message_id)
     content = message.content
     rendered = message.rendered_content or ""
     topic = message.subject

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import orjson
 from sqlalchemy.orm import Session
 
-from palaver.cache import StreamInfo, realm_settings
+from palaver.cache import ChannelFacts, realm_settings
 from palaver.lib.markdown.urls import topic_links
 from palaver.lib.message_batch import (
     MessageColumns,
@@ -34,7 +34,6 @@ from palaver.lib.message_batch import (
 )
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
 from palaver.models import UserProfile
-from palaver.models.channels import Stream
 from palaver.models.messages import Message, Reaction
 from palaver.models.requester import Requester
 from palaver.models.topic_names import display_topic
@@ -62,7 +61,7 @@ def new_message_wide_dict(
     session: Session,
     message: Message,
     sender: Requester,
-    stream: Stream | StreamInfo | None,
+    stream: ChannelFacts | None,
     dm_members: Iterable[UserProfile] = (),
 ) -> dict[str, Any]:
     """``wide_message_dicts`` of a message being sent, from what sending already loaded.
@@ -75,7 +74,7 @@ def new_message_wide_dict(
     facts = {u.id: user_facts(u, realm_str) for u in dm_members}
     if sender.user_id not in facts:
         facts.update(user_facts_by_id(session, message.realm_id, [sender.user_id]))
-    streams: dict[int, Stream | StreamInfo] = {}
+    streams: dict[int, ChannelFacts] = {}
     members: dict[int, list[int]] = {}
     if stream is not None:
         streams[message.recipient_id] = stream
@@ -87,7 +86,7 @@ def new_message_wide_dict(
 def _wide_message_dict(
     message: Message,
     facts: Mapping[int, UserFacts],
-    streams: Mapping[int, Stream | StreamInfo],
+    streams: Mapping[int, ChannelFacts],
     members: Mapping[int, list[int]],
     reactions: Iterable[Reaction],
     allow_edit_history: bool,

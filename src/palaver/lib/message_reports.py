@@ -25,6 +25,7 @@ from palaver.lib.notification_bot import (
 from palaver.models import Realm, UserProfile
 from palaver.models.channels import Stream
 from palaver.models.messages import Message
+from palaver.models.requester import Requester
 from palaver.timeutil import to_iso
 
 # Report types and the reasons moderators read (Zulip's).
@@ -92,7 +93,7 @@ def report_topic(reported: UserProfile, moderation: Stream) -> str:
 
 def report_content(
     session: Session,
-    reporter: UserProfile,
+    reporter: Requester,
     message: Message,
     reported: UserProfile,
     report_type: str,
@@ -114,7 +115,7 @@ def report_content(
         if len(members) > 2:
             recipients = _names_in_order([silent_mention(users[uid]) for uid in others])
             header = f"{by} reported a direct message sent by {of} to {recipients} at {sent_at}."
-        elif reported.id != reporter.id:
+        elif reported.id != reporter.user_id:
             header = f"{by} reported a direct message sent by {of} at {sent_at}."
         else:
             # Reporting one's own direct message: say to whom it went (oneself, in a self-DM).

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from palaver.lib.exceptions import InvalidArgumentError, JsonableError, ResourceNotFoundError
 from palaver.models.navigation_views import NavigationView
-from palaver.models.users import UserProfile
+from palaver.models.requester import Requester
 
 # Views every client has; a user's row for one of these only pins or hides it.
 BUILT_IN_VIEW_FRAGMENTS = frozenset(
@@ -62,7 +62,7 @@ def check_name_allowed(fragment: str, name: str | None, *, creating: bool) -> No
 
 def check_unique(
     session: Session,
-    user: UserProfile,
+    user: Requester,
     *,
     fragment: str | None = None,
     name: str | None = None,
@@ -75,18 +75,18 @@ def check_unique(
     ):
         if given is None:
             continue
-        query = select(NavigationView.id).where(NavigationView.user_profile_id == user.id, condition)
+        query = select(NavigationView.id).where(NavigationView.user_profile_id == user.user_id, condition)
         if other_than is not None:
             query = query.where(NavigationView.id != other_than.id)
         if session.scalar(query.limit(1)) is not None:
             raise JsonableError(DUPLICATE_VIEW)
 
 
-def access_navigation_view(session: Session, user: UserProfile, fragment: str) -> NavigationView:
+def access_navigation_view(session: Session, user: Requester, fragment: str) -> NavigationView:
     """The user's own view; no one can see or change another user's views."""
     view = session.scalar(
         select(NavigationView).where(
-            NavigationView.user_profile_id == user.id, NavigationView.fragment == fragment
+            NavigationView.user_profile_id == user.user_id, NavigationView.fragment == fragment
         )
     )
     if view is None:
@@ -94,11 +94,11 @@ def access_navigation_view(session: Session, user: UserProfile, fragment: str) -
     return view
 
 
-def get_navigation_views(session: Session, user: UserProfile) -> list[NavigationView]:
+def get_navigation_views(session: Session, user_id: int) -> list[NavigationView]:
     return list(
         session.scalars(
             select(NavigationView)
-            .where(NavigationView.user_profile_id == user.id)
+            .where(NavigationView.user_profile_id == user_id)
             .order_by(NavigationView.id)
         )
     )

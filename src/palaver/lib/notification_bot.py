@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from palaver.lib.markdown.urls import encode_hash_component
 from palaver.models import BotType, UserProfile
 from palaver.models.channels import Stream
+from palaver.models.requester import Requester
 
 NOTIFICATION_BOT_NAME = "Notification Bot"
 NOTIFICATION_BOT_LOCAL_PART = "notification-bot"
@@ -37,8 +38,9 @@ def get_notification_bot(session: Session, realm_id: int, email_host: str) -> Us
     ).one_or_none()
 
 
-def silent_mention(user: UserProfile) -> str:
-    return f"@_**{user.full_name}|{user.id}**"
+def silent_mention(user: UserProfile | Requester) -> str:
+    user_id = user.user_id if isinstance(user, Requester) else user.id
+    return f"@_**{user.full_name}|{user_id}**"
 
 
 def _breaks_link_syntax(stream: Stream, topic: str) -> bool:

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 import orjson
 from sqlalchemy.orm import Session
 
+from palaver.lib.addresses import is_public_address
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.fetch import is_public_address
 from palaver.lib.message_format import finalize_message, wide_message_dicts
 from palaver.models.bots import BotService, ServiceInterface
 from palaver.models.messages import Message

@@ -4,16 +4,28 @@ from __future__ import annotations
 
 import secrets
 import string
+from functools import cached_property
+from typing import TYPE_CHECKING
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
 
 _API_KEY_ALPHABET = string.ascii_letters + string.digits
 
 
 class Passwords:
     def __init__(self, time_cost: int, memory_cost_kib: int) -> None:
-        self._hasher = PasswordHasher(time_cost=time_cost, memory_cost=memory_cost_kib, parallelism=1)
+        # Settings bound both (config.py), so the hasher cannot refuse them later.
+        self._time_cost = time_cost
+        self._memory_cost_kib = memory_cost_kib
+
+    @cached_property
+    def _hasher(self) -> PasswordHasher:
+        # argon2-cffi loads with the first password hashed or checked, not at start-up: API
+        # requests authenticate by key.
+        from argon2 import PasswordHasher  # noqa: PLC0415
+
+        return PasswordHasher(time_cost=self._time_cost, memory_cost=self._memory_cost_kib, parallelism=1)
 
     def hash(self, password: str) -> str:
         return self._hasher.hash(password)
@@ -21,8 +33,11 @@ class Passwords:
     def verify(self, stored: str | None, password: str) -> bool:
         if not stored:
             return False
+        hasher = self._hasher
+        from argon2.exceptions import InvalidHashError, VerificationError  # noqa: PLC0415
+
         try:
-            return self._hasher.verify(stored, password)
+            return hasher.verify(stored, password)
         except (VerificationError, InvalidHashError):
             return False
 

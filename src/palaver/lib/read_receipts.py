@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.message_access import access_message
 from palaver.models.messages import MessageFlag, UserMessage
@@ -18,12 +19,12 @@ from palaver.models.requester import Requester
 from palaver.models.users import UserProfile
 
 
-def read_receipt_user_ids(session: Session, user: UserProfile, message_id: int) -> list[int]:
-    if not user.realm.enable_read_receipts:
+def read_receipt_user_ids(session: Session, user: Requester, message_id: int) -> list[int]:
+    if not realm_settings(session, user.realm_id).enable_read_receipts:
         raise JsonableError("Read receipts are disabled in this organization.")
-    message, _ = access_message(session, Requester.of(user), message_id)
-    muted = select(MutedUser.muted_user_id).where(MutedUser.user_profile_id == user.id)
-    muting = select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == user.id)
+    message, _ = access_message(session, user, message_id)
+    muted = select(MutedUser.muted_user_id).where(MutedUser.user_profile_id == user.user_id)
+    muting = select(MutedUser.user_profile_id).where(MutedUser.muted_user_id == user.user_id)
     query = (
         select(UserMessage.user_profile_id)
         .join(UserProfile, UserProfile.id == UserMessage.user_profile_id)

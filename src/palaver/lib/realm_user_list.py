@@ -16,11 +16,12 @@ Restricted guests see a few users only: theirs is built per request, uncached.
 
 from __future__ import annotations
 
+import heapq
 import threading
 from array import array
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
@@ -327,9 +328,11 @@ def visible_email_levels(viewer: UserProfile) -> frozenset[int]:
     )
 
 
-def realm_user_json(session: Session, viewer: UserProfile, *, client_gravatar: bool) -> tuple[bytes, bytes]:
-    """The JSON arrays of the active and of the deactivated users the viewer may know about,
-    as ``format_users(get_users(...), include_custom_profile_fields=True)`` formats them."""
+def _viewer_lists(
+    session: Session, viewer: UserProfile, client_gravatar: bool
+) -> tuple[_JsonList, _JsonList, bytes | None]:
+    """The active and the deactivated users the viewer may know about, and the viewer's own
+    entry when it must differ from the list's (everyone sees their own address)."""
     realm_id = viewer.realm_id
     gravatar = gravatar_enabled(session)
     levels = visible_email_levels(viewer)
@@ -341,14 +344,40 @@ def realm_user_json(session: Session, viewer: UserProfile, *, client_gravatar: b
             condition=accessible_user_filter(session, Requester.of(viewer)),
         )
         active, inactive = _encode(entries, levels, client_gravatar, viewer_id=viewer.id)
-        return active.json, inactive.json
+        return active, inactive, None
     users = cached_component(session, realm_id, _component(gravatar))
     active, inactive = users.lists(levels, client_gravatar)
     own = users.entry(viewer.id)
     if own is not None and not (own.is_bot or own.visibility in levels):
-        # Everyone sees their own address.
-        patched = own.encode(True, client_gravatar)
-        if own.is_active:
-            return active.replaced(own.user_id, patched), inactive.json
-        return active.json, inactive.replaced(own.user_id, patched)
-    return active.json, inactive.json
+        return active, inactive, own.encode(True, client_gravatar)
+    return active, inactive, None
+
+
+def realm_user_json(session: Session, viewer: UserProfile, *, client_gravatar: bool) -> tuple[bytes, bytes]:
+    """The JSON arrays of the active and of the deactivated users the viewer may know about,
+    as ``format_users(get_users(...), include_custom_profile_fields=True)`` formats them."""
+    active, inactive, own = _viewer_lists(session, viewer, client_gravatar)
+    if own is None:
+        return active.json, inactive.json
+    # In whichever of the two lists the viewer is (the other is returned as it is).
+    return active.replaced(viewer.id, own), inactive.replaced(viewer.id, own)
+
+
+def _items(users: _JsonList) -> Iterator[tuple[int, bytes]]:
+    start = 1
+    for user_id, end in zip(users.ids, users.ends, strict=True):
+        yield user_id, users.json[start:end]
+        start = end + 1
+
+
+def realm_members_json(session: Session, viewer: UserProfile, *, client_gravatar: bool) -> bytes:
+    """The JSON array of every user the viewer may know about, active or not, in ID order:
+    GET /users's ``members`` as ``format_users(get_users(...),
+    include_custom_profile_fields=True)`` formats them, from the list /register sends."""
+    active, inactive, own = _viewer_lists(session, viewer, client_gravatar)
+    # IDs are unique across both lists: the merge compares IDs only.
+    items = (
+        own if own is not None and user_id == viewer.id else item
+        for user_id, item in heapq.merge(_items(active), _items(inactive))
+    )
+    return b"[" + b",".join(items) + b"]"

@@ -22,9 +22,6 @@ import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from xml.etree.ElementTree import Element
-
-from defusedxml import ElementTree
 
 from palaver.auth_config import SamlIdp
 from palaver.lib.exceptions import JsonableError
@@ -187,6 +184,11 @@ def begin(idp: SamlIdp, realm_url: str) -> tuple[str, str]:
 
 def read_message(encoded: str, *, deflated: bool = False) -> SamlMessage | None:
     """The unchecked outline of an IdP's message (base64, deflated for the Redirect binding)."""
+    # Loaded with the first SAML message read, not at start-up (tests/test_startup_imports.py).
+    from xml.etree.ElementTree import Element  # noqa: PLC0415
+
+    from defusedxml import ElementTree  # noqa: PLC0415
+
     try:
         raw = base64.b64decode(encoded, validate=False)
         if deflated:

@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 from palaver.lib.exceptions import InvalidArgumentError, JsonableError, ResourceNotFoundError
 from palaver.lib.ids import get_row
 from palaver.lib.limits import MAX_MESSAGE_LENGTH
+from palaver.models.requester import Requester
 from palaver.models.saved_snippets import MAX_TITLE_LENGTH, SavedSnippet
-from palaver.models.users import UserProfile
 from palaver.timeutil import to_timestamp
 
 # A snippet is inserted into a message, so it may be as long as one.
@@ -35,18 +35,18 @@ def check_content(content: str) -> str:
     return content
 
 
-def access_saved_snippet(session: Session, user: UserProfile, saved_snippet_id: int) -> SavedSnippet:
+def access_saved_snippet(session: Session, user: Requester, saved_snippet_id: int) -> SavedSnippet:
     """The user's own snippet; another user's looks exactly like a missing one."""
     snippet = get_row(session, SavedSnippet, saved_snippet_id)
-    if snippet is None or snippet.user_profile_id != user.id:
+    if snippet is None or snippet.user_profile_id != user.user_id:
         raise ResourceNotFoundError("Saved snippet does not exist.")
     return snippet
 
 
-def get_saved_snippets(session: Session, user: UserProfile) -> list[SavedSnippet]:
+def get_saved_snippets(session: Session, user_id: int) -> list[SavedSnippet]:
     return list(
         session.scalars(
-            select(SavedSnippet).where(SavedSnippet.user_profile_id == user.id).order_by(SavedSnippet.id)
+            select(SavedSnippet).where(SavedSnippet.user_profile_id == user_id).order_by(SavedSnippet.id)
         )
     )
 

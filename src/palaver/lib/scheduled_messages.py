@@ -21,6 +21,7 @@ from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
 from palaver.lib.notification_bot import dm_message_link, message_link, silent_mention, unused_fence
 from palaver.models.channels import Stream
 from palaver.models.messages import Message
+from palaver.models.requester import Requester
 from palaver.models.scheduled_messages import DeliveryType, ScheduledMessage
 from palaver.models.users import UserProfile
 from palaver.timeutil import to_timestamp, utcnow
@@ -92,10 +93,10 @@ def format_reminder(item: ScheduledMessage) -> dict[str, Any]:
 
 
 def _pending(
-    session: Session, user: UserProfile, delivery_type: DeliveryType, *, include_failed: bool
+    session: Session, user_id: int, delivery_type: DeliveryType, *, include_failed: bool
 ) -> list[ScheduledMessage]:
     query = select(ScheduledMessage).where(
-        ScheduledMessage.sender_id == user.id,
+        ScheduledMessage.sender_id == user_id,
         ScheduledMessage.delivery_type == delivery_type,
         ScheduledMessage.delivered.is_(False),
     )
@@ -104,35 +105,35 @@ def _pending(
     return list(session.scalars(query.order_by(ScheduledMessage.scheduled_timestamp, ScheduledMessage.id)))
 
 
-def get_scheduled_messages(session: Session, user: UserProfile) -> list[ScheduledMessage]:
+def get_scheduled_messages(session: Session, user_id: int) -> list[ScheduledMessage]:
     """The user's undelivered scheduled messages (failed ones included), soonest first."""
-    return _pending(session, user, DeliveryType.SEND_LATER, include_failed=True)
+    return _pending(session, user_id, DeliveryType.SEND_LATER, include_failed=True)
 
 
-def get_reminders(session: Session, user: UserProfile) -> list[ScheduledMessage]:
+def get_reminders(session: Session, user_id: int) -> list[ScheduledMessage]:
     """Reminders still to come; a failed one is dropped (reminders have no update event)."""
-    return _pending(session, user, DeliveryType.REMIND, include_failed=False)
+    return _pending(session, user_id, DeliveryType.REMIND, include_failed=False)
 
 
 def _access(
-    session: Session, user: UserProfile, item_id: int, delivery_type: DeliveryType
+    session: Session, sender_id: int, item_id: int, delivery_type: DeliveryType
 ) -> ScheduledMessage | None:
     # Out-of-range IDs would overflow PostgreSQL's integer column; they name nothing.
     item = get_row(session, ScheduledMessage, item_id)
-    if item is None or item.sender_id != user.id or item.delivery_type != delivery_type:
+    if item is None or item.sender_id != sender_id or item.delivery_type != delivery_type:
         return None
     return item
 
 
-def access_scheduled_message(session: Session, user: UserProfile, item_id: int) -> ScheduledMessage:
-    item = _access(session, user, item_id, DeliveryType.SEND_LATER)
+def access_scheduled_message(session: Session, user: Requester, item_id: int) -> ScheduledMessage:
+    item = _access(session, user.user_id, item_id, DeliveryType.SEND_LATER)
     if item is None:
         raise ResourceNotFoundError("Scheduled message does not exist")
     return item
 
 
-def access_reminder(session: Session, user: UserProfile, item_id: int) -> ScheduledMessage:
-    item = _access(session, user, item_id, DeliveryType.REMIND)
+def access_reminder(session: Session, user: Requester, item_id: int) -> ScheduledMessage:
+    item = _access(session, user.user_id, item_id, DeliveryType.REMIND)
     if item is None or item.delivered or item.failed:
         raise ResourceNotFoundError("Reminder does not exist")
     return item

@@ -28,6 +28,7 @@ from palaver.lib.users import access_user_by_email, access_user_by_id
 from palaver.models import UserProfile
 from palaver.models.channels import Stream, Subscription
 from palaver.models.presence import UserPresence
+from palaver.models.requester import Requester
 from palaver.timeutil import utcnow
 
 SUBSCRIPTION_PROPERTIES = (
@@ -207,12 +208,14 @@ def format_subscriptions(
     return result
 
 
-def get_user_subscriptions(session: Session, user: UserProfile) -> list[tuple[Stream, Subscription]]:
+def get_user_subscriptions(session: Session, user: Requester) -> list[tuple[Stream, Subscription]]:
     """The user's active subscriptions to channels that are not archived."""
     rows = session.execute(
         select(Stream, Subscription)
         .join(Subscription, Subscription.recipient_id == Stream.recipient_id)
-        .where(Subscription.user_profile_id == user.id, Subscription.active, Stream.deactivated.is_(False))
+        .where(
+            Subscription.user_profile_id == user.user_id, Subscription.active, Stream.deactivated.is_(False)
+        )
         .order_by(Stream.name, Stream.id)
     )
     return list(rows)
@@ -272,7 +275,7 @@ def can_remove_subscribers(viewer: Viewer, stream: Stream, targets: Iterable[Use
 
 
 def principals_to_users(
-    session: Session, acting_user: UserProfile, principals: Sequence[int] | Sequence[str], *, email_host: str
+    session: Session, acting_user: Requester, principals: Sequence[int] | Sequence[str], *, email_host: str
 ) -> list[UserProfile]:
     """The active users named by IDs or API emails; anyone else is "No such user"."""
     # One query for the users named by ID (a channel created for a whole organization names

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from palaver.cache import realm_settings
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.ids import get_row
 from palaver.lib.realm import deactivated_user_ids
@@ -16,6 +17,7 @@ from palaver.models.channels import STREAM_GROUP_SETTINGS, Stream
 from palaver.models.groups import GROUP_PERMISSION_SETTINGS
 from palaver.models.names import name_key
 from palaver.models.realm import REALM_GROUP_SETTINGS, Realm
+from palaver.models.requester import Requester
 
 if TYPE_CHECKING:
     pass
@@ -95,14 +97,14 @@ def recursive_member_ids(session: Session, group_id: int, *, active_only: bool =
     return set(session.scalars(query))
 
 
-def is_user_in_group(session: Session, user: UserProfile, group_id: int | None) -> bool:
+def is_user_in_group(session: Session, user_id: int, group_id: int | None) -> bool:
     if group_id is None:
         return False
     groups = recursive_subgroup_ids(session, [group_id])
     found = session.scalar(
         select(UserGroupMembership.user_profile_id).where(
             UserGroupMembership.user_group_id.in_(groups),
-            UserGroupMembership.user_profile_id == user.id,
+            UserGroupMembership.user_profile_id == user_id,
         )
     )
     return found is not None
@@ -201,18 +203,18 @@ def get_named_groups(session: Session, realm_id: int, *, include_deactivated: bo
 INSUFFICIENT_PERMISSION = "Insufficient permission"
 
 
-def _holds(session: Session, user: UserProfile, group_id: int | None) -> bool:
-    return user.is_active and is_user_in_group(session, user, group_id)
+def _holds(session: Session, user: Requester, group_id: int | None) -> bool:
+    return user.is_active and is_user_in_group(session, user.user_id, group_id)
 
 
-def can_manage_group(session: Session, user: UserProfile, group: UserGroup) -> bool:
+def can_manage_group(session: Session, user: Requester, group: UserGroup) -> bool:
     """Managing covers every change; the realm may grant it for all groups at once."""
     return _holds(session, user, group.can_manage_group) or _holds(
-        session, user, user.realm.can_manage_all_groups
+        session, user, realm_settings(session, user.realm_id).can_manage_all_groups
     )
 
 
-def check_group_permission(session: Session, user: UserProfile, group: UserGroup, *settings: str) -> None:
+def check_group_permission(session: Session, user: Requester, group: UserGroup, *settings: str) -> None:
     """Allow the change if the user holds any of the group's ``settings`` or may manage it.
 
     System groups follow roles alone, so nobody changes them through the API.

@@ -153,18 +153,18 @@ def accessible_user_filter(session: Session, viewer: Requester | None) -> Any:
     return (UserProfile.id == viewer.user_id) | UserProfile.is_bot | UserProfile.id.in_(shared)
 
 
-def _may_know(session: Session, viewer: UserProfile, target: UserProfile) -> bool:
+def _may_know(session: Session, viewer: Requester, target: UserProfile) -> bool:
     """``accessible_user_filter`` for one user already loaded."""
-    if not user_access_restricted(session, Requester.of(viewer)):
+    if not user_access_restricted(session, viewer):
         return True
     return (
-        target.id == viewer.id
+        target.id == viewer.user_id
         or target.is_bot
-        or target.id in user_ids_sharing_conversations(session, viewer.id)
+        or target.id in user_ids_sharing_conversations(session, viewer.user_id)
     )
 
 
-def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
+def user_ids_who_can_access(session: Session, target: UserProfile | Requester) -> list[int]:
     """Active users of the target's realm who may know about the target.
 
     Everyone, except guests whose access the realm limits and who share no conversation
@@ -173,7 +173,8 @@ def user_ids_who_can_access(session: Session, target: UserProfile) -> list[int]:
     active = active_users(session, target.realm_id)
     if target.is_bot:
         return list(active.all)
-    realm_id, target_id = target.realm_id, target.id
+    realm_id = target.realm_id
+    target_id = target.user_id if isinstance(target, Requester) else target.id
     restricted = {g for g in active.guests if g != target_id and _guest_restricted(session, realm_id, g)}
     if not restricted:
         return list(active.all)
@@ -227,7 +228,7 @@ def get_realm_user(session: Session, realm_id: int, user_id: int) -> UserProfile
 
 def access_user_by_id(
     session: Session,
-    viewer: UserProfile,
+    viewer: Requester,
     user_id: int,
     *,
     allow_deactivated: bool = False,
@@ -248,9 +249,7 @@ def access_user_by_id(
     return target
 
 
-def access_user_by_email(
-    session: Session, viewer: UserProfile, email: str, *, email_host: str
-) -> UserProfile:
+def access_user_by_email(session: Session, viewer: Requester, email: str, *, email_host: str) -> UserProfile:
     """Look a user up by API email, or by real email where the viewer may see it.
 
     The ``user<ID>@<host>`` form names any user of the realm, whatever their visibility.
@@ -268,7 +267,7 @@ def access_user_by_email(
         )
     ).all()
     for target in candidates:
-        if target.email.lower() == lowered or can_view_delivery_email(Requester.of(viewer), target):
+        if target.email.lower() == lowered or can_view_delivery_email(viewer, target):
             return access_user_by_id(session, viewer, target.id, allow_deactivated=True)
     raise JsonableError("No such user")
 
@@ -318,7 +317,7 @@ def lock_realm_owners(session: Session, user: UserProfile, *others: UserProfile)
         session.refresh(each)
 
 
-def is_last_owner(session: Session, user: UserProfile) -> bool:
+def is_last_owner(session: Session, user: UserProfile | Requester) -> bool:
     """Whether the organization would have no active human owner without this user."""
     return (
         user.is_realm_owner

@@ -8,7 +8,7 @@ from enum import IntFlag
 from sqlalchemy import BigInteger, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import NEVER_REUSED_IDS, Base
+from palaver.models.base import NEVER_REUSED_IDS, Base, partial_index
 from palaver.timeutil import utcnow
 
 MAX_TOPIC_COLUMN_LENGTH = 60
@@ -96,33 +96,33 @@ class UserMessage(Base):
         Index("ix_user_message_message_id", "message_id"),
         # Partial indexes for the hot per-user queries; both backends support them, and
         # these rows are a small share of the table.
-        Index(
+        partial_index(
             "ix_user_message_unread",
             "user_profile_id",
             "message_id",
-            sqlite_where=text("(flags & 1) = 0"),
-            postgresql_where=text("(flags & 1) = 0"),
+            sqlite_where="(flags & 1) = 0",
+            postgresql_where="(flags & 1) = 0",
         ),
-        Index(
+        partial_index(
             "ix_user_message_starred",
             "user_profile_id",
             "message_id",
-            sqlite_where=text("(flags & 2) != 0"),
-            postgresql_where=text("(flags & 2) != 0"),
+            sqlite_where="(flags & 2) != 0",
+            postgresql_where="(flags & 2) != 0",
         ),
-        Index(
+        partial_index(
             "ix_user_message_mentioned",
             "user_profile_id",
             "message_id",
-            sqlite_where=text("(flags & 56) != 0"),
-            postgresql_where=text("(flags & 56) != 0"),
+            sqlite_where="(flags & 56) != 0",
+            postgresql_where="(flags & 56) != 0",
         ),
-        Index(
+        partial_index(
             "ix_user_message_private",
             "user_profile_id",
             "message_id",
-            sqlite_where=text("(flags & 256) != 0"),
-            postgresql_where=text("(flags & 256) != 0"),
+            sqlite_where="(flags & 256) != 0",
+            postgresql_where="(flags & 256) != 0",
         ),
     )
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import ForeignKey, Index, String, text
+from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaver.models.base import Base
+from palaver.models.base import Base, partial_index
 
 
 class RealmEmoji(Base):
@@ -13,13 +13,13 @@ class RealmEmoji(Base):
     __table_args__ = (
         # Deactivated emoji keep their names (old messages still show them), so only one
         # active emoji may hold a name; a new one may reuse a deactivated one's.
-        Index(
+        partial_index(
             "uq_realm_emoji_realm_active_name",
             "realm_id",
             "name",
             unique=True,
-            sqlite_where=text("deactivated = 0"),
-            postgresql_where=text("NOT deactivated"),
+            sqlite_where="deactivated = 0",
+            postgresql_where="NOT deactivated",
         ),
     )
 

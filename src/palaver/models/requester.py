@@ -4,7 +4,7 @@ Every way in (an API key looked up in the database, an API key this process alre
 a browser's session cookie) builds the same ``Requester`` with ``Requester.of`` from the
 user's row, and an anonymous request has none. It is immutable and holds only what reads
 and permission checks ask of the person asking: identity, realm, role, bot facts and the
-two settings the hot write paths check. Whatever else a view needs of the user it loads,
+three settings the hot write paths check. Whatever else a view needs of the user it loads,
 and an action loads the rows it writes (``Ctx.me``).
 
 Any committed change to the user's row replaces the realm-state cache's snapshot of the
@@ -44,6 +44,8 @@ class UserFacts(Protocol):
     @property
     def bot_owner_id(self) -> int | None: ...
     @property
+    def send_private_typing_notifications(self) -> bool: ...
+    @property
     def send_stream_typing_notifications(self) -> bool: ...
     @property
     def presence_enabled(self) -> bool: ...
@@ -64,7 +66,8 @@ class Requester(RoleChecks):
     is_bot: bool
     bot_type: int | None
     bot_owner_id: int | None
-    # Settings the hot write paths check before acting (channel typing, presence).
+    # Settings the hot write paths check before acting (typing, presence).
+    send_private_typing_notifications: bool
     send_stream_typing_notifications: bool
     presence_enabled: bool
 
@@ -81,6 +84,7 @@ class Requester(RoleChecks):
             user.is_bot,
             user.bot_type,
             user.bot_owner_id,
+            user.send_private_typing_notifications,
             user.send_stream_typing_notifications,
             user.presence_enabled,
         )

@@ -27,6 +27,7 @@ from palaver.lib.message_send import ChannelTarget, DirectTarget, SendTarget
 from palaver.lib.outgoing_webhooks import outgoing_message
 from palaver.lib.realm import realm_email_host, realm_url
 from palaver.models.messages import Message
+from palaver.models.requester import Requester
 from palaver.models.users import UserProfile
 
 
@@ -49,24 +50,24 @@ class BotStorage:
         self._bot = bot
 
     def put(self, key: str, value: Any) -> None:
-        do_set_bot_storage(self._session, self._bot, {key: orjson.dumps(value).decode()})
+        do_set_bot_storage(self._session, Requester.of(self._bot), {key: orjson.dumps(value).decode()})
 
     def get(self, key: str) -> Any:
         try:
-            raw = get_storage(self._session, self._bot, [key])[key]
+            raw = get_storage(self._session, self._bot.id, [key])[key]
         except JsonableError:
             raise KeyError(key) from None
         return orjson.loads(raw)
 
     def contains(self, key: str) -> bool:
         try:
-            get_storage(self._session, self._bot, [key])
+            get_storage(self._session, self._bot.id, [key])
         except JsonableError:
             return False
         return True
 
     def remove(self, key: str) -> None:
-        do_remove_bot_storage(self._session, self._bot, [key])
+        do_remove_bot_storage(self._session, Requester.of(self._bot), [key])
 
 
 class PalaverBotHandler:
@@ -121,7 +122,7 @@ class PalaverBotHandler:
         try:
             do_update_message(
                 self._session,
-                self._bot,
+                Requester.of(self._bot),
                 int(message["message_id"]),
                 MessageEdit(content=str(message["content"])),
                 context,
@@ -133,7 +134,7 @@ class PalaverBotHandler:
 
     def react(self, message: dict[str, Any], emoji_name: str) -> dict[str, Any]:
         try:
-            do_add_reaction(self._session, self._bot, int(message["id"]), emoji_name)
+            do_add_reaction(self._session, Requester.of(self._bot), int(message["id"]), emoji_name)
         except JsonableError as e:
             self._session.rollback()
             return {"result": "error", "msg": e.msg}

@@ -36,7 +36,6 @@ from palaver.actions.service_bot_queue import (
 from palaver.actions.service_bots import do_notify_bot_owner, do_send_bot_message, reply_target
 from palaver.lib.bots import get_bot_services
 from palaver.lib.exceptions import JsonableError
-from palaver.lib.fetch import AddressRefusedError
 from palaver.lib.outgoing_webhooks import (
     BadResponseError,
     DeliveryRefusedError,
@@ -230,6 +229,8 @@ class ServiceBotWorker(BackgroundWorker):
                 f"Refused to call the service: {e} (outgoing_webhooks_allow_private is off)", False
             )
         import httpx  # noqa: PLC0415  (loaded with the client: see ``http``)
+
+        from palaver.lib.guarded_backend import AddressRefusedError  # noqa: PLC0415  (the same)
 
         try:
             if job.request.json is not None:

@@ -2,10 +2,12 @@
 service or the operator's relay.
 
 It listens on the event bus of its process (each committed event is published once, in the
-process that committed it) and keeps what it needs from ``message``, ``update_message_flags``
-(read) and ``delete_message`` events; the work runs in the worker's own thread, so a send
-never waits for it and a slow service delays only notifications. Jobs live in memory: a
-process that stops drops the notifications it had not sent yet.
+process that committed it) and queues what it needs from ``message``, ``update_message_flags``
+(read) and ``delete_message`` events as jobs (``lib/push_jobs.py``: in memory, or with Redis
+in a list every process of the deployment queues to, commands included, and every server's
+worker takes from); the work runs in the worker's own thread, so a send never waits for it
+and a slow service delays only notifications. A process that stops drops the notifications
+it had taken and not sent yet.
 
 - A new message: for recipients with a device (one indexed probe says whether anyone in
   the organization has one, remembered for a few seconds, so organizations without devices
@@ -26,9 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from palaver.actions.devices import (
@@ -59,6 +59,7 @@ from palaver.lib.push import (
     unread_message_ids,
     users_with_devices,
 )
+from palaver.lib.push_jobs import Job, MemoryPushJobs, PushJobs, queue
 from palaver.lib.push_service import (
     FINAL_REGISTRATION_ERRORS,
     PushServiceClient,
@@ -90,14 +91,9 @@ REALM_PROBE_SECONDS = 10.0
 REALM_SYNC_SECONDS = 24 * 3600.0
 # Pending registrations are retried this often while the service cannot be reached.
 RETRY_SECONDS = 60.0
-
-
-@dataclass(frozen=True)
-class Job:
-    kind: str  # "message", "read" or "delete"
-    realm_id: int
-    event: dict[str, Any]
-    user_ids: tuple[int, ...]
+# How often a worker looks for the jobs other processes queued (with Redis): the bound on
+# how late a command's message is pushed. Its own process's jobs wake it at once.
+SHARED_POLL_SECONDS = 0.25
 
 
 class Deliverer:
@@ -198,13 +194,17 @@ class PushWorker(BackgroundWorker):
 
     def __init__(self, services: Services, *, transport: httpx.BaseTransport | None = None) -> None:
         super().__init__(services)
-        self._jobs: deque[Job] = deque()
+        self.jobs: PushJobs = services.push_jobs or MemoryPushJobs()
         self._transport = transport
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
         self._realm_probe: dict[int, tuple[float, bool]] = {}
         self._last_sync = 0.0
         self._clock: Callable[[], float] = time.monotonic
+        # Whether the next round attends to the service (registrations, organizations):
+        # after a device event (``_service_due_now``).
+        self._service_due = True
+        self._last_service_round = 0.0
 
     async def start(self) -> None:
         # Without a push path there is nothing to listen for.
@@ -214,28 +214,19 @@ class PushWorker(BackgroundWorker):
     # In the publishing thread ----------------------------------------------------------------
 
     def accept(self, realm_id: int, event: dict[str, Any], user_ids: Sequence[int]) -> bool:
-        kind = event.get("type")
-        if kind == "message":
-            job = Job("message", realm_id, event, tuple(user_ids))
-        elif kind == "update_message_flags":
-            if event.get("op") != "add" or event.get("flag") != "read":
-                return False
-            job = Job("read", realm_id, event, tuple(user_ids))
-        elif kind == "delete_message":
-            job = Job("delete", realm_id, event, tuple(user_ids))
-        else:
-            # A device event: a device that may now be reachable, or a token to forward.
+        if event.get("type") == "device":
+            # A device that may now be reachable, or a token to forward.
             self.forget_probes()
+            self._service_due = True
             return self.services.settings.push_service_url is not None and bool(
                 event.get("pending_push_token_id")
             )
-        self._jobs.append(job)
-        return True
+        return queue(self.jobs, realm_id, event, user_ids)
 
     # In the worker's thread -----------------------------------------------------------------
 
     def default_delay(self) -> float | None:
-        return RETRY_SECONDS
+        return SHARED_POLL_SECONDS if self.jobs.shared else RETRY_SECONDS
 
     def http_client(self) -> httpx.Client:
         with self._client_lock:
@@ -249,19 +240,35 @@ class PushWorker(BackgroundWorker):
             self._client = None
 
     def run_round(self) -> float | None:
-        deliverer = Deliverer(self.services, self.http_client()) if self._jobs else None
-        while self._jobs:
-            job = self._jobs.popleft()
-            assert deliverer is not None
-            try:
-                self.process(deliverer, job)
-            except PushServiceError as e:
-                logger.warning("push service refused a notification: %s", e)
-            except Exception:
-                logger.exception("push notification job (%s) failed", job.kind)
-        if self.services.settings.push_service_url is not None:
+        deliverer: Deliverer | None = None
+        while jobs := self.jobs.take():
+            deliverer = deliverer or Deliverer(self.services, self.http_client())
+            for job in jobs:
+                try:
+                    self.process(deliverer, job)
+                except PushServiceError as e:
+                    logger.warning("push service refused a notification: %s", e)
+                except Exception:
+                    logger.exception("push notification job (%s) failed", job.kind)
+        if self.services.settings.push_service_url is not None and self._service_due_now(deliverer):
             self.service_round(deliverer)
-        return None
+        return SHARED_POLL_SECONDS if self.jobs.shared else None
+
+    def _service_due_now(self, deliverer: Deliverer | None) -> bool:
+        """Whether this round attends to the service: every round that was woken or is due
+        (RETRY_SECONDS apart). With shared jobs most rounds only look for other processes'
+        jobs: those attend to it only after jobs, a device event, or RETRY_SECONDS."""
+        now = self._clock()
+        due = (
+            not self.jobs.shared
+            or self._service_due
+            or deliverer is not None
+            or now - self._last_service_round >= RETRY_SECONDS
+        )
+        if due:
+            self._service_due = False
+            self._last_service_round = now
+        return due
 
     def has_devices(self, realm_id: int) -> bool:
         now = self._clock()

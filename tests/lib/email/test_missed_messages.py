@@ -216,6 +216,7 @@ def test_without_an_email_gateway_there_is_no_reply_address(
     from palaver.lib.email.transport import SmtpTransport
     from palaver.lib.exceptions import JsonableError
     from palaver.models import UserProfile
+    from palaver.models.requester import Requester
     from palaver.smtp_url import parse_smtp_url
 
     no_gateway = dataclasses.replace(
@@ -233,4 +234,4 @@ def test_without_an_email_gateway_there_is_no_reply_address(
         iago = session.get(UserProfile, realm.iago.id)
         assert iago is not None
         with pytest.raises(JsonableError, match="email gateway is not set up"):
-            do_get_channel_email_address(session, iago, body["id"], None, no_gateway.settings)
+            do_get_channel_email_address(session, Requester.of(iago), body["id"], None, no_gateway.settings)

@@ -280,7 +280,7 @@ def _reference_state(
         add_subscriber_lists(session, never_items, include_subscribers)
         visible = get_streams_for_user(
             session,
-            user,
+            Requester.of(user),
             include_web_public=True,
             include_all=True,
             exclude_archived=not with_archived,
@@ -383,3 +383,26 @@ def test_register_with_partial_subscribers(
     assert_json_success(response)
     response = api.post(realm.hamlet, "register", {"include_subscribers": "all"})
     assert response.json()["code"] == "REQUEST_VARIABLE_INVALID"
+
+
+@pytest.mark.parametrize("viewer", ["hamlet", "iago", "polonius"])
+def test_streams_repeats_the_channels_of_the_subscription_lists(
+    api: Api, realm: SeededRealm, viewer: str
+) -> None:
+    """The web app fetches ``subscription`` without ``stream``: the three lists hold the
+    channels of ``streams``, each with the same fields and values."""
+    create_channel(api, realm.hamlet, "joined", [realm.hamlet.id, realm.polonius.id])
+    create_channel(api, realm.othello, "left", [realm.hamlet.id, realm.othello.id])
+    assert_json_success(api.delete(realm.hamlet, "users/me/subscriptions", {"subscriptions": ["left"]}))
+    create_channel(api, realm.othello, "other", [realm.othello.id], is_default_stream=False)
+    create_channel(api, realm.othello, "secret", [realm.othello.id], invite_only=True)
+    user = realm.users[viewer]
+    for capabilities in ({}, {"archived_channels": True}):
+        state = register(
+            api, user, fetch_event_types=["subscription", "stream"], client_capabilities=capabilities
+        )
+        listed = {s["stream_id"]: s for name in LISTS for s in state[name]}
+        assert set(listed) == {s["stream_id"] for s in state["streams"]}, viewer
+        for stream in state["streams"]:
+            channel = listed[stream["stream_id"]]
+            assert {key: channel[key] for key in stream} == stream, viewer

@@ -1,4 +1,5 @@
-"""The register fast path for realm_users builds exactly what format_users does."""
+"""The fast path for realm_users (POST /register) and members (GET /users) builds exactly
+what format_users does."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import orjson
 import pytest
 from sqlalchemy.orm import Session
 
-from palaver.lib.realm_user_list import realm_user_json
+from palaver.lib.realm_user_list import realm_members_json, realm_user_json
 from palaver.lib.users import format_users, get_users
 from palaver.models import UserProfile
 from palaver.models.requester import Requester
@@ -57,6 +58,9 @@ def test_realm_user_dicts_match_format_users(
             got = realm_user_dicts(session, viewer, client_gravatar=client_gravatar)
             assert got == expected, name
             assert any(u.get("profile_data") for u in got)
+            # The same objects in the same order, deactivated users among the rest.
+            members = realm_members_json(session, viewer, client_gravatar=client_gravatar)
+            assert orjson.loads(members) == expected, name
 
 
 def test_a_restricted_guest_gets_only_the_users_they_may_see(
@@ -77,5 +81,27 @@ def test_a_restricted_guest_gets_only_the_users_they_may_see(
             include_custom_profile_fields=True,
             email_host=realm.host,
         )
+        members = orjson.loads(realm_members_json(session, guest, client_gravatar=True))
     assert got == expected
+    assert members == expected
     assert {u["user_id"] for u in got} == {realm.polonius.id, realm.othello.id, realm.default_bot.id}
+
+
+def test_get_users_with_profile_data_is_the_fast_list(api: Api, realm: SeededRealm) -> None:
+    """GET /users answers from the fast path only with include_custom_profile_fields and no
+    user_ids: the answer is the slow path's, deactivated users and the own address included."""
+    assert_json_success(api.patch(realm.hamlet, "settings", {"email_address_visibility": 5}))
+    assert_json_success(api.delete(realm.iago, f"users/{realm.cordelia.id}"))
+    fast = assert_json_success(api.get(realm.hamlet, "users", {"include_custom_profile_fields": "true"}))
+    ids = [u["user_id"] for u in fast["members"]]
+    listed = assert_json_success(
+        api.get(
+            realm.hamlet,
+            "users",
+            {"include_custom_profile_fields": "true", "user_ids": orjson.dumps(ids).decode()},
+        )
+    )
+    assert fast["members"] == listed["members"]
+    assert ids == sorted(ids) and realm.cordelia.id in ids
+    me = next(u for u in fast["members"] if u["user_id"] == realm.hamlet.id)
+    assert me["delivery_email"] == realm.hamlet.email

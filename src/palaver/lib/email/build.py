@@ -13,17 +13,21 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from palaver.config import Settings
 from palaver.lib.i18n import install
 
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
 
 @lru_cache(maxsize=1)
 def _environment() -> Environment:
+    # Jinja2 (~2 MB) loads with the first page or email rendered, not at start-up.
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape  # noqa: PLC0415
+
     environment = Environment(
         loader=PackageLoader("palaver", "templates"),
         autoescape=select_autoescape(["html"]),

@@ -4,20 +4,36 @@ profile fields.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from palaver.lib.markdown.contract import MarkdownContext, RenderResult
-from palaver.lib.markdown.parser import zulip_parser
-from palaver.lib.markdown.sanitize import sanitize
-from palaver.lib.markdown.state import ENV_KEY, Collector
+
+if TYPE_CHECKING:
+    from palaver.lib.markdown.state import Collector
 
 # -- entry points ---------------------------------------------------------------------------------
 
 
+def _html(text: str, collector: Collector) -> str:
+    # markdown-it-py, nh3 and the rules (~4 MB) load with the first text rendered, not at
+    # start-up: an idle server has rendered nothing.
+    from palaver.lib.markdown.parser import zulip_parser  # noqa: PLC0415
+    from palaver.lib.markdown.sanitize import sanitize  # noqa: PLC0415
+    from palaver.lib.markdown.state import ENV_KEY  # noqa: PLC0415
+
+    env: dict[str, Any] = {ENV_KEY: collector}
+    return sanitize(zulip_parser().render(text, env))
+
+
+def _collector(ctx: MarkdownContext | None) -> Collector:
+    from palaver.lib.markdown.state import Collector  # noqa: PLC0415
+
+    return Collector(ctx)
+
+
 def render_markdown(text: str) -> str:
     """Render a description or profile field: Markdown and emoji, no mentions."""
-    env: dict[str, Any] = {ENV_KEY: Collector(None)}
-    return sanitize(zulip_parser().render(text, env))
+    return _html(text, _collector(None))
 
 
 def is_me_message(content: str) -> bool:
@@ -25,8 +41,8 @@ def is_me_message(content: str) -> bool:
 
 
 def render_message(content: str, ctx: MarkdownContext) -> RenderResult:
-    collector = Collector(ctx)
-    html = sanitize(zulip_parser().render(content, {ENV_KEY: collector}))
+    collector = _collector(ctx)
+    html = _html(content, collector)
     return RenderResult(
         html=html,
         mentioned_user_ids=frozenset(collector.mentioned_user_ids),

@@ -11,4 +11,4 @@ def drafts(ctx: StateContext) -> StateDict:
     # With synchronization off the server keeps no drafts, and clients must not expect any.
     if not ctx.user.enable_drafts_synchronization:
         return {"drafts": []}
-    return {"drafts": [format_draft(d) for d in get_drafts(ctx.session, ctx.user)]}
+    return {"drafts": [format_draft(d) for d in get_drafts(ctx.session, ctx.user.id)]}

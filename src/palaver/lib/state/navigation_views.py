@@ -10,5 +10,7 @@ from palaver.lib.register import StateContext, StateDict, state_provider
 @state_provider("navigation_views")
 def navigation_views(ctx: StateContext) -> StateDict:
     return {
-        "navigation_views": [format_navigation_view(v) for v in get_navigation_views(ctx.session, ctx.user)]
+        "navigation_views": [
+            format_navigation_view(v) for v in get_navigation_views(ctx.session, ctx.user.id)
+        ]
     }

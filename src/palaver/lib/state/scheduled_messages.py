@@ -13,10 +13,10 @@ from palaver.lib.scheduled_messages import (
 
 @state_provider("scheduled_messages")
 def scheduled_messages(ctx: StateContext) -> StateDict:
-    items = get_scheduled_messages(ctx.session, ctx.user)
+    items = get_scheduled_messages(ctx.session, ctx.user.id)
     return {"scheduled_messages": [format_scheduled_message(item) for item in items]}
 
 
 @state_provider("reminders")
 def reminders(ctx: StateContext) -> StateDict:
-    return {"reminders": [format_reminder(item) for item in get_reminders(ctx.session, ctx.user)]}
+    return {"reminders": [format_reminder(item) for item in get_reminders(ctx.session, ctx.user.id)]}
