@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import shutil
 import tempfile
 import time
@@ -56,6 +58,18 @@ def steady_rss(pid: int, *, seconds: float = 3.0, tolerance: float = 0.005, time
         if abs(current - previous) <= tolerance * previous or time.monotonic() > deadline:
             return current
         previous = current
+
+
+def threads_and_database_files(pid: int) -> tuple[int, int]:
+    """The process's threads and its open descriptors of SQLite files: what the warm-up's
+    concurrent requests left (a pooled connection each), which moves the idle figure."""
+    threads = sum(1 for _ in Path(f"/proc/{pid}/task").iterdir())
+    files = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            if os.readlink(fd).endswith(".db"):
+                files += 1
+    return threads, files
 
 
 async def register_queues(base: str, headers: dict[str, str], count: int) -> list[str]:
@@ -188,6 +202,7 @@ def main() -> None:
                     trust_env=False,
                 ).raise_for_status()
             baseline = steady_rss(pid)
+            idle_threads, idle_db_files = threads_and_database_files(pid)
             started = time.monotonic()
             queue_ids = asyncio.run(register_queues(base, headers, args.queues))
             register_seconds = time.monotonic() - started
@@ -211,7 +226,10 @@ def main() -> None:
         f"with queues {with_queues / 2**20:.1f} MiB, "
         f"with every queue long-polled {parked / 2**20:.1f} MiB"
     )
-    print(f"registered in {register_seconds:.1f}s, parked in {parked_in:.1f}s")
+    print(
+        f"idle: {idle_threads} threads, {idle_db_files} open SQLite database files; "
+        f"registered in {register_seconds:.1f}s, parked in {parked_in:.1f}s"
+    )
     print(f"per idle queue: {per_queue / 1024:.1f} KiB")
     print(f"per parked connection (beyond its queue): {per_parked / 1024:.1f} KiB")
     print(
