@@ -24,9 +24,9 @@ MAX_UNREAD_MESSAGES = 50_000
 
 _MESSAGES = Message.__table__.c
 _USER_MESSAGES = UserMessage.__table__.c
-# Built once, on the table (an ORM statement per call costs more than running it):
-# these messages and the user's flags on them.
-_MESSAGES_WITH_FLAGS = (
+# Statements are built once, on the tables (an ORM statement per call costs more than
+# running it). Each reads (id, recipient, topic, is channel message, the user's flags).
+_USERS_MESSAGES = (
     select(
         _MESSAGES.id,
         _MESSAGES.recipient_id,
@@ -35,28 +35,14 @@ _MESSAGES_WITH_FLAGS = (
         _USER_MESSAGES.flags,
     )
     .join(UserMessage.__table__, _USER_MESSAGES.message_id == _MESSAGES.id)
-    .where(
-        _USER_MESSAGES.user_profile_id == bindparam("user_id"),
-        _MESSAGES.id.in_(bindparam("message_ids", expanding=True)),
-    )
+    .where(_USER_MESSAGES.user_profile_id == bindparam("user_id"))
 )
-
-
+# These messages.
+_MESSAGES_WITH_FLAGS = _USERS_MESSAGES.where(_MESSAGES.id.in_(bindparam("message_ids", expanding=True)))
 # The user's newest unread messages, newest first, in the order of the unread index
 # (user, message): the database stops at the bound instead of sorting every unread row.
 _NEWEST_UNREAD = (
-    select(
-        _MESSAGES.id,
-        _MESSAGES.recipient_id,
-        _MESSAGES.subject,
-        _MESSAGES.is_channel_message,
-        _USER_MESSAGES.flags,
-    )
-    .join(UserMessage.__table__, _USER_MESSAGES.message_id == _MESSAGES.id)
-    .where(
-        _USER_MESSAGES.user_profile_id == bindparam("user_id"),
-        _USER_MESSAGES.flags.op("&")(int(MessageFlag.READ)) == 0,
-    )
+    _USERS_MESSAGES.where(_USER_MESSAGES.flags.op("&")(int(MessageFlag.READ)) == 0)
     .order_by(_USER_MESSAGES.message_id.desc())
     .limit(MAX_UNREAD_MESSAGES + 1)
 )
