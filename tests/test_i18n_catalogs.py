@@ -173,7 +173,8 @@ JS_LITERAL = re.compile(
     r"""(\b(?:t|N_)\(\s*|\btn\(\s*(["'`])(?:(?!\2)[^\\]|\\.)*\2\s*,\s*)?(["'`])((?:(?!\3)[^\\]|\\.)*)\3"""
 )
 JS_COMMENT = re.compile(r"(?m)(?:^|(?<=\s))//[^\n]*")
-LABEL_LIKE = re.compile(r"^[\s(…]*[A-Z][a-z]+\b|^\s*\([a-z]{2,}")
+# A word in parentheses is a label ("(you)"), a CSS feature with its value ("(max-width: …)") not.
+LABEL_LIKE = re.compile(r"^[\s(…]*[A-Z][a-z]+\b|^\s*\([a-z]{2,}(?![a-z-]*:)")
 # Names that are not translated: the product's, a browser API probed with `in window`, a
 # protocol's, the keys a shortcut list shows on its key caps.
 NOT_LABELS = {"Palaver", "Notification", "OpenID Connect", "Esc"}

@@ -19,6 +19,8 @@ import { UserList } from "./views/userlist.js";
 
 const PRESENCE_PING_MS = 60000;
 const THEMES = { 1: "auto", 2: "light", 3: "dark" };
+// The width below which app.css lays the page out for a phone.
+const PHONE_WIDTH = "(max-width: 760px)";
 
 class App {
   constructor() {
@@ -91,6 +93,12 @@ class App {
     input.addEventListener("focus", () => {
       Promise.all([import("./views/search_suggest.js"), this.usersReady()]).then(([m]) => m.attachSuggestions(this, input, (text) => this.search(text)));
     }, { once: true });
+    // The operators' hint does not fit a phone's box (the suggestions list them on focus).
+    const phone = window.matchMedia(PHONE_WIDTH);
+    const hints = { wide: input.placeholder, narrow: input.dataset.narrowPlaceholder || input.placeholder };
+    const fitHint = () => { input.placeholder = phone.matches ? hints.narrow : hints.wide; };
+    phone.addEventListener("change", fitHint);
+    fitHint();
     document.getElementById("toggle-left").addEventListener("click", () => this.togglePanel("show-left"));
     document.getElementById("toggle-right").addEventListener("click", () => this.togglePanel("show-right"));
     document.getElementById("settings-button").addEventListener("click", () => this.openSettings("profile"));
