@@ -6,12 +6,14 @@ into a temporary directory (on disk, not in memory) and read from there.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tarfile
 import tempfile
 import zipfile
 import zlib
-from pathlib import Path, PurePosixPath
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
@@ -29,7 +31,6 @@ class Bundle:
         self._root: Path | None = None
         self._temp: str | None = None
         self._scratch: str | None = None
-        self._names: list[str] = []
         if path.is_dir():
             self._root = path
         elif not path.exists():
@@ -42,11 +43,9 @@ class Bundle:
                 self._unpack_tar(path)
             else:
                 raise ImportInputError(f"{path}: neither a directory, a zip archive nor a tarball")
-        if self._root is not None:
-            self._names = sorted(
-                p.relative_to(self._root).as_posix() for p in self._root.rglob("*") if p.is_file()
-            )
-        self._prefix = _common_prefix(self._names)
+        # No list of the files is kept: an export's uploads are one file each, so it would
+        # grow with the history. A zip's own index is zipfile's; a directory is walked.
+        self._prefix = _common_prefix(self._all_names())
 
     def _open_zip(self, path: Path) -> None:
         try:
@@ -56,17 +55,28 @@ class Bundle:
             raise ImportInputError(f"{path}: truncated or corrupt zip archive ({e})") from None
         if bad is not None:
             raise ImportInputError(f"{path}: corrupt zip archive (member {bad} fails its checksum)")
-        self._names = [n for n in self._zip.namelist() if not n.endswith("/")]
 
     def _unpack_tar(self, path: Path) -> None:
         self._temp = tempfile.mkdtemp(prefix="palaver-import-")
         try:
-            with tarfile.open(path) as tf:
-                tf.extractall(self._temp, filter="data")
+            with _OneMemberAtATime.open(path) as tf:
+                while (member := tf.next()) is not None:
+                    # A directory keeps the mode it is made with: one the archive left
+                    # unwritable would refuse the files after it (the private temporary
+                    # directory is what keeps others out).
+                    tf.extract(member, self._temp, set_attrs=not member.isdir(), filter="data")
         except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
             shutil.rmtree(self._temp, ignore_errors=True)
             raise ImportInputError(f"{path}: truncated or corrupt tarball ({e})") from None
         self._root = Path(self._temp)
+
+    def _all_names(self) -> Iterator[str]:
+        """Every file's full path inside the export, in a zip's order or sorted."""
+        if self._zip is not None:
+            yield from (info.filename for info in self._zip.infolist() if not info.is_dir())
+        else:
+            assert self._root is not None
+            yield from _walk(str(self._root), "")
 
     def __enter__(self) -> Bundle:
         return self
@@ -89,14 +99,17 @@ class Bundle:
             self._scratch = tempfile.mkdtemp(prefix="palaver-import-scratch-")
         return Path(self._scratch)
 
-    def names(self) -> list[str]:
+    def names(self) -> Iterator[str]:
         """Every file, relative to the export's top directory (a single wrapping one is dropped)."""
-        return [n[len(self._prefix) :] for n in self._names]
+        return (n[len(self._prefix) :] for n in self._all_names())
 
     def has(self, name: str) -> bool:
         full = self._prefix + name
         if self._zip is not None:
-            return full in self._names
+            try:
+                return not self._zip.getinfo(full).is_dir()
+            except KeyError:
+                return False
         assert self._root is not None
         return (self._root / full).is_file()
 
@@ -140,6 +153,18 @@ class Bundle:
         return parse_json(self.read(name), f"{name}")
 
 
+class _OneMemberAtATime(tarfile.TarFile):
+    """A tarball read once from start to end. TarFile remembers every member it has read
+    (for ``getmember``): one per file of the export, uploads included, some 700 bytes
+    each. Here each is forgotten once the next is read, being unpacked by then."""
+
+    members: list[tarfile.TarInfo]
+
+    def next(self) -> tarfile.TarInfo | None:
+        self.members.clear()
+        return super().next()
+
+
 def parse_json(data: bytes, location: str) -> Any:
     try:
         return orjson.loads(data)
@@ -163,9 +188,34 @@ def _is_tar(path: Path) -> bool:
         return False
 
 
-def _common_prefix(names: list[str]) -> str:
+def _walk(directory: str, prefix: str) -> Iterator[str]:
+    """The files under ``directory`` as ``prefix`` + their relative path, in sorted order:
+    a subdirectory sorts as its name and a slash, as its files' paths do. One directory's
+    listing at a time is held, never the whole tree's. Links to directories are not
+    followed (as ``Path.rglob`` does not). Paths stay strings: pathlib interns every part
+    of every path it makes, and a walk of many files made the interpreter's table of
+    interned strings resize (2 MB at once)."""
+    entries = []
+    with os.scandir(directory) as it:
+        for entry in it:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            entries.append(
+                (entry.name + "/" if is_dir else entry.name, entry.path, not is_dir and entry.is_file())
+            )
+    entries.sort()
+    for name, path, is_file in entries:
+        if name.endswith("/"):
+            yield from _walk(path, prefix + name)
+        elif is_file:
+            yield prefix + name
+
+
+def _common_prefix(names: Iterable[str]) -> str:
     """ "export/" when every file sits in one top directory (as zips of a folder do)."""
-    tops = {PurePosixPath(n).parts[0] for n in names if "/" in n}
-    if len(tops) == 1 and all("/" in n for n in names):
-        return f"{tops.pop()}/"
-    return ""
+    top: str | None = None
+    for name in names:
+        head, slash, _ = name.partition("/")
+        if not slash or (top is not None and head != top):
+            return ""
+        top = head
+    return "" if top is None else f"{top}/"
