@@ -15,7 +15,7 @@ import functools
 import re
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TextIO, TypeVar
@@ -96,7 +96,7 @@ from palaver.models import Base, Realm, RealmUserDefault, Role, UserProfile
 from palaver.models.alert_words import MAX_ALERT_WORD_LENGTH, AlertWord
 from palaver.models.attachments import Attachment, AttachmentMessage
 from palaver.models.channels import ChannelFolder, DefaultStream, Stream, Subscription
-from palaver.models.groups import UserGroupMembership
+from palaver.models.groups import GROUP_PERMISSION_SETTINGS, UserGroupMembership
 from palaver.models.messages import Message, MessageFlag, Reaction
 from palaver.models.muted_users import MutedUser
 from palaver.models.names import name_key
@@ -534,22 +534,41 @@ class _Writer:
         # A group's settings may name any group, so they wait until every group exists.
         acting = Requester.of(self.owner)
         for spec, group_id in created:
-            for setting, wanted in sorted(spec.group_settings.items()):
-                location = f"{spec.name}: {setting}"
-                value = self._group_setting_value(wanted, "user group", location)
-                if value is None:
-                    continue
-                changes = UserGroupChanges(group_settings={setting: GroupSettingUpdate(new=value)})
-                if self._attempt(
-                    "user group permission setting",
-                    location,
-                    functools.partial(self._update_group, acting, group_id, changes),
-                ):
-                    self.summary.group_settings += 1
+            self._add_group_settings(
+                spec.group_settings,
+                GROUP_PERMISSION_SETTINGS,
+                "user group",
+                spec.name,
+                functools.partial(self._update_group, acting, group_id),
+            )
 
-    def _update_group(self, acting: Requester, group_id: int, changes: UserGroupChanges) -> bool:
+    def _update_group(self, acting: Requester, group_id: int, setting: str, value: GroupSettingValue) -> bool:
+        changes = UserGroupChanges(group_settings={setting: GroupSettingUpdate(new=value)})
         do_update_user_group(self.session, acting, group_id, changes)
         return True
+
+    def _add_group_settings(
+        self,
+        settings: dict[str, ImportedGroupSetting],
+        known: Container[str],
+        what: str,
+        owner: str | None,
+        setter: Callable[[str, GroupSettingValue], bool],
+    ) -> None:
+        """Set each of one organization's, channel's or group's permission settings (``what``
+        names which, ``owner`` the channel or group) that Palaver has (``known``), each as an
+        edit of it is checked: one Palaver lacks, one naming what was not imported or one
+        the setting refuses is counted, and the default stays."""
+        for setting, wanted in sorted(settings.items()):
+            location = setting if owner is None else f"{owner}: {setting}"
+            if setting not in known:
+                self.report.skip(f"{what} permission setting Palaver does not have", location)
+                continue
+            value = self._group_setting_value(wanted, what, location)
+            if value is not None and self._attempt(
+                f"{what} permission setting", location, functools.partial(setter, setting, value)
+            ):
+                self.summary.group_settings += 1
 
     def _group_setting_value(
         self, spec: ImportedGroupSetting, what: str, location: str
@@ -579,26 +598,19 @@ class _Writer:
         )
 
     def _add_channel_group_settings(self) -> None:
-        """Each channel's permission settings, checked as an edit of them is (a value a
-        setting refuses is counted, and the default stays)."""
         for spec in self.source.channels:
             stream_id = self.stream_ids.get(spec.key)
             if stream_id is None or not spec.group_settings:
                 continue
             stream = self.session.get(Stream, stream_id)
             assert stream is not None
-            for setting, wanted in sorted(spec.group_settings.items()):
-                location = f"{spec.name}: {setting}"
-                if setting not in STREAM_GROUP_RULES:
-                    self.report.skip("channel permission setting Palaver does not have", location)
-                    continue
-                value = self._group_setting_value(wanted, "channel", location)
-                if value is not None and self._attempt(
-                    "channel permission setting",
-                    location,
-                    functools.partial(self._set_channel_setting, stream, setting, value),
-                ):
-                    self.summary.group_settings += 1
+            self._add_group_settings(
+                spec.group_settings,
+                STREAM_GROUP_RULES,
+                "channel",
+                spec.name,
+                functools.partial(self._set_channel_setting, stream),
+            )
 
     def _set_channel_setting(self, stream: Stream, setting: str, value: GroupSettingValue) -> bool:
         rule = STREAM_GROUP_RULES[setting]
@@ -607,18 +619,13 @@ class _Writer:
         return True
 
     def _add_realm_group_settings(self) -> None:
-        acting = Requester.of(self.owner)
-        for setting, wanted in sorted(self.source.realm_group_settings.items()):
-            if setting not in REALM_GROUP_SETTINGS:
-                self.report.skip("organization permission setting Palaver does not have", setting)
-                continue
-            value = self._group_setting_value(wanted, "organization", setting)
-            if value is not None and self._attempt(
-                "organization permission setting",
-                setting,
-                functools.partial(self._update_realm_setting, acting, setting, value),
-            ):
-                self.summary.group_settings += 1
+        self._add_group_settings(
+            self.source.realm_group_settings,
+            REALM_GROUP_SETTINGS,
+            "organization",
+            None,
+            functools.partial(self._update_realm_setting, Requester.of(self.owner)),
+        )
 
     def _update_realm_setting(self, acting: Requester, setting: str, value: GroupSettingValue) -> bool:
         do_update_realm_settings(self.session, acting, {}, {setting: GroupSettingUpdate(new=value)})
