@@ -73,6 +73,9 @@ def test_every_packing_names_the_same_files_in_the_same_order(packing: str, tmp_
     path = {"directory": folder, "tarball": _tarball(folder), "zip": _zip(folder)}[packing]
     with Bundle(path) as bundle:
         names = list(bundle.names())
+        assert bundle.files_in("") == ["messages-000001.json", "realm.json"]
+        assert bundle.files_in("uploads/2/0a/000000000000000000000010") == ["notes.txt"]
+        assert bundle.files_in("uploads/2") == [] == bundle.files_in("missing")
         assert bundle.has("uploads/2/0a/000000000000000000000010/notes.txt")
         assert not bundle.has("uploads/2/0a")
         assert not bundle.has("missing.json")

@@ -103,6 +103,21 @@ class Bundle:
         """Every file, relative to the export's top directory (a single wrapping one is dropped)."""
         return (n[len(self._prefix) :] for n in self._all_names())
 
+    def files_in(self, directory: str) -> list[str]:
+        """The files directly in one directory of the export ("" for its top), sorted: a
+        walk of every file holds the largest directory's listing (uploads/ may hold one
+        entry per file of the history), this only the one directory's."""
+        if self._zip is not None:
+            inside = self._prefix + (f"{directory}/" if directory else "")
+            found = (n[len(inside) :] for n in self._all_names() if n.startswith(inside))
+            return sorted(n for n in found if "/" not in n)
+        assert self._root is not None
+        folder = self._root / (self._prefix + directory)
+        if not folder.is_dir():
+            return []
+        with os.scandir(folder) as it:
+            return sorted(e.name for e in it if e.is_file())
+
     def has(self, name: str) -> bool:
         full = self._prefix + name
         if self._zip is not None:

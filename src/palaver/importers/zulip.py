@@ -109,7 +109,7 @@ def read_zulip(bundle: Bundle) -> ImportSource:
     }
     spill.reactions(data.stream("zerver_reaction"))
     spill.attachments(bundle, report)
-    files = sorted((int(m[1]), name) for name in bundle.names() if (m := _MESSAGE_FILE.match(name)))
+    files = sorted((int(m[1]), name) for name in bundle.files_in("") if (m := _MESSAGE_FILE.match(name)))
 
     def dm_members(recipient_id: int, sender: str) -> frozenset[str] | None:
         if recipient_id in personal:
