@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 from sqlalchemy.exc import OperationalError
 
@@ -54,6 +57,15 @@ class DaemonRecorder(Recorder):
     daemon_thread = True
 
 
+class Ticker(Recorder):
+    def default_delay(self) -> float:
+        return 0.2
+
+
+def anyio_threads() -> int:
+    return sum(1 for thread in threading.enumerate() if thread.name == "AnyIO worker thread")
+
+
 async def rounds_reach(worker: Recorder, count: int) -> None:
     await until(lambda: worker.rounds >= count)
 
@@ -83,6 +95,21 @@ async def test_rounds_run_at_once_then_when_woken(
     worker._on_event(1, {"type": "ping"}, [])
     await asyncio.sleep(0.05)
     assert worker.rounds == 3
+
+
+async def test_rounds_end_the_threads_a_burst_of_requests_left(services: Services) -> None:
+    # Sixteen requests at once, each on a worker thread of anyio's (as Starlette runs views).
+    async with anyio.create_task_group() as group:
+        for _ in range(16):
+            group.start_soon(anyio.to_thread.run_sync, time.sleep, 0.05)
+    assert anyio_threads() >= 16
+    worker = Ticker(services)
+    await worker.start()
+    try:
+        # anyio ends a thread idle for 10 s when it next hands one work: the rounds do.
+        await until(lambda: anyio_threads() <= 2, timeout=30)
+    finally:
+        await worker.stop()
 
 
 async def test_first_round_waits_to_be_woken(services: Services) -> None:

@@ -2,8 +2,14 @@
 
 A worker is an asyncio task that runs a blocking round off the event loop, logs a round that
 fails, then waits until its next round is due or until an event published in this process
-wakes it. Rounds run in ``asyncio.to_thread``, or in a daemon thread (``in_daemon_thread``)
-for long jobs a shutdown must not wait for. Subclasses say what a round is and when.
+wakes it. Rounds run on anyio's worker threads (the ones requests use), or in a daemon
+thread (``in_daemon_thread``) for long jobs a shutdown must not wait for. Subclasses say what
+a round is and when.
+
+On anyio's threads, not asyncio's executor: anyio stops its threads idle for 10 s only when
+it next hands one work, and the WAL checkpoint's round (every second) is that work on an
+idle server, so the threads a burst of requests started end ~10 s after it; and no second
+pool of threads exists beside anyio's (bench/queue_memory.py, ``idle:``).
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
+
+import anyio.to_thread
 
 from palaver.lib.dependencies import dependency_of
 from palaver.workers import in_daemon_thread
@@ -38,6 +46,7 @@ class BackgroundWorker:
         self._task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._limiter: anyio.CapacityLimiter | None = None
 
     # What subclasses define --------------------------------------------------------------
 
@@ -87,7 +96,10 @@ class BackgroundWorker:
     async def _round(self) -> float | None:
         if self.daemon_thread:
             return await in_daemon_thread(self.run_round, self.name)
-        return await asyncio.to_thread(self.run_round)
+        # Abandoned when the worker stops, as asyncio.to_thread's rounds were: stopping never
+        # waits for a round in progress (it finishes on its thread, its result dropped). Its
+        # own limiter: a round never waits for, or takes, a request's thread slot.
+        return await anyio.to_thread.run_sync(self.run_round, abandon_on_cancel=True, limiter=self._limiter)
 
     async def _run(self) -> None:
         assert self._wake is not None
@@ -125,6 +137,7 @@ class BackgroundWorker:
             return
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
+        self._limiter = anyio.CapacityLimiter(1)
         if self.waking_events:
             self.services.bus.add_listener(self._on_event)
         self._task = asyncio.create_task(self._run(), name=self.name)
