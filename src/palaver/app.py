@@ -44,6 +44,7 @@ from palaver.workers.change_log import ChangeLogWorker
 from palaver.workers.directory_sync import DirectorySyncWorker
 from palaver.workers.email import EmailWorker
 from palaver.workers.exports import ExportWorker
+from palaver.workers.idle_memory import IdleMemoryWorker
 from palaver.workers.loop import BackgroundWorker
 from palaver.workers.outgoing_webhooks import ServiceBotWorker
 from palaver.workers.previews import PreviewWorker
@@ -111,6 +112,9 @@ def background_workers(services: Services) -> list[BackgroundWorker]:
         # The company directory's people into the organizations' accounts, every
         # [auth.ldap] sync_interval_minutes (workers/directory_sync.py).
         DirectorySyncWorker(services) if ldap is not None and ldap.sync_interval_minutes else None,
+        # Closes SQLite's idle connections and trims the heap once the server is quiet
+        # (workers/idle_memory.py).
+        IdleMemoryWorker(services),
     ]
     return [worker for worker in candidates if worker is not None]
 

@@ -1,0 +1,84 @@
+"""SQLite's pool and the heap after a burst: kept while busy, given back once quiet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection
+
+from palaver.services import Services
+from palaver.workers import idle_memory
+from palaver.workers.idle_memory import IdleMemoryWorker
+from tests.sqlite_services import sqlite_services as own_sqlite_services
+
+BURST = 12
+
+
+@pytest.fixture
+def sqlite_services(tmp_path: Path) -> Iterator[Services]:
+    with own_sqlite_services(tmp_path, "CREATE TABLE t (x TEXT)") as built:
+        yield built
+
+
+@pytest.fixture
+def worker(sqlite_services: Services, monkeypatch: pytest.MonkeyPatch) -> IdleMemoryWorker:
+    # Rounds are called by the tests: the worker's own task waits past the test.
+    monkeypatch.setattr(idle_memory, "QUIET_SECONDS", 600.0)
+    return IdleMemoryWorker(sqlite_services)
+
+
+def _burst(services: Services, size: int) -> None:
+    """``size`` connections in use at once, each having read, then returned to the pool."""
+    connections: list[Connection] = [services.db.engine.connect() for _ in range(size)]
+    for conn in connections:
+        conn.exec_driver_sql("SELECT count(*) FROM t").scalar_one()
+    for conn in connections:
+        conn.close()
+
+
+async def test_a_burst_keeps_its_connections_until_a_quiet_window(
+    sqlite_services: Services, worker: IdleMemoryWorker
+) -> None:
+    pool = sqlite_services.db.engine.pool
+    await worker.start()
+    try:
+        _burst(sqlite_services, BURST)
+        assert pool.checkedin() == BURST  # type: ignore[attr-defined]
+        # The window of the burst: busy, so the connections stay for the next burst.
+        worker.run_round()
+        assert pool.checkedin() == BURST  # type: ignore[attr-defined]
+        # A window with one connection in use at a time is quiet: the idle ones close.
+        _burst(sqlite_services, 1)
+        worker.run_round()
+        assert pool.checkedin() == 0  # type: ignore[attr-defined]
+        # Given back once per quiet stretch: a lone request's connection then stays.
+        _burst(sqlite_services, 1)
+        worker.run_round()
+        assert pool.checkedin() == 1  # type: ignore[attr-defined]
+        # Until the next burst and the quiet after it.
+        _burst(sqlite_services, BURST)
+        worker.run_round()
+        worker.run_round()
+        assert pool.checkedin() == 0  # type: ignore[attr-defined]
+    finally:
+        await worker.stop()
+
+
+async def test_a_connection_held_across_windows_counts_in_each(
+    sqlite_services: Services, worker: IdleMemoryWorker
+) -> None:
+    pool = sqlite_services.db.engine.pool
+    await worker.start()
+    try:
+        _burst(sqlite_services, BURST)
+        worker.run_round()
+        with sqlite_services.db.engine.connect() as held:
+            held.exec_driver_sql("SELECT 1")
+            # Two in use at once while this one is held, in a window after the burst.
+            _burst(sqlite_services, 1)
+            worker.run_round()
+            assert pool.checkedin() == BURST - 1  # type: ignore[attr-defined]
+    finally:
+        await worker.stop()
