@@ -5,7 +5,10 @@ Run: .venv/bin/python bench/queue_memory.py [--quick] [--queues 10000] [--redis-
 Starts ``palaver serve`` (one process; in-process queues unless --redis-url) on a
 temporary data directory and reads its resident memory (VmRSS in /proc/<pid>/status):
 
-1. after start-up and a short warm-up (so lazily imported code is counted as baseline);
+1. after start-up and a short warm-up (so lazily imported code is counted as baseline),
+   then once the server has been quiet for ``QUIET_SECONDS`` (the idle figure: by then the
+   server has closed the warm-up's pooled SQLite connections and its expired threads,
+   ``workers/idle_memory.py``);
 2. after registering ``--queues`` queues (``event_types=["message"]``, no state fetched),
    which gives the memory of an idle queue;
 3. with one GET /events parked on every queue, which gives the memory of a parked
@@ -45,6 +48,9 @@ from common import (
 from events_fanout import clear_redis_queues
 
 MAX_QUEUES = 20_000
+# Long enough for anyio's idle threads to expire (10 s) and for the server's idle-memory
+# worker to see a whole quiet window (15 s windows: at most 30 s).
+QUIET_SECONDS = 40
 TARGET_PARKED_BYTES = 16 * 1024
 
 
@@ -201,6 +207,9 @@ def main() -> None:
                     headers=headers,
                     trust_env=False,
                 ).raise_for_status()
+            warm_rss = steady_rss(pid)
+            warm_threads, warm_db_files = threads_and_database_files(pid)
+            time.sleep(QUIET_SECONDS)
             baseline = steady_rss(pid)
             idle_threads, idle_db_files = threads_and_database_files(pid)
             started = time.monotonic()
@@ -216,13 +225,16 @@ def main() -> None:
         if args.redis_url:
             clear_redis_queues(env)
         shutil.rmtree(tmp, ignore_errors=True)
-    per_queue = (with_queues - baseline) / args.queues
+    # From the warmed-up figure: registering reopens the connections and threads quiet closed.
+    per_queue = (with_queues - warm_rss) / args.queues
     per_parked = (parked - with_queues) / args.queues
     bare_per_parked = (bare_parked - bare_baseline) / args.queues
     store = "redis" if args.redis_url else "in-process"
     print(f"{args.queues} queues, {store} store, one server process; {machine_line()} at the end")
     print(
-        f"palaver RSS: baseline (idle) {baseline / 2**20:.1f} MiB, "
+        f"palaver RSS: after warm-up {warm_rss / 2**20:.1f} MiB "
+        f"({warm_threads} threads, {warm_db_files} open SQLite database files), "
+        f"quiet for {QUIET_SECONDS} s (idle) {baseline / 2**20:.1f} MiB, "
         f"with queues {with_queues / 2**20:.1f} MiB, "
         f"with every queue long-polled {parked / 2**20:.1f} MiB"
     )
