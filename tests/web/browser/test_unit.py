@@ -9,6 +9,7 @@ from __future__ import annotations
 import mimetypes
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from tests.web.conftest import wait_for
 
@@ -19,7 +20,17 @@ ORIGIN = "http://palaver-unit.test"
 
 
 def _serve(route: Any) -> None:
-    path = route.request.url.removeprefix(ORIGIN).split("?")[0]
+    url = urlsplit(route.request.url)
+    path = url.path
+    if path == "/json/unit/list":
+        # For api.getInSlices (fetched from its worker): ``n`` numbered items and a head.
+        n = int(parse_qs(url.query)["n"][0])
+        body = {"result": "success", "msg": "", "items": [{"n": i} for i in range(n)], "total": n}
+        route.fulfill(status=200, json=body)
+        return
+    if path.startswith("/json/"):
+        route.fulfill(status=404, json={"result": "error", "msg": "No such list", "code": "BAD_REQUEST"})
+        return
     if path.startswith("/static/"):
         file = STATIC / path.removeprefix("/static/")
     elif path.startswith("/tests/"):

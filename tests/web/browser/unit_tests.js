@@ -4,10 +4,11 @@
 import { parseSearch, formatSearch, resolveTerms, narrowToHash, parseHash, encodeHashComponent, decodeHashComponent, messageMatches, narrowKey, apiNarrow, anchorOf, narrowTitle, dmKeyIds } from "/static/app/narrow.js";
 import { Unread, topicCountKey } from "/static/app/store/unread.js";
 import { createState, loadUsers, FETCH_TYPES, FIRST_FETCH_TYPES } from "/static/app/store/state.js";
+import { UserListLoad } from "/static/app/store/users.js";
 import { applyEvent, typingKeyForNarrow, expireTyping } from "/static/app/store/dispatch.js";
 import { userInGroupSetting } from "/static/app/store/permissions.js";
 import { backoffDelay, BACKOFF_MAX_MS } from "/static/app/events.js";
-import { encodeParams } from "/static/app/api.js";
+import { encodeParams, getInSlices, ApiError } from "/static/app/api.js";
 import { currentToken } from "/static/app/views/autocomplete.js";
 import { Presence } from "/static/app/store/presence.js";
 import { Subscriptions } from "/static/app/store/subscriptions.js";
@@ -609,6 +610,50 @@ test("realm_user events heard before the list are applied again on top of it", (
   // From now on events apply once, and nothing is kept for a replay.
   applyEvent(state, { type: "realm_user", op: "update", person: { user_id: 11, full_name: "Iago" } });
   eq([state.users.name(11), state.users.heard.length, state.users.seen.size], ["Iago", 0, 0]);
+});
+
+test("a list coming in slices leaves the store as it was until it is loaded, and keeps the events heard meanwhile", () => {
+  const state = stateWithoutUsers();
+  applyEvent(state, messageEvent(5));
+  const list = new UserListLoad();
+  list.add([
+    { user_id: ME, full_name: "Me", email: "me@x.com", role: 200, is_active: true },
+    { user_id: 11, full_name: "Iago", email: "iago@x.com", role: 400, is_active: true },
+  ]);
+  // Between two slices: Iago renamed, Othello added (after the list was read).
+  applyEvent(state, { type: "realm_user", op: "update", person: { user_id: 11, full_name: "Iago the Great" } });
+  applyEvent(state, { type: "realm_user", op: "add", person: { user_id: 12, full_name: "Othello", email: "o@x.com", role: 400 } });
+  eq([state.users.complete, state.users.name(11), state.users.active().map((u) => u.user_id)], [false, "Iago the Great", [ME, 12]]);
+  list.add([{ user_id: 13, full_name: "Emilia", email: "e@x.com", role: 400, is_active: true }]);
+  eq(state.users.get(13), undefined);
+  loadUsers(state, list);
+  eq(state.users.active().map((u) => [u.user_id, u.full_name]), [[13, "Emilia"], [11, "Iago the Great"], [ME, "Me"], [12, "Othello"]]);
+  eq([state.users.complete, state.users.heard.length, state.permissions.isModerator], [true, 0, true]);
+});
+
+test("getInSlices hands a list over in slices, each in a task of its own, and the rest of the answer", async () => {
+  // test_unit.py answers /json/unit/list with 2,500 numbered items.
+  const order = [];
+  const items = [];
+  const head = await getInSlices("/unit/list", { n: 2500 }, "items", (slice) => {
+    order.push(`slice ${slice.length}`);
+    items.push(...slice);
+    // Runs before the next slice only if that slice is a task of its own.
+    queueMicrotask(() => order.push("microtask"));
+  }, { size: 1000 });
+  eq(order, ["slice 1000", "microtask", "slice 1000", "microtask", "slice 500", "microtask"]);
+  eq([items.length, items[0], items[2499]], [2500, { n: 0 }, { n: 2499 }]);
+  eq(head, { result: "success", msg: "", total: 2500 });
+});
+
+test("getInSlices fails as a GET does, and with what the slice's handler threw", async () => {
+  const failed = await getInSlices("/unit/missing", {}, "items", () => {}).catch((error) => error);
+  eq([failed instanceof ApiError, failed.status, failed.code, failed.message], [true, 404, "BAD_REQUEST", "No such list"]);
+  const thrown = await getInSlices("/unit/list", { n: 10 }, "items", () => { throw new Error("stop"); }).catch((error) => error);
+  eq(thrown.message, "stop");
+  const empty = [];
+  await getInSlices("/unit/list", { n: 0 }, "items", (slice) => empty.push(slice));
+  eq(empty, [[]]);
 });
 
 // ---- runner --------------------------------------------------------------------------------

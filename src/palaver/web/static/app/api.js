@@ -51,7 +51,7 @@ export async function request(method, path, params, { signal, body } = {}) {
     response = await fetch(url, init);
   } catch (error) {
     if (error.name === "AbortError") throw error;
-    throw new ApiError(t("Could not reach the server"), { status: 0, code: "NETWORK" });
+    throw unreachable();
   }
   let data = null;
   try {
@@ -59,14 +59,66 @@ export async function request(method, path, params, { signal, body } = {}) {
   } catch {
     // A proxy error page or an interrupted body: reported below by status.
   }
-  if (response.status === 401 && (!data || data.code !== "BAD_EVENT_QUEUE_ID")) {
-    onUnauthorized();
-  }
-  if (!response.ok || !data || data.result !== "success") {
-    const message = (data && data.msg) || t("Server error ({status})", { status: response.status });
-    throw new ApiError(message, { status: response.status, code: (data && data.code) || "", body: data });
-  }
+  if (!response.ok || !data || data.result !== "success") throw failure(response.status, data);
   return data;
+}
+
+function unreachable() {
+  return new ApiError(t("Could not reach the server"), { status: 0, code: "NETWORK" });
+}
+
+// The error of an answer that is not a success (``data``: its JSON body, if it had one); a
+// session gone (401, other than a queue gone) sends the page to sign in again.
+function failure(status, data) {
+  if (status === 401 && (!data || data.code !== "BAD_EVENT_QUEUE_ID")) onUnauthorized();
+  const message = (data && data.msg) || t("Server error ({status})", { status });
+  return new ApiError(message, { status, code: (data && data.code) || "", body: data });
+}
+
+// GET ``path`` with the answer parsed in a worker (slices_worker.js), and its list ``key``
+// handed to ``onSlice`` ``size`` items at a time, each slice in a task of its own: a list of
+// many thousands (GET /users) never holds the page's main thread for the whole of it.
+// Resolves to the answer without the list once every slice was handed over; rejects as
+// ``get`` does, with what ``onSlice`` threw, or with an AbortError when ``signal`` aborts.
+export function getInSlices(path, params, key, onSlice, { size = 1000, signal } = {}) {
+  const query = encodeParams(params).toString();
+  const url = new URL("/json" + path + (query ? "?" + query : ""), window.location.href).href;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./slices_worker.js", import.meta.url), { type: "module" });
+    let head = null;
+    const finish = (settle, value) => {
+      worker.terminate();
+      if (signal) signal.removeEventListener("abort", abort);
+      settle(value);
+    };
+    const abort = () => finish(reject, new DOMException("The load was aborted", "AbortError"));
+    if (signal && signal.aborted) return abort();
+    if (signal) signal.addEventListener("abort", abort);
+    worker.onmessage = ({ data }) => {
+      if (data.error) {
+        const { status, code, msg } = data.error;
+        finish(reject, status ? failure(status, { code, msg }) : unreachable());
+        return;
+      }
+      if (data.head) {
+        head = data.head;
+        return;
+      }
+      try {
+        onSlice(data.slice);
+      } catch (error) {
+        finish(reject, error);
+        return;
+      }
+      if (data.last) finish(resolve, head);
+    };
+    // The worker's script failed to load or run.
+    worker.onerror = (event) => {
+      event.preventDefault();
+      finish(reject, unreachable());
+    };
+    worker.postMessage({ url, key, size });
+  });
 }
 
 export const get = (path, params, options) => request("GET", path, params, options);

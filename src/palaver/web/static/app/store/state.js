@@ -64,7 +64,8 @@ export function createState(reg, me, ownUser = null) {
   return state;
 }
 
-// The whole user list arrived (GET /users): permissions follow the role it gives.
+// The whole user list arrived (GET /users; an array, or a UserListLoad given it in
+// slices): permissions follow the role it gives.
 export function loadUsers(state, members) {
   state.users.load(members);
   const meUser = state.users.get(state.myId);

@@ -29,10 +29,10 @@ export class Users {
   }
 
   // The whole list (GET /users ``members``: active and deactivated) replaces what was
-  // known, and the events heard meanwhile are applied again.
+  // known, and the events heard meanwhile are applied again. ``members``: the list, or a
+  // UserListLoad that was given it slice by slice.
   load(members) {
-    this.byId = new Map();
-    for (const user of members) this.byId.set(user.user_id, { ...user });
+    this.byId = members instanceof UserListLoad ? members.byId : new UserListLoad().add(members).byId;
     this.complete = true;
     const heard = this.heard;
     this.heard = [];
@@ -150,5 +150,19 @@ export class Users {
     const user = this.byId.get(person.user_id);
     if (user) user.is_active = false;
     this.activeCache = null;
+  }
+}
+
+// The user list as it comes in slices (api.getInSlices), each ``add``ed in a task of its
+// own; the store is unchanged until Users.load takes it whole, so what the page shows (and
+// the events heard meanwhile, kept for the replay) is as before the list until then.
+export class UserListLoad {
+  constructor() {
+    this.byId = new Map();
+  }
+
+  add(members) {
+    for (const user of members) this.byId.set(user.user_id, { ...user });
+    return this;
   }
 }
