@@ -81,8 +81,12 @@ export class FeedView {
       // shown and readable meanwhile, not busy.
       this.gapFill = false;
       if (list.ids.length) {
+        const drawnBefore = new Set(list.ids);
         const changed = await this.fetch(list.ids[0], 0, list.ids.length + FETCH_BATCH, true, true, true);
-        if (this.list === list && changed.length) this.render();
+        // Only messages after the page (the next ones, or sent meanwhile): drawn after it,
+        // the page on screen left as it is; a page that changed is drawn again.
+        const onlyLater = changed.every((m) => !drawnBefore.has(m.id));
+        if (this.list === list && changed.length && !(onlyLater && this.appendNew())) this.render();
       }
     }
   }
