@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -523,6 +523,45 @@ def test_scrolling_back_loads_older_history(live_server: LiveServer, app_page: A
     message(page, "line 000").wait_for()
     page.get_by_text("Beginning of this conversation").wait_for()
     assert page.locator("article.message").count() == 130
+
+
+def test_the_messages_after_the_first_page_are_drawn_after_it_leaving_it_as_drawn(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    """The first page is fetched beside /register and again once the queue exists (what
+    changed in between), with the messages after it: those are drawn after the page, whose
+    rows stay the ones the reader is already reading."""
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("after the page")
+    with live_server.api("iago") as api:
+        for i in range(130):
+            line = {"type": "stream", "to": "general", "topic": topic, "content": f"line {i:03}"}
+            api.post("/messages", data=line).raise_for_status()
+    page = app_page("hamlet", topic_hash(general, topic))
+    message(page, "line 000").wait_for()
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:
+        query = parse_qs(urlsplit(route.request.url).query)
+        if query.get("num_before") == ["0"] and not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(lambda url: urlsplit(url).path == "/json/messages", hold)
+    page.reload()
+    message(page, "line 000").wait_for()
+    deadline = time.monotonic() + 10
+    while not held:
+        assert time.monotonic() < deadline, "no second fetch of the first page"
+        page.wait_for_timeout(20)
+    # Fifty each side of the first unread (what the first page marked read moved it): not the last.
+    assert message(page, "line 129").count() == 0
+    page.evaluate("window.firstRow = document.querySelector('#feed article.message')")
+    held[0].continue_()
+    message(page, "line 129").wait_for(state="attached")
+    assert page.evaluate("window.firstRow.isConnected")
+    assert message(page, "line 128").count() == 1
 
 
 def test_a_selected_messages_toolbar_leaves_its_time_and_day_visible(
