@@ -79,8 +79,8 @@ function failure(status, data) {
 // handed to ``onSlice`` ``size`` items at a time, each slice in a task of its own: a list of
 // many thousands (GET /users) never holds the page's main thread for the whole of it.
 // Resolves to the answer without the list once every slice was handed over; rejects as
-// ``get`` does, with what ``onSlice`` threw, or with an AbortError when ``signal`` aborts.
-export function getInSlices(path, params, key, onSlice, { size = 1000, signal } = {}) {
+// ``get`` does, or with what ``onSlice`` threw (which stops the worker: a way to give up).
+export function getInSlices(path, params, key, onSlice, { size = 1000 } = {}) {
   const query = encodeParams(params).toString();
   const url = new URL("/json" + path + (query ? "?" + query : ""), window.location.href).href;
   return new Promise((resolve, reject) => {
@@ -88,12 +88,8 @@ export function getInSlices(path, params, key, onSlice, { size = 1000, signal } 
     let head = null;
     const finish = (settle, value) => {
       worker.terminate();
-      if (signal) signal.removeEventListener("abort", abort);
       settle(value);
     };
-    const abort = () => finish(reject, new DOMException("The load was aborted", "AbortError"));
-    if (signal && signal.aborted) return abort();
-    if (signal) signal.addEventListener("abort", abort);
     worker.onmessage = ({ data }) => {
       if (data.error) {
         const { status, code, msg } = data.error;
