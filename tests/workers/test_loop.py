@@ -123,6 +123,25 @@ async def test_first_round_waits_to_be_woken(services: Services) -> None:
     await worker.stop()
 
 
+async def test_a_worker_woken_as_it_is_stopped_stops(services: Services) -> None:
+    """A wake that lands with the stop, or a loop step or a few before it, must not swallow
+    the stop's cancellation: the loop would go on with its rounds and ``stop`` wait for it
+    forever (as when a message's event woke the push worker just as the server shut down)."""
+    for steps in range(4):
+        worker = Recorder(services, first=60.0)
+        await worker.start()
+        await asyncio.sleep(0.01)  # the task now waits out its first delay
+        worker._on_event(1, {"type": "ping"}, [])
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        # Awaited through asyncio.wait, which cancels nothing when its time is up: a bound
+        # that cancelled the stop would cancel the looping task again, and that one ends it.
+        stopping = asyncio.create_task(worker.stop())
+        await asyncio.wait({stopping}, timeout=5)
+        assert stopping.done(), f"stop() still waits for the loop (woken {steps} steps before)"
+        assert worker.stopped == 1
+
+
 async def test_stopping_a_worker_never_started(services: Services) -> None:
     worker = Recorder(services)
     await worker.stop()

@@ -90,8 +90,12 @@ class BackgroundWorker:
 
     async def _wait(self, delay: float | None) -> None:
         assert self._wake is not None
+        # asyncio.timeout, never asyncio.wait_for: on Python 3.11, wait_for returns normally
+        # when a wake and ``stop``'s cancel land in the same loop step (the wake having
+        # finished its inner task first), so the loop ran on and ``stop`` waited forever.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout=delay)
+            async with asyncio.timeout(delay):
+                await self._wake.wait()
 
     async def _round(self) -> float | None:
         if self.daemon_thread:
