@@ -7,7 +7,7 @@ by the dry run."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,25 +65,44 @@ def _write(root: Path, messages: int) -> Path:
         ],
         "zerver_reaction": reactions,
     }
+    return _write_export(
+        root,
+        tables,
+        attachments,
+        messages,
+        lambda mid: {
+            "sender": PEOPLE[mid % 3],
+            "recipient": CHANNEL_RECIPIENT,
+            "subject": f"topic {mid // 50}",
+            "content": f"message number {mid} about the release",
+        },
+        lambda mid: PEOPLE,
+        flags_mask=1,
+    )
+
+
+def _write_export(
+    root: Path,
+    tables: dict[str, Any],
+    attachments: list[dict[str, Any]],
+    messages: int,
+    message: Callable[[int], dict[str, Any]],
+    readers: Callable[[int], Sequence[int]],
+    *,
+    flags_mask: int,
+) -> Path:
+    """realm.json, attachment.json and the messages 1 to ``messages``, PER_FILE to a file:
+    each message's row is ``message(id)``, sent at T0 + id, with a UserMessage row of
+    ``flags_mask`` for each of ``readers(id)``."""
     (root / "realm.json").write_bytes(orjson.dumps(tables))
     (root / "attachment.json").write_bytes(orjson.dumps({"zerver_attachment": attachments}))
     for number, first in enumerate(range(1, messages + 1, PER_FILE), 1):
         ids = range(first, min(first + PER_FILE, messages + 1))
-        rows = [
-            {
-                "id": mid,
-                "sender": PEOPLE[mid % 3],
-                "recipient": CHANNEL_RECIPIENT,
-                "subject": f"topic {mid // 50}",
-                "content": f"message number {mid} about the release",
-                "date_sent": T0 + mid,
-            }
-            for mid in ids
-        ]
+        rows = [{"id": mid, **message(mid), "date_sent": T0 + mid} for mid in ids]
         flags = [
-            {"id": 3 * mid + n, "user_profile": u, "message": mid, "flags_mask": 1}
+            {"id": 3 * mid + n, "user_profile": u, "message": mid, "flags_mask": flags_mask}
             for mid in ids
-            for n, u in enumerate(PEOPLE)
+            for n, u in enumerate(readers(mid))
         ]
         (root / f"messages-{number:06d}.json").write_bytes(
             orjson.dumps({"zerver_message": rows, "zerver_usermessage": flags})
@@ -171,30 +190,20 @@ def _write_direct(root: Path, messages: int) -> Path:
         "zerver_subscription": subscriptions,
         "zerver_huddle": huddles,
     }
-    (root / "realm.json").write_bytes(orjson.dumps(tables))
-    (root / "attachment.json").write_bytes(orjson.dumps({"zerver_attachment": attachments}))
-    for number, first in enumerate(range(1, messages + 1, PER_FILE), 1):
-        ids = range(first, min(first + PER_FILE, messages + 1))
-        rows = [
-            {
-                "id": mid,
-                "sender": groups[mid - 1][0],
-                "recipient": FIRST_CONVERSATION + mid,
-                "subject": "",
-                "content": f"direct {mid} with [notes](/user_uploads/2/ab/{mid:08d}/notes-{mid}.txt)",
-                "date_sent": T0 + mid,
-            }
-            for mid in ids
-        ]
-        flags = [
-            {"id": 3 * mid + k, "user_profile": u, "message": mid, "flags_mask": 1 | 256}
-            for mid in ids
-            for k, u in enumerate(groups[mid - 1])
-        ]
-        (root / f"messages-{number:06d}.json").write_bytes(
-            orjson.dumps({"zerver_message": rows, "zerver_usermessage": flags})
-        )
-    return root
+    return _write_export(
+        root,
+        tables,
+        attachments,
+        messages,
+        lambda mid: {
+            "sender": groups[mid - 1][0],
+            "recipient": FIRST_CONVERSATION + mid,
+            "subject": "",
+            "content": f"direct {mid} with [notes](/user_uploads/2/ab/{mid:08d}/notes-{mid}.txt)",
+        },
+        lambda mid: groups[mid - 1],
+        flags_mask=1 | 256,
+    )
 
 
 def _peak_direct(server: Server | None, root: Path, string_id: str) -> tuple[int, int, int]:
