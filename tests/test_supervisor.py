@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import inspect
 import multiprocessing
+import signal
+import subprocess
 import sys
 import time
 from multiprocessing.connection import Connection
@@ -17,7 +19,7 @@ from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from palaver.serving import GuardedHttpToolsProtocol
-from palaver.supervisor import Supervisor, answer_or_death
+from palaver.supervisor import Supervisor, Worker, answer_or_death
 
 
 def _answer_once(conn: Connection) -> None:
@@ -105,3 +107,22 @@ def test_a_worker_that_fails_to_start_stops_the_server_with_a_non_zero_exit() ->
     process.start()
     process.join(60)
     assert process.exitcode == STARTUP_FAILURE
+
+
+class _ReapedBeforeItsExitCodeArrived:
+    """A worker process as the supervisor sees it between the fork server's reaping of it and
+    its report of the exit code: no exit code yet, and no process under its PID."""
+
+    def __init__(self) -> None:
+        finished = subprocess.Popen([sys.executable, "-c", "pass"])
+        finished.wait()
+        self.pid = finished.pid
+        self.exitcode = None
+
+
+def test_stopping_a_worker_already_reaped_is_not_an_error() -> None:
+    # The race CI once lost: a worker killed from outside, its health check ended by the closed
+    # pipe, and the supervisor's SIGKILL met no process; the supervisor itself exited on ESRCH.
+    worker = Worker.__new__(Worker)
+    worker.process = _ReapedBeforeItsExitCodeArrived()  # type: ignore[assignment]
+    worker.stop(signal.SIGKILL)

@@ -139,7 +139,10 @@ class Worker:
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.process.exitcode is None and self.process.pid is not None:
-            os.kill(self.process.pid, sig)
+            # The fork server reaps a dead worker before it reports the exit code, so a worker
+            # whose exitcode still reads None may already be gone: that is the stop achieved.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, sig)
 
     def join(self) -> None:
         self.process.join()
