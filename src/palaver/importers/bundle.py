@@ -126,7 +126,8 @@ class Bundle:
             except KeyError:
                 return False
         assert self._root is not None
-        return (self._root / full).is_file()
+        # String paths: a Path per file name would intern its parts (pathlib, 3.11).
+        return os.path.isfile(os.path.join(self._root, full))
 
     def read(self, name: str) -> bytes:
         full = self._prefix + name
@@ -134,7 +135,8 @@ class Bundle:
             if self._zip is not None:
                 return self._zip.read(full)
             assert self._root is not None
-            return (self._root / full).read_bytes()
+            with open(os.path.join(self._root, full), "rb") as f:
+                return f.read()
         except KeyError:
             raise ImportInputError(f"{self.path}: {name} is missing") from None
         except FileNotFoundError:
@@ -152,12 +154,9 @@ class Bundle:
             if self._zip is not None:
                 return self._zip.open(full)
             assert self._root is not None
-            return (self._root / full).open("rb")
+            return open(os.path.join(self._root, full), "rb")
         except (KeyError, FileNotFoundError):
             raise ImportInputError(f"{self.path}: {name} is missing") from None
-
-    def local_path(self, name: str) -> Path | None:
-        return None if self._root is None else self._root / (self._prefix + name)
 
     def json(self, name: str, *, default: Any = ImportInputError) -> Any:
         """The parsed file; a missing one gives ``default`` if one is given."""

@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 from abc import ABC, abstractmethod
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from palaver.config import Settings
@@ -24,15 +24,9 @@ class StorageKeyError(ValueError):
 
 
 def check_key(key: str) -> str:
-    parts = PurePosixPath(key).parts
-    if (
-        not key
-        or key.startswith("/")
-        or "\\" in key
-        or "\x00" in key
-        or any(part in ("", ".", "..") for part in parts)
-        or len(parts) != len(key.split("/"))
-    ):
+    # Checked as a string: pathlib (3.11) interns every part it parses, and keys are unique
+    # names, so a ``Path`` per key churns the interpreter's table of interned strings.
+    if not key or "\\" in key or "\x00" in key or any(part in ("", ".", "..") for part in key.split("/")):
         raise StorageKeyError(key)
     return key
 
@@ -62,17 +56,20 @@ class FileStorage(ABC):
 
 
 class LocalFileStorage(FileStorage):
+    """Files under ``root``, one per key, reached by string paths (see ``check_key``)."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _path(self, key: str) -> Path:
-        return self.root.joinpath(*check_key(key).split("/"))
+    def _path(self, key: str) -> str:
+        return os.path.join(self.root, *check_key(key).split("/"))
 
     def save(self, key: str, data: bytes, content_type: str | None = None) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True)
         # Write then rename, so a reader never sees a half-written file.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".upload-")
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
@@ -84,21 +81,23 @@ class LocalFileStorage(FileStorage):
 
     def read(self, key: str) -> bytes | None:
         try:
-            return self._path(key).read_bytes()
+            with open(self._path(key), "rb") as f:
+                return f.read()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
 
     def delete(self, key: str) -> None:
         with contextlib.suppress(FileNotFoundError):
-            self._path(key).unlink()
+            os.unlink(self._path(key))
 
     def exists(self, key: str) -> bool:
-        return self._path(key).is_file()
+        return os.path.isfile(self._path(key))
 
     def save_file(self, key: str, source: Path, content_type: str | None = None) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".upload-")
         os.close(fd)
         try:
             shutil.copyfile(source, tmp)
@@ -110,7 +109,7 @@ class LocalFileStorage(FileStorage):
 
     def local_path(self, key: str) -> Path | None:
         path = self._path(key)
-        return path if path.is_file() else None
+        return Path(path) if os.path.isfile(path) else None
 
 
 class S3FileStorage(FileStorage):
