@@ -489,8 +489,12 @@ def test_settings_naming_users_not_imported_keep_the_default(run_import: RunImpo
 def test_navigation_views_come_along(run_import: RunImport, tmp_path: Path) -> None:
     imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
     assert imported.code == 0, imported
-    assert "navigation views: 5" in imported.out
+    assert "navigation views: 6" in imported.out
     assert "1 x navigation view of a user not imported (e.g. 99 'inbox')" in imported.out
+    assert (
+        "1 x navigation view of a channel, person or message not imported"
+        " (e.g. 6 'narrow/channel/77-Nowhere')" in imported.out
+    )
     assert (
         "1 x navigation view refused (Custom views must have a valid name.) (e.g. 7 'narrow/is/dm')"
         in imported.out
@@ -501,10 +505,42 @@ def test_navigation_views_come_along(run_import: RunImport, tmp_path: Path) -> N
         found = assert_json_success(api.get(imported.user(name), "navigation_views"))["navigation_views"]
         return sorted((v["fragment"], v["is_pinned"], v["name"]) for v in found)
 
+    # The fragments name the channel and message by the IDs the import gave them.
+    hamlet = imported.user("King Hamlet")
+    denmark = next(
+        s["stream_id"]
+        for s in assert_json_success(api.get(hamlet, "streams"))["streams"]
+        if s["name"] == "Denmark"
+    )
+    narrow = [{"operator": "channel", "operand": denmark}, {"operator": "topic", "operand": "greetings"}]
+    first = assert_json_success(
+        api.get(
+            hamlet,
+            "messages",
+            {"anchor": "oldest", "num_before": 0, "num_after": 1, "narrow": orjson.dumps(narrow).decode()},
+        )
+    )["messages"][0]["id"]
     assert views("King Hamlet") == [
         ("inbox", True, None),
-        ("narrow/channel/20-Denmark/topic/Castle", True, "Castle talk"),
+        (f"narrow/channel/{denmark}-Denmark/topic/Castle", True, "Castle talk"),
         ("recent", False, None),
     ]
-    assert views("Zoë Ñandú") == [("narrow/is/starred", True, None)]
+    assert views("Zoë Ñandú") == [
+        (f"narrow/channel/{denmark}-Denmark/topic/greetings/near/{first}", False, "Where it began"),
+        ("narrow/is/starred", True, None),
+    ]
     assert views("Iago") == []
+
+
+def test_narrow_links_in_messages_name_the_new_channel(run_import: RunImport, tmp_path: Path) -> None:
+    imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
+    assert imported.code == 0, imported
+    api, iago = imported.api(), imported.user("Iago")
+    streams = assert_json_success(api.get(iago, "streams", {"exclude_archived": "false"}))["streams"]
+    ids = {s["name"]: s["stream_id"] for s in streams}
+    narrow = orjson.dumps([{"operator": "channel", "operand": ids["Old times"]}]).decode()
+    found = assert_json_success(
+        api.get(iago, "messages", {"anchor": "newest", "num_before": 10, "num_after": 0, "narrow": narrow})
+    )["messages"]
+    old_days = next(m for m in found if "old days" in m["content"])
+    assert f'href="#narrow/channel/{ids["Denmark"]}-Denmark/topic/Castle"' in old_days["content"]

@@ -33,6 +33,7 @@ STREAMS = {  # id: (name, recipient, invite_only, history_public, deactivated, d
     23: ("Public square", 123, False, True, False, "Readable without an account"),
 }
 HUDDLE_RECIPIENT = 130
+CASTLE = "#narrow/channel/20-Denmark/topic/Castle"  # a link by the channel's ID in the export
 SCHEDULED_AT = 4_102_444_800.0  # 2100-01-01 00:00 UTC
 SCHEDULED_UPLOAD_PATH = f"{REALM_ID}/7c/Yb2c3d4e5/minutes.txt"
 MINUTES = b"minutes of the meeting\n"
@@ -201,7 +202,7 @@ def messages() -> list[dict[str, Any]]:
             ),
         ),
         message(1004, 5, 121, "A private word", "plans"),
-        message(1005, 9, 122, "From the old days", "history"),
+        message(1005, 9, 122, f"From the old days, as [in Denmark]({CASTLE})", "history"),
         message(1006, 5, personal_recipient(6), "A direct word for @_**King Hamlet|6**"),
         message(1007, 7, HUDDLE_RECIPIENT, "The three of us"),
         message(1008, 1, 120, "**Iago** created this channel.", "channel events"),
@@ -608,9 +609,10 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
                 "date_created": T0 + 8100,
             }
         ],
-        # Hamlet's inbox pinned, recent conversations hidden and a view of his own; a view of
-        # the deactivated user's; one of a user the export lacks, and a custom view without
-        # the name Palaver (and Zulip) require of one.
+        # Hamlet's inbox pinned, recent conversations hidden and a view of his own; Zoë's view
+        # of a message's place; a view of the deactivated user's; one of a user the export
+        # lacks, one of a channel it lacks, and a custom view without the name Palaver (and
+        # Zulip) require of one.
         "zerver_navigationview": [
             {"id": n, "user": user, "fragment": fragment, "is_pinned": pinned, "name": name}
             for n, (user, fragment, pinned, name) in enumerate(
@@ -618,6 +620,8 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
                     (6, "inbox", True, None),
                     (6, "recent", False, None),
                     (6, "narrow/channel/20-Denmark/topic/Castle", True, "Castle talk"),
+                    (7, "narrow/channel/20-Denmark/topic/greetings/near/1001", False, "Where it began"),
+                    (6, "narrow/channel/77-Nowhere", False, "Lost"),
                     (7, "narrow/is/starred", True, None),
                     (9, "feed", True, None),
                     (99, "inbox", True, None),

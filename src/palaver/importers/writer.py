@@ -62,6 +62,7 @@ from palaver.importers.model import (
     Summary,
     clean_full_name,
 )
+from palaver.importers.narrow_links import NewIds, message_ids_named, remap_fragment, remap_links
 from palaver.importers.threads import ScratchMap
 from palaver.lib.attachments import new_path_id, new_url_secret, upload_url
 from palaver.lib.avatars import uploaded_avatar_key
@@ -188,10 +189,17 @@ class _Writer:
         self.names: dict[int, str] = {}
         self.channels: dict[str, tuple[int, list[int]]] = {}  # key -> (recipient, subscriber IDs)
         self.stream_ids: dict[str, int] = {}
-        # Messages some reminder is about: source ID -> new ID (0 until written).
-        self.reminder_targets: dict[str, int] = {
+        # Messages a reminder or a navigation view names: source ID -> new ID (0 until written).
+        self.message_targets: dict[str, int] = {
             spec.reminder_target: 0 for spec in source.scheduled_messages if spec.reminder_target is not None
         }
+        for view in source.navigation_views:
+            self.message_targets.update(dict.fromkeys(message_ids_named(view.fragment), 0))
+        self.new_ids = NewIds(
+            channel=self.stream_ids.get,
+            user=self.user_ids.get,
+            message=lambda key: self.message_targets.get(key) or None,
+        )
         # By the conversation's sorted user IDs: one per conversation, so on disk.
         self.dm_recipients = ScratchMap()
         self.first_message: dict[int, int] = {}
@@ -812,7 +820,7 @@ class _Writer:
         """A pending reminder: the Notification Bot's text is made again for the message's
         new ID (its links name the message), as a direct message to oneself."""
         assert spec.reminder_target is not None
-        target = self.session.get(Message, self.reminder_targets.get(spec.reminder_target, 0) or -1)
+        target = self.session.get(Message, self.message_targets.get(spec.reminder_target, 0) or -1)
         if target is None:
             self.report.skip("reminder about a message not imported", spec.message.location)
             return None
@@ -944,6 +952,10 @@ class _Writer:
             if user is None:
                 self.report.skip("navigation view of a user not imported", location)
                 continue
+            fragment = remap_fragment(view.fragment, self.new_ids)
+            if fragment is None:
+                self.report.skip("navigation view of a channel, person or message not imported", location)
+                continue
             if self._attempt(
                 "navigation view",
                 location,
@@ -951,7 +963,7 @@ class _Writer:
                     do_add_navigation_view,
                     self.session,
                     Requester.of(user),
-                    view.fragment,
+                    fragment,
                     is_pinned=view.is_pinned,
                     name=view.name,
                 ),
@@ -1039,6 +1051,7 @@ class _Writer:
         recipient_id, receivers, is_channel = target
         sender_id = self.user_ids[message.sender]
         content, attachment_ids = self._content_with_files(message, sender_id)
+        content = remap_links(content, self.new_ids)
         if not content.strip():
             self.report.skip("empty message", message.location)
             return None
@@ -1119,8 +1132,8 @@ class _Writer:
         for message_id, item in zip(ids, prepared, strict=True):
             if item.row["is_channel_message"]:  # a channel's first message; conversations have none
                 self.first_message.setdefault(item.row["recipient_id"], message_id)
-            if item.message.source_id in self.reminder_targets:
-                self.reminder_targets[item.message.source_id] = message_id
+            if item.message.source_id in self.message_targets:
+                self.message_targets[item.message.source_id] = message_id
             user_messages += [(uid, message_id, f) for uid, f in item.flags.items()]
             reactions += self._reactions(item.message, message_id)
             links += [{"attachment_id": a, "message_id": message_id} for a in item.attachment_ids]
