@@ -31,6 +31,7 @@ import re
 import resource
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -222,6 +223,16 @@ def pin_line(server_cpu: int | None, client_cpu: int | None) -> str:
 def machine_line() -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return f"{os.cpu_count()} CPUs, load average {load}"
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM (``timeout``'s, a CI job's) ends the run as an exception would: ``finally``
+    blocks remove its temporary directories and stop what it started."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def palaver(*args: str) -> list[str]:

@@ -24,7 +24,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from common import clean_environment, palaver, run_cli
+from common import clean_environment, exit_on_sigterm, palaver, run_cli
 from users_me import create_bench_realm
 
 
@@ -36,7 +36,12 @@ def measured(env: dict[str, str], *args: str) -> tuple[float, float, float, str]
     )
     assert process.stdout is not None and process.stderr is not None
     # Read after exit: the commands print a few lines only (no progress bar off a terminal).
-    _, status, usage = os.wait4(process.pid, 0)
+    try:
+        _, status, usage = os.wait4(process.pid, 0)
+    except BaseException:  # stopped (exit_on_sigterm, Ctrl-C): the command goes too
+        process.kill()
+        process.wait()
+        raise
     seconds = time.monotonic() - started
     out, err = process.stdout.read().decode(), process.stderr.read().decode()
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -53,6 +58,7 @@ def main() -> None:
     parser.add_argument("--target-database-url", help="empty target database (default: a second SQLite file)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
+    exit_on_sigterm()
 
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-export-"))
     try:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import bson
 import orjson
-from common import clean_environment, run_cli
+from common import clean_environment, exit_on_sigterm, run_cli
 from export_import import measured
 
 CHANNELS = 10
@@ -255,6 +255,7 @@ def main() -> None:
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
+    exit_on_sigterm()
     tmp = Path(tempfile.mkdtemp(prefix="palaver-bench-import-from-"))
     try:
         env = clean_environment(PALAVER_DATA_DIR=str(tmp / "data"), PALAVER_CREATE_DEMO_REALM="false")
