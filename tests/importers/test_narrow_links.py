@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaver.importers.narrow_links import NewIds, message_ids_named, remap_fragment, remap_links
+from palaver.importers.narrow_links import NewIds, remap_fragment, remap_links
 
 CHANNELS = {"20": 3, "21": 4}
 USERS = {"6": 10, "7": 11}
@@ -58,12 +58,6 @@ def test_fragments_without_ids_are_left_as_they_are() -> None:
     assert remap_fragment("narrow/is", IDS) == "narrow/is"  # not operator/operand pairs
 
 
-def test_the_messages_a_fragment_names_are_found() -> None:
-    assert message_ids_named("narrow/channel/20-Denmark/topic/Castle/near/1043") == {"1043"}
-    assert message_ids_named("narrow/id/7") == {"7"}
-    assert message_ids_named("narrow/is/starred") == set()
-
-
 def test_links_in_a_message_are_renamed_where_they_can_be() -> None:
     text = (
         "See [the castle](#narrow/channel/20-Denmark/topic/Castle) and "
@@ -74,6 +68,16 @@ def test_links_in_a_message_are_renamed_where_they_can_be() -> None:
         "https://chat.example.com/#narrow/dm/10,11-group, not #narrow/channel/99-Gone."
     )
     assert remap_links("no links here", IDS) == "no links here"
+
+
+def test_the_messages_whose_place_was_left_out_are_told() -> None:
+    dropped: list[str] = []
+    text = "[one](#narrow/channel/20-Denmark/near/1043) [two](#narrow/channel/20-Denmark/near/5)"
+    assert (
+        remap_links(text, IDS, dropped)
+        == "[one](#narrow/channel/3-Denmark/near/88) [two](#narrow/channel/3-Denmark)"
+    )
+    assert dropped == ["5"]
 
 
 # No deadline: on a loaded machine (CI beside other work) one example can pass 200 ms.

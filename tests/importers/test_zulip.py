@@ -532,7 +532,9 @@ def test_navigation_views_come_along(run_import: RunImport, tmp_path: Path) -> N
     assert views("Iago") == []
 
 
-def test_narrow_links_in_messages_name_the_new_channel(run_import: RunImport, tmp_path: Path) -> None:
+def test_narrow_links_in_messages_name_the_new_channel_and_message(
+    run_import: RunImport, tmp_path: Path
+) -> None:
     imported = run_import(f"import-from zulip {export(tmp_path)} --string-id dev", None)
     assert imported.code == 0, imported
     api, iago = imported.api(), imported.user("Iago")
@@ -544,3 +546,15 @@ def test_narrow_links_in_messages_name_the_new_channel(run_import: RunImport, tm
     )["messages"]
     old_days = next(m for m in found if "old days" in m["content"])
     assert f'href="#narrow/channel/{ids["Denmark"]}-Denmark/topic/Castle"' in old_days["content"]
+    denmark = orjson.dumps([{"operator": "channel", "operand": ids["Denmark"]}]).decode()
+    greeting = next(
+        m["id"]
+        for m in assert_json_success(
+            api.get(
+                iago, "messages", {"anchor": "oldest", "num_before": 0, "num_after": 10, "narrow": denmark}
+            )
+        )["messages"]
+        if m["content"].startswith("<p>Hello")
+    )
+    near = f"#narrow/channel/{ids['Denmark']}-Denmark/topic/greetings/near/{greeting}"
+    assert f'href="{near}"' in old_days["content"]

@@ -34,6 +34,7 @@ STREAMS = {  # id: (name, recipient, invite_only, history_public, deactivated, d
 }
 HUDDLE_RECIPIENT = 130
 CASTLE = "#narrow/channel/20-Denmark/topic/Castle"  # a link by the channel's ID in the export
+GREETING = "#narrow/channel/20-Denmark/topic/greetings/near/1001"  # by the message's ID
 SCHEDULED_AT = 4_102_444_800.0  # 2100-01-01 00:00 UTC
 SCHEDULED_UPLOAD_PATH = f"{REALM_ID}/7c/Yb2c3d4e5/minutes.txt"
 MINUTES = b"minutes of the meeting\n"
@@ -202,7 +203,13 @@ def messages() -> list[dict[str, Any]]:
             ),
         ),
         message(1004, 5, 121, "A private word", "plans"),
-        message(1005, 9, 122, f"From the old days, as [in Denmark]({CASTLE})", "history"),
+        message(
+            1005,
+            9,
+            122,
+            f"From the old days, as [in Denmark]({CASTLE}) since [the greeting]({GREETING})",
+            "history",
+        ),
         message(1006, 5, personal_recipient(6), "A direct word for @_**King Hamlet|6**"),
         message(1007, 7, HUDDLE_RECIPIENT, "The three of us"),
         message(1008, 1, 120, "**Iago** created this channel.", "channel events"),

@@ -46,16 +46,6 @@ def _pairs(fragment: str) -> list[tuple[str, str]] | None:
     return list(zip(words[1::2], words[2::2], strict=True))
 
 
-def message_ids_named(fragment: str) -> set[str]:
-    """The source IDs of the messages ``fragment`` names, to be noted while they are written."""
-    pairs = _pairs(fragment) or []
-    return {
-        found.group(1)
-        for operator, operand in pairs
-        if _operator(operator) in _PLACE | _MESSAGE and (found := _LEADING_IDS.fullmatch(operand))
-    }
-
-
 def _renamed(operand: str, lookup: Lookup) -> str | None:
     found = _LEADING_IDS.fullmatch(operand)
     if found is None:
@@ -66,9 +56,10 @@ def _renamed(operand: str, lookup: Lookup) -> str | None:
     return ",".join(str(i) for i in new) + found.group(2)
 
 
-def remap_fragment(fragment: str, ids: NewIds) -> str | None:
+def remap_fragment(fragment: str, ids: NewIds, dropped: list[str] | None = None) -> str | None:
     """``fragment`` naming the new IDs; None when it names a channel, person or (``id``)
-    message that was not imported. A fragment that is not a narrow is returned as it is."""
+    message that was not imported. A fragment that is not a narrow is returned as it is.
+    The source IDs of the messages whose place was left out go to ``dropped``."""
     pairs = _pairs(fragment)
     if pairs is None:
         return fragment
@@ -82,6 +73,8 @@ def remap_fragment(fragment: str, ids: NewIds) -> str | None:
         elif kind in _PLACE | _MESSAGE:
             new = _renamed(operand, ids.message)
             if new is None and kind in _PLACE:
+                if dropped is not None:
+                    dropped.append(operand)
                 continue
         else:
             new = operand
@@ -91,13 +84,14 @@ def remap_fragment(fragment: str, ids: NewIds) -> str | None:
     return "/".join(words)
 
 
-def remap_links(text: str, ids: NewIds) -> str:
-    """Every narrow link in ``text`` renamed; one naming something not imported is left as it was."""
+def remap_links(text: str, ids: NewIds, dropped: list[str] | None = None) -> str:
+    """Every narrow link in ``text`` renamed; one naming something not imported is left as it
+    was. The source IDs of messages whose place was left out go to ``dropped``."""
     if "#narrow/" not in text:
         return text
 
     def replace(link: re.Match[str]) -> str:
-        new = remap_fragment(link.group(1), ids)
+        new = remap_fragment(link.group(1), ids, dropped)
         return link.group(0) if new is None else "#" + new
 
     return _IN_TEXT.sub(replace, text)

@@ -50,6 +50,10 @@ class ScratchMap:
     def set(self, key: str, value: tuple[int, str]) -> None:
         self._db.execute("INSERT OR REPLACE INTO item VALUES (?, ?, ?)", (key, value[0], value[1]))
 
+    def set_many(self, items: list[tuple[str, int]]) -> None:
+        """``key -> (number, "")`` for each pair: one statement for a batch."""
+        self._db.executemany("INSERT OR REPLACE INTO item VALUES (?, ?, '')", items)
+
     def add(self, key: str) -> None:
         """Remember ``key`` (a set's member), once however often it is added."""
         self._db.execute("INSERT OR IGNORE INTO item VALUES (?, 0, '')", (key,))

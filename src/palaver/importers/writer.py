@@ -62,7 +62,7 @@ from palaver.importers.model import (
     Summary,
     clean_full_name,
 )
-from palaver.importers.narrow_links import NewIds, message_ids_named, remap_fragment, remap_links
+from palaver.importers.narrow_links import NewIds, remap_fragment, remap_links
 from palaver.importers.threads import ScratchMap
 from palaver.lib.attachments import new_path_id, new_url_secret, upload_url
 from palaver.lib.avatars import uploaded_avatar_key
@@ -158,6 +158,11 @@ def write_organization(
     return summary
 
 
+def _shortened(content: str) -> str:
+    """``content`` cut to a message's greatest length, marked as cut."""
+    return content if len(content) <= MAX_MESSAGE_LENGTH else content[: MAX_MESSAGE_LENGTH - 3] + "..."
+
+
 def _table(model: type[Base]) -> Table:
     """The model's table, for Core inserts: no ORM bookkeeping per row."""
     return Base.metadata.tables[model.__tablename__]
@@ -169,6 +174,9 @@ class _Prepared:
     row: dict[str, Any]
     flags: dict[int, int]  # user ID -> flags
     attachment_ids: list[int]
+    # The content before its links were renamed, when one names a message not written yet
+    # (often one of the same batch): renamed again once the batch has its IDs.
+    relink: str | None = None
 
 
 class _Writer:
@@ -189,16 +197,11 @@ class _Writer:
         self.names: dict[int, str] = {}
         self.channels: dict[str, tuple[int, list[int]]] = {}  # key -> (recipient, subscriber IDs)
         self.stream_ids: dict[str, int] = {}
-        # Messages a reminder or a navigation view names: source ID -> new ID (0 until written).
-        self.message_targets: dict[str, int] = {
-            spec.reminder_target: 0 for spec in source.scheduled_messages if spec.reminder_target is not None
-        }
-        for view in source.navigation_views:
-            self.message_targets.update(dict.fromkeys(message_ids_named(view.fragment), 0))
+        # The new ID of each message written that has a source ID (a reminder, a navigation
+        # view or a later message's link may name it): on disk, as it grows with the history.
+        self.message_ids = ScratchMap()
         self.new_ids = NewIds(
-            channel=self.stream_ids.get,
-            user=self.user_ids.get,
-            message=lambda key: self.message_targets.get(key) or None,
+            channel=self.stream_ids.get, user=self.user_ids.get, message=self._new_message_id
         )
         # By the conversation's sorted user IDs: one per conversation, so on disk.
         self.dm_recipients = ScratchMap()
@@ -211,6 +214,11 @@ class _Writer:
     def close(self) -> None:
         self.dm_recipients.close()
         self.stored_files.close()
+        self.message_ids.close()
+
+    def _new_message_id(self, source_id: str) -> int | None:
+        found = self.message_ids.get(source_id)
+        return None if found is None else found[0]
 
     # The organization and its people -----------------------------------------------------
 
@@ -820,7 +828,7 @@ class _Writer:
         """A pending reminder: the Notification Bot's text is made again for the message's
         new ID (its links name the message), as a direct message to oneself."""
         assert spec.reminder_target is not None
-        target = self.session.get(Message, self.message_targets.get(spec.reminder_target, 0) or -1)
+        target = self.session.get(Message, self._new_message_id(spec.reminder_target) or -1)
         if target is None:
             self.report.skip("reminder about a message not imported", spec.message.location)
             return None
@@ -853,9 +861,7 @@ class _Writer:
     ) -> dict[str, Any]:
         """One scheduled_message row, rendered as its sender; every row names the same
         columns, so that the rows go in as one executemany."""
-        context = dataclasses.replace(
-            self.context, sender_id=sender_id, sender_full_name=self.names[sender_id]
-        )
+        context = self._sender_context(sender_id)
         return {
             "realm_id": self.realm.id,
             "sender_id": sender_id,
@@ -1050,22 +1056,20 @@ class _Writer:
             return None
         recipient_id, receivers, is_channel = target
         sender_id = self.user_ids[message.sender]
-        content, attachment_ids = self._content_with_files(message, sender_id)
-        content = remap_links(content, self.new_ids)
+        original, attachment_ids = self._content_with_files(message, sender_id)
+        later: list[str] = []
+        content = remap_links(original, self.new_ids, later)
         if not content.strip():
             self.report.skip("empty message", message.location)
             return None
         if len(content) > MAX_MESSAGE_LENGTH:
             self.report.skip("message too long (shortened)", message.location)
-            content = content[: MAX_MESSAGE_LENGTH - 3] + "..."
+            content = _shortened(content)
         topic = message.topic.strip() if is_channel else ""
         if len(topic) > MAX_TOPIC_LENGTH:
             self.report.skip("topic too long (shortened)", message.location)
             topic = topic[: MAX_TOPIC_LENGTH - 3] + "..."
-        context = dataclasses.replace(
-            self.context, sender_id=sender_id, sender_full_name=self.names[sender_id]
-        )
-        rendered = render_message(content, context)
+        rendered = render_message(content, self._sender_context(sender_id))
         row = {
             "realm_id": self.realm.id,
             "sender_id": sender_id,
@@ -1083,8 +1087,22 @@ class _Writer:
             "is_channel_message": is_channel,
             "sending_client": f"{self.source.source} import",
         }
-        return _Prepared(
-            message, row, self._user_flags(message, receivers, is_channel, rendered), attachment_ids
+        flags = self._user_flags(message, receivers, is_channel, rendered)
+        return _Prepared(message, row, flags, attachment_ids, relink=original if later else None)
+
+    def _sender_context(self, sender_id: int) -> MarkdownContext:
+        return dataclasses.replace(self.context, sender_id=sender_id, sender_full_name=self.names[sender_id])
+
+    def _relink(self, message_id: int, item: _Prepared) -> None:
+        """Rename the links of a message written before the message they name had its ID."""
+        assert item.relink is not None
+        content = _shortened(remap_links(item.relink, self.new_ids))
+        if content == item.row["content"]:
+            return
+        html = render_message(content, self._sender_context(item.row["sender_id"])).html
+        table = _table(Message)
+        self.session.execute(
+            update(table).where(table.c.id == message_id).values(content=content, rendered_content=html)
         )
 
     def _user_flags(
@@ -1129,16 +1147,21 @@ class _Writer:
         user_messages: list[tuple[int, int, int]] = []
         reactions: list[dict[str, Any]] = []
         links: list[dict[str, int]] = []
+        named: list[tuple[str, int]] = []
         for message_id, item in zip(ids, prepared, strict=True):
             if item.row["is_channel_message"]:  # a channel's first message; conversations have none
                 self.first_message.setdefault(item.row["recipient_id"], message_id)
-            if item.message.source_id in self.message_targets:
-                self.message_targets[item.message.source_id] = message_id
+            if item.message.source_id is not None:
+                named.append((item.message.source_id, message_id))
             user_messages += [(uid, message_id, f) for uid, f in item.flags.items()]
             reactions += self._reactions(item.message, message_id)
             links += [{"attachment_id": a, "message_id": message_id} for a in item.attachment_ids]
             self.summary.messages += 1
             self.summary.direct_messages += not item.row["is_channel_message"]
+        self.message_ids.set_many(named)
+        for message_id, item in zip(ids, prepared, strict=True):
+            if item.relink is not None:
+                self._relink(message_id, item)
         if user_messages:
             self._insert_user_messages(user_messages)
         if reactions:
