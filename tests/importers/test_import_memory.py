@@ -22,6 +22,11 @@ from palaver.importers.writer import dry_run, write_organization
 from tests.importers.traced import traced_peak
 from tests.portability.conftest import Server
 
+# Thousands of conversations and files imported under tracemalloc, three times: 90 s of
+# CPU alone, and several times that beside the rest of the suite on two cores, which
+# passed the suite's 600 s per test (the worker was ended as "crashed").
+pytestmark = pytest.mark.timeout(1800)
+
 START = 1_704_189_600  # 2024-01-02 10:00 UTC
 PER_DAY = 200
 PEOPLE = ("a", "b", "c")

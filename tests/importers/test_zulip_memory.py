@@ -21,6 +21,11 @@ from tests.importers.traced import traced_peak
 from tests.importers.zulip_export import T0, personal_recipient
 from tests.portability.conftest import Server
 
+# Thousands of conversations and files imported under tracemalloc, three times: 90 s of
+# CPU alone, and several times that beside the rest of the suite on two cores, which
+# passed the suite's 600 s per test (the worker was ended as "crashed").
+pytestmark = pytest.mark.timeout(1800)
+
 PER_FILE = 1000
 PEOPLE = (5, 6, 7)
 CHANNEL_RECIPIENT = 120

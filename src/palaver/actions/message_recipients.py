@@ -170,19 +170,28 @@ def get_or_create_dm_group(session: Session, member_ids: set[int]) -> DirectMess
         # A concurrent first message may create the same conversation: on PostgreSQL the
         # loser's insert fails at the unique hash, and it then finds the winner's row.
         with session.begin_nested():
-            group = DirectMessageGroup(huddle_hash=dm_group_hash(member_ids), group_size=len(member_ids))
-            session.add(group)
-            session.flush()
-            recipient = Recipient(type=RecipientType.DIRECT_MESSAGE_GROUP, type_id=group.id)
-            session.add(recipient)
-            session.flush()
-            group.recipient_id = recipient.id
-            session.execute(
-                insert(_SUBSCRIPTION_TABLE).execution_options(**{NOT_REALM_STATE: True}),
-                [{"user_profile_id": uid, "recipient_id": recipient.id} for uid in sorted(member_ids)],
-            )
+            return create_dm_group(session, member_ids)
     except IntegrityError:
         group = get_dm_group(session, member_ids)
         if group is None:
             raise
+    return group
+
+
+def create_dm_group(session: Session, member_ids: set[int]) -> DirectMessageGroup:
+    """The new conversation of exactly these users, with its recipient and members. Only for
+    users no other transaction can see yet (an import's): others may race to create it, so
+    they go through ``get_or_create_dm_group``. No savepoint of its own: PostgreSQL slows
+    every later statement of a transaction that has opened thousands of them."""
+    group = DirectMessageGroup(huddle_hash=dm_group_hash(member_ids), group_size=len(member_ids))
+    session.add(group)
+    session.flush()
+    recipient = Recipient(type=RecipientType.DIRECT_MESSAGE_GROUP, type_id=group.id)
+    session.add(recipient)
+    session.flush()
+    group.recipient_id = recipient.id
+    session.execute(
+        insert(_SUBSCRIPTION_TABLE).execution_options(**{NOT_REALM_STATE: True}),
+        [{"user_profile_id": uid, "recipient_id": recipient.id} for uid in sorted(member_ids)],
+    )
     return group

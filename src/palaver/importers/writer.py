@@ -28,7 +28,7 @@ from palaver.actions.avatars import do_upload_avatar
 from palaver.actions.channel_creation import do_create_channel
 from palaver.actions.group_settings import set_group_setting
 from palaver.actions.linkifiers import do_add_linkifier
-from palaver.actions.message_recipients import get_or_create_dm_group
+from palaver.actions.message_recipients import create_dm_group
 from palaver.actions.navigation_views import do_add_navigation_view
 from palaver.actions.new_channels import NewChannel
 from palaver.actions.playgrounds import do_add_playground
@@ -1040,7 +1040,8 @@ class _Writer:
         if known is not None:
             recipient_id = known[0]
         else:
-            group = get_or_create_dm_group(self.session, set(ids))
+            # Its members are this import's own users: no other transaction can make it.
+            group = create_dm_group(self.session, set(ids))
             assert group.recipient_id is not None
             recipient_id = group.recipient_id
             self.dm_recipients.set(key, (recipient_id, ""))
