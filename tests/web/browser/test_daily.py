@@ -463,6 +463,28 @@ def test_the_compose_toolbar_formats_and_previews_through_the_server(
     box.fill("")
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_compose_toolbar_fits_a_phone(live_server: LiveServer, app_page: AppPage, scheme: str) -> None:
+    """Every button of the toolbar is on screen at 390 px, none scrolled out of view."""
+    general = channel_id(live_server, "hamlet", "general")
+    page = app_page(
+        "hamlet", topic_hash(general, unique("phone toolbar")), viewport=PHONE, color_scheme=scheme
+    )
+    toolbar = page.get_by_role("toolbar", name="Formatting")
+    toolbar.get_by_role("button", name="Preview").wait_for()
+    buttons = toolbar.get_by_role("button").all()
+    assert len(buttons) >= 14
+    for button in buttons:
+        found = button.bounding_box()
+        assert found is not None, button
+        assert found["x"] >= 0 and found["x"] + found["width"] <= PHONE["width"], (
+            button.get_attribute("aria-label"),
+            found,
+        )
+    bar = toolbar.evaluate("el => [el.scrollWidth, el.clientWidth]")
+    assert bar[0] <= bar[1], bar
+
+
 def test_saved_snippets_are_added_and_inserted(live_server: LiveServer, app_page: AppPage) -> None:
     general = channel_id(live_server, "hamlet", "general")
     page = app_page("hamlet", topic_hash(general, unique("snippets")))
