@@ -564,6 +564,67 @@ def test_the_messages_after_the_first_page_are_drawn_after_it_leaving_it_as_draw
     assert message(page, "line 128").count() == 1
 
 
+# The feed as drawn: each recipient group's label and its rows (id, "c" if continued).
+FEED_DRAWN = """() => [...document.querySelector('#feed').children].map((el) => el.tagName === 'SECTION'
+  ? [el.getAttribute('aria-label'), [...el.querySelectorAll('article.message')].map(
+      (a) => a.dataset.id + (a.classList.contains('continued') ? 'c' : ''))]
+  : el.className)"""
+# Opens the narrow (as a hash change does, in this one task so nothing is drawn meanwhile),
+# notes the first row in view and its place, then draws the rest of the list at once.
+OPEN_THEN_DRAW_REST = """async (hash) => {
+  const app = window.palaver;
+  const scroller = document.querySelector('#feed-scroller');
+  const topRow = () => [...document.querySelectorAll('#feed article.message')]
+    .find((el) => el.getBoundingClientRect().bottom > scroller.getBoundingClientRect().top);
+  history.replaceState(null, '', hash);
+  await app.route();
+  const partial = Boolean(app.feed.partial);
+  const drawnFirst = document.querySelectorAll('#feed article.message').length;
+  const row = topRow();
+  const offset = row.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+  app.feed.drawRest();
+  return {
+    partial, drawnFirst, drawn: document.querySelectorAll('#feed article.message').length,
+    listed: app.feed.list.ids.length, same: topRow() === row,
+    moved: row.getBoundingClientRect().top - scroller.getBoundingClientRect().top - offset,
+  };
+}"""
+
+
+def test_a_channel_drawn_from_where_it_opens_is_then_drawn_whole_around_it(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    """A narrow is drawn first around its first unread message, then whole: the row in view
+    stays (the same element, in the same place), and the feed is what one full draw makes."""
+    name = unique("opening")
+    stream_id = channel_id(live_server, "hamlet", name)
+    channel_id(live_server, "iago", name)
+    ids = []
+    # Runs of three in alternate topics, from two people: groups, continued rows and not.
+    for i in range(120):
+        sender = "iago" if i % 6 < 4 else "hamlet"
+        ids.append(send(live_server, sender, name, f"topic {i // 3 % 2}", f"line {i:03}"))
+    # Read up to line 079: the channel opens at line 080, mid-list.
+    with live_server.api("hamlet") as api:
+        read = json_ids(ids[:80])
+        api.post("/messages/flags", data={"messages": read, "op": "add", "flag": "read"}).raise_for_status()
+    # Opened first where none of them shows: the home view would mark some read.
+    page = app_page("hamlet", "#narrow/is/starred", viewport={"width": 1280, "height": 720})
+    opened = page.evaluate(OPEN_THEN_DRAW_REST, f"#narrow/channel/{stream_id}")
+    assert opened["partial"] and opened["drawnFirst"] < opened["listed"] // 2, opened
+    assert opened["drawn"] == opened["listed"] and opened["same"] and abs(opened["moved"]) < 1, opened
+    assert message(page, "line 080").is_visible()
+    drawn = page.evaluate(FEED_DRAWN)
+    rows = [row.rstrip("c") for group in drawn if isinstance(group, list) for row in group[1]]
+    assert rows == [str(i) for i in page.evaluate("window.palaver.feed.list.ids")]
+    page.evaluate("window.palaver.feed.render()")
+    assert page.evaluate(FEED_DRAWN) == drawn
+
+
+def json_ids(ids: list[int]) -> str:
+    return "[" + ",".join(str(i) for i in ids) + "]"
+
+
 def test_a_selected_messages_toolbar_leaves_its_time_and_day_visible(
     live_server: LiveServer, app_page: AppPage
 ) -> None:

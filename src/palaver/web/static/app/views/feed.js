@@ -18,6 +18,12 @@ import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, emojiImage, 
 
 const FETCH_BATCH = 100;
 const LOAD_MARGIN_PX = 400;
+// No message row is lower than this (a continued one-line message is ~24 px): a feed
+// ``viewHeight / MIN_ROW_PX`` rows high is full.
+const MIN_ROW_PX = 18;
+// A narrow drawn in part (renderOpening) is drawn whole at the first scroll or selection
+// outside the part, or once the page has been quiet this long after the switch.
+const REST_AFTER_MS = 300;
 // Consecutive messages from one sender within this many seconds share one header.
 const CONTINUE_SECONDS = 10 * 60;
 
@@ -55,6 +61,10 @@ export class FeedView {
     // The inline editor of a message being edited survives re-renders: {id, form}.
     this.editing = null;
     scroller.addEventListener("scroll", () => this.onScroll(), { passive: true });
+    // The feed's height, as the browser last laid it out: reading clientHeight when a narrow
+    // opens would lay out the page (the previous narrow's rows still in it) once more.
+    this.viewHeight = window.innerHeight;
+    new ResizeObserver(([entry]) => { this.viewHeight = entry.contentRect.height || window.innerHeight; }).observe(scroller);
     container.addEventListener("click", (event) => this.onClick(event));
   }
 
@@ -67,14 +77,16 @@ export class FeedView {
     this.list = list;
     this.state.messages.shown = list;
     this.reader.paused = null;
-    this.render();
     if (!list.ids.length && !(list.foundOldest && list.foundNewest)) {
+      this.render();
       if (anchor) await this.fetch(anchor, FETCH_BATCH, 50, true);
       else await this.fetch(...INITIAL_FETCH);
       if (this.list !== list) return;
-      this.render();
     }
+    this.renderOpening(anchor);
     this.scrollToStart(anchor);
+    // Where the part drawn was put: a scroll elsewhere is the reader's.
+    if (this.partial) this.partial.scrollTop = this.scroller.scrollTop;
     if (this.gapFill) {
       // The prefetched page again, and what came after it: edits, reactions and thumbnails
       // made before the event queue existed reach this page only so. Quietly: the page is
@@ -86,7 +98,10 @@ export class FeedView {
         // Only messages after the page (the next ones, or sent meanwhile): drawn after it,
         // the page on screen left as it is; a page that changed is drawn again.
         const onlyLater = changed.every((m) => !drawnBefore.has(m.id));
-        if (this.list === list && changed.length && !(onlyLater && this.appendNew())) this.render();
+        if (this.list === list && changed.length) {
+          this.drawRest();
+          if (!(onlyLater && this.appendNew())) this.render();
+        }
       }
     }
   }
@@ -127,13 +142,92 @@ export class FeedView {
     }
   }
 
+  // A narrow is first drawn around where scrollToStart puts it (the anchor in the middle, the
+  // first unread message at the top, else the newest at the bottom): a screen of rows, from
+  // the start of a recipient group, so each row is drawn as in the whole list (its bar, whether
+  // it continues its sender's messages). The rest is drawn around those rows, which stay as
+  // they are, when the reader goes past them (onScroll, setSelected), when the list changes
+  // (refresh), or once the page is quiet (REST_AFTER_MS). Drawing and laying out a hundred rows
+  // at once made every narrow switch, and the input right after it, wait for those out of view.
+  renderOpening(anchor) {
+    const list = this.list;
+    const ids = list.ids;
+    const rows = Math.ceil(this.viewHeight / MIN_ROW_PX) + 2;
+    const anchored = anchor ? ids.indexOf(anchor) : -1;
+    const unread = anchored < 0 && !anchor ? ids.findIndex((id) => this.state.unread.has(id)) : -1;
+    let from = ids.length - rows;
+    let to = ids.length;
+    if (anchored >= 0) {
+      const half = Math.ceil(rows / 2) + 2;
+      from = Math.min(anchored - half, ids.length - rows);
+      to = Math.max(Math.max(0, from) + rows, anchored + half);
+    } else if (unread >= 0) {
+      from = Math.min(unread, ids.length - rows);
+      to = unread + rows;
+    }
+    from = Math.max(0, from);
+    to = Math.min(ids.length, to);
+    const wanted = from;
+    while (from > 0 && wanted - from <= rows && this.sameGroup(ids[from - 1], ids[from])) from -= 1;
+    if (wanted - from > rows || to - from >= ids.length * 0.8) {
+      this.render();
+      return;
+    }
+    this.render({ from, to });
+    setTimeout(() => {
+      const rest = () => this.drawRest(list);
+      if (window.requestIdleCallback) window.requestIdleCallback(rest, { timeout: 1000 });
+      else rest();
+    }, REST_AFTER_MS);
+  }
+
+  // Whether two consecutive messages are drawn in one recipient group (drawMessage).
+  sameGroup(firstId, secondId) {
+    const first = this.state.messages.get(firstId);
+    const second = this.state.messages.get(secondId);
+    if (!first || !second) return false;
+    return conversationKey(first, this.state.myId) === conversationKey(second, this.state.myId) && formatDay(first.timestamp) === formatDay(second.timestamp);
+  }
+
+  // The rows of ``list`` (if shown, and drawn in part) after the part, as new messages are
+  // (appendNew), and those before it above, the reader's place kept.
+  drawRest(list = this.list) {
+    const part = this.partial;
+    if (this.list !== list || !part) return;
+    this.partial = null;
+    this.drawn = part.drawn;
+    if (!this.appendNew()) {
+      this.refresh();
+      return;
+    }
+    if (!part.from) return;
+    const fragment = document.createDocumentFragment();
+    if (list.foundOldest) fragment.append(h("p", { class: "feed-edge", text: t("Beginning of this conversation") }));
+    // Keeps this.elements in the list's order (refresh finds the top row by it).
+    const after = this.elements;
+    this.elements = new Map();
+    const drawn = { group: null, key: null, previous: null, day: null };
+    for (const id of list.ids.slice(0, part.from)) {
+      const message = this.state.messages.get(id);
+      if (message) this.drawMessage(message, drawn, fragment);
+    }
+    const markable = !isSearchNarrow(list.terms);
+    for (const [id, el] of this.elements) if (markable && this.state.unread.has(id)) this.reader.observe(el);
+    for (const [id, el] of after) this.elements.set(id, el);
+    const { scrollTop, scrollHeight } = this.scroller;
+    this.container.prepend(fragment);
+    this.scroller.scrollTop = scrollTop + (this.scroller.scrollHeight - scrollHeight);
+  }
+
   setLoading(on) {
     this.scroller.setAttribute("aria-busy", on ? "true" : "false");
   }
 
   async onScroll() {
     const list = this.list;
-    if (!list || list.loading || !list.ids.length) return;
+    if (this.partial && Math.abs(this.scroller.scrollTop - this.partial.scrollTop) >= 1) this.drawRest();
+    // Until the whole list is drawn, its edges on screen are not the list's.
+    if (!list || list.loading || !list.ids.length || this.partial) return;
     const { scrollTop, scrollHeight, clientHeight } = this.scroller;
     if (scrollTop < LOAD_MARGIN_PX && !list.foundOldest) {
       const before = scrollHeight;
@@ -176,7 +270,9 @@ export class FeedView {
   // stuck); with ``appendOnly``, when only new messages came, draws just those.
   refresh({ appendOnly = false } = {}) {
     if (!this.list) return;
-    const stick = this.atBottom();
+    // A part drawn that stops short of the newest row is at its own bottom only.
+    const stick = this.atBottom() && !(this.partial && this.partial.to < this.list.ids.length);
+    if (appendOnly) this.drawRest();
     if (appendOnly && this.appendNew()) {
       if (stick) this.scroller.scrollTop = this.scroller.scrollHeight;
       this.trimIfAtBottom();
@@ -203,29 +299,36 @@ export class FeedView {
     }
   }
 
-  render() {
+  // ``part``: only the list's ids from ``part.from`` up to ``part.to`` (renderOpening).
+  render(part = null) {
     const refocus = this.editing && this.editing.form.contains(document.activeElement) ? document.activeElement : null;
-    this.renderList();
+    this.renderList(part);
     if (refocus) refocus.focus({ preventScroll: true });
   }
 
-  renderList() {
+  renderList(part = null) {
     this.reader.disconnect();
     this.elements.clear();
     this.drawn = null;
+    this.partial = null;
     const list = this.list;
     const fragment = document.createDocumentFragment();
     if (!list) return;
-    if (list.foundOldest && list.ids.length) fragment.append(h("p", { class: "feed-edge", text: t("Beginning of this conversation") }));
-    const echoes = this.state.messages.echoesFor(list);
-    const shown = [...list.ids.map((id) => this.state.messages.get(id)).filter(Boolean), ...echoes];
-    const drawn = { list, version: list.version, count: list.ids.length, echoes: echoes.length, group: null, key: null, previous: null, day: null };
+    const first = part ? part.from : 0;
+    const last = part ? part.to : list.ids.length;
+    if (list.foundOldest && list.ids.length && first === 0) fragment.append(h("p", { class: "feed-edge", text: t("Beginning of this conversation") }));
+    const echoes = last === list.ids.length ? this.state.messages.echoesFor(list) : [];
+    const ids = part ? list.ids.slice(first, last) : list.ids;
+    const shown = [...ids.map((id) => this.state.messages.get(id)).filter(Boolean), ...echoes];
+    const drawn = { list, version: list.version, count: last, echoes: echoes.length, group: null, key: null, previous: null, day: null };
     for (const message of shown) this.drawMessage(message, drawn, fragment);
     if (!shown.length && !list.loading) {
       fragment.append(h("p", { class: "feed-empty", text: list.foundNewest ? t("No messages here yet.") : t("Loading…") }));
     }
     clear(this.container).append(fragment);
-    if (shown.length) this.drawn = drawn;
+    // A part is appended to once the rest is drawn (drawRest).
+    if (part) this.partial = { ...part, drawn: shown.length ? drawn : null };
+    else if (shown.length) this.drawn = drawn;
     const markable = !isSearchNarrow(list.terms);
     for (const [id, el] of this.elements) if (markable && this.state.unread.has(id)) this.reader.observe(el);
   }
@@ -480,6 +583,7 @@ export class FeedView {
   }
 
   setSelected(id, previous) {
+    if (this.partial && !this.elements.has(id)) this.drawRest();
     if (previous && this.elements.has(previous)) this.elements.get(previous).classList.remove("selected");
     const el = this.elements.get(id);
     if (el) el.classList.add("selected");
