@@ -625,6 +625,32 @@ def json_ids(ids: list[int]) -> str:
     return "[" + ",".join(str(i) for i in ids) + "]"
 
 
+def test_the_channels_with_unread_messages_are_fetched_before_they_are_opened(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    """Their first page is there when opened (no request), and a message sent meanwhile is
+    in it."""
+    name = unique("preloaded")
+    stream_id = channel_id(live_server, "hamlet", name)
+    channel_id(live_server, "iago", name)
+    send(live_server, "iago", name, "news", "before the page")
+    page = app_page("hamlet", "#narrow/is/starred")
+    key = f'[["channel",{stream_id}]]'
+    wait_for(page, "key => window.palaver.state.messages.lists.get(key)?.ids.length > 0", arg=key)
+    send(live_server, "iago", name, "news", "while away")
+    wait_for(page, "key => window.palaver.state.messages.lists.get(key).ids.length === 2", arg=key)
+    asked: list[str] = []
+    page.on(
+        "request", lambda request: asked.append(request.url) if "/json/messages?" in request.url else None
+    )
+    go(page, f"#narrow/channel/{stream_id}")
+    message(page, "while away").wait_for()
+    assert message(page, "before the page").count() == 1
+    assert not [
+        url for url in asked if str(stream_id) in parse_qs(urlsplit(url).query).get("narrow", [""])[0]
+    ]
+
+
 def test_a_selected_messages_toolbar_leaves_its_time_and_day_visible(
     live_server: LiveServer, app_page: AppPage
 ) -> None:

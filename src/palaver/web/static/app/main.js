@@ -24,6 +24,11 @@ const THEMES = { 1: "auto", 2: "light", 3: "dark" };
 const PHONE_WIDTH = "(max-width: 760px)";
 // People stored per task as GET /users comes in (a few ms each at 1,000).
 const USER_SLICE = 1000;
+// Channels whose first page is fetched before they are opened (FeedView.preload), this long
+// after the user list came: the pages' parsing and storing keep off the main thread while
+// the page is still settling after login (the rest of the sidebar, the people list).
+const PRELOADED_CHANNELS = 10;
+const PRELOAD_AFTER_MS = 3000;
 
 class App {
   constructor() {
@@ -208,6 +213,10 @@ class App {
     // The feed named people as its messages do: drawn again if a change was heard since, or
     // if it named someone no message did.
     this.render(new Set(["users", "sidebar", "groups", ...(stale ? ["feed"] : [])]));
+    // Then, quietly, the first page of the channels most likely opened next.
+    setTimeout(() => this.afterPaint(() => {
+      if (this.state === state) this.feed.preload(PRELOADED_CHANNELS).catch(() => {});
+    }), PRELOAD_AFTER_MS);
   }
 
   // Resolves once the state holds the whole user list.

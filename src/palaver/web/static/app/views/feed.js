@@ -77,10 +77,21 @@ export class FeedView {
     this.list = list;
     this.state.messages.shown = list;
     this.reader.paused = null;
-    if (!list.ids.length && !(list.foundOldest && list.foundNewest)) {
+    const empty = () => !list.ids.length && !(list.foundOldest && list.foundNewest);
+    if (empty()) {
       this.render();
-      if (anchor) await this.fetch(anchor, FETCH_BATCH, 50, true);
-      else await this.fetch(...INITIAL_FETCH);
+      if (list.preloading) {
+        // Its first page is on its way (preload): that page, not a second request.
+        this.setLoading(true);
+        await list.preloading;
+        // As when a fetch ends (fetchInto), whichever list is shown by then.
+        this.setLoading(false);
+        if (this.list !== list) return;
+      }
+      if (empty()) {
+        if (anchor) await this.fetch(anchor, FETCH_BATCH, 50, true);
+        else await this.fetch(...INITIAL_FETCH);
+      }
       if (this.list !== list) return;
     }
     this.renderOpening(anchor);
@@ -108,14 +119,41 @@ export class FeedView {
 
   // Fetches into the shown list; returns the messages fetched, or with ``changedOnly`` those
   // of them that are new or changed. ``quiet``: the feed is not shown busy meanwhile.
-  async fetch(anchor, numBefore, numAfter, includeAnchor = true, changedOnly = false, quiet = false) {
-    const list = this.list;
+  fetch(anchor, numBefore, numAfter, includeAnchor = true, changedOnly = false, quiet = false) {
+    return this.fetchInto(this.list, [anchor, numBefore, numAfter, includeAnchor], { changedOnly, quiet });
+  }
+
+  // The first page of the channels a reader is likely to open next, those with the newest
+  // unread messages (up to ``count``, one request at a time), into their lists, where open()
+  // finds them: a cached list, kept up to date by events as every list is (store/messages.js).
+  async preload(count) {
+    const state = this.state;
+    const newest = new Map();
+    for (const [id, entry] of state.unread.entries) {
+      if (entry.type !== "stream" || !state.subs.isSubscribed(entry.stream_id) || state.subs.isTopicMuted(entry.stream_id, entry.topic)) continue;
+      if (id > (newest.get(entry.stream_id) || 0)) newest.set(entry.stream_id, id);
+    }
+    const channels = [...newest].sort((a, b) => b[1] - a[1]).slice(0, count);
+    for (const [streamId] of channels) {
+      if (this.app.state !== state) return;
+      const list = state.messages.list([{ operator: "channel", operand: streamId, negated: false }]);
+      if (list.ids.length || list.loading || list === this.list) continue;
+      // Quietly: a failure here is no one's, and the list stays empty to be fetched on opening.
+      list.preloading = this.fetchInto(list, INITIAL_FETCH, { quiet: true, silent: true });
+      await list.preloading;
+      list.preloading = null;
+    }
+  }
+
+  // fetch() into any list; ``silent``: a failure is not shown.
+  async fetchInto(list, [anchor, numBefore, numAfter, includeAnchor = true], { changedOnly = false, quiet = false, silent = false } = {}) {
     if (!list || list.loading) return [];
     list.loading = true;
     if (!quiet) this.setLoading(true);
     try {
       const params = messagesParams(list.terms, anchor, numBefore, numAfter, includeAnchor);
-      const prefetched = this.app.takePrefetch(params);
+      // The page's first request (main.js prefetchInitialNarrow) is the shown list's.
+      const prefetched = list === this.list ? this.app.takePrefetch(params) : null;
       // A prefetched page was asked for before any event: every event applied since wins.
       const asOf = prefetched ? 0 : this.state.messages.stamp;
       const data = await (prefetched || this.app.api.get("/messages", params));
@@ -134,7 +172,7 @@ export class FeedView {
       if (data.found_newest) list.foundNewest = true;
       return changedOnly ? messages.filter((m) => changed.has(m.id)) : messages;
     } catch (error) {
-      this.app.showError(error);
+      if (!silent) this.app.showError(error);
       return [];
     } finally {
       list.loading = false;
