@@ -428,6 +428,7 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, help="keep the seeded organization here and reuse it")
     parser.add_argument("--logins", type=int, default=1, help="warm logins (median and marks printed)")
     parser.add_argument("--login-only", action="store_true", help="measure the logins only")
+    parser.add_argument("--narrow-only", action="store_true", help="stop after the narrow switches")
     args = parser.parse_args()
     if args.small:
         args.users, args.channels, args.messages = 1_000, 100, 50_000
@@ -491,6 +492,18 @@ def main() -> None:
             channels = channel_ids(url, owner, args.password)
             narrows = narrow_switches(page_a, channels, args.narrows)
             step(f"narrow switches (ms): {', '.join(f'{t:.0f}' for t in narrows)}")
+            if args.narrow_only:
+                browser.close()
+                # Each channel's first switch, then (past the tenth) switches back to one seen.
+                first, again = narrows[: len(channels)], narrows[len(channels) :]
+                p50, top = statistics.median(narrows), max(narrows)
+                print(
+                    f"narrow switch          p50 {p50:.0f} ms, max {top:.0f} ms "
+                    f"over {len(narrows)} (first visits p50 {statistics.median(first):.0f}"
+                    + (f", again p50 {statistics.median(again):.0f}" if again else "")
+                    + f"); load {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+                )
+                return
 
             step("live delivery")
             page_b = browser.new_context().new_page()
