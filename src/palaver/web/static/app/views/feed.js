@@ -18,8 +18,9 @@ import { h, setHtml, avatar, formatTime, formatDateTime, formatDay, emojiImage, 
 
 const FETCH_BATCH = 100;
 const LOAD_MARGIN_PX = 400;
-// No message row is lower than this (a continued one-line message is ~24 px): a feed
-// ``viewHeight / MIN_ROW_PX`` rows high is full.
+// Few message rows are lower than this (a continued one-line message is ~26 px at the
+// default text size, 18 at a 12 px size and a tight line height): ``viewHeight / MIN_ROW_PX``
+// rows fill the feed.
 const MIN_ROW_PX = 18;
 // A narrow drawn in part (renderOpening) is drawn whole at the first scroll or selection
 // outside the part, or once the page has been quiet this long after the switch.
