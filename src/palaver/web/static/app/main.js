@@ -211,8 +211,8 @@ class App {
     if (this.current.terms.some((term) => term.operator === "dm")) this.compose.followNarrow(this.current.terms);
     document.getElementById("narrow-title").replaceChildren(...this.titleNodes());
     // The feed named people as its messages do: drawn again if a change was heard since, or
-    // if it named someone no message did.
-    this.render(new Set(["users", "sidebar", "groups", ...(stale ? ["feed"] : [])]));
+    // if it named someone no message did. Who is typing may have been named before the list.
+    this.render(new Set(["users", "sidebar", "groups", "typing", ...(stale ? ["feed"] : [])]));
     // Then, quietly, the first page of the channels most likely opened next.
     setTimeout(() => this.afterPaint(() => {
       if (this.state === state) this.feed.preload(PRELOADED_CHANNELS).catch(() => {});
