@@ -30,7 +30,7 @@ from palaver.api.context import Ctx
 from palaver.api.multipart import read_upload
 from palaver.api.responses import error_response, exception_response
 from palaver.api.routing import ApiRouter, JsonDict
-from palaver.api.user_content import on_realm_host, user_content_response
+from palaver.api.user_content import stored_picture_response, user_content_response
 from palaver.lib.attachments import user_for_api_key
 from palaver.lib.avatars import (
     MAX_AVATAR_FILE_SIZE_MIB,
@@ -42,7 +42,7 @@ from palaver.lib.avatars import (
 from palaver.lib.exceptions import JsonableError, ResourceNotFoundError, UnauthorizedError
 from palaver.lib.realm import get_realm, get_realm_for_host, realm_email_host
 from palaver.lib.realm_images import MAX_ICON_FILE_SIZE_MIB, MAX_LOGO_FILE_SIZE_MIB
-from palaver.lib.storage import StorageKeyError, make_storage
+from palaver.lib.storage import make_storage
 from palaver.lib.users import access_user_by_email, get_realm_user
 from palaver.models import Realm, UserProfile
 from palaver.models.requester import Requester
@@ -155,19 +155,6 @@ def _avatar_redirect(services: Services, request: Request, email_or_id: str, med
 # Serving the pictures -------------------------------------------------------------------------
 
 
-def _stored_picture(services: Services, host: str, realm_id: int, key: str) -> Response:
-    if not on_realm_host(services, host, realm_id):
-        return error_response(ResourceNotFoundError())
-    try:
-        data = make_storage(services.settings).read(key)
-    except StorageKeyError:
-        data = None
-    if data is None:
-        return error_response(ResourceNotFoundError())
-    # URLs carry ?version= (or a hash of what they show), so a changed picture has a new URL.
-    return user_content_response(data, None, "public, max-age=86400")
-
-
 def avatar_routes(services: Services) -> list[Route]:
     """Mounted before the custom emoji route, which serves the rest of /user_avatars/."""
 
@@ -186,7 +173,7 @@ def avatar_routes(services: Services) -> list[Route]:
         realm_id = int(params["realm_id"])
         key = f"{realm_id}/{params['kind']}/{name}"
         host = request.headers.get("host", "")
-        return await run_in_threadpool(_stored_picture, services, host, realm_id, key)
+        return await run_in_threadpool(stored_picture_response, services, host, realm_id, key)
 
     async def generated(request: Request) -> Response:
         parsed = parse_generated_name(str(request.path_params["colour"]), str(request.path_params["name"]))

@@ -19,11 +19,11 @@ from palaver.api.context import Ctx
 from palaver.api.multipart import read_upload
 from palaver.api.responses import error_response
 from palaver.api.routing import ApiRouter, JsonDict
-from palaver.api.user_content import on_realm_host, user_content_response
+from palaver.api.user_content import stored_picture_response
 from palaver.lib.exceptions import ResourceNotFoundError
 from palaver.lib.ids import id_in_text
 from palaver.lib.realm_emoji import CONTENT_TYPES, realm_emoji_dict
-from palaver.lib.storage import StorageKeyError, make_storage
+from palaver.lib.storage import make_storage
 from palaver.services import Services
 
 router = ApiRouter()
@@ -53,16 +53,7 @@ def _read_image(services: Services, host: str, key: str) -> Response:
     extension = key.rsplit(".", 1)[-1]
     if realm_id is None or "/emoji/images/" not in key or extension not in CONTENT_TYPES:
         return error_response(ResourceNotFoundError())
-    # Only on the emoji's own organization's host.
-    if not on_realm_host(services, host, realm_id):
-        return error_response(ResourceNotFoundError())
-    try:
-        data = make_storage(services.settings).read(key)
-    except StorageKeyError:
-        data = None
-    if data is None:
-        return error_response(ResourceNotFoundError())
-    return user_content_response(data, None, "public, max-age=86400")
+    return stored_picture_response(services, host, realm_id, key)
 
 
 def emoji_image_routes(services: Services) -> list[Route]:

@@ -15,10 +15,12 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from palaver.api.authentication import authenticate
+from palaver.api.responses import error_response
 from palaver.config import Settings
 from palaver.lib.attachments import TEMPORARY_URL_PREFIX, user_for_api_key
-from palaver.lib.exceptions import UnauthorizedError
+from palaver.lib.exceptions import ResourceNotFoundError, UnauthorizedError
 from palaver.lib.realm import get_realm_for_host, is_user_content_host
+from palaver.lib.storage import StorageKeyError, make_storage
 from palaver.lib.user_content import host_serves_realm, served_as, user_content_headers
 from palaver.lib.web_sessions import SESSION_COOKIE
 from palaver.models import UserProfile
@@ -65,6 +67,21 @@ def user_content_response(data: bytes, file_name: str | None, cache_control: str
     return Response(
         data, media_type=served.content_type, headers=user_content_headers(served, file_name, cache_control)
     )
+
+
+def stored_picture_response(services: Services, host: str, realm_id: int, key: str) -> Response:
+    """A stored avatar, logo, icon or emoji image of organization ``realm_id``: answered only
+    on that organization's own host, 404 when it is not stored. Their URLs change with what
+    they show (``?version=`` or a hash), so the answer may be cached for a day."""
+    if not on_realm_host(services, host, realm_id):
+        return error_response(ResourceNotFoundError())
+    try:
+        data = make_storage(services.settings).read(key)
+    except StorageKeyError:
+        data = None
+    if data is None:
+        return error_response(ResourceNotFoundError())
+    return user_content_response(data, None, "public, max-age=86400")
 
 
 def user_content_redirect(url: str) -> Response:
