@@ -34,12 +34,12 @@ export class Compose {
     this.channel = h("select", { id: "compose-channel", onchange: () => this.onRecipientChange() });
     // What is typed in the topic and the message reads in its own direction (dir=auto: from its
     // first strong letter): Arabic in an English page right to left, Latin in an Arabic one.
-    this.topic = h("input", { id: "compose-topic", type: "text", dir: "auto", list: "compose-topics", autocomplete: "off", placeholder: t("Topic"), onchange: () => this.onRecipientChange() });
+    this.topic = h("input", { id: "compose-topic", type: "text", dir: "auto", list: "compose-topics", autocomplete: "off", placeholder: t("Topic"), onchange: () => this.onRecipientChange(), oninput: () => this.showRecipient() });
     this.topics = h("datalist", { id: "compose-topics" });
     // The topic and people suggestions are only seen with their field in use: filled then.
     this.topic.addEventListener("focus", () => this.refreshTopics());
     this.topic.addEventListener("input", () => this.refreshTopics());
-    this.to = h("input", { id: "compose-to", type: "text", list: "compose-people", autocomplete: "off", placeholder: t("Names or emails, separated by commas") });
+    this.to = h("input", { id: "compose-to", type: "text", list: "compose-people", autocomplete: "off", placeholder: t("Names or emails, separated by commas"), oninput: () => this.showRecipient() });
     this.people = h("datalist", { id: "compose-people" });
     this.to.addEventListener("focus", () => this.fillPeople());
     this.to.addEventListener("input", () => this.fillPeople());
@@ -120,6 +120,7 @@ export class Compose {
     const selected = Number(this.channel.value) || null;
     clear(this.channel).append(...subs.map((sub) => h("option", { value: sub.stream_id, text: isolateText(`#${sub.name}`), selected: sub.stream_id === selected })));
     this.refreshTopics();
+    this.showRecipient();
   }
 
   // The people changed (or only their presence: that is not told apart here); the "To"
@@ -164,6 +165,24 @@ export class Compose {
     this.streamFields.hidden = mode !== "stream";
     this.dmFields.hidden = mode !== "dm";
     this.modeButton.textContent = mode === "stream" ? t("Direct message instead") : t("Channel message instead");
+    this.showRecipient();
+  }
+
+  // The message box names where its message goes, as Zulip's does: on a phone the recipient
+  // fields are out of sight until the box is used (app.css), so this is all that shows it.
+  showRecipient() {
+    const { state } = this.app;
+    let text = t("Message (Enter to send, Shift+Enter for a new line)");
+    if (this.mode === "stream" && Number(this.channel.value)) {
+      const channel = isolateText(`#${state.subs.name(Number(this.channel.value))}`);
+      const topic = this.topic.value.trim();
+      text = topic ? t("Message {channel} > {topic}", { channel, topic: isolateText(topic) }) : t("Message {channel}", { channel });
+    } else if (this.mode === "dm" && this.to.value.trim()) {
+      const names = this.to.value.split(",").map((part) => part.trim()).filter(Boolean)
+        .map((part) => state.users.find(part)?.full_name ?? part);
+      text = t("Message {names}", { names: isolateText(names.join(", ")) });
+    }
+    this.content.placeholder = text;
   }
 
   // Opens compose for a conversation: {streamId, topic} or {userIds}; focuses the right field.
@@ -180,6 +199,7 @@ export class Compose {
       this.content.value = content;
       this.onInput();
     }
+    this.showRecipient();
     this.draftId = null;
     const focus = mode === "stream" ? (streamId && topic !== undefined && topic !== "" ? this.content : streamId ? this.topic : this.channel) : (userIds && userIds.length ? this.content : this.to);
     focus.focus();
@@ -201,6 +221,7 @@ export class Compose {
       this.setMode("dm");
       this.to.value = dm.operand.filter((id) => id !== this.app.state.myId).map((id) => this.app.state.users.email(id)).join(", ");
     }
+    this.showRecipient();
   }
 
   recipientUserIds() {
@@ -247,6 +268,7 @@ export class Compose {
   onRecipientChange() {
     this.refreshTopics();
     this.stopTyping();
+    this.showRecipient();
   }
 
   async send() {

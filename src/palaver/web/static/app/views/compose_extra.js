@@ -116,13 +116,14 @@ function presets() {
 }
 
 // A date and time picker with presets; onPick(unix seconds).
-function whenDialog(title, submitLabel, onPick) {
+function whenDialog(title, submitLabel, onPick, returnFocus) {
   const input = h("input", { type: "datetime-local", id: "when-input", required: true, value: localInputValue(presets()[1][1]) });
   const choices = h("div", { class: "status-presets" }, presets().map(([label, date]) => h("button", { type: "button", class: "link-button", text: label, onclick: () => {
     input.value = localInputValue(date);
   } })));
   return dialog(title, [choices, h("label", { for: "when-input", text: t("Date and time") }), input], {
     submitLabel,
+    returnFocus,
     onSubmit: () => {
       const when = Math.floor(new Date(input.value).getTime() / 1000);
       if (!when || when * 1000 <= Date.now()) {
@@ -161,7 +162,9 @@ export function openSchedule(compose) {
     toast(t("Message scheduled for {when}", { when: formatDateTime(when) }));
     refreshScheduledCount(compose);
     return true;
-  });
+  // The emptied message box takes the focus back: on a phone the button that opened the
+  // dialog folds away with an empty box (app.css).
+  }, compose.content);
 }
 
 export async function refreshScheduledCount(compose) {

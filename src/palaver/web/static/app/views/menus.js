@@ -51,9 +51,9 @@ export function closeMenu() {
   document.removeEventListener("mousedown", outsideMenu);
 }
 
-// A modal dialog around a form; returns {overlay, form, close}.
-export function dialog(title, body, { submitLabel = t("Save"), onSubmit, danger = false } = {}) {
-  const returnFocus = document.activeElement;
+// A modal dialog around a form; returns {overlay, form, close}. Closing it focuses
+// ``returnFocus``: by default what had the focus before it opened.
+export function dialog(title, body, { submitLabel = t("Save"), onSubmit, danger = false, returnFocus = document.activeElement } = {}) {
   const close = () => {
     overlay.remove();
     if (returnFocus && returnFocus.isConnected) returnFocus.focus({ preventScroll: true });
