@@ -239,6 +239,50 @@ def test_message_topic_and_search_read_in_the_direction_of_what_is_typed(
     close_page(page)
 
 
+# Where each part of a message shows: its direction, and whether a paragraph's text starts
+# at the content's left or right edge (within 2 px).
+MESSAGE_LAYOUT = """id => {
+  const content = document.querySelector(`#feed [data-id="${id}"] .msg-content`);
+  const box = content.getBoundingClientRect();
+  const side = (el) => {
+    const range = document.createRange();
+    range.selectNodeContents(el);
+    const text = range.getBoundingClientRect();
+    if (Math.abs(text.left - box.left) <= 2) return 'left';
+    return Math.abs(text.right - box.right) <= 2 ? 'right' : 'middle';
+  };
+  const [arabic, english] = content.querySelectorAll('p');
+  return {
+    message: content.matches(':dir(rtl)') ? 'rtl' : 'ltr',
+    arabic: side(arabic),
+    english: side(english),
+    list: content.querySelector('ul').matches(':dir(rtl)') ? 'rtl' : 'ltr',
+    code: getComputedStyle(content.querySelector('pre')).direction,
+  };
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "ar"])
+def test_a_message_reads_in_its_own_direction_in_either_page(
+    live_server: LiveServer, new_page: NewPage, reader_language: Callable[[str], None], language: str
+) -> None:
+    """A message starting in Arabic is right to left in an English page, and an English
+    paragraph of it is left to right in either page; code is always left to right."""
+    reader_language(language)
+    topic = unique("directions")
+    content = "\n\n".join(
+        ["مرحبا بالجميع! هذا اختبار.", "And an English line.", "* بند أول\n* second item", "```\nx = 1\n```"]
+    )
+    stream_id = channel_id(live_server, READER, "design team")
+    message_id = send(live_server, READER, "design team", topic, content)
+    page = log_in(live_server, new_page(), READER)
+    go(page, topic_hash(stream_id, topic))
+    page.locator(f'#feed [data-id="{message_id}"] pre').wait_for()
+    layout = page.evaluate(MESSAGE_LAYOUT, message_id)
+    assert layout == {"message": "rtl", "arabic": "right", "english": "left", "list": "rtl", "code": "ltr"}
+    close_page(page)
+
+
 def test_arabic_search_and_dialog_titles_keep_latin_words_in_order(
     live_server: LiveServer, new_page: NewPage, reader_language: Callable[[str], None]
 ) -> None:

@@ -484,9 +484,9 @@ export class FeedView {
     const when = formatDateTime(message.timestamp);
     const widget = !editing && pending === undefined ? widgetState(message) : null;
     const content = editing ? this.editing.form
-      : pending !== undefined ? h("div", { class: "msg-content pending-text", text: pending })
+      : pending !== undefined ? h("div", { class: "msg-content pending-text", dir: "auto", text: pending })
       : widget ? h("div", { class: "msg-content" }, widgetElement(this.app, message, widget))
-      : setHtml(h("div", { class: "msg-content rendered" }), message.match_content || message.content);
+      : setHtml(h("div", { class: "msg-content rendered", dir: "auto" }), message.match_content || message.content);
     return h("article", {
       class: classes.join(" "), dataset: echo ? { local: message.local_id } : { id: message.id }, tabindex: "-1",
       "aria-busy": String(pending !== undefined), "aria-label": echo ? t("{name}, sending", { name: sender.full_name }) : `${sender.full_name}, ${when}`,

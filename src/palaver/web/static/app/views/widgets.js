@@ -81,10 +81,10 @@ export function widgetElement(app, message, widget) {
         h("button", { type: "button", class: "poll-vote" + (mine ? " mine" : ""), "aria-pressed": String(mine),
           "aria-label": tn("{option}: {n} vote", "{option}: {n} votes", option.votes.size, { option: option.option }),
           onclick: () => send(app, message.id, { type: "vote", key, vote: mine ? -1 : 1 }) }, String(option.votes.size)),
-        h("span", { class: "poll-option", text: option.option }),
+        h("span", { class: "poll-option", dir: "auto", text: option.option }),
         voters ? h("span", { class: "poll-voters", text: `(${voters})` }) : null));
     }
-    const input = h("input", { type: "text", class: "poll-new", placeholder: t("New option"), "aria-label": t("New option"), maxlength: 200 });
+    const input = h("input", { type: "text", class: "poll-new", dir: "auto", placeholder: t("New option"), "aria-label": t("New option"), maxlength: 200 });
     const add = h("form", { class: "widget-add" }, input, h("button", { type: "submit", text: t("Add option") }));
     add.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -94,7 +94,7 @@ export function widgetElement(app, message, widget) {
       send(app, message.id, { type: "new_option", idx: nextIndex(widget.options, myId), option });
     });
     return h("div", { class: "widget poll", role: "group", "aria-label": t("Poll: {question}", { question: widget.question }) },
-      h("h4", { class: "widget-title", text: widget.question || t("Poll") }),
+      h("h4", { class: "widget-title", dir: "auto", text: widget.question || t("Poll") }),
       widget.options.size ? list : h("p", { class: "widget-empty", text: t("No options yet.") }), add);
   }
   const list = h("ul", { class: "todo-tasks" });
@@ -102,9 +102,9 @@ export function widgetElement(app, message, widget) {
     const id = `todo-${message.id}-${key.replace(/\W/g, "-")}`;
     list.append(h("li", { class: task.completed ? "done" : "" },
       h("input", { type: "checkbox", id, checked: task.completed, onchange: () => send(app, message.id, { type: "strike", key }) }),
-      h("label", { for: id }, h("strong", { text: task.task }), task.desc ? `: ${task.desc}` : "")));
+      h("label", { for: id, dir: "auto" }, h("strong", { text: task.task }), task.desc ? `: ${task.desc}` : "")));
   }
-  const input = h("input", { type: "text", class: "todo-new", placeholder: t("New task"), "aria-label": t("New task"), maxlength: 200 });
+  const input = h("input", { type: "text", class: "todo-new", dir: "auto", placeholder: t("New task"), "aria-label": t("New task"), maxlength: 200 });
   const add = h("form", { class: "widget-add" }, input, h("button", { type: "submit", text: t("Add task") }));
   add.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -114,5 +114,5 @@ export function widgetElement(app, message, widget) {
     send(app, message.id, { type: "new_task", key: nextIndex(widget.tasks, myId), task: task.trim(), desc: rest.join(":").trim(), completed: false });
   });
   return h("div", { class: "widget todo", role: "group", "aria-label": t("To-do list: {title}", { title: widget.title || t("Task list") }) },
-    h("h4", { class: "widget-title", text: widget.title || t("Task list") }), list, add);
+    h("h4", { class: "widget-title", dir: "auto", text: widget.title || t("Task list") }), list, add);
 }
