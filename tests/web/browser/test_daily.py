@@ -241,6 +241,23 @@ def test_channel_menu_mutes_pins_and_sets_notifications(live_server: LiveServer,
     wait_for(page, "() => !document.title.startsWith('(')")
 
 
+def test_the_inbox_lists_direct_messages_before_the_channels(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    channel_id(live_server, "hamlet", "general")
+    read_everything(live_server, "hamlet")
+    send(live_server, "othello", "general", unique("older"), "Older, in a channel")
+    with live_server.api("hamlet") as api:
+        hamlet_id = api.get("/users/me").raise_for_status().json()["user_id"]
+    with live_server.api("othello") as api:
+        api.post("/messages", data={"type": "direct", "to": f"[{hamlet_id}]", "content": "Newer, direct"})
+    page = app_page("hamlet", "#inbox")
+    headings = page.locator(".inbox-heading")
+    wait_for(page, "() => document.querySelectorAll('.inbox-heading').length >= 2")
+    assert "Direct messages" in headings.first.inner_text()
+    assert "general" in headings.nth(1).inner_text()
+
+
 def test_mark_all_as_read_asks_first(live_server: LiveServer, app_page: AppPage) -> None:
     channel_id(live_server, "hamlet", "general")
     read_everything(live_server, "hamlet")

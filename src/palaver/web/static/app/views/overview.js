@@ -26,7 +26,8 @@ export function renderInbox(app, root) {
   // Muted conversations stay out of the Inbox, as they stay out of the counts.
   const conversations = state.unread.conversations().filter((c) => c.type !== "stream" || !state.subs.isTopicMuted(c.stream_id, c.topic));
   const rows = [];
-  const byChannel = new Map();
+  // Direct messages come first, as in Zulip's Inbox, then the channels.
+  const byChannel = new Map(conversations.some((c) => c.type !== "stream") ? [["dm", []]] : []);
   for (const c of conversations) {
     const key = c.type === "stream" ? c.stream_id : "dm";
     if (!byChannel.has(key)) byChannel.set(key, []);
