@@ -16,9 +16,10 @@ import orjson
 import pytest
 
 from palaver.importers.bundle import Bundle
+from palaver.importers.dry_run import dry_run
 from palaver.importers.fetch import Downloader
 from palaver.importers.read import read_export
-from palaver.importers.writer import dry_run, write_organization
+from palaver.importers.writer import write_organization
 from tests.importers.traced import traced_peak
 from tests.portability.conftest import Server
 

@@ -15,7 +15,8 @@ import orjson
 import pytest
 
 from palaver.importers.bundle import Bundle
-from palaver.importers.writer import dry_run, write_organization
+from palaver.importers.dry_run import dry_run
+from palaver.importers.writer import write_organization
 from palaver.importers.zulip import read_zulip
 from tests.importers.traced import traced_peak
 from tests.importers.zulip_export import T0, personal_recipient

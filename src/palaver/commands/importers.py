@@ -16,10 +16,11 @@ SOURCES = ("slack", "mattermost", "rocketchat", "zulip")
 def cmd_import_from(args: argparse.Namespace) -> None:
     from palaver.bootstrap import open_services
     from palaver.importers.bundle import Bundle
+    from palaver.importers.dry_run import dry_run
     from palaver.importers.fetch import Downloader
     from palaver.importers.model import ImportInputError
     from palaver.importers.read import read_export
-    from palaver.importers.writer import dry_run, write_organization
+    from palaver.importers.writer import write_organization
     from palaver.lib.realm import realm_url
     from palaver.models import Realm
 
