@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from palaver.importers.model import (
     ImportedChannel,
@@ -58,3 +58,35 @@ def test_a_failure_mid_stream_leaves_nothing(fresh_server: Callable[[str], Serve
         assert session.scalar(select(func.count()).select_from(RealmAuditLog)) == 0
     uploads = [p for p in server.services.settings.data_dir.rglob("*.txt")]
     assert uploads == []
+
+
+def test_an_import_into_postgresql_leaves_fresh_planner_statistics(
+    fresh_server: Callable[[str], Server],
+) -> None:
+    """Autovacuum may take long to analyze millions of new rows; until then PostgreSQL
+    planned reads by message ID from no statistics at all."""
+    server = fresh_server("target")
+    with server.services.db.session() as session:
+        if session.get_bind().dialect.name != "postgresql":
+            pytest.skip("planner statistics are PostgreSQL's (the PostgreSQL run checks this)")
+    when = datetime(2024, 1, 2, tzinfo=UTC)
+    source = ImportSource(
+        source="test",
+        name="Test",
+        users=[ImportedUser("a", "a@example.com", "A", role=Role.OWNER)],
+        channels=[ImportedChannel("c", "general", members=["a"])],
+        emoji=[],
+        messages=lambda: iter(
+            [ImportedMessage(location="m", sender="a", date_sent=when, content="hi", channel="c", topic="t")]
+        ),
+        report=Report(),
+    )
+    write_organization(server.services, source, string_id="stats")
+    with server.services.db.session() as session:
+        analyzed = session.execute(
+            text(
+                "SELECT relname FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL"
+                " AND relname IN ('message', 'user_message', 'reaction', 'subscription')"
+            )
+        ).scalars()
+        assert sorted(analyzed) == ["message", "reaction", "subscription", "user_message"]
