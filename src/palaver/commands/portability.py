@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+import orjson
+
 from palaver.commands.common import AddCommand, CliError, require_realm, settings_from_args
 
 
@@ -24,12 +26,16 @@ def cmd_export(args: argparse.Namespace) -> None:
         if args.format == "zulip":
             from palaver.importers.zulip_export import export_zulip_realm
 
-            done = export_zulip_realm(services, realm_id, path)
+            status = _zulip_migration_status(args.zulip_migration_status)
+            done = export_zulip_realm(services, realm_id, path, migration_status=status)
             print(
                 f"Exported {args.realm!r} in Zulip's format: {done.counts['users']} users,"
                 f" {done.counts['messages']} messages, {done.counts['files']} files"
-                f" to {path} in {done.seconds:.1f}s (import it with Zulip's manage.py import)"
+                f" to {path} in {done.seconds:.1f}s (unpack it, then run Zulip's"
+                " manage.py import SUBDOMAIN DIRECTORY)"
             )
+            if status is None:
+                print(ZULIP_MIGRATION_STATUS_HELP)
             if done.counts.get("scheduled_messages_without_recipient"):
                 print(
                     f"left out: {done.counts['scheduled_messages_without_recipient']} scheduled messages"
@@ -54,6 +60,37 @@ def cmd_export(args: argparse.Namespace) -> None:
             "API keys, bot tokens, invitation links, sessions and second factors were left out"
             " (--include-secrets keeps them)"
         )
+
+
+ZULIP_MIGRATION_STATUS_HELP = (
+    "no migration_status.json: Zulip's manage.py import refuses a directory without the"
+    " target server's one. Write it on that server with\n"
+    "  ./manage.py shell -c 'from zerver.lib.export import export_migration_status;"
+    ' export_migration_status("/tmp")\'\n'
+    "and give it here as --zulip-migration-status /tmp/migration_status.json"
+    " (or copy it into the unpacked directory)"
+)
+
+
+def _zulip_migration_status(name: str | None) -> bytes | None:
+    """The target Zulip server's migration_status.json, checked for the keys Zulip reads."""
+    if name is None:
+        return None
+    try:
+        data = Path(name).read_bytes()
+        status = orjson.loads(data)
+    except (OSError, orjson.JSONDecodeError) as e:
+        raise CliError(f"--zulip-migration-status: cannot read {name}: {e}") from e
+    if not (
+        isinstance(status, dict)
+        and isinstance(status.get("zulip_version"), str)
+        and isinstance(status.get("migrations_by_app"), dict)
+    ):
+        raise CliError(
+            f"--zulip-migration-status: {name} is not a Zulip migration_status.json"
+            " (zulip_version and migrations_by_app)"
+        )
+    return data
 
 
 def cmd_import(args: argparse.Namespace) -> None:
@@ -135,6 +172,12 @@ def register(add: AddCommand) -> None:
         choices=("palaver", "zulip"),
         default="palaver",
         help="palaver (a zip for palaver import) or zulip (a tarball for Zulip's manage.py import)",
+    )
+    export.add_argument(
+        "--zulip-migration-status",
+        metavar="JSON",
+        help="with --format zulip: the target Zulip server's migration_status.json, which its"
+        " manage.py import requires",
     )
     export.add_argument("--quiet", action="store_true", help="no progress bar")
     export.add_argument(

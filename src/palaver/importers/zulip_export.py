@@ -14,6 +14,7 @@ REALM_SETTINGS), are left to Zulip's defaults.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -28,12 +29,15 @@ import orjson
 from sqlalchemy import Connection, select
 
 from palaver.importers.model import REALM_SETTINGS
+from palaver.lib.auth_methods import ALL_METHODS
 from palaver.lib.avatars import uploaded_avatar_key
+from palaver.lib.markdown.render import render_markdown
 from palaver.lib.realm_emoji import emoji_storage_key
 from palaver.lib.storage import FileStorage, make_storage
 from palaver.models import Realm, UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.attachments import Attachment, AttachmentMessage
+from palaver.models.bots import BotDefaults
 from palaver.models.channels import (
     STREAM_GROUP_SETTINGS,
     ChannelFolder,
@@ -71,8 +75,6 @@ CLIENT_ID = 1
 # Tables Zulip's import looks for that Palaver has nothing of (or keeps to itself).
 EMPTY_TABLES = (
     "zerver_userprofile_mirrordummy",
-    "zerver_userprofile_crossrealm",
-    "zerver_realmauthenticationmethod",
     "zerver_realmuserdefault",
     "zerver_realmauditlog",
     "zerver_service",
@@ -83,6 +85,20 @@ EMPTY_TABLES = (
     "zerver_useractivityinterval",
     "zerver_userpresence",
 )
+# Zulip's system bots live outside every organization, and an export names them in
+# zerver_userprofile_crossrealm by these addresses (which manage.py import looks up on the
+# new server). A user of the organization with one of them (a Zulip import's system bot)
+# is written there too: as an ordinary user it would be a second account with a system
+# bot's address, which Zulip's lookups of its system bots cannot tell apart.
+ZULIP_SYSTEM_BOT_EMAILS = ("notification-bot@zulip.com", "emailgateway@zulip.com", "welcome-bot@zulip.com")
+# The realm's links to channels, each a key of every zerver_realm row manage.py import reads.
+REALM_CHANNEL_SETTINGS = (
+    "new_stream_announcements_stream",
+    "signup_announcements_stream",
+    "zulip_update_announcements_stream",
+    "moderation_request_channel",
+)
+_UPLOAD_PATH = re.compile(r"/user_uploads/([^\s)\]\"'<>?#]+)")
 
 
 @dataclass
@@ -92,8 +108,19 @@ class ZulipExport:
     seconds: float = 0.0
 
 
-def export_zulip(conn: Connection, realm_id: int, path: Path, *, storage: FileStorage) -> ZulipExport:
-    """Write the tarball to ``path`` (replaced only once complete), reading through ``conn``."""
+def export_zulip(
+    conn: Connection,
+    realm_id: int,
+    path: Path,
+    *,
+    storage: FileStorage,
+    migration_status: bytes | None = None,
+) -> ZulipExport:
+    """Write the tarball to ``path`` (replaced only once complete), reading through ``conn``.
+
+    ``migration_status`` is the target server's migration_status.json, which Zulip's
+    ``manage.py import`` requires (and checks against its own migrations, app by app):
+    only that server can write it."""
     started = time.monotonic()
     realm = conn.execute(select(Realm.__table__).where(Realm.id == realm_id)).mappings().one()
     top = f"zulip-export-{realm['string_id'] or 'root'}"
@@ -103,6 +130,8 @@ def export_zulip(conn: Connection, realm_id: int, path: Path, *, storage: FileSt
         out.mkdir()
         writer = _Writer(conn, realm_id, out, storage)
         result = writer.run(dict(realm))
+        if migration_status is not None:
+            (out / "migration_status.json").write_bytes(migration_status)
         # Created 0600 before a byte is written (as palaver export's archive): it holds every
         # message. The working directory from mkdtemp is the user's alone too.
         partial = path.with_name(path.name + ".partial")
@@ -117,6 +146,19 @@ def export_zulip(conn: Connection, realm_id: int, path: Path, *, storage: FileSt
     result.path = path
     result.seconds = time.monotonic() - started
     return result
+
+
+def _edit_history(value: str | None) -> str | None:
+    """The history with each earlier content's HTML, which Zulip's import requires beside
+    it: an entry that lacks it (Palaver keeps none for imported history) gets the content
+    rendered as plain Markdown."""
+    if not value:
+        return value
+    entries = orjson.loads(value)
+    for entry in entries:
+        if "prev_content" in entry and not entry.get("prev_rendered_content"):
+            entry["prev_rendered_content"] = render_markdown(entry["prev_content"])
+    return orjson.dumps(entries).decode()
 
 
 def _ts(value: Any) -> float | None:
@@ -224,10 +266,18 @@ class _Writer:
         return [dict(r) for r in self.conn.execute(query).mappings()]
 
     def run(self, realm: dict[str, Any]) -> ZulipExport:
-        users = self.rows(select(UserProfile.__table__).where(UserProfile.realm_id == self.realm_id))
+        everyone = self.rows(select(UserProfile.__table__).where(UserProfile.realm_id == self.realm_id))
+        self.system_bots = {
+            u["id"]: u["delivery_email"].lower()
+            for u in everyone
+            if u["is_bot"] and u["delivery_email"].lower() in ZULIP_SYSTEM_BOT_EMAILS
+        }
+        # The organization's own people and bots; the system bots are the new server's.
+        users = [u for u in everyone if u["id"] not in self.system_bots]
         user_ids = {u["id"] for u in users}
         streams = self.rows(select(Stream.__table__).where(Stream.realm_id == self.realm_id))
         stream_recipients = {s["recipient_id"] for s in streams if s["recipient_id"] is not None}
+        disabled = {m for m in realm["disabled_authentication_methods"].split(",") if m}
         tables: dict[str, list[dict[str, Any]]] = {
             "zerver_realm": [
                 {
@@ -239,14 +289,38 @@ class _Writer:
                     "deactivated": realm["deactivated"],
                     **{k: realm[k] for k in REALM_SETTINGS if k in realm},
                     **{k: realm[k] for k in REALM_GROUP_SETTINGS},
+                    **{k: realm[f"{k}_id"] for k in REALM_CHANNEL_SETTINGS},
                 }
             ],
             "zerver_client": [{"id": CLIENT_ID, "name": "palaver"}],
+            # A row for each sign-in method the organization allows: Zulip's import enables
+            # only the methods listed (none listed, nobody could sign in).
+            "zerver_realmauthenticationmethod": [
+                {"id": n, "realm": self.realm_id, "name": name}
+                for n, name in enumerate((m for m in ALL_METHODS if m not in disabled), 1)
+            ],
             **{name: [] for name in EMPTY_TABLES},
         }
-        recipients, subscriptions = self._recipients(users, stream_recipients)
+        recipients, subscriptions = self._recipients(everyone, stream_recipients)
         self.personal = {r["type_id"]: r["id"] for r in recipients if r["type"] == PERSONAL}
-        tables["zerver_userprofile"] = [self._user(u) for u in users]
+        tables["zerver_userprofile_crossrealm"] = [
+            {"id": user_id, "email": email, "recipient_id": self.personal[user_id]}
+            for user_id, email in self.system_bots.items()
+        ]
+        # A system bot's own recipient and subscriptions are the new server's.
+        recipients = [
+            r for r in recipients if not (r["type"] == PERSONAL and r["type_id"] in self.system_bots)
+        ]
+        subscriptions = [s for s in subscriptions if s["user_profile"] not in self.system_bots]
+        for n, sub in enumerate(subscriptions, 1):
+            sub["id"] = n
+        bot_defaults = {
+            d["bot_profile_id"]: d
+            for d in self.rows(
+                select(BotDefaults.__table__).where(BotDefaults.bot_profile_id.in_(list(user_ids)))
+            )
+        }
+        tables["zerver_userprofile"] = [self._user(u, bot_defaults.get(u["id"])) for u in users]
         tables["zerver_stream"] = [self._stream(s) for s in streams]
         tables["zerver_recipient"] = recipients
         tables["zerver_subscription"] = subscriptions
@@ -258,6 +332,15 @@ class _Writer:
             )
         ]
         tables |= self._groups(user_ids)
+        # Zulip's billing permission (Palaver has no billing): its default, the administrators.
+        tables["zerver_realm"][0]["can_manage_billing_group"] = next(
+            (
+                g["usergroup_ptr"]
+                for g in tables["zerver_namedusergroup"]
+                if g["is_system_group"] and g["name"] == "role:administrators"
+            ),
+            None,
+        )
         tables |= self._profile_fields()
         tables["zerver_realmfilter"] = [
             {
@@ -302,6 +385,11 @@ class _Writer:
         tables["zerver_scheduledmessage"] = self._scheduled_messages(
             {s["id"]: s["recipient_id"] for s in streams}
         )
+        # Each file a pending message links (Zulip's import rewrites those links only).
+        self.scheduled_links: dict[str, list[int]] = defaultdict(list)
+        for m in tables["zerver_scheduledmessage"]:
+            for path_id in dict.fromkeys(_UPLOAD_PATH.findall(m["content"])):
+                self.scheduled_links[path_id].append(m["id"])
         messages = self._messages()
         for rows in tables.values():
             rows.sort(key=lambda r: r.get("id", 0))
@@ -317,6 +405,7 @@ class _Writer:
         )
         self.counts |= {
             "users": len(users),
+            "system_bots": len(self.system_bots),
             "channels": len(streams),
             "messages": messages,
             "reactions": self.reactions,
@@ -326,7 +415,8 @@ class _Writer:
 
     # Tables ---------------------------------------------------------------------------------
 
-    def _user(self, u: dict[str, Any]) -> dict[str, Any]:
+    def _user(self, u: dict[str, Any], bot_defaults: dict[str, Any] | None) -> dict[str, Any]:
+        # Every key manage.py import reads by name is present (None where Palaver has none).
         return {
             "id": u["id"],
             "realm": self.realm_id,
@@ -346,6 +436,14 @@ class _Writer:
             "avatar_source": u["avatar_source"],
             "avatar_version": u["avatar_version"],
             "recipient": self.personal.get(u["id"]),
+            "last_reminder": None,
+            "last_active_message_id": None,
+            "default_sending_stream": bot_defaults and bot_defaults["default_sending_stream_id"],
+            "default_events_register_stream": bot_defaults
+            and bot_defaults["default_events_register_stream_id"],
+            "default_all_public_streams": bool(bot_defaults and bot_defaults["default_all_public_streams"]),
+            "user_permissions": [],
+            "groups": [],
         }
 
     def _stream(self, s: dict[str, Any]) -> dict[str, Any]:
@@ -470,6 +568,7 @@ class _Writer:
             "zerver_usergroup": [{"id": g["id"], "realm": self.realm_id} for g in groups],
             "zerver_namedusergroup": [
                 {
+                    "id": g["id"],
                     "usergroup_ptr": g["id"],
                     "realm_for_sharding": self.realm_id,
                     "name": g["name"],
@@ -528,6 +627,7 @@ class _Writer:
                     "rendered_value": v["rendered_value"],
                 }
                 for v in values
+                if v["user_profile_id"] not in self.system_bots
             ],
         }
 
@@ -688,6 +788,7 @@ class _Writer:
                             "flags_mask": int(um["flags"]),
                         }
                         for um in user_messages
+                        if um["user_profile_id"] not in self.system_bots
                     ],
                 },
             )
@@ -710,7 +811,7 @@ class _Writer:
             "rendered_content_version": m["rendered_content_version"],
             "date_sent": _ts(m["date_sent"]),
             "last_edit_time": _ts(m["last_edit_time"]),
-            "edit_history": m["edit_history"],
+            "edit_history": _edit_history(m["edit_history"]),
             "has_attachment": m["has_attachment"],
             "has_image": m["has_image"],
             "has_link": m["has_link"],
@@ -793,7 +894,7 @@ class _Writer:
             "is_realm_public": True,
             "is_web_public": False,
             "messages": message_ids,
-            "scheduled_messages": [],
+            "scheduled_messages": self.scheduled_links.get(a["path_id"], []),
         }
 
     def _emoji_files(self, emoji: list[dict[str, Any]]) -> None:
@@ -836,6 +937,8 @@ class _Writer:
                     {
                         "realm_id": self.realm_id,
                         "user_profile_id": u["id"],
+                        # Zulip names the file it writes after the user's ID and this version.
+                        "avatar_version": u["avatar_version"],
                         "user_profile_email": u["delivery_email"],
                         "s3_path": path,
                         "path": path,
@@ -848,9 +951,11 @@ class _Writer:
         self.counts["avatars"] = len(records) // 2
 
 
-def export_zulip_realm(services: Services, realm_id: int, path: Path) -> ZulipExport:
+def export_zulip_realm(
+    services: Services, realm_id: int, path: Path, *, migration_status: bytes | None = None
+) -> ZulipExport:
     """``export_zulip`` from one consistent snapshot of the server's database."""
     storage = make_storage(services.settings)
     options: dict[str, Any] = {} if services.settings.is_sqlite else {"isolation_level": "REPEATABLE READ"}
     with services.db.engine.connect().execution_options(**options) as conn, conn.begin():
-        return export_zulip(conn, realm_id, path, storage=storage)
+        return export_zulip(conn, realm_id, path, storage=storage, migration_status=migration_status)
