@@ -185,3 +185,28 @@ def test_the_sign_in_methods_allowed_are_listed(run_import: RunImport, tmp_path:
     written = _export(run_import, imported, tmp_path)
     names = [m["name"] for m in written["zerver_realmauthenticationmethod"]]
     assert "Email" in names and "GitHub" not in names and "SAML" not in names
+
+
+def test_edit_history_visibility_is_zulips_policy(run_import: RunImport, tmp_path: Path) -> None:
+    # Zulip's Realm lost allow_edit_history in 11.0 (migration 0678); Realm(**row) refuses
+    # a key its model lacks. message_edit_history_visibility_policy took its place.
+    imported = _imported(run_import, tmp_path)
+    assert (
+        _export(run_import, imported, tmp_path)["zerver_realm"][0]["message_edit_history_visibility_policy"]
+        == 1
+    )
+    with imported.server.services.db.session() as session:
+        realm = session.scalars(select(Realm).where(Realm.string_id == "trip")).one()
+        realm.allow_edit_history = False
+        session.commit()
+    back = tmp_path / "back.tar.gz"
+    written = _export(run_import, imported, tmp_path)
+    row = written["zerver_realm"][0]
+    assert "allow_edit_history" not in row
+    assert row["message_edit_history_visibility_policy"] == 3
+    # And Palaver reads the policy from such an export.
+    again = run_import(f"import-from zulip {back} --string-id again", None)
+    assert again.code == 0, again
+    with again.server.services.db.session() as session:
+        realm = session.scalars(select(Realm).where(Realm.string_id == "again")).one()
+        assert realm.allow_edit_history is False

@@ -84,6 +84,17 @@ _MESSAGE_FILE = re.compile(r"^messages-(\d+)\.json$")
 _READ_SIZE = 8192
 
 
+def _realm_settings(realm: dict[str, Any]) -> dict[str, Any]:
+    """The settings Palaver shares with Zulip. Zulip 11.0 replaced allow_edit_history with
+    message_edit_history_visibility_policy (all 1, moves only 2, none 3); Palaver shows all
+    of a history or none of it, so only "all" keeps it shown."""
+    settings = {k: realm[k] for k in REALM_SETTINGS if realm.get(k) is not None}
+    policy = realm.get("message_edit_history_visibility_policy")
+    if "allow_edit_history" not in settings and policy is not None:
+        settings["allow_edit_history"] = policy == 1
+    return settings
+
+
 def read_zulip(bundle: Bundle) -> ImportSource:
     if not bundle.has("realm.json"):
         raise ImportInputError(f"{bundle.path}: realm.json is missing (not a Zulip export?)")
@@ -154,7 +165,7 @@ def read_zulip(bundle: Bundle) -> ImportSource:
         source="zulip",
         name=str(realm.get("name") or realm.get("string_id") or "Imported from Zulip"),
         description=str(realm.get("description") or ""),
-        realm_settings={k: realm[k] for k in REALM_SETTINGS if realm.get(k) is not None},
+        realm_settings=_realm_settings(realm),
         users=users,
         channels=channels,
         emoji=_emoji(bundle, report),

@@ -287,7 +287,10 @@ class _Writer:
                     "description": realm["description"],
                     "date_created": _ts(realm["date_created"]),
                     "deactivated": realm["deactivated"],
-                    **{k: realm[k] for k in REALM_SETTINGS if k in realm},
+                    **{k: realm[k] for k in REALM_SETTINGS if k in realm and k != "allow_edit_history"},
+                    # Zulip's Realm has no allow_edit_history since 11.0 (migration 0678):
+                    # this policy, all (1) or none (3), replaced it.
+                    "message_edit_history_visibility_policy": 1 if realm["allow_edit_history"] else 3,
                     **{k: realm[k] for k in REALM_GROUP_SETTINGS},
                     **{k: realm[f"{k}_id"] for k in REALM_CHANNEL_SETTINGS},
                 }
