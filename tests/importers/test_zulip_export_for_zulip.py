@@ -12,7 +12,7 @@ import orjson
 from sqlalchemy import select
 
 from palaver.models import Realm, UserProfile
-from palaver.models.bots import BotDefaults
+from palaver.models.bots import BotDefaults, BotService
 from palaver.models.channels import Stream
 from tests.importers.conftest import Imported, RunImport
 from tests.importers.test_zulip_round_trip import read_tarball
@@ -210,3 +210,31 @@ def test_edit_history_visibility_is_zulips_policy(run_import: RunImport, tmp_pat
     with again.server.services.db.session() as session:
         realm = session.scalars(select(Realm).where(Realm.string_id == "again")).one()
         assert realm.allow_edit_history is False
+
+
+def test_outgoing_webhook_bots_keep_their_endpoint(run_import: RunImport, tmp_path: Path) -> None:
+    # Zulip's import reads zerver_service (and gives each a new token); without it an
+    # outgoing-webhook bot arrives delivering nowhere.
+    imported = _imported(run_import, tmp_path)
+    with imported.server.services.db.session() as session:
+        bot = session.scalars(select(UserProfile).where(UserProfile.email.like("feed-bot@%"))).one()
+        session.add(
+            BotService(
+                bot_profile_id=bot.id,
+                name="feed",
+                base_url="https://hooks.example.com/feed",
+                token="secret-token",
+                interface=2,
+            )
+        )
+        session.commit()
+        bot_id = bot.id
+    written = _export(run_import, imported, tmp_path)
+    (service,) = written["zerver_service"]
+    assert service["user_profile"] == bot_id
+    assert (service["name"], service["base_url"], service["interface"]) == (
+        "feed",
+        "https://hooks.example.com/feed",
+        2,
+    )
+    assert "secret-token" not in written["files"]["realm.json"].decode()

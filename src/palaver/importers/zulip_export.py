@@ -37,7 +37,7 @@ from palaver.lib.storage import FileStorage, make_storage
 from palaver.models import Realm, UserProfile
 from palaver.models.alert_words import AlertWord
 from palaver.models.attachments import Attachment, AttachmentMessage
-from palaver.models.bots import BotDefaults
+from palaver.models.bots import BotDefaults, BotService
 from palaver.models.channels import (
     STREAM_GROUP_SETTINGS,
     ChannelFolder,
@@ -77,7 +77,6 @@ EMPTY_TABLES = (
     "zerver_userprofile_mirrordummy",
     "zerver_realmuserdefault",
     "zerver_realmauditlog",
-    "zerver_service",
     "zerver_botstoragedata",
     "zerver_botconfigdata",
     "zerver_onboardingstep",
@@ -324,6 +323,22 @@ class _Writer:
             )
         }
         tables["zerver_userprofile"] = [self._user(u, bot_defaults.get(u["id"])) for u in users]
+        # Outgoing-webhook bots' endpoints. The token stays behind: Zulip's import gives each
+        # service a new one (fix_service_tokens), which its receiver learns anew either way.
+        tables["zerver_service"] = [
+            {
+                "id": b["id"],
+                "user_profile": b["bot_profile_id"],
+                "name": b["name"],
+                "base_url": b["base_url"],
+                "token": "",
+                "interface": b["interface"],
+            }
+            for b in self.rows(
+                select(BotService.__table__).where(BotService.bot_profile_id.in_(list(user_ids)))
+            )
+        ]
+        self.counts["bot_services"] = len(tables["zerver_service"])
         tables["zerver_stream"] = [self._stream(s) for s in streams]
         tables["zerver_recipient"] = recipients
         tables["zerver_subscription"] = subscriptions
