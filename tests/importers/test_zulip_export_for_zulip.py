@@ -11,6 +11,9 @@ from typing import Any
 import orjson
 from sqlalchemy import select
 
+from palaver.actions.email_gateway import get_or_create_email_gateway_bot
+from palaver.actions.notification_bot import get_or_create_notification_bot
+from palaver.lib.realm import realm_email_host
 from palaver.models import Realm, UserProfile
 from palaver.models.bots import BotDefaults, BotService
 from palaver.models.channels import Stream
@@ -238,3 +241,33 @@ def test_outgoing_webhook_bots_keep_their_endpoint(run_import: RunImport, tmp_pa
         2,
     )
     assert "secret-token" not in written["files"]["realm.json"].decode()
+
+
+def test_the_organizations_own_system_bots_are_zulips(run_import: RunImport, tmp_path: Path) -> None:
+    # Palaver keeps a Notification Bot (and an Email Gateway bot) in each organization where
+    # Zulip has one system bot for all: the export names Zulip's, by its address.
+    imported = _imported(run_import, tmp_path)
+    settings = imported.server.services.settings
+    with imported.server.services.db.session() as session:
+        realm = session.scalars(select(Realm).where(Realm.string_id == "trip")).one()
+        host = realm_email_host(settings, realm)
+        notices = get_or_create_notification_bot(session, realm, host)
+        gateway = get_or_create_email_gateway_bot(session, realm, host)
+        session.commit()
+        ids = {"notices": notices.id, "gateway": gateway.id}
+    written = _export(run_import, imported, tmp_path)
+    crossrealm = {u["id"]: u["email"] for u in written["zerver_userprofile_crossrealm"]}
+    assert crossrealm[ids["notices"]] == "notification-bot@zulip.com"
+    assert crossrealm[ids["gateway"]] == "emailgateway@zulip.com"
+    assert not {u["id"] for u in written["zerver_userprofile"]} & set(crossrealm)
+
+    # A bot someone owns is theirs, whatever its address.
+    with imported.server.services.db.session() as session:
+        bot = session.get(UserProfile, ids["gateway"])
+        assert bot is not None
+        bot.bot_owner_id = session.scalars(
+            select(UserProfile.id).where(UserProfile.email == "iago@zulip.test")
+        ).one()
+        session.commit()
+    written = _export(run_import, imported, tmp_path)
+    assert ids["gateway"] in {u["id"] for u in written["zerver_userprofile"]}

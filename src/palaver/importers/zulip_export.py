@@ -28,10 +28,13 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, select
 
+from palaver.actions.email_gateway import EMAIL_GATEWAY_LOCAL_PART
 from palaver.importers.model import REALM_SETTINGS
 from palaver.lib.auth_methods import ALL_METHODS
 from palaver.lib.avatars import uploaded_avatar_key
 from palaver.lib.markdown.render import render_markdown
+from palaver.lib.notification_bot import notification_bot_email
+from palaver.lib.realm import realm_email_host
 from palaver.lib.realm_emoji import emoji_storage_key
 from palaver.lib.storage import FileStorage, make_storage
 from palaver.models import Realm, UserProfile
@@ -89,7 +92,8 @@ EMPTY_TABLES = (
 # new server). A user of the organization with one of them (a Zulip import's system bot)
 # is written there too: as an ordinary user it would be a second account with a system
 # bot's address, which Zulip's lookups of its system bots cannot tell apart.
-ZULIP_SYSTEM_BOT_EMAILS = ("notification-bot@zulip.com", "emailgateway@zulip.com", "welcome-bot@zulip.com")
+NOTIFICATION_BOT, EMAIL_GATEWAY_BOT = "notification-bot@zulip.com", "emailgateway@zulip.com"
+ZULIP_SYSTEM_BOT_EMAILS = (NOTIFICATION_BOT, EMAIL_GATEWAY_BOT, "welcome-bot@zulip.com")
 # The realm's links to channels, each a key of every zerver_realm row manage.py import reads.
 REALM_CHANNEL_SETTINGS = (
     "new_stream_announcements_stream",
@@ -114,12 +118,15 @@ def export_zulip(
     *,
     storage: FileStorage,
     migration_status: bytes | None = None,
+    realm_bots: dict[str, str] | None = None,
 ) -> ZulipExport:
     """Write the tarball to ``path`` (replaced only once complete), reading through ``conn``.
 
     ``migration_status`` is the target server's migration_status.json, which Zulip's
     ``manage.py import`` requires (and checks against its own migrations, app by app):
-    only that server can write it."""
+    only that server can write it. ``realm_bots`` maps the addresses of the organization's
+    own system bots (its Notification Bot, its Email Gateway) to the Zulip system bot each
+    stands for: they are written as that one."""
     started = time.monotonic()
     realm = conn.execute(select(Realm.__table__).where(Realm.id == realm_id)).mappings().one()
     top = f"zulip-export-{realm['string_id'] or 'root'}"
@@ -127,7 +134,7 @@ def export_zulip(
     try:
         out = work / top
         out.mkdir()
-        writer = _Writer(conn, realm_id, out, storage)
+        writer = _Writer(conn, realm_id, out, storage, realm_bots or {})
         result = writer.run(dict(realm))
         if migration_status is not None:
             (out / "migration_status.json").write_bytes(migration_status)
@@ -256,8 +263,11 @@ class _Writer:
             ],
         }
 
-    def __init__(self, conn: Connection, realm_id: int, out: Path, storage: FileStorage) -> None:
+    def __init__(
+        self, conn: Connection, realm_id: int, out: Path, storage: FileStorage, realm_bots: dict[str, str]
+    ) -> None:
         self.conn, self.realm_id, self.out, self.storage = conn, realm_id, out, storage
+        self.realm_bots = {k.lower(): v for k, v in realm_bots.items()}
         self.counts: dict[str, int] = {}
         self.reactions = 0
 
@@ -266,11 +276,15 @@ class _Writer:
 
     def run(self, realm: dict[str, Any]) -> ZulipExport:
         everyone = self.rows(select(UserProfile.__table__).where(UserProfile.realm_id == self.realm_id))
-        self.system_bots = {
-            u["id"]: u["delivery_email"].lower()
-            for u in everyone
-            if u["is_bot"] and u["delivery_email"].lower() in ZULIP_SYSTEM_BOT_EMAILS
-        }
+        self.system_bots: dict[int, str] = {}
+        for u in everyone:
+            email = u["delivery_email"].lower()
+            if not u["is_bot"]:
+                continue
+            if email in ZULIP_SYSTEM_BOT_EMAILS:
+                self.system_bots[u["id"]] = email
+            elif email in self.realm_bots and u["bot_owner_id"] is None:
+                self.system_bots[u["id"]] = self.realm_bots[email]
         # The organization's own people and bots; the system bots are the new server's.
         users = [u for u in everyone if u["id"] not in self.system_bots]
         user_ids = {u["id"] for u in users}
@@ -974,6 +988,16 @@ def export_zulip_realm(
 ) -> ZulipExport:
     """``export_zulip`` from one consistent snapshot of the server's database."""
     storage = make_storage(services.settings)
+    with services.db.session() as session:
+        realm = session.get(Realm, realm_id)
+        assert realm is not None
+        host = realm_email_host(services.settings, realm)
+    realm_bots = {
+        notification_bot_email(host): NOTIFICATION_BOT,
+        f"{EMAIL_GATEWAY_LOCAL_PART}@{host}": EMAIL_GATEWAY_BOT,
+    }
     options: dict[str, Any] = {} if services.settings.is_sqlite else {"isolation_level": "REPEATABLE READ"}
     with services.db.engine.connect().execution_options(**options) as conn, conn.begin():
-        return export_zulip(conn, realm_id, path, storage=storage, migration_status=migration_status)
+        return export_zulip(
+            conn, realm_id, path, storage=storage, migration_status=migration_status, realm_bots=realm_bots
+        )
