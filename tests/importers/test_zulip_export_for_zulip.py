@@ -17,6 +17,8 @@ from palaver.lib.realm import realm_email_host
 from palaver.models import Realm, UserProfile
 from palaver.models.bots import BotDefaults, BotService
 from palaver.models.channels import Stream
+from tests.helpers import assert_json_success
+from tests.images import decode, image_bytes
 from tests.importers.conftest import Imported, RunImport
 from tests.importers.test_zulip_round_trip import read_tarball
 from tests.importers.zulip_export import export
@@ -271,3 +273,31 @@ def test_the_organizations_own_system_bots_are_zulips(run_import: RunImport, tmp
         session.commit()
     written = _export(run_import, imported, tmp_path)
     assert ids["gateway"] in {u["id"] for u in written["zerver_userprofile"]}
+
+
+def test_the_organizations_pictures_come_along(run_import: RunImport, tmp_path: Path) -> None:
+    # Zulip's import copies realm_icons/ to <realm>/realm/<name> and serves it when the
+    # realm row's source is "U" (at its version).
+    imported = _imported(run_import, tmp_path)
+    api, iago = imported.api(), imported.user("Iago")
+    assert_json_success(
+        api.post(iago, "realm/icon", files={"f": ("i.png", image_bytes(120, 120), "image/png")})
+    )
+    assert_json_success(
+        api.post(
+            iago, "realm/logo", {"night": "true"}, files={"f": ("l.png", image_bytes(400, 100), "image/png")}
+        )
+    )
+    written = _export(run_import, imported, tmp_path)
+    row = written["zerver_realm"][0]
+    assert (row["icon_source"], row["logo_source"], row["night_logo_source"]) == ("U", "D", "U")
+    assert row["icon_version"] == 2 and row["night_logo_version"] == 2
+    records = orjson.loads(written["files"]["realm_icons/records.json"])
+    realm_id = row["id"]
+    names = [
+        f"{realm_id}/realm/{n}"
+        for n in ("icon.original", "icon.png", "night_logo.original", "night_logo.png")
+    ]
+    assert sorted(r["path"] for r in records) == names
+    for name in names:
+        assert decode(written["files"][f"realm_icons/{name}"]).size[1] in (100, 120)

@@ -36,6 +36,7 @@ from palaver.lib.markdown.render import render_markdown
 from palaver.lib.notification_bot import notification_bot_email
 from palaver.lib.realm import realm_email_host
 from palaver.lib.realm_emoji import emoji_storage_key
+from palaver.lib.realm_images import DEFAULT_ICON, DEFAULT_LOGO, UPLOADED, icon_key, logo_key
 from palaver.lib.storage import FileStorage, make_storage
 from palaver.models import Realm, UserProfile
 from palaver.models.alert_words import AlertWord
@@ -94,6 +95,8 @@ EMPTY_TABLES = (
 # bot's address, which Zulip's lookups of its system bots cannot tell apart.
 NOTIFICATION_BOT, EMAIL_GATEWAY_BOT = "notification-bot@zulip.com", "emailgateway@zulip.com"
 ZULIP_SYSTEM_BOT_EMAILS = (NOTIFICATION_BOT, EMAIL_GATEWAY_BOT, "welcome-bot@zulip.com")
+# The organization's pictures: Zulip's names for the sources and versions, and the files.
+REALM_IMAGES = ("icon", "logo", "night_logo")
 # The realm's links to channels, each a key of every zerver_realm row manage.py import reads.
 REALM_CHANNEL_SETTINGS = (
     "new_stream_announcements_stream",
@@ -306,6 +309,11 @@ class _Writer:
                     "message_edit_history_visibility_policy": 1 if realm["allow_edit_history"] else 3,
                     **{k: realm[k] for k in REALM_GROUP_SETTINGS},
                     **{k: realm[f"{k}_id"] for k in REALM_CHANNEL_SETTINGS},
+                    **{
+                        f"{k}_{part}": realm[f"{k}_{part}"]
+                        for k in REALM_IMAGES
+                        for part in ("source", "version")
+                    },
                 }
             ],
             "zerver_client": [{"id": CLIENT_ID, "name": "palaver"}],
@@ -430,7 +438,7 @@ class _Writer:
         self._attachments()
         self._emoji_files(emoji)
         self._avatars(users)
-        _write(self.out / "realm_icons" / "records.json", [])
+        self._realm_images(realm, tables["zerver_realm"][0])
         _write(
             self.out / "analytics.json",
             {"analytics_realmcount": [], "analytics_streamcount": [], "analytics_usercount": []},
@@ -950,6 +958,26 @@ class _Writer:
                 }
             )
         _write(self.out / "emoji" / "records.json", records)
+
+    def _realm_images(self, realm: dict[str, Any], row: dict[str, Any]) -> None:
+        """The uploaded icon and logos, as Zulip keeps them: <realm>/realm/<name>.png and
+        .original (an image whose file is gone is its default again)."""
+        records = []
+        for name in REALM_IMAGES:
+            if realm[f"{name}_source"] != UPLOADED:
+                continue
+            key = icon_key(self.realm_id) if name == "icon" else logo_key(self.realm_id, night=name != "logo")
+            data = self.storage.read(key)
+            if data is None:
+                row[f"{name}_source"] = DEFAULT_ICON if name == "icon" else DEFAULT_LOGO
+                continue
+            for suffix in (".original", ".png"):
+                path = f"{self.realm_id}/realm/{name}{suffix}"
+                (self.out / "realm_icons" / path).parent.mkdir(parents=True, exist_ok=True)
+                (self.out / "realm_icons" / path).write_bytes(data)
+                records.append({"realm_id": self.realm_id, "path": path, "s3_path": path})
+        _write(self.out / "realm_icons" / "records.json", records)
+        self.counts["realm_images"] = len(records) // 2
 
     def _avatars(self, users: list[dict[str, Any]]) -> None:
         """Each uploaded picture, as Zulip names them: <realm>/<hash>.png and .original."""
