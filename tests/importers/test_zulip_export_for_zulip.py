@@ -301,3 +301,10 @@ def test_the_organizations_pictures_come_along(run_import: RunImport, tmp_path: 
     assert sorted(r["path"] for r in records) == names
     for name in names:
         assert decode(written["files"][f"realm_icons/{name}"]).size[1] in (100, 120)
+
+
+def test_zulip_makes_the_subscription_history(run_import: RunImport, tmp_path: Path) -> None:
+    # Only when realm.json has no zerver_realmauditlog does Zulip's import write the
+    # subscription_created entries its soft deactivation reads (create_subscription_events).
+    written = _export(run_import, _imported(run_import, tmp_path), tmp_path)
+    assert "zerver_realmauditlog" not in written

@@ -76,11 +76,13 @@ from palaver.timeutil import epoch_seconds
 MESSAGES_PER_FILE = 1000
 PERSONAL, STREAM, HUDDLE = 1, 2, 3
 CLIENT_ID = 1
-# Tables Zulip's import looks for that Palaver has nothing of (or keeps to itself).
+# Tables Zulip's import looks for that Palaver has nothing of (or keeps to itself). There is
+# no zerver_realmauditlog: without one Zulip's import writes a subscription_created entry
+# for each channel subscription, which its soft deactivation needs to give a returning
+# user the messages sent meanwhile (an empty list would stand for "no history at all").
 EMPTY_TABLES = (
     "zerver_userprofile_mirrordummy",
     "zerver_realmuserdefault",
-    "zerver_realmauditlog",
     "zerver_botstoragedata",
     "zerver_botconfigdata",
     "zerver_onboardingstep",
