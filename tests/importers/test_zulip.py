@@ -102,6 +102,8 @@ def test_zulip_export_imports(run_import: RunImport, tmp_path: Path) -> None:
     assert edited["last_edit_timestamp"] == 1704194600
     history = assert_json_success(api.get(iago, f"messages/{edited['id']}/history"))["message_history"]
     assert [h["content"] for h in history] == ["This was wrong", "This was edited"]
+    assert [h["rendered_content"] for h in history] == ["<p>This was wrong</p>", "<p>This was edited</p>"]
+    assert 'highlight_text_deleted">wrong' in history[1]["content_html_diff"]
 
     events = _messages(imported, "Iago", [*denmark, {"operator": "topic", "operand": "channel events"}])
     assert events[0]["sender_full_name"] == "Notification Bot"

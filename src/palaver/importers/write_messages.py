@@ -145,7 +145,7 @@ def _prepare(ctx: WriteContext, message: ImportedMessage) -> _Prepared | None:
         "rendered_content_version": 1,
         "date_sent": message.date_sent,
         "last_edit_time": message.last_edit_time,
-        "edit_history": _edit_history(ctx, message),
+        "edit_history": _edit_history(ctx, message, sender_id),
         "has_attachment": bool(attachment_ids) or rendered.has_attachment,
         "has_image": rendered.has_image,
         "has_link": rendered.has_link,
@@ -283,12 +283,18 @@ def _reactions(ctx: WriteContext, message: ImportedMessage, message_id: int) -> 
     return list(rows.values())
 
 
-def _edit_history(ctx: WriteContext, message: ImportedMessage) -> str | None:
+def _edit_history(ctx: WriteContext, message: ImportedMessage, sender_id: int) -> str | None:
+    """The source's edit history by the new IDs. An earlier text is rendered again here, as
+    the message itself is (the source's HTML names its own users and channels): the
+    history view shows and diffs that HTML."""
     if not message.edits:
         return None
     entries = []
     for edit in message.edits:
         entry = {k: v for k, v in edit.items() if k != "prev_rendered_content"}
+        if isinstance(entry.get("prev_content"), str):
+            context = ctx.sender_context(sender_id)
+            entry["prev_rendered_content"] = render_message(entry["prev_content"], context).html
         if "user_id" in entry:
             entry["user_id"] = ctx.user_ids.get(str(entry["user_id"]))
         for key in ("stream", "prev_stream"):
