@@ -6,10 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from sqlalchemy import select
 
 from palaver.importers.bundle import Bundle
 from palaver.importers.model import ImportedGroupSetting
 from palaver.importers.zulip import read_zulip
+from palaver.models.bots import BotService
 from tests.helpers import assert_json_success
 from tests.importers.conftest import Imported, RunImport
 from tests.importers.zulip_export import MINUTES, NOTES, SCHEDULED_AT, export
@@ -43,6 +45,13 @@ def test_zulip_export_imports(run_import: RunImport, tmp_path: Path) -> None:
     }
     assert people["Old User"]["is_active"] is False
     assert people["Feed Bot"]["is_bot"] is True and people["Feed Bot"]["bot_owner_id"] == iago.id
+    # An outgoing-webhook bot keeps its endpoint, with a new secret.
+    assert people["Feed Bot"]["bot_type"] == 3
+    assert "bot endpoints: 1" in imported.out
+    with imported.server.services.db.session() as session:
+        service = session.scalars(select(BotService)).one()
+        assert (service.name, service.base_url) == ("feed", "https://feeds.example.net/zulip")
+        assert service.token and service.token != "old-secret"
     assert people["Notification Bot"]["is_bot"] is True
     assert people["King Hamlet"]["timezone"] == "Europe/Copenhagen"
     # Hamlet's uploaded picture came along.

@@ -223,15 +223,10 @@ def test_outgoing_webhook_bots_keep_their_endpoint(run_import: RunImport, tmp_pa
     imported = _imported(run_import, tmp_path)
     with imported.server.services.db.session() as session:
         bot = session.scalars(select(UserProfile).where(UserProfile.email.like("feed-bot@%"))).one()
-        session.add(
-            BotService(
-                bot_profile_id=bot.id,
-                name="feed",
-                base_url="https://hooks.example.com/feed",
-                token="secret-token",
-                interface=2,
-            )
-        )
+        # The fixture's bot came with its endpoint; it is given another one here.
+        service = session.scalars(select(BotService).where(BotService.bot_profile_id == bot.id)).one()
+        service.base_url = "https://hooks.example.com/feed"
+        service.token, service.interface = "secret-token", 2
         session.commit()
         bot_id = bot.id
     written = _export(run_import, imported, tmp_path)

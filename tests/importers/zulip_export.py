@@ -152,7 +152,7 @@ def user_row(user_id: int) -> dict[str, Any]:
         "full_name": name,
         "role": role,
         "is_bot": is_bot,
-        "bot_type": 1 if is_bot else None,
+        "bot_type": 3 if is_bot else None,  # an outgoing-webhook bot (zerver_service below)
         "bot_owner": 5 if is_bot else None,
         "is_active": active,
         "is_mirror_dummy": False,
@@ -369,6 +369,16 @@ def realm_tables() -> dict[str, list[dict[str, Any]]]:
             }
         ],
         "zerver_userprofile": [user_row(u) for u in USERS],
+        "zerver_service": [
+            {
+                "id": 1,
+                "user_profile": 10,
+                "name": "feed",
+                "base_url": "https://feeds.example.net/zulip",
+                "token": "old-secret",
+                "interface": 1,
+            }
+        ],
         "zerver_userprofile_mirrordummy": [],
         "zerver_userprofile_crossrealm": [
             {"email": "notification-bot@zulip.com", "id": 1, "recipient_id": 1}

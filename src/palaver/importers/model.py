@@ -64,6 +64,19 @@ class ImportedUser:
     avatar: Callable[[], bytes | None] | None = None
     # The person's own settings by Palaver's names (Zulip's); the writer keeps the valid ones.
     settings: dict[str, Any] = field(default_factory=dict)
+    # A bot's kind (Palaver's BotType numbers, Zulip's), when the source has kinds.
+    bot_type: int | None = None
+    # An outgoing-webhook or embedded bot's services.
+    services: list[ImportedBotService] = field(default_factory=list)
+
+
+@dataclass
+class ImportedBotService:
+    """Where an outgoing-webhook bot's messages go (an embedded bot: its handler's name)."""
+
+    name: str
+    base_url: str
+    interface: int = 1
 
 
 @dataclass
@@ -342,6 +355,7 @@ class Summary:
     default_channels: int = 0
     realm_domains: int = 0
     playgrounds: int = 0
+    bot_services: int = 0
     realm_id: int | None = None
     seconds: float = 0.0
 
@@ -373,6 +387,7 @@ class Summary:
             ("default channels", self.default_channels),
             ("email domains", self.realm_domains),
             ("code playgrounds", self.playgrounds),
+            ("bot endpoints", self.bot_services),
         )
         out += [f"{label}: {count}" for label, count in extras if count]
         if report.skipped:

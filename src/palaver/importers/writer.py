@@ -46,6 +46,8 @@ from palaver.importers.model import (
 from palaver.importers.threads import ScratchMap
 from palaver.importers.write_context import WriteContext, table_of
 from palaver.lib.avatars import uploaded_avatar_key
+from palaver.lib.bots import check_interface_type, check_payload_url
+from palaver.lib.embedded_bots import check_embedded_bot
 from palaver.lib.exceptions import JsonableError
 from palaver.lib.group_settings import (
     AnonymousGroupValue,
@@ -61,6 +63,7 @@ from palaver.lib.user_settings import setting_specs
 from palaver.lib.users import api_email_for, check_email
 from palaver.models import Realm, RealmUserDefault, Role, UserProfile
 from palaver.models.attachments import Attachment, AttachmentMessage
+from palaver.models.bots import BotService
 from palaver.models.channels import Stream, Subscription
 from palaver.models.groups import UserGroupMembership
 from palaver.models.messages import Message, Reaction, UserMessage
@@ -266,7 +269,7 @@ def _add_users(ctx: WriteContext, users: list[ImportedUser]) -> None:
             full_name=spec.full_name,
             role=Role.MEMBER if spec.is_bot else spec.role,
             is_bot=spec.is_bot,
-            bot_type=BotType.GENERIC if spec.is_bot else None,
+            bot_type=_bot_type(ctx, spec) if spec.is_bot else None,
             is_active=spec.is_active,
             timezone=spec.timezone,
             api_key=generate_api_key(),
@@ -292,6 +295,22 @@ def _add_users(ctx: WriteContext, users: list[ImportedUser]) -> None:
             user.bot_owner_id = owner_id
     if memberships:
         session.execute(insert(table_of(UserGroupMembership)), memberships)
+    services = [
+        {
+            "bot_profile_id": user.id,
+            "name": service.name[:100],
+            "base_url": service.base_url,
+            # A new secret: the receiver learns it anew, as after Zulip's own import.
+            "token": generate_api_key(),
+            "interface": service.interface,
+        }
+        for user, spec in created
+        if user.bot_type in (BotType.OUTGOING_WEBHOOK, BotType.EMBEDDED)
+        for service in spec.services
+    ]
+    if services:
+        session.execute(insert(table_of(BotService)), services)
+    ctx.summary.bot_services = len(services)
     session.flush()
 
 
@@ -446,6 +465,30 @@ def _analyze(session: Session) -> None:
     with raw.cursor() as cursor:
         cursor.execute("ANALYZE " + ", ".join(table_of(model).name for model in _ANALYZED))
     session.commit()
+
+
+def _bot_type(ctx: WriteContext, spec: ImportedUser) -> int:
+    """The bot's kind, as Palaver would have accepted it: an outgoing-webhook bot needs an
+    endpoint that is a URL, an embedded bot one of Palaver's handlers; others (counted)
+    come in as generic bots, whose API keys work as before."""
+    kind = spec.bot_type or BotType.GENERIC
+    try:
+        if kind not in set(BotType):
+            raise JsonableError("unknown kind")
+        if kind == BotType.OUTGOING_WEBHOOK:
+            if not spec.services:
+                raise JsonableError("no endpoint")
+            for service in spec.services:
+                check_payload_url("base_url", service.base_url)
+                check_interface_type(service.interface)
+        if kind == BotType.EMBEDDED:
+            if len(spec.services) != 1:
+                raise JsonableError("no handler")
+            check_embedded_bot(spec.services[0].name, None)
+    except JsonableError as e:
+        ctx.report.skip(f"bot kind refused ({e.msg}; imported as a generic bot)", spec.key)
+        return int(BotType.GENERIC)
+    return int(kind)
 
 
 def _pick_owner(users: list[ImportedUser]) -> ImportedUser:

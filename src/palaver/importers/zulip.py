@@ -36,6 +36,7 @@ from palaver.importers.bundle import Bundle
 from palaver.importers.model import (
     REALM_SETTINGS,
     ImportedAlertWord,
+    ImportedBotService,
     ImportedChannel,
     ImportedChannelFolder,
     ImportedEmoji,
@@ -395,6 +396,14 @@ def _ref(row: dict[str, Any], name: str) -> int:
 
 def _users(bundle: Bundle, data: _Tables) -> list[ImportedUser]:
     avatars = _avatar_paths(bundle)
+    services: dict[int, list[ImportedBotService]] = {}
+    for row in data.stream("zerver_service"):
+        service = ImportedBotService(
+            name=str(row.get("name") or ""),
+            base_url=str(row.get("base_url") or ""),
+            interface=int(row.get("interface") or 1),
+        )
+        services.setdefault(int(row["user_profile"]), []).append(service)
     users = []
     for table, active in (("zerver_userprofile", None), ("zerver_userprofile_mirrordummy", False)):
         for row in data.stream(table):
@@ -413,6 +422,8 @@ def _users(bundle: Bundle, data: _Tables) -> list[ImportedUser]:
                     bot_owner=str(row["bot_owner"]) if row.get("bot_owner") else None,
                     avatar=functools.partial(bundle.read_optional, f"avatars/{path}") if path else None,
                     settings={k: row[k] for k in setting_specs() if k in row},
+                    bot_type=int(row["bot_type"]) if row.get("is_bot") and row.get("bot_type") else None,
+                    services=services.get(int(row["id"]), []),
                 )
             )
     # The old server's system bots (Notification Bot...) sent some of the messages.
