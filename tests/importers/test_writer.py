@@ -24,6 +24,19 @@ from palaver.models.realm_audit_log import RealmAuditLog
 from tests.portability.conftest import Server
 
 
+def _one_person_source(messages: Callable[[], Iterator[ImportedMessage]]) -> ImportSource:
+    """An export of one owner, "a", and one channel, "c", with these messages."""
+    return ImportSource(
+        source="test",
+        name="Test",
+        users=[ImportedUser("a", "a@example.com", "A", role=Role.OWNER)],
+        channels=[ImportedChannel("c", "general", members=["a"])],
+        emoji=[],
+        messages=messages,
+        report=Report(),
+    )
+
+
 def test_a_failure_mid_stream_leaves_nothing(fresh_server: Callable[[str], Server]) -> None:
     server = fresh_server("target")
     when = datetime(2024, 1, 2, tzinfo=UTC)
@@ -41,15 +54,7 @@ def test_a_failure_mid_stream_leaves_nothing(fresh_server: Callable[[str], Serve
             )
         raise ImportInputError("day.json[5]: the rest of the file is gone")
 
-    source = ImportSource(
-        source="test",
-        name="Test",
-        users=[ImportedUser("a", "a@example.com", "A", role=Role.OWNER)],
-        channels=[ImportedChannel("c", "general", members=["a"])],
-        emoji=[],
-        messages=messages,
-        report=Report(),
-    )
+    source = _one_person_source(messages)
     with pytest.raises(ImportInputError, match="the rest of the file is gone"):
         write_organization(server.services, source, string_id="half", batch_size=2)
     with server.services.db.session() as session:
@@ -70,16 +75,10 @@ def test_an_import_into_postgresql_leaves_fresh_planner_statistics(
         if session.get_bind().dialect.name != "postgresql":
             pytest.skip("planner statistics are PostgreSQL's (the PostgreSQL run checks this)")
     when = datetime(2024, 1, 2, tzinfo=UTC)
-    source = ImportSource(
-        source="test",
-        name="Test",
-        users=[ImportedUser("a", "a@example.com", "A", role=Role.OWNER)],
-        channels=[ImportedChannel("c", "general", members=["a"])],
-        emoji=[],
-        messages=lambda: iter(
+    source = _one_person_source(
+        lambda: iter(
             [ImportedMessage(location="m", sender="a", date_sent=when, content="hi", channel="c", topic="t")]
-        ),
-        report=Report(),
+        )
     )
     write_organization(server.services, source, string_id="stats")
     with server.services.db.session() as session:

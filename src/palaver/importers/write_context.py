@@ -12,13 +12,7 @@ from typing import TypeVar
 from sqlalchemy import Table, insert
 from sqlalchemy.orm import Session
 
-from palaver.importers.model import (
-    ImportedFile,
-    ImportedMessage,
-    ImportSource,
-    Report,
-    Summary,
-)
+from palaver.importers.model import ImportedFile, ImportedMessage, ImportSource, Report, Summary
 from palaver.importers.narrow_links import NewIds
 from palaver.importers.threads import ScratchMap
 from palaver.lib.attachments import new_path_id, new_url_secret, upload_url

@@ -19,9 +19,7 @@ from palaver.actions.realm_domains import do_add_realm_domain
 from palaver.actions.saved_snippets import do_create_saved_snippet
 from palaver.actions.user_status import do_update_user_status
 from palaver.actions.users import ProfileDataChange, do_update_user_custom_profile_data
-from palaver.importers.model import (
-    ImportedScheduledMessage,
-)
+from palaver.importers.model import ImportedScheduledMessage
 from palaver.importers.narrow_links import remap_fragment
 from palaver.importers.write_context import WriteContext, table_of
 from palaver.lib.channel_folders import (

@@ -8,12 +8,10 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 import orjson
-from sqlalchemy import insert, update
+from sqlalchemy import insert, select, update
 
 from palaver.actions.message_recipients import create_dm_group
-from palaver.importers.model import (
-    ImportedMessage,
-)
+from palaver.importers.model import ImportedMessage
 from palaver.importers.narrow_links import remap_links
 from palaver.importers.write_context import WriteContext, table_of
 from palaver.lib.limits import MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
@@ -53,13 +51,8 @@ def add_messages(ctx: WriteContext, progress: TextIO | None) -> None:
     users_by_name: dict[str, UserRef] = {}
     for uid in sorted(ctx.names):
         users_by_name.setdefault(ctx.names[uid].lower(), users_by_id[uid])
-    streams_by_name = {
-        name.lower(): StreamRef(sid, name)
-        for name, sid in (
-            (n, s)
-            for n, s in ctx.session.query(Stream.name, Stream.id).filter(Stream.realm_id == ctx.realm.id)
-        )
-    }
+    channels = ctx.session.execute(select(Stream.name, Stream.id).where(Stream.realm_id == ctx.realm.id))
+    streams_by_name = {name.lower(): StreamRef(sid, name) for name, sid in channels}
     ctx.context = MarkdownContext(
         realm_url=ctx.realm_url,
         sender_id=0,

@@ -15,10 +15,7 @@ from palaver.actions.user_groups import (
     do_create_user_group,
     do_update_user_group,
 )
-from palaver.importers.model import (
-    ImportedGroup,
-    ImportedGroupSetting,
-)
+from palaver.importers.model import ImportedGroup, ImportedGroupSetting
 from palaver.importers.write_context import WriteContext
 from palaver.lib.channels import STREAM_GROUP_RULES
 from palaver.lib.group_settings import (
