@@ -843,11 +843,14 @@ def test_compose_menus_follow_a_new_and_a_renamed_channel_live(
     topic = unique("menu topic")
     send(live_server, "hamlet", renamed, topic, "a topic to suggest")
     page.get_by_label("Topic", exact=True).focus()
-    wait_for(
-        page,
-        "topic => [...document.querySelectorAll('#compose-topics option')].some((o) => o.value === topic)",
-        arg=topic,
+    suggested = (
+        "topic => [...document.querySelectorAll('#compose-topics option')].some((o) => o.value === topic)"
     )
+    wait_for(page, suggested, arg=topic)
+    # A topic someone starts while the field is in use joins the suggestions.
+    later = unique("later topic")
+    send(live_server, "iago", renamed, later, "another topic")
+    wait_for(page, suggested, arg=later)
 
 
 def sent_by(page: Any, name: str) -> Any:

@@ -356,6 +356,8 @@ class App {
     }
     if (changes.has("feed") && this.current.view === "recent") this.refreshRecentSoon();
     if (changes.has("subscriptions")) this.compose.refreshChannels();
+    // A topic heard while the topic field is in use joins its suggestions.
+    if (changes.has("topics")) this.compose.refreshTopics();
     if (changes.has("users")) this.compose.refreshPeople();
     if (changes.has("drafts")) this.compose.refreshDrafts();
     if (changes.has("typing")) this.renderTyping();

@@ -41,6 +41,7 @@ const HANDLERS = {
     state.maxMessageId = Math.max(state.maxMessageId, message.id);
     if (message.type === "stream") {
       state.subs.noteTopic(message.stream_id, message.subject, message.id);
+      changes.add("topics");
     } else {
       const key = messageDmIds(message, state.myId).join(",");
       state.recentDms.set(key, Math.max(state.recentDms.get(key) || 0, message.id));
@@ -58,6 +59,7 @@ const HANDLERS = {
       if (newStream !== undefined) {
         const topic = event.subject ?? event.orig_subject;
         if (topic !== undefined) state.subs.noteTopic(newStream, topic, Math.max(...moved));
+        changes.add("topics");
         // The old topic goes away when every message left it.
         if (event.propagate_mode === "change_all" && event.orig_subject !== undefined) {
           state.subs.forgetTopic(event.stream_id, event.orig_subject);
