@@ -292,7 +292,7 @@ test("message event: stored, listed in matching loaded narrows, counted unread, 
   const other = state.messages.list([{ operator: "channel", operand: 2 }]);
   other.foundNewest = true;
   const changes = applyEvent(state, messageEvent(5, {}, ["mentioned"]));
-  eq([...changes].sort(), ["feed", "sidebar"]);
+  eq([...changes].sort(), ["feed", "sidebar", "topics"]);
   eq(list.ids, [5]);
   eq(other.ids, []);
   eq(state.unread.counts().byStream.get(1), 1);
