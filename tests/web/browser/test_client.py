@@ -558,6 +558,51 @@ def test_scrolling_back_loads_older_history(live_server: LiveServer, app_page: A
     assert page.locator("article.message").count() == 130
 
 
+# Starts a fetch on the shown list (newer than its newest), quietly as the fetch after the
+# first page is: the list is loading until it answers, and nothing on the page changes then.
+START_A_QUIET_FETCH = """() => {
+  const { feed } = window.palaver;
+  feed.fetchInto(feed.list, [feed.list.ids[feed.list.ids.length - 1], 0, 50, false], { quiet: true });
+  return feed.list.loading;
+}"""
+
+
+def test_a_scroll_to_the_top_while_the_list_loads_still_loads_older_history(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    """At the top no further scroll event comes: one that came while the list was loading is
+    looked at again once it has loaded (CI once met a feed stuck at its first page)."""
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("edge")
+    with live_server.api("iago") as api:
+        for i in range(80):
+            line = {"type": "stream", "to": "general", "topic": topic, "content": f"edge {i:03}"}
+            api.post("/messages", data=line).raise_for_status()
+    with live_server.api("hamlet") as api:
+        api.post("/mark_all_as_read").raise_for_status()
+    page = app_page("hamlet", topic_hash(general, topic))
+    message(page, "edge 079").wait_for()
+    wait_for(page, "() => !window.palaver.feed.partial && !window.palaver.feed.list.loading")
+    assert message(page, "edge 029").count() == 0
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:  # answered below, once the scroll has come
+        held.append(route)
+
+    page.route(lambda url: "/json/messages?" in url and "num_after=50" in url, hold)
+    assert page.evaluate(START_A_QUIET_FETCH) is True
+    for _ in range(100):  # until the request reaches the route
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 1
+    page.evaluate("document.getElementById('feed-scroller').scrollTop = 0")
+    page.wait_for_timeout(300)  # the scroll event, set aside while the list loads
+    assert message(page, "edge 029").count() == 0
+    held[0].continue_()
+    message(page, "edge 029").wait_for()
+
+
 def test_the_messages_after_the_first_page_are_drawn_after_it_leaving_it_as_drawn(
     live_server: LiveServer, app_page: AppPage
 ) -> None:

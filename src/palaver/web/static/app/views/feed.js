@@ -178,7 +178,14 @@ export class FeedView {
     } finally {
       list.loading = false;
       if (!quiet) this.setLoading(false);
+      if (list === this.list) this.recheckEdge();
     }
+  }
+
+  // A scroll that onScroll set aside while the list was loading or drawn in part, looked at
+  // now (after the caller has drawn what came).
+  recheckEdge() {
+    if (this.edgeMissed) setTimeout(() => this.onScroll());
   }
 
   // A narrow is first drawn around where scrollToStart puts it (the anchor in the middle, the
@@ -234,6 +241,7 @@ export class FeedView {
     const part = this.partial;
     if (this.list !== list || !part) return;
     this.partial = null;
+    this.recheckEdge();
     this.drawn = part.drawn;
     if (!this.appendNew()) {
       this.refresh();
@@ -265,8 +273,14 @@ export class FeedView {
   async onScroll() {
     const list = this.list;
     if (this.partial && Math.abs(this.scroller.scrollTop - this.partial.scrollTop) >= 1) this.drawRest();
-    // Until the whole list is drawn, its edges on screen are not the list's.
-    if (!list || list.loading || !list.ids.length || this.partial) return;
+    // Until the whole list is drawn, its edges on screen are not the list's. A scroll to an
+    // edge meanwhile is looked at again once the list is ready (recheckEdge): at the edge no
+    // further scroll event comes.
+    if (!list || list.loading || !list.ids.length || this.partial) {
+      this.edgeMissed = true;
+      return;
+    }
+    this.edgeMissed = false;
     const { scrollTop, scrollHeight, clientHeight } = this.scroller;
     if (scrollTop < LOAD_MARGIN_PX && !list.foundOldest) {
       const before = scrollHeight;
