@@ -90,6 +90,15 @@ class SignedIn:
 def go(page: Any, hash_: str) -> None:
     page.evaluate("hash => { window.location.hash = hash; }", hash_)
     wait_for(page, "hash => decodeURIComponent(location.hash) === decodeURIComponent(hash)", arg=hash_)
+    wait_routed(page)
+
+
+def wait_routed(page: Any) -> None:
+    """Wait until the page shows the view its URL names: routed, and its feed loaded.
+
+    The hash changes before the app's hashchange handler runs; until then the feed still
+    shows the previous view and is not busy."""
+    wait_for(page, "window.palaver.routedHash === location.hash")
     wait_for(page, "document.getElementById('feed-scroller').getAttribute('aria-busy') !== 'true'")
 
 

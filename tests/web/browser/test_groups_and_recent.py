@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser.client import channel_id, send, unique
+from tests.web.browser.client import channel_id, send, unique, wait_routed
 from tests.web.conftest import LiveServer, wait_for
 
 AppPage = Callable[..., Any]
@@ -60,8 +60,8 @@ def test_groups_are_browsed_from_the_sidebar_with_their_members_and_mentions(
     detail.get_by_role("link", name=f"View messages mentioning @{name}").click()
     dialog.wait_for(state="detached")
     feed = page.locator("#feed")
+    wait_routed(page)
     feed.get_by_text("Please review").wait_for()
-    wait_for(page, "() => document.getElementById('feed-scroller').getAttribute('aria-busy') !== 'true'")
     assert feed.get_by_text("Nothing for the group here").count() == 0
     # A click on the mention in the message opens the group.
     feed.locator(".user-group-mention").first.click()

@@ -456,6 +456,8 @@ class App {
     // Links may name channels and people instead of giving their IDs ("#narrow/channel/general").
     parsed.terms = resolveTerms(parsed.terms, this.lookup);
     this.current = parsed;
+    // The hash whose view is now on screen or on its way (the feed's aria-busy says which).
+    this.routedHash = window.location.hash;
     const search = document.getElementById("search-input");
     search.value = parsed.view === "narrow" ? formatSearch(parsed.terms, this.lookup) : "";
     const overview = parsed.view === "inbox" || parsed.view === "recent";
