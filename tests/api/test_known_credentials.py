@@ -55,12 +55,18 @@ def _fetch(client: TestClient, realm: SeededRealm, user: User) -> httpx.Response
 @contextmanager
 def statements(services: Services) -> Iterator[list[str]]:
     """The SQL statements requests run meanwhile (on the event loop or a request's worker
-    thread; the session app's background workers run rounds in ``asyncio`` threads)."""
+    thread). Left out: the session app's background workers' rounds, in ``asyncio``
+    threads, and the change-log follower's, which runs on anyio's worker threads as
+    requests do (workers/change_log.py; no request reads that table)."""
     seen: list[str] = []
 
     def record(*args: Any) -> None:
-        if not threading.current_thread().name.startswith(("asyncio_", "palaver-")):
-            seen.append(str(args[2]))
+        statement = str(args[2])
+        if threading.current_thread().name.startswith(("asyncio_", "palaver-")):
+            return
+        if re.search(r"\bFROM change_log\b", statement):
+            return
+        seen.append(statement)
 
     event.listen(services.db.engine, "before_cursor_execute", record)
     try:
