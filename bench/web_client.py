@@ -62,6 +62,7 @@ CHROMIUM_ARGS = [
 ]
 FEED_ROW = "#feed [data-id]"
 FEED_READY = "#feed-scroller[aria-busy=false]"
+USABLE_FEED = f"{FEED_READY} {FEED_ROW}"
 TARGETS = {
     "login_s": 1.0,
     "narrow_ms": 150,
@@ -172,8 +173,9 @@ def timed_log_in(page: Any, url: str, email: str, password: str) -> tuple[float,
     clicked = time.time() * 1000
     started = time.perf_counter()
     page.click("button[type=submit]")
-    page.wait_for_selector(FEED_ROW, timeout=60_000)
-    page.wait_for_selector(FEED_READY, state="attached", timeout=60_000)
+    # One wait for both (a row shown in a feed no longer busy): a second wait after the first
+    # measured a protocol round trip that queues behind the page's idle-time work.
+    page.wait_for_selector(USABLE_FEED, timeout=60_000)
     return time.perf_counter() - started, clicked
 
 

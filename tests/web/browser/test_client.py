@@ -642,6 +642,36 @@ def test_the_messages_after_the_first_page_are_drawn_after_it_leaving_it_as_draw
     assert message(page, "line 128").count() == 1
 
 
+def test_an_edit_made_before_the_page_had_its_queue_reaches_the_page(
+    live_server: LiveServer, app_page: AppPage
+) -> None:
+    """The first page is fetched beside /register, before the event queue exists: an edit
+    made in between comes by no event, and reaches the page by its second fetch, made once
+    the page is drawn."""
+    general = channel_id(live_server, "hamlet", "general")
+    topic = unique("gap")
+    sent = send(live_server, "othello", "general", topic, "as first written")
+    page = app_page("hamlet").context.new_page()
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:  # answered below, once the edit is made
+        held.append(route)
+
+    page.route("**/json/register", hold)
+    with page.expect_response(lambda response: "/json/messages?" in response.url):
+        page.goto(live_server.url + "/" + topic_hash(general, topic))
+    deadline = time.monotonic() + 10
+    while not held:
+        assert time.monotonic() < deadline, "the page did not ask for /register"
+        page.wait_for_timeout(20)
+    with live_server.api("othello") as api:
+        api.patch(f"/messages/{sent}", data={"content": "as edited meanwhile"}).raise_for_status()
+    for route in held:
+        route.continue_()
+    message(page, "as edited meanwhile").wait_for()
+    assert message(page, "as first written").count() == 0
+
+
 # The feed as drawn: each recipient group's label and its rows (id, "c" if continued).
 FEED_DRAWN = """() => [...document.querySelector('#feed').children].map((el) => el.tagName === 'SECTION'
   ? [el.getAttribute('aria-label'), [...el.querySelectorAll('article.message')].map(

@@ -100,21 +100,29 @@ export class FeedView {
     // Where the part drawn was put: a scroll elsewhere is the reader's.
     if (this.partial) this.partial.scrollTop = this.scroller.scrollTop;
     if (this.gapFill) {
-      // The prefetched page again, and what came after it: edits, reactions and thumbnails
-      // made before the event queue existed reach this page only so. Quietly: the page is
-      // shown and readable meanwhile, not busy.
       this.gapFill = false;
-      if (list.ids.length) {
-        const drawnBefore = new Set(list.ids);
-        const changed = await this.fetch(list.ids[0], 0, list.ids.length + FETCH_BATCH, true, true, true);
-        // Only messages after the page (the next ones, or sent meanwhile): drawn after it,
-        // the page on screen left as it is; a page that changed is drawn again.
-        const onlyLater = changed.every((m) => !drawnBefore.has(m.id));
-        if (this.list === list && changed.length) {
-          this.drawRest();
-          if (!(onlyLater && this.appendNew())) this.render();
-        }
-      }
+      this.app.afterPaint(() => this.fillGap(list));
+    }
+  }
+
+  // The prefetched page again, and what came after it: edits, reactions and thumbnails
+  // made before the event queue existed reach this page only so. Once the page is drawn and
+  // idle, quietly (the page is readable meanwhile): at login it competed with the first
+  // screen for the main thread and the server.
+  async fillGap(list) {
+    if (this.list !== list || !list.ids.length) return;
+    if (list.loading) {
+      this.app.afterPaint(() => this.fillGap(list));
+      return;
+    }
+    const drawnBefore = new Set(list.ids);
+    const changed = await this.fetch(list.ids[0], 0, list.ids.length + FETCH_BATCH, true, true, true);
+    // Only messages after the page (the next ones, or sent meanwhile): drawn after it, the
+    // page on screen left as it is; a page that changed is drawn again.
+    const onlyLater = changed.every((m) => !drawnBefore.has(m.id));
+    if (this.list === list && changed.length) {
+      this.drawRest();
+      if (!(onlyLater && this.appendNew())) this.render();
     }
   }
 
