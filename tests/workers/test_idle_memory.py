@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from sqlalchemy import Connection
@@ -11,6 +15,7 @@ from sqlalchemy import Connection
 from palaver.services import Services
 from palaver.workers import idle_memory
 from palaver.workers.idle_memory import IdleMemoryWorker
+from palaver.workers.loop import BackgroundWorker
 from tests.sqlite_services import sqlite_services as own_sqlite_services
 
 BURST = 12
@@ -81,4 +86,46 @@ async def test_a_connection_held_across_windows_counts_in_each(
             worker.run_round()
             assert pool.checkedin() == BURST - 1  # type: ignore[attr-defined]
     finally:
+        await worker.stop()
+
+
+class _HoldingRound(BackgroundWorker):
+    """A worker whose one round holds three connections at once, as overlapping rounds of
+    the change-log follower and the WAL checkpoint do."""
+
+    name = "palaver-test-holding-round"
+    label = "holding round"
+    logger: ClassVar[logging.Logger] = logging.getLogger(__name__)
+
+    def __init__(self, services: Services) -> None:
+        super().__init__(services)
+        self.done = threading.Event()
+
+    def default_delay(self) -> float | None:
+        return None
+
+    def run_round(self) -> float | None:
+        _burst(self.services, 3)
+        self.done.set()
+        return None
+
+
+async def test_the_background_rounds_connections_leave_a_window_quiet(
+    sqlite_services: Services, worker: IdleMemoryWorker
+) -> None:
+    pool = sqlite_services.db.engine.pool
+    await worker.start()
+    rounds = _HoldingRound(sqlite_services)
+    try:
+        _burst(sqlite_services, BURST)
+        worker.run_round()
+        await rounds.start()
+        assert await asyncio.to_thread(rounds.done.wait, 10)
+        await rounds.stop()
+        # Requests held at most one connection at once (none): quiet, whatever the rounds held.
+        _burst(sqlite_services, 1)
+        worker.run_round()
+        assert pool.checkedin() == 0  # type: ignore[attr-defined]
+    finally:
+        await rounds.stop()
         await worker.stop()

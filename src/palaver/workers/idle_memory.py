@@ -3,8 +3,11 @@
 SQLite's pool keeps every connection a burst opened (up to 40, one per worker thread, each
 ~0.4 MiB of page cache and parsed schema): while requests come, reopening them would cost
 each a connect, its PRAGMAs and a schema parse (1-5 ms). So they stay open under load and
-close after a quiet window: one in which at most one connection was in use at any moment
-(the WAL checkpoint's, or a lone client's request). What they, the expired worker threads
+close after a quiet window: one in which requests held at most one connection at any
+moment (a lone client's). The background workers' rounds (the change log followed four
+times a second, the WAL checkpoint every second) are not counted: they overlap each other
+and a lone request at random, and counted, they kept a quiet server's burst open for
+minutes. What they, the expired worker threads
 (``workers/loop.py``) and the requests freed stays in malloc's heap until ``malloc_trim``
 returns the free pages to the system; so that runs too, once per quiet window that follows
 activity. The first requests after it reopen a connection or two.
@@ -22,8 +25,9 @@ import threading
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy import event
+from sqlalchemy.pool import ConnectionPoolEntry
 
-from palaver.workers.loop import BackgroundWorker
+from palaver.workers.loop import BackgroundWorker, in_background_round
 
 if TYPE_CHECKING:
     from palaver.services import Services
@@ -33,8 +37,10 @@ logger = logging.getLogger(__name__)
 # Seconds of a window. anyio's threads expire after 10 s idle, so a window that follows a
 # burst ends after they have.
 QUIET_SECONDS = 15.0
-# Connections in use at once that still count as quiet.
+# Connections requests hold at once that still count as quiet.
 QUIET_IN_USE = 1
+# Marks, in a pool entry's ``info``, a connection a background round checked out.
+ROUND_CONNECTION = "palaver_round_connection"
 
 
 def _malloc_trim() -> bool:
@@ -71,12 +77,17 @@ class IdleMemoryWorker(BackgroundWorker):
     def default_delay(self) -> float | None:
         return QUIET_SECONDS
 
-    def _checked_out(self, *_: Any) -> None:
+    def _checked_out(self, _dbapi: Any, entry: ConnectionPoolEntry, _proxy: Any) -> None:
+        if in_background_round():
+            entry.info[ROUND_CONNECTION] = True
+            return
         with self._lock:
             self._in_use += 1
             self._peak = max(self._peak, self._in_use)
 
-    def _checked_in(self, *_: Any) -> None:
+    def _checked_in(self, _dbapi: Any, entry: ConnectionPoolEntry) -> None:
+        if entry.info.pop(ROUND_CONNECTION, False):
+            return
         with self._lock:
             # Not below zero: connections checked out before the worker started come back too.
             self._in_use = max(self._in_use - 1, 0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -27,6 +28,16 @@ from palaver.workers import in_daemon_thread
 
 if TYPE_CHECKING:
     from palaver.services import Services
+
+
+# Set in a thread while it runs a worker's round: what the rounds hold (a connection, say)
+# is told apart from what requests hold, on the same threads (workers/idle_memory.py).
+_round_thread = threading.local()
+
+
+def in_background_round() -> bool:
+    """Whether the calling thread is running a background worker's round."""
+    return bool(getattr(_round_thread, "active", False))
 
 
 class BackgroundWorker:
@@ -97,13 +108,22 @@ class BackgroundWorker:
             async with asyncio.timeout(delay):
                 await self._wake.wait()
 
+    def _marked_round(self) -> float | None:
+        _round_thread.active = True
+        try:
+            return self.run_round()
+        finally:
+            _round_thread.active = False
+
     async def _round(self) -> float | None:
         if self.daemon_thread:
-            return await in_daemon_thread(self.run_round, self.name)
+            return await in_daemon_thread(self._marked_round, self.name)
         # Abandoned when the worker stops, as asyncio.to_thread's rounds were: stopping never
         # waits for a round in progress (it finishes on its thread, its result dropped). Its
         # own limiter: a round never waits for, or takes, a request's thread slot.
-        return await anyio.to_thread.run_sync(self.run_round, abandon_on_cancel=True, limiter=self._limiter)
+        return await anyio.to_thread.run_sync(
+            self._marked_round, abandon_on_cancel=True, limiter=self._limiter
+        )
 
     async def _run(self) -> None:
         assert self._wake is not None
