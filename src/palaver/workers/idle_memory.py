@@ -5,12 +5,12 @@ SQLite's pool keeps every connection a burst opened (up to 40, one per worker th
 each a connect, its PRAGMAs and a schema parse (1-5 ms). So they stay open under load and
 close after a quiet window: one in which requests held at most one connection at any
 moment (a lone client's). The background workers' rounds (the change log followed four
-times a second, the WAL checkpoint every second) are not counted: they overlap each other
-and a lone request at random, and counted, they kept a quiet server's burst open for
-minutes. What they, the expired worker threads
-(``workers/loop.py``) and the requests freed stays in malloc's heap until ``malloc_trim``
-returns the free pages to the system; so that runs too, once per quiet window that follows
-activity. The first requests after it reopen a connection or two.
+times a second, the WAL checkpoint every second) do not count: they overlap each other and
+a lone request at random, so counting them would leave a quiet server's windows busy.
+What the connections, the expired worker threads (``workers/loop.py``) and the requests
+freed stays in malloc's heap until ``malloc_trim`` returns the free pages to the system; so
+that runs too, once per quiet window that follows activity. The first requests after it
+reopen a connection or two.
 
 PostgreSQL's pool keeps its connections by design (``db/engine.py``): there only the heap
 is trimmed.
