@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,6 +18,7 @@ from palaver.api.known_credentials import KnownCredentials
 from palaver.cache import credentials, realm_users
 from palaver.models import UserProfile
 from palaver.services import Services
+from palaver.workers.loop import in_background_round
 from tests.client import TestClient
 from tests.helpers import SeededRealm, basic_auth
 from tests.helpers import TestUser as User
@@ -55,18 +55,12 @@ def _fetch(client: TestClient, realm: SeededRealm, user: User) -> httpx.Response
 @contextmanager
 def statements(services: Services) -> Iterator[list[str]]:
     """The SQL statements requests run meanwhile (on the event loop or a request's worker
-    thread). Left out: the session app's background workers' rounds, in ``asyncio``
-    threads, and the change-log follower's, which runs on anyio's worker threads as
-    requests do (workers/change_log.py; no request reads that table)."""
+    thread), not those of background workers' rounds, which run on the same threads."""
     seen: list[str] = []
 
     def record(*args: Any) -> None:
-        statement = str(args[2])
-        if threading.current_thread().name.startswith(("asyncio_", "palaver-")):
-            return
-        if re.search(r"\bFROM change_log\b", statement):
-            return
-        seen.append(statement)
+        if not in_background_round():
+            seen.append(str(args[2]))
 
     event.listen(services.db.engine, "before_cursor_execute", record)
     try:
