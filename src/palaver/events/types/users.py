@@ -163,7 +163,7 @@ class RealmBotAdd(Event):
 class BotChange(Payload):
     """The bot's ID and the one property that changed."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
     user_id: int
 
 
