@@ -611,7 +611,7 @@ class ClientCost:
 
 
 def new_loop() -> asyncio.AbstractEventLoop:
-    """uvloop when installed (it comes with uvicorn[standard]), so the client costs less."""
+    """uvloop when installed (a dependency of Palaver's), so the client costs less."""
     try:
         import uvloop
     except ImportError:

@@ -134,7 +134,7 @@ async def drive(
 
 
 def client_loop() -> tuple[str, Callable[[], asyncio.AbstractEventLoop] | None]:
-    """uvloop when installed (it comes with uvicorn[standard]), so the client costs less."""
+    """uvloop when installed (a dependency of Palaver's), so the client costs less."""
     try:
         import uvloop
     except ImportError:

@@ -47,7 +47,6 @@ PRELOAD = [
     "uvicorn.loops.uvloop",
     "uvicorn.lifespan.on",
     "uvicorn.protocols.http.httptools_impl",
-    "uvicorn.protocols.websockets.websockets_sansio_impl",
     "tests.forked",
 ]
 

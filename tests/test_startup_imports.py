@@ -118,3 +118,34 @@ def test_saml_uris_are_pysaml2s() -> None:
     assert saml.BINDING_HTTP_POST == saml2.BINDING_HTTP_POST
     assert saml.BINDING_HTTP_REDIRECT == saml2.BINDING_HTTP_REDIRECT
     assert saml.SIG_RSA_SHA256 == saml2.xmldsig.SIG_RSA_SHA256
+
+
+_SERVING_PROBE = """
+import sys
+import orjson
+import uvicorn
+from palaver.config import load_settings
+from palaver.serving import uvicorn_options
+async def app(scope, receive, send):
+    pass
+config = uvicorn.Config(app, **uvicorn_options(load_settings()))
+config.load()
+sys.stdout.write(orjson.dumps(sorted(sys.modules)).decode())
+"""
+
+
+def test_a_served_process_loads_no_websocket_library_or_reloader(tmp_path: Path) -> None:
+    # Clients long-poll; nothing is served over WebSockets, and a server never reloads itself.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALAVER_")}
+    env["PALAVER_DATA_DIR"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", _SERVING_PROBE],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    loaded = _with_parents(set(orjson.loads(done.stdout)))
+    assert "uvicorn.protocols.http.httptools_impl" in loaded
+    assert loaded & {"websockets", "wsproto", "watchfiles", "uvicorn.protocols.websockets"} == set()

@@ -201,6 +201,8 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "loop": "palaver.listening:new_event_loop",
         # Head size, field count and time limits (above); workers configure them themselves.
         "http": GuardedHttpToolsProtocol,
+        # No WebSocket routes (clients long-poll GET /events): no WebSocket library loaded.
+        "ws": "none",
         "timeout_keep_alive": math.ceil(settings.keep_alive_timeout_seconds),
         "timeout_graceful_shutdown": 5,
         # X-Forwarded-* are believed only from trusted_proxies, by the app (api/middleware.py).
