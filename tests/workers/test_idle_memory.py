@@ -71,6 +71,24 @@ async def test_a_burst_keeps_its_connections_until_a_quiet_window(
         await worker.stop()
 
 
+async def test_each_window_logs_what_requests_held_at_debug_level(
+    sqlite_services: Services, worker: IdleMemoryWorker, caplog: pytest.LogCaptureFixture
+) -> None:
+    await worker.start()
+    try:
+        _burst(sqlite_services, BURST)
+        with caplog.at_level(logging.DEBUG, logger=idle_memory.logger.name):
+            worker.run_round()
+            worker.run_round()
+    finally:
+        await worker.stop()
+    windows = [r.getMessage() for r in caplog.records if r.getMessage().startswith("idle window")]
+    assert windows == [
+        f"idle window: at most {BURST} connections held at once, 0 now",
+        "idle window: at most 0 connections held at once, 0 now",
+    ]
+
+
 async def test_a_connection_held_across_windows_counts_in_each(
     sqlite_services: Services, worker: IdleMemoryWorker
 ) -> None:

@@ -106,6 +106,9 @@ class IdleMemoryWorker(BackgroundWorker):
     def run_round(self) -> float | None:
         with self._lock:
             peak, self._peak = self._peak, self._in_use
+            in_use = self._in_use
+        # Which windows counted as busy, for a give-back that did not come (log level debug).
+        logger.debug("idle window: at most %d connections held at once, %d now", peak, in_use)
         if peak > QUIET_IN_USE:
             self._given_back = False
         elif not self._given_back:
