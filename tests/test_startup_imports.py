@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import saml2
@@ -73,14 +74,14 @@ sys.stdout.write(orjson.dumps({"modules": sorted(sys.modules), "built_event_mode
 """
 
 
-def _start(tmp_path: Path) -> dict[str, list[str]]:
+def _probe(tmp_path: Path, code: str) -> Any:
+    """What ``code`` writes (JSON) when run in a fresh interpreter on the embedded default."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALAVER_")}
     env["PALAVER_DATA_DIR"] = str(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE], env=env, cwd=tmp_path, capture_output=True, check=True, timeout=120
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, check=True, timeout=120
     )
-    started: dict[str, list[str]] = orjson.loads(done.stdout)
-    return started
+    return orjson.loads(done.stdout)
 
 
 def _with_parents(modules: set[str]) -> set[str]:
@@ -90,7 +91,7 @@ def _with_parents(modules: set[str]) -> set[str]:
 
 
 def test_default_app_does_not_import_what_only_features_use(tmp_path: Path) -> None:
-    started = _start(tmp_path)
+    started = _probe(tmp_path, _PROBE)
     loaded = _with_parents(set(started["modules"]))
     assert "palaver" in loaded
     assert loaded & SIGN_IN_LIBRARIES == set()
@@ -136,16 +137,6 @@ sys.stdout.write(orjson.dumps(sorted(sys.modules)).decode())
 
 def test_a_served_process_loads_no_websocket_library_or_reloader(tmp_path: Path) -> None:
     # Clients long-poll; nothing is served over WebSockets, and a server never reloads itself.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PALAVER_")}
-    env["PALAVER_DATA_DIR"] = str(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", _SERVING_PROBE],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    loaded = _with_parents(set(orjson.loads(done.stdout)))
+    loaded = _with_parents(set(_probe(tmp_path, _SERVING_PROBE)))
     assert "uvicorn.protocols.http.httptools_impl" in loaded
     assert loaded & {"websockets", "wsproto", "watchfiles", "uvicorn.protocols.websockets"} == set()
