@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
+from sqlalchemy import event
 
 from palaver.models.messages import Message
 from palaver.services import Services
@@ -217,6 +221,45 @@ def test_message_fields(api: Api, realm: SeededRealm, services: Services) -> Non
     assert message["is_me_message"] is True and message["subject"] == "general chat"
     body = get(api, realm.othello, anchor=me, num_before=0, num_after=0, allow_empty_topic_name=True)
     assert body["messages"][0]["subject"] == ""
+
+
+@contextmanager
+def extras_statements(services: Services) -> Iterator[list[str]]:
+    """The reactions-and-widget-data statements requests run meanwhile, with their parameters."""
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_rest: Any) -> None:
+        if "UNION ALL" in statement and re.search(r"\breaction\b", statement):
+            seen.append(str(parameters))
+
+    event.listen(services.db.engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(services.db.engine, "before_cursor_execute", record)
+
+
+def test_a_page_reads_reactions_and_widgets_only_of_messages_that_have_them(
+    api: Api, realm: SeededRealm, services: Services
+) -> None:
+    create_channel(api, realm.hamlet, "Denmark", [realm.hamlet, realm.othello])
+    plain = send_stream(api, realm.hamlet, "Denmark", "t", "plain")
+    poll = send_stream(api, realm.hamlet, "Denmark", "t", "/poll Where?\nCanteen\nPark")
+    liked = send_stream(api, realm.hamlet, "Denmark", "t", "liked")
+    assert_json_success(api.post(realm.othello, f"messages/{liked}/reactions", {"emoji_name": "smile"}))
+    with extras_statements(services) as seen:
+        [alone] = get(api, realm.othello, anchor=plain, num_before=0, num_after=0)["messages"]
+    assert alone["reactions"] == [] and alone["submessages"] == []
+    assert seen == []  # no message of the page has any: no statement for them
+    with extras_statements(services) as seen:
+        page = get(api, realm.othello, anchor=plain, num_before=0, num_after=5)["messages"]
+    [parameters] = seen
+    assert {int(n) for n in re.findall(r"\d+", parameters)} == {poll, liked}
+    by_id = {m["id"]: m for m in page}
+    assert by_id[plain]["reactions"] == [] and by_id[plain]["submessages"] == []
+    assert [r["emoji_name"] for r in by_id[liked]["reactions"]] == ["smile"]
+    assert by_id[liked]["submessages"] == []
+    assert by_id[poll]["reactions"] == [] and len(by_id[poll]["submessages"]) == 1
 
 
 def test_edited_and_moved_messages(api: Api, realm: SeededRealm, services: Services) -> None:

@@ -309,7 +309,11 @@ class Surroundings:
     submessages: Mapping[int, list[dict[str, Any]]]
 
 
-def surroundings(session: Session, messages: Sequence[MessageColumns]) -> Surroundings:
+def surroundings(
+    session: Session, messages: Sequence[MessageColumns], extras_of: Collection[int] | None = None
+) -> Surroundings:
+    """What surrounds these messages; reactions and widget data are read for those of
+    ``extras_of`` (None: all of them), which a caller that knows the others have none gives."""
     user_ids = {m.sender_id for m in messages}
     members = conversation_member_ids(session, {m.recipient_id for m in messages if not m.is_channel_message})
     for ids in members.values():
@@ -328,5 +332,6 @@ def surroundings(session: Session, messages: Sequence[MessageColumns]) -> Surrou
         for recipient_id, stream_id, name in session.execute(_CHANNEL_NAMES, {"ids": unknown}):
             if recipient_id is not None:
                 channels[recipient_id] = (stream_id, name)
-    reactions, submessages = _reactions_and_submessages(session, [m.id for m in messages])
+    with_extras = [m.id for m in messages] if extras_of is None else list(extras_of)
+    reactions, submessages = _reactions_and_submessages(session, with_extras) if with_extras else ({}, {})
     return Surroundings(users, channels, members, reactions, submessages)

@@ -12,7 +12,17 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, Integer, Select, bindparam, literal_column, null, select
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    bindparam,
+    exists,
+    literal_column,
+    null,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Session
 
 from palaver.cache import realm_settings
@@ -22,7 +32,6 @@ from palaver.lib.message_access import access_message
 from palaver.lib.message_flags import DEFAULT_HISTORICAL_FLAGS, flag_names
 from palaver.lib.message_format import (
     FormatOptions,
-    MessageRow,
     finalize_message,
     format_message_rows,
     wide_message_dicts,
@@ -36,8 +45,9 @@ from palaver.lib.narrow import (
 )
 from palaver.models.base import MAX_ID
 from palaver.models.channels import Subscription
-from palaver.models.messages import Message, MessageFlag, UserMessage
+from palaver.models.messages import Message, MessageFlag, Reaction, UserMessage
 from palaver.models.requester import Requester
+from palaver.models.submessages import SubMessage
 
 # "newest" as an anchor: past any message ID that will ever exist (Zulip's value).
 LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000
@@ -79,7 +89,8 @@ class WithMessages:
 
 
 class PageRow(NamedTuple):
-    """A message's columns with the user's flags (``MessageRow``), as GET /messages reads them.
+    """A message's columns with the user's flags (``MessageRow``), as GET /messages reads them,
+    and whether it has reactions or widget data (``has_extras``).
 
     A plain tuple rather than the database row: formatting reads each field once or twice,
     and a named tuple's fields cost a fraction of a row's named lookups.
@@ -99,6 +110,9 @@ class PageRow(NamedTuple):
     edit_history: str | None
     last_edit_time: datetime | None
     last_moved_time: datetime | None
+    # Read with the page, so a page none of whose messages has any (most pages) runs no
+    # statement for them (``format_message_rows``' ``extras_of``).
+    has_extras: bool
 
 
 _message_table = Message.__table__
@@ -108,6 +122,10 @@ _message = _message_table.c
 _PAGE_ID = literal_column("page.id", Integer)
 _PAGE_FLAGS = literal_column("page.flags", Integer)
 _PAGE_JOIN = _message.id == _PAGE_ID
+_HAS_EXTRAS = or_(
+    exists().where(Reaction.__table__.c.message_id == _message.id),
+    exists().where(SubMessage.__table__.c.message_id == _message.id),
+).label("has_extras")
 
 
 def _page_columns(edit_history: bool) -> tuple[ColumnElement[Any], ...]:
@@ -118,8 +136,9 @@ def _page_columns(edit_history: bool) -> tuple[ColumnElement[Any], ...]:
             (_message.edit_history if edit_history else null()).label(name)
             if name == "edit_history"
             else _message[name]
-            for name in PageRow._fields[2:]
+            for name in PageRow._fields[2:-1]
         ),
+        _HAS_EXTRAS,
     )
 
 
@@ -317,7 +336,7 @@ def get_messages(
     allow_edit_history = realm_settings(session, user.realm_id).allow_edit_history
     with_messages = WithMessages(edit_history=allow_edit_history)
 
-    rows: Sequence[MessageRow]
+    rows: Sequence[PageRow]
     result: dict[str, Any]
     if message_ids is not None:
         rows = fetch_rows_by_ids(session, user, nf, message_ids, with_messages)
@@ -341,7 +360,13 @@ def get_messages(
             "found_newest": fetched.found_newest,
         }
     result["history_limited"] = False
-    messages = format_message_rows(session, rows, options, allow_edit_history=allow_edit_history)
+    messages = format_message_rows(
+        session,
+        rows,
+        options,
+        allow_edit_history=allow_edit_history,
+        extras_of=[row.id for row in rows if row.has_extras],
+    )
     if nf.is_search:
         for message, fields in zip(messages, match_fields(nf, rows), strict=True):
             message.update(fields)

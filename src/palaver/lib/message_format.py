@@ -14,7 +14,7 @@ so GET /messages loads no ORM objects at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -206,12 +206,20 @@ class MessageRow(MessageColumns, Protocol):
 
 
 def format_message_rows(
-    session: Session, rows: Sequence[MessageRow], options: FormatOptions, *, allow_edit_history: bool
+    session: Session,
+    rows: Sequence[MessageRow],
+    options: FormatOptions,
+    *,
+    allow_edit_history: bool,
+    extras_of: Collection[int] | None = None,
 ) -> list[dict[str, Any]]:
-    """Message objects, with flags, for rows of message columns and the user's flags."""
+    """Message objects, with flags, for rows of message columns and the user's flags.
+
+    ``extras_of``: the rows' messages that may have reactions or widget data (None: any).
+    """
     if not rows:
         return []
-    around = surroundings(session, rows)
+    around = surroundings(session, rows, extras_of)
     return [_message_object(row, around, options, allow_edit_history) for row in rows]
 
 
