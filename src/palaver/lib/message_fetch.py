@@ -132,14 +132,16 @@ def _page_columns(edit_history: bool) -> tuple[ColumnElement[Any], ...]:
     return (
         _PAGE_ID.label("id"),
         _PAGE_FLAGS.label("flags"),
-        *(
-            (_message.edit_history if edit_history else null()).label(name)
-            if name == "edit_history"
-            else _message[name]
-            for name in PageRow._fields[2:-1]
-        ),
-        _HAS_EXTRAS,
+        *(_page_column(name, edit_history) for name in PageRow._fields[2:]),
     )
+
+
+def _page_column(name: str, edit_history: bool) -> ColumnElement[Any]:
+    if name == "has_extras":
+        return _HAS_EXTRAS
+    if name == "edit_history":
+        return (_message.edit_history if edit_history else null()).label(name)
+    return _message[name]
 
 
 # Built once (with and without edit histories): only the page and the order vary.
